@@ -1,0 +1,64 @@
+// LockAlgorithm: acquire and release one named lock through an Env.
+//
+// An implementation holds only its parameters (immutable after construction),
+// so one instance serves every client of a run; all per-client state lives in
+// the Lease it returns and in the Env it is given.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "env/env.h"
+
+namespace locksim::algorithms {
+
+// What a client holds after a successful acquire.
+struct Lease {
+  std::string resource;              // the lock's name ("lock:resource")
+  std::string token;                 // unique value written by this acquire
+  std::optional<uint64_t> fence;     // fencing token, where the algorithm has one
+  TimePoint acquired_local;          // client-clock time the acquire began
+  Duration validity = Duration::zero();  // how long the client may assume it holds
+};
+
+// Jepsen's three outcomes: the operation happened, it did not, or we cannot
+// know (a timeout: the server may have applied it).
+enum class Outcome { kOk, kFail, kUnknown };
+
+struct AcquireResult {
+  Outcome outcome = Outcome::kFail;
+  Lease lease;          // meaningful when outcome == kOk
+  std::string detail;   // why it failed or is unknown, for histories and reports
+  int attempts = 0;
+};
+
+struct ReleaseResult {
+  Outcome outcome = Outcome::kFail;  // kFail: the lock was no longer ours
+  std::string detail;
+};
+
+// One algorithm parameter as `locksim list` shows it.
+struct ParamInfo {
+  std::string name;
+  std::string default_value;
+  std::string help;
+};
+
+class LockAlgorithm {
+ public:
+  virtual ~LockAlgorithm() = default;
+
+  // Tries to take `resource`, retrying inside up to the algorithm's own bound.
+  virtual AcquireResult acquire(Env& env, const std::string& resource) = 0;
+
+  // Gives the lease back. Called at most once per successful acquire.
+  virtual ReleaseResult release(Env& env, const Lease& lease) = 0;
+
+  virtual std::string name() const = 0;
+};
+
+}  // namespace locksim::algorithms

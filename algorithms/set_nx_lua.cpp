@@ -1,0 +1,75 @@
+#include "algorithms/set_nx_lua.h"
+
+#include <cassert>
+#include <cstdio>
+
+namespace locksim::algorithms {
+
+std::string make_token(Env& env) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(env.random()));
+  return env.client_name() + ":" + hex;
+}
+
+SetNxLua::SetNxLua(Params params) : params_(params) {
+  assert(params_.ttl > Duration::zero());
+  assert(params_.max_attempts >= 1);
+  assert(params_.retry_min <= params_.retry_max);
+}
+
+AcquireResult SetNxLua::acquire(Env& env, const std::string& resource) {
+  assert(params_.server < env.redis_count());
+  RedisConnection& redis = env.redis(params_.server);
+  AcquireResult result;
+  const std::string token = make_token(env);
+  const TimePoint start = env.now();
+  const std::string ttl_ms = std::to_string(params_.ttl.to_ms());
+  bool outcome_unknown = false;  // an earlier SET timed out: it may have landed
+
+  for (int attempt = 1; attempt <= params_.max_attempts; ++attempt) {
+    result.attempts = attempt;
+    Reply r = redis.command({"SET", resource, token, "NX", "PX", ttl_ms});
+    bool won = r.is_ok();
+    if (r.is_nil() && outcome_unknown) {
+      // The key exists. If an earlier, timed-out SET of ours created it, we
+      // hold the lock: ask rather than wait for our own key to expire.
+      Reply owner = redis.command({"GET", resource});
+      won = owner.kind == Reply::Kind::kBulk && owner.text == token;
+      if (owner.is_io_error()) r = owner;
+    }
+    if (won) {
+      result.outcome = Outcome::kOk;
+      result.lease.resource = resource;
+      result.lease.token = token;
+      result.lease.acquired_local = start;
+      // Counted from before the first SET: the key may be that old.
+      result.lease.validity = params_.ttl - (env.now() - start);
+      result.detail.clear();
+      return result;
+    }
+    if (r.is_io_error()) {
+      outcome_unknown = true;
+      result.detail = r.text;
+    } else if (r.is_error()) {
+      result.detail = r.text;
+    } else {
+      result.detail = "held by another client";
+    }
+    if (attempt < params_.max_attempts) {
+      env.sleep(Duration{random_between(env, params_.retry_min.ns, params_.retry_max.ns)});
+    }
+  }
+  result.outcome = outcome_unknown ? Outcome::kUnknown : Outcome::kFail;
+  return result;
+}
+
+ReleaseResult SetNxLua::release(Env& env, const Lease& lease) {
+  RedisConnection& redis = env.redis(params_.server);
+  Reply r = redis.command({"EVAL", kReleaseScript, "1", lease.resource, lease.token});
+  if (r.is_integer(1)) return {Outcome::kOk, ""};
+  if (r.is_io_error()) return {Outcome::kUnknown, r.text};
+  if (r.is_error()) return {Outcome::kFail, r.text};
+  return {Outcome::kFail, "lock no longer held by us (expired or taken over)"};
+}
+
+}  // namespace locksim::algorithms

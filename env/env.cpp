@@ -1,0 +1,11 @@
+#include "env/env.h"
+
+#include "env/random.h"
+
+namespace locksim {
+
+int64_t random_between(Env& env, int64_t lo, int64_t hi) {
+  return uniform_between([&env] { return env.random(); }, lo, hi);
+}
+
+}  // namespace locksim

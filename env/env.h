@@ -1,0 +1,46 @@
+// Env: everything a lock client may touch, and nothing else.
+//
+// Modelled on LevelDB's Env: one narrow interface in front of the outside
+// world. The simulation's Env (sim/) gives a drifting, jumping local clock,
+// virtual sleeps and seeded randomness; the live Env (harness/live/) gives the
+// process clock, real sleeps and real servers. Lock algorithms are written
+// against this class only, so the same code runs in both.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "env/redis_connection.h"
+#include "env/time.h"
+
+namespace locksim {
+
+class Env {
+ public:
+  virtual ~Env() = default;
+
+  // The client's own local clock. Under faults it drifts and jumps, forward
+  // and back: it is what the client *believes* the time is, not the truth.
+  virtual TimePoint now() = 0;
+
+  // Blocks the client for d of true time. d must be >= 0.
+  virtual void sleep(Duration d) = 0;
+
+  // 64 uniformly random bits, seeded per client in the simulation.
+  virtual uint64_t random() = 0;
+
+  // Connection i (0-based) to the Redis servers this client was given.
+  // Precondition: i < redis_count().
+  virtual RedisConnection& redis(size_t i) = 0;
+  virtual size_t redis_count() const = 0;
+
+  // A name unique among the clients of one run ("c3"), for lock tokens.
+  virtual std::string client_name() const = 0;
+};
+
+// Uniform integer in [lo, hi] from env.random(), without std distributions
+// (their output differs between standard libraries).
+int64_t random_between(Env& env, int64_t lo, int64_t hi);
+
+}  // namespace locksim

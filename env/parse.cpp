@@ -1,0 +1,102 @@
+#include "env/parse.h"
+
+#include <cctype>
+#include <charconv>
+#include <cstdint>
+#include <string>
+
+namespace locksim {
+
+namespace {
+
+[[noreturn]] void fail(std::string_view field, std::string_view expected, std::string_view got) {
+  throw ConfigError(std::string(field) + ": expected " + std::string(expected) + ", got '" +
+                    std::string(got) + "'");
+}
+
+constexpr std::string_view kDurationHelp = "a duration with a unit, such as 500ms, 10s or 2m";
+
+}  // namespace
+
+Duration parse_duration(std::string_view text, std::string_view field) {
+  size_t i = 0;
+  int64_t whole = 0;
+  int64_t frac = 0;
+  int64_t frac_scale = 1;
+  bool digits = false;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    if (whole > INT64_MAX / 100) fail(field, "a duration below 10^9 seconds", text);
+    whole = whole * 10 + (text[i] - '0');
+    digits = true;
+    ++i;
+  }
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+      if (frac_scale < 1'000'000'000) {  // more than 9 decimals adds nothing
+        frac = frac * 10 + (text[i] - '0');
+        frac_scale *= 10;
+      }
+      digits = true;
+      ++i;
+    }
+  }
+  if (!digits) fail(field, kDurationHelp, text);
+  const std::string_view unit = text.substr(i);
+  int64_t unit_ns = 0;
+  if (unit == "ns") unit_ns = 1;
+  else if (unit == "us") unit_ns = 1'000;
+  else if (unit == "ms") unit_ns = 1'000'000;
+  else if (unit == "s") unit_ns = 1'000'000'000;
+  else if (unit == "m") unit_ns = 60'000'000'000;
+  else if (unit == "h") unit_ns = 3'600'000'000'000;
+  else fail(field, kDurationHelp, text);
+  if (whole > 1'000'000'000LL * 1'000'000'000LL / unit_ns) {
+    fail(field, "a duration below 10^9 seconds", text);
+  }
+  const Int128 ns = static_cast<Int128>(whole) * unit_ns +
+                      static_cast<Int128>(frac) * unit_ns / frac_scale;
+  return Duration{static_cast<int64_t>(ns)};
+}
+
+std::pair<Duration, Duration> parse_duration_range(std::string_view text,
+                                                   std::string_view field) {
+  const size_t dots = text.find("..");
+  if (dots == std::string_view::npos) {
+    const Duration d = parse_duration(text, field);
+    return {d, d};
+  }
+  const Duration lo = parse_duration(text.substr(0, dots), field);
+  const Duration hi = parse_duration(text.substr(dots + 2), field);
+  if (hi < lo) fail(field, "a range LOW..HIGH with LOW <= HIGH, such as 1s..3s", text);
+  return {lo, hi};
+}
+
+std::string format_duration(Duration d) {
+  const int64_t ns = d.ns;
+  if (ns == 0) return "0s";
+  struct Unit {
+    int64_t ns;
+    const char* name;
+  };
+  static constexpr Unit kUnits[] = {{3'600'000'000'000, "h"}, {60'000'000'000, "m"},
+                                    {1'000'000'000, "s"},     {1'000'000, "ms"},
+                                    {1'000, "us"},            {1, "ns"}};
+  for (const Unit& u : kUnits) {
+    if (ns % u.ns == 0) return std::to_string(ns / u.ns) + u.name;
+  }
+  return std::to_string(ns) + "ns";
+}
+
+int64_t parse_integer(std::string_view text, std::string_view field, int64_t lo, int64_t hi) {
+  int64_t v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  const std::string expected =
+      "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi);
+  if (ec != std::errc() || ptr != text.data() + text.size() || v < lo || v > hi) {
+    fail(field, expected, text);
+  }
+  return v;
+}
+
+}  // namespace locksim

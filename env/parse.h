@@ -1,0 +1,36 @@
+// Parsing of the few value syntaxes users type: durations and ranges.
+//
+// Every failure is a ConfigError whose message is the one line the user sees:
+// the field, what was expected, and what was given.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "env/time.h"
+
+namespace locksim {
+
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// "250ns", "100us", "500ms", "10s", "1.5s", "2m", "1h". A bare number is
+// rejected: a unit is always required, because "10" meaning seconds to one
+// user and milliseconds to another is how TTL bugs are born.
+// Throws ConfigError naming `field`.
+Duration parse_duration(std::string_view text, std::string_view field);
+
+// "1s..3s" (inclusive range) or a single duration "2s" (lo == hi).
+std::pair<Duration, Duration> parse_duration_range(std::string_view text, std::string_view field);
+
+// Shortest exact rendering: "10s", "1500ms", "250us".
+std::string format_duration(Duration d);
+
+// Whole number in [lo, hi]. Throws ConfigError naming `field`.
+int64_t parse_integer(std::string_view text, std::string_view field, int64_t lo, int64_t hi);
+
+}  // namespace locksim

@@ -1,0 +1,55 @@
+// A fault schedule is data: timed events the nemesis applies to named nodes.
+//
+// Keeping faults as data (not code) is what lets a scenario file reproduce a
+// published failure step by step, a profile generate thousands of schedules
+// from seeds, and a shrinker cut a failing schedule down.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "env/time.h"
+
+namespace locksim::faults {
+
+enum class FaultKind {
+  kPause,      // freeze `node` for `duration` (GC pause, SIGSTOP)
+  kSetDrift,   // from now on, `node`'s clock runs drift_ppm fast (negative: slow)
+  kJumpClock,  // step `node`'s clock by `jump` (negative: backwards)
+  kCrash,      // crash `node`; restart it after `duration` (zero: stays down)
+  kPartition,  // cut side_a from side_b for `duration` (zero: until a heal)
+  kHeal,       // restore every cut link
+};
+
+const char* to_string(FaultKind k);
+
+struct FaultEvent {
+  Duration at;  // true time since the run started
+  FaultKind kind = FaultKind::kPause;
+  std::string node;
+  Duration duration = Duration::zero();
+  int64_t drift_ppm = 0;
+  Duration jump = Duration::zero();
+  std::vector<std::string> side_a, side_b;
+
+  // "pause c1 at 5s for 12s" — the same syntax parse_fault() reads.
+  std::string describe() const;
+};
+
+struct FaultSchedule {
+  std::vector<FaultEvent> events;
+};
+
+// Parses one fault in the command-line syntax:
+//   pause NODE at T for D
+//   drift NODE at T PPMppm            (e.g. +50000ppm, -2000ppm)
+//   jump NODE at T [+|-]D             (e.g. +20s, -5s)
+//   crash NODE at T [for D]           (restart after D; without: stays down)
+//   partition A,B|C,D at T [for D]    (heal after D; without: until heal)
+//   heal at T
+// Throws ConfigError naming `field`.
+FaultEvent parse_fault(std::string_view text, std::string_view field);
+
+}  // namespace locksim::faults

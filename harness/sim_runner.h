@@ -1,0 +1,33 @@
+// Runs one scenario in the deterministic simulation and returns its history.
+//
+// Builds the world (servers, client nodes, network, nemesis) from a RunConfig,
+// runs every client's workload loop in its own fiber until the configured
+// duration of virtual time has passed, tears everything down, and hands back
+// what happened. Checking is separate (harness/check/).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "faults/nemesis.h"
+#include "harness/history.h"
+#include "harness/run_config.h"
+
+namespace locksim::harness {
+
+struct SimOutput {
+  History history;
+  uint64_t events = 0;                 // World events executed
+  uint64_t scheduler_switches = 0;     // fiber picks by the scheduler
+  uint64_t messages_sent = 0;
+  uint64_t messages_dropped = 0;
+  uint64_t redis_commands = 0;         // executed by the servers
+  std::vector<std::string> errors;     // exceptions caught inside fibers
+  std::vector<faults::AppliedFault> faults;
+};
+
+// Throws ConfigError for an invalid config (before anything runs).
+SimOutput run_simulation(const RunConfig& config);
+
+}  // namespace locksim::harness

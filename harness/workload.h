@@ -1,0 +1,54 @@
+// The workload: each client loops acquire -> hold for a seeded duration ->
+// release, recording Jepsen ops and ground-truth held intervals.
+//
+// Written against Env and a small Truth interface only, so the simulation
+// (fibers, virtual time) and the live harness (threads, the process clock)
+// run the very same loop.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "algorithms/lock_algorithm.h"
+#include "env/env.h"
+#include "harness/history.h"
+
+namespace locksim::harness {
+
+struct WorkloadParams {
+  int clients = 5;
+  Duration hold_min = Duration::seconds(1);  // critical-section length, drawn per hold
+  Duration hold_max = Duration::seconds(3);
+  // Pause after a failed acquire before the next one, so a client whose
+  // algorithm gives up at once does not spin.
+  Duration retry_pause = Duration::millis(50);
+  std::string resource = "locksim:lock";
+  // Bound on acquire attempts per client per run (Tiger Style: limit everything).
+  int64_t max_ops_per_client = 1'000'000;
+};
+
+// What the loop needs from whoever runs it, beyond the Env.
+class Truth {
+ public:
+  virtual ~Truth() = default;
+  // True time, on the one clock histories are written in.
+  virtual TimePoint true_now() = 0;
+  // The run is over: the client should stop at its next step.
+  virtual bool stopping() = 0;
+  // A fresh Jepsen process id (never reused in a run).
+  virtual int64_t fresh_process() = 0;
+  // Serialised access to the run's recorder. Record ops and holds only here,
+  // with the time read from true_now() inside the same call, so the history
+  // stays in true-time order even with threads.
+  virtual int64_t record(Op op, bool begin_hold, bool end_hold) = 0;
+};
+
+// Runs client `client`'s loop until truth.stopping() or the op bound, as
+// Jepsen process `first_process` (-1: the client's index, as for its first
+// life; a client restarted after a crash continues under a fresh process).
+// Throws whatever Env throws on cancellation (sim::Cancelled); the caller
+// closes the client's open interval in that case.
+void run_client(Env& env, algorithms::LockAlgorithm& algorithm, int client,
+                const WorkloadParams& params, Truth& truth, int64_t first_process = -1);
+
+}  // namespace locksim::harness

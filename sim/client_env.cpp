@@ -1,0 +1,16 @@
+#include "sim/client_env.h"
+
+#include <cassert>
+
+namespace locksim::sim {
+
+ClientEnv::ClientEnv(World& world, Node& node, Rng rng,
+                     std::vector<std::unique_ptr<RedisConnection>> redis)
+    : world_(world), node_(node), rng_(rng), redis_(std::move(redis)) {}
+
+RedisConnection& ClientEnv::redis(size_t i) {
+  assert(i < redis_.size());
+  return *redis_[i];
+}
+
+}  // namespace locksim::sim

@@ -1,0 +1,39 @@
+// A node's local clock: what the node believes the time is.
+//
+// local(t) = base_local + (t - base_true) * (1 + drift_ppm / 1e6), piecewise:
+// every drift change or jump rebases the line at the true time it happens, so
+// the clock stays continuous under drift changes and steps exactly by the jump.
+// Servers judge key expiry with it and clients compute lease validity with it,
+// which is how drift and jumps reach the algorithms.
+#pragma once
+
+#include <cstdint>
+
+#include "env/time.h"
+
+namespace locksim::sim {
+
+// Local clocks start near this Unix time (2023-11-14), so absolute expiry
+// values look like real Redis ones and fit the same integer ranges.
+inline constexpr TimePoint kLocalEpoch = TimePoint{1'700'000'000'000'000'000};
+
+class LocalClock {
+ public:
+  explicit LocalClock(Duration offset = Duration::zero()) : base_local_(kLocalEpoch + offset) {}
+
+  TimePoint local(TimePoint true_now) const;
+
+  // From `true_now` on, run fast (ppm > 0) or slow (ppm < 0). |ppm| < 1e6.
+  void set_drift(TimePoint true_now, int64_t drift_ppm);
+  // Step the clock by `by` (negative: backwards) at `true_now`.
+  void jump(TimePoint true_now, Duration by);
+
+  int64_t drift_ppm() const { return drift_ppm_; }
+
+ private:
+  TimePoint base_true_{};
+  TimePoint base_local_;
+  int64_t drift_ppm_ = 0;
+};
+
+}  // namespace locksim::sim

@@ -1,0 +1,65 @@
+// A simulated machine: a name, a local clock, and a state.
+//
+//   running  — fibers run, messages are handled on arrival;
+//   paused   — a GC pause or SIGSTOP: its fibers are frozen (wakes are held),
+//              its clock keeps running, messages to it queue;
+//   crashed  — its fibers are cancelled, messages to it are dropped, and its
+//              owner decides what survives (on_crash); restart() brings it
+//              back and lets the owner rebuild (on_restart).
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <string>
+
+#include "sim/clock.h"
+
+namespace locksim::sim {
+
+class World;
+
+class Node {
+ public:
+  enum class State { kRunning, kPaused, kCrashed };
+
+  Node(World& world, std::string name, Duration clock_offset = Duration::zero());
+  Node(const Node&) = delete;
+  Node& operator=(const Node&) = delete;
+
+  const std::string& name() const { return name_; }
+  State state() const { return state_; }
+  bool running() const { return state_ == State::kRunning; }
+  bool paused() const { return state_ == State::kPaused; }
+  bool crashed() const { return state_ == State::kCrashed; }
+
+  // The node's own view of the time.
+  TimePoint local_now() const;
+  LocalClock& clock() { return clock_; }
+
+  // Hands a message to the node: handled now if running, queued if paused,
+  // dropped if crashed (the sender's timeout covers it).
+  void deliver(std::function<void()> message);
+
+  void pause();
+  void resume();
+  void crash();
+  void restart();
+
+  // Set by whoever owns the node's software (a server, a client).
+  std::function<void()> on_crash;
+  std::function<void()> on_restart;
+
+  // Messages held while paused, at most; beyond it new ones are dropped, as
+  // a full socket buffer would.
+  static constexpr size_t kMaxQueuedMessages = 100'000;
+
+ private:
+  World& world_;
+  std::string name_;
+  LocalClock clock_;
+  State state_ = State::kRunning;
+  std::deque<std::function<void()>> queued_;
+};
+
+}  // namespace locksim::sim

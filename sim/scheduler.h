@@ -1,0 +1,73 @@
+// A Boost.Fiber scheduling algorithm that makes the interleaving of client
+// fibers a pure function of the seed.
+//
+// Boost's round_robin is deterministic too, but it lets the dispatcher and the
+// main context compete with client fibers, and it can only ever run FIFO. Here
+// client ("worker") fibers always run before the dispatcher and main, and the
+// next worker is chosen FIFO or by a seeded draw, so different seeds explore
+// different interleavings and the same seed replays one exactly.
+//
+// One instance is installed per thread (Boost allows one algorithm per thread
+// and keeps it for the thread's life); each World attaches its policy and RNG
+// while it runs.
+#pragma once
+
+#include <boost/fiber/algo/algorithm.hpp>
+#include <boost/fiber/context.hpp>
+
+#include <cstddef>
+#include <deque>
+#include <type_traits>
+
+#include "sim/rng.h"
+
+namespace locksim::sim {
+
+namespace detail {
+// The time-point type of algorithm::suspend_until, taken from Boost's own
+// declaration: we must override it, but the simulation never reads that clock.
+template <class>
+struct SecondArg;
+template <class C, class A>
+struct SecondArg<void (C::*)(A) noexcept> {
+  using type = A;
+};
+using SuspendTimePoint =
+    SecondArg<decltype(&boost::fibers::algo::algorithm::suspend_until)>::type;
+}  // namespace detail
+
+enum class SchedulePolicy { kFifo, kSeeded };
+
+class SimScheduler final : public boost::fibers::algo::algorithm {
+ public:
+  SimScheduler();
+  ~SimScheduler() override;
+
+  // The scheduler of the calling thread, installing it on first use.
+  // Precondition: no fiber has been launched on this thread under another algorithm.
+  static SimScheduler& for_this_thread();
+
+  // Seeded choice draws from `rng` (which the caller keeps alive until
+  // detach); FIFO ignores it.
+  void attach(SchedulePolicy policy, Rng* rng);
+  void detach();
+
+  bool has_ready_workers() const { return !workers_.empty(); }
+  uint64_t switches() const { return switches_; }
+
+  void awakened(boost::fibers::context* ctx) noexcept override;
+  boost::fibers::context* pick_next() noexcept override;
+  bool has_ready_fibers() const noexcept override;
+  void suspend_until(detail::SuspendTimePoint) noexcept override;
+  void notify() noexcept override;
+
+ private:
+  std::deque<boost::fibers::context*> workers_;
+  boost::fibers::context* main_ = nullptr;
+  boost::fibers::context* dispatcher_ = nullptr;
+  SchedulePolicy policy_ = SchedulePolicy::kFifo;
+  Rng* rng_ = nullptr;
+  uint64_t switches_ = 0;
+};
+
+}  // namespace locksim::sim

@@ -1,0 +1,135 @@
+// The World: virtual time, the event heap, the fibers, and who may run when.
+//
+// Everything in a simulation happens either in an event (a callback the World
+// runs on the main context at its virtual time) or in a client fiber between
+// two blocking calls. The main loop lets every ready fiber run until it
+// blocks, then pops the next event and advances time to it. Fibers block only
+// through block()/sleep() here, never on Boost's timed waits (those spin on the
+// real steady clock), so the whole run is a function of the seed.
+#pragma once
+
+#include <boost/fiber/fiber.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "env/time.h"
+#include "sim/event_queue.h"
+#include "sim/rng.h"
+#include "sim/scheduler.h"
+
+namespace locksim::sim {
+
+class Node;
+
+// Thrown out of a blocking call when the World tears a fiber down: the run
+// ended, or the fiber's node crashed. Fiber code must let it propagate; the
+// fiber wrapper catches it.
+class Cancelled : public std::exception {
+ public:
+  const char* what() const noexcept override { return "fiber cancelled"; }
+};
+
+struct FiberRecord;
+
+// One thing a fiber is waiting for. Owned by whoever will signal it (for an
+// RPC, a shared state the network events also hold), so a late signal after
+// the fiber gave up is harmless.
+struct Waiter {
+  FiberRecord* fiber = nullptr;  // set while a fiber is blocked on it
+  bool signaled = false;
+};
+
+struct WorldOptions {
+  uint64_t seed = 1;
+  SchedulePolicy policy = SchedulePolicy::kSeeded;
+  // Upper bound on executed events, so a runaway schedule ends (Tiger Style).
+  uint64_t max_events = 500'000'000;
+  size_t fiber_stack_bytes = 256 * 1024;
+};
+
+class World {
+ public:
+  explicit World(WorldOptions options);
+  ~World();  // shuts down first if the owner did not
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  TimePoint now() const { return now_; }
+  Rng& rng() { return rng_; }  // the root stream: split it at setup only
+  uint64_t events_executed() const { return events_; }
+
+  // Runs `action` on the main context at virtual time `at` (>= now()).
+  void at(TimePoint at, EventQueue::Action action);
+  void after(Duration d, EventQueue::Action action) { at(now_ + d, std::move(action)); }
+
+  // Starts a fiber on `node` (may be null for fibers outside any node). An
+  // exception escaping `body` is recorded in errors(), never std::terminate.
+  void spawn(std::string name, Node* node, std::function<void()> body);
+
+  // --- Callable only from a fiber spawned by this World. ---
+  // Blocks until `w` is signalled. Throws Cancelled if the fiber is cancelled.
+  void block(Waiter& w);
+  // Blocks for d of virtual time (d >= 0).
+  void sleep(Duration d);
+
+  // Signals `w` and makes its fiber ready, unless its node is paused, in which
+  // case the wake is held until the node resumes (a GC pause freezes fibers).
+  // Safe to call on a waiter nobody is blocked on.
+  void signal(Waiter& w);
+
+  // Cancels every fiber running on `node` (a crash): each throws Cancelled
+  // out of its current or next blocking call.
+  void cancel_fibers_of(const Node& node);
+  // Called by a node when it resumes from a pause: delivers the held wakes.
+  void release_held_wakes(const Node& node);
+
+  // Runs events and fibers until virtual time would pass `end`, no event is
+  // left, or stop() was called. Leaves now() == end unless stopped early.
+  void run_until(TimePoint end);
+  void stop() { stop_requested_ = true; }
+
+  // Cancels and joins every fiber. Idempotent; the destructor calls it too.
+  void shutdown();
+
+  const std::vector<std::string>& errors() const { return errors_; }
+  void record_error(std::string e) { errors_.push_back(std::move(e)); }
+
+ private:
+  FiberRecord& current();
+  void wake_now(FiberRecord& f);
+  void drain_ready_fibers();
+
+  WorldOptions options_;
+  Rng rng_;
+  Rng schedule_rng_;
+  SimScheduler& scheduler_;
+  TimePoint now_{};
+  EventQueue queue_;
+  uint64_t events_ = 0;
+  bool stop_requested_ = false;
+  bool shut_down_ = false;
+  std::vector<std::unique_ptr<FiberRecord>> fibers_;  // creation order
+  // Lookup only (never iterated), so pointer order cannot leak into behaviour.
+  std::unordered_map<const boost::fibers::context*, FiberRecord*> by_context_;
+  std::vector<std::string> errors_;
+};
+
+struct FiberRecord {
+  std::string name;
+  Node* node = nullptr;
+  boost::fibers::fiber fiber;
+  boost::fibers::context* context = nullptr;
+  Waiter* blocked_on = nullptr;
+  bool cancelled = false;
+  bool wake_held = false;  // signalled while its node was paused
+  bool scheduled = false;  // handed to the scheduler, not yet resumed
+  bool finished = false;
+};
+
+}  // namespace locksim::sim

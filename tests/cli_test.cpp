@@ -1,0 +1,120 @@
+// The locksim binary as a user and a CI gate see it: exit codes, one-line
+// errors, and the files --out writes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Outcome locksim(const std::string& args) {
+  const auto dir = std::filesystem::temp_directory_path() / ("locksim_cli_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string cmd = std::string(LOCKSIM_BINARY) + " " + args + " >" + (dir / "out").string() +
+                          " 2>" + (dir / "err").string();
+  const int status = std::system(cmd.c_str());
+  Outcome o;
+  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  o.out = slurp(dir / "out");
+  o.err = slurp(dir / "err");
+  std::filesystem::remove_all(dir);
+  return o;
+}
+
+size_t lines(const std::string& s) {
+  size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+void expect_bad_input(const std::string& args, const std::string& must_mention) {
+  const Outcome o = locksim(args);
+  EXPECT_EQ(o.exit_code, 2) << args << "\nstderr: " << o.err;
+  EXPECT_EQ(lines(o.err), 1u) << args << "\nstderr: " << o.err;
+  EXPECT_NE(o.err.find(must_mention), std::string::npos) << args << "\nstderr: " << o.err;
+  EXPECT_EQ(o.err.find("terminate"), std::string::npos) << o.err;
+  EXPECT_TRUE(o.out.empty()) << o.out;
+}
+
+TEST(Cli, UnknownAlgorithm) { expect_bad_input("run --algorithm paxos-lock", "--algorithm"); }
+TEST(Cli, NegativeTtl) { expect_bad_input("run --ttl -1", "--ttl"); }
+TEST(Cli, ZeroTtl) { expect_bad_input("run --ttl 0s", "--ttl"); }
+TEST(Cli, BadDurationUnit) { expect_bad_input("run --duration 5x", "--duration"); }
+TEST(Cli, ZeroClients) { expect_bad_input("run --clients 0", "--clients"); }
+TEST(Cli, NonNumericSeed) { expect_bad_input("run --seed abc", "--seed"); }
+TEST(Cli, BackwardsHoldRange) { expect_bad_input("run --hold 3s..1s", "--hold"); }
+TEST(Cli, UnknownParam) { expect_bad_input("run --param colour=blue", "colour"); }
+TEST(Cli, FaultOnMissingNode) { expect_bad_input("run --fault 'pause c9 at 1s for 1s'", "c9"); }
+TEST(Cli, MalformedFault) { expect_bad_input("run --fault 'pause c1 sometime'", "--fault"); }
+TEST(Cli, UnknownFlag) { expect_bad_input("run --colour blue", "colour"); }
+TEST(Cli, NoSubcommand) {
+  const Outcome o = locksim("");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_EQ(lines(o.err), 1u) << o.err;
+}
+
+TEST(Cli, ListShowsAlgorithmsWithDefaults) {
+  const Outcome o = locksim("list");
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_NE(o.out.find("set-nx-lua"), std::string::npos);
+  EXPECT_NE(o.out.find("ttl"), std::string::npos);
+  EXPECT_NE(o.out.find("10s"), std::string::npos);
+}
+
+TEST(Cli, CleanRunExitsZeroAndWritesFiles) {
+  const auto dir = std::filesystem::temp_directory_path() / "locksim_cli_clean";
+  std::filesystem::remove_all(dir);
+  const Outcome o = locksim("run --algorithm set-nx-lua --seed 42 --duration 20s --out " + dir.string());
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_EQ(o.out.rfind("OK", 0), 0u) << "the verdict comes first:\n" << o.out;
+  const auto result = nlohmann::json::parse(slurp(dir / "result.json"));
+  EXPECT_EQ(result["verdict"], "valid");
+  EXPECT_EQ(result["seed"], 42);
+  EXPECT_GT(result["counts"]["acquisitions"].get<int>(), 0);
+  const std::string edn = slurp(dir / "history.edn");
+  EXPECT_EQ(edn.rfind("{:index 0, :time ", 0), 0u) << edn.substr(0, 200);
+  EXPECT_FALSE(slurp(dir / "history.jsonl").empty());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, ViolationExitsOneAndReportsThePair) {
+  const Outcome o = locksim("run --seed 5 --duration 20s --ttl 1s --hold 2s..3s");
+  EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
+  EXPECT_EQ(o.out.rfind("VIOLATION", 0), 0u) << o.out;
+  EXPECT_NE(o.out.find("client"), std::string::npos);
+  EXPECT_NE(o.out.find("replay: locksim run"), std::string::npos) << o.out;
+}
+
+TEST(Cli, ReplayCommandReproducesTheRun) {
+  const Outcome first = locksim("run --seed 9 --duration 15s --ttl 1s --hold 2s..2s --fault 'pause c1 at 2s for 3s'");
+  const size_t at = first.out.find("replay: ");
+  ASSERT_NE(at, std::string::npos) << first.out;
+  std::string replay = first.out.substr(at + 8);
+  replay = replay.substr(0, replay.find('\n'));
+  ASSERT_EQ(replay.rfind("locksim ", 0), 0u);
+  const Outcome again = locksim(replay.substr(8));
+  EXPECT_EQ(again.exit_code, first.exit_code);
+  EXPECT_EQ(again.out, first.out);
+}
+
+}  // namespace
