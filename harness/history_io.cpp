@@ -1,0 +1,235 @@
+#include "harness/history_io.h"
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+namespace locksim::harness {
+
+namespace {
+
+// Compact, UTF-8 kept as is, invalid bytes replaced instead of throwing: a
+// reply detail from a misbehaving server must not make the history unwritable.
+template <class Json>
+std::string dump_line(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// The offending value, short enough to keep the error on one readable line.
+template <class Json>
+std::string shown(const Json& v) {
+  std::string s = dump_line(v);
+  if (s.size() > 40) s = s.substr(0, 37) + "...";
+  return s;
+}
+
+[[noreturn]] void fail(const std::string& where, std::string_view field, std::string_view what) {
+  throw std::runtime_error(fmt::format("{}: field '{}': {}", where, field, what));
+}
+
+template <class Json>
+const Json* find_field(const Json& obj, const char* field, const std::string& where,
+                       bool required) {
+  auto it = obj.find(field);
+  if (it == obj.end()) {
+    if (required) fail(where, field, "missing");
+    return nullptr;
+  }
+  return &*it;
+}
+
+template <class Json>
+std::optional<int64_t> get_int(const Json& obj, const char* field, const std::string& where,
+                               bool required, int64_t lo = std::numeric_limits<int64_t>::min(),
+                               int64_t hi = std::numeric_limits<int64_t>::max()) {
+  const Json* v = find_field(obj, field, where, required);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number_integer()) fail(where, field, "expected an integer, got " + shown(*v));
+  if (v->is_number_unsigned() &&
+      v->template get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    fail(where, field, "out of range, got " + shown(*v));
+  }
+  const int64_t x = v->template get<int64_t>();
+  if (x < lo || x > hi) {
+    fail(where, field, fmt::format("expected an integer in [{}, {}], got {}", lo, hi, x));
+  }
+  return x;
+}
+
+template <class Json>
+std::optional<uint64_t> get_uint(const Json& obj, const char* field, const std::string& where) {
+  const Json* v = find_field(obj, field, where, false);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number_unsigned()) {
+    fail(where, field, "expected a non-negative integer, got " + shown(*v));
+  }
+  return v->template get<uint64_t>();
+}
+
+template <class Json>
+std::string get_string(const Json& obj, const char* field, const std::string& where,
+                       bool required) {
+  const Json* v = find_field(obj, field, where, required);
+  if (v == nullptr) return "";
+  if (!v->is_string()) fail(where, field, "expected a string, got " + shown(*v));
+  return v->template get<std::string>();
+}
+
+// Maps a string field onto one of `names` (given in enum order) and returns
+// its position.
+template <class Json, size_t N>
+int get_enum(const Json& obj, const char* field, const std::string& where,
+             const char* const (&names)[N]) {
+  const Json* v = find_field(obj, field, where, true);
+  std::string choices;
+  for (const char* n : names) choices += (choices.empty() ? "" : "|") + std::string(n);
+  if (v->is_string()) {
+    const std::string s = v->template get<std::string>();
+    for (size_t i = 0; i < N; ++i) {
+      if (s == names[i]) return static_cast<int>(i);
+    }
+  }
+  fail(where, field, fmt::format("expected one of {}, got {}", choices, shown(*v)));
+}
+
+constexpr const char* kTypeNames[] = {"invoke", "ok", "fail", "info"};  // OpType order
+constexpr const char* kFNames[] = {"acquire", "release"};               // OpF order
+constexpr const char* kEndNames[] = {"release", "crash", "run-end"};    // EndReason order
+
+template <class Json>
+std::vector<HeldInterval> held_from_json_impl(const Json& held) {
+  if (!held.is_array()) {
+    throw std::runtime_error("held: expected a JSON array, got " + shown(held));
+  }
+  std::vector<HeldInterval> out;
+  out.reserve(held.size());
+  for (size_t i = 0; i < held.size(); ++i) {
+    const Json& e = held[i];
+    const std::string where = fmt::format("held[{}]", i);
+    if (!e.is_object()) throw std::runtime_error(where + ": expected a JSON object");
+    constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+    HeldInterval h;
+    h.client = static_cast<int>(*get_int(e, "client", where, true, 0, kIntMax));
+    h.process = *get_int(e, "process", where, true);
+    h.start = TimePoint::from_ns(*get_int(e, "start_ns", where, true));
+    h.end = TimePoint::from_ns(*get_int(e, "end_ns", where, true));
+    h.acquire_index = *get_int(e, "acquire_index", where, true, -1);
+    h.release_index = *get_int(e, "release_index", where, true, -1);
+    h.end_reason =
+        static_cast<HeldInterval::EndReason>(get_enum(e, "end_reason", where, kEndNames));
+    out.push_back(h);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string to_edn(const History& history) {
+  std::string out;
+  for (const Op& op : history.ops) {
+    out += fmt::format("{{:index {}, :time {}, :process {}, :type :{}, :f :{}, :value nil}}\n",
+                       op.index, op.time_ns, op.process, to_string(op.type), to_string(op.f));
+  }
+  return out;
+}
+
+std::string to_jsonl(const History& history) {
+  std::string out;
+  for (const Op& op : history.ops) {
+    nlohmann::ordered_json j;
+    j["index"] = op.index;
+    j["time_ns"] = op.time_ns;
+    j["process"] = op.process;
+    j["type"] = to_string(op.type);
+    j["f"] = to_string(op.f);
+    j["client"] = op.client;
+    j["token"] = op.token;
+    if (op.fence) j["fence"] = *op.fence;
+    if (!op.detail.empty()) j["detail"] = op.detail;
+    out += dump_line(j);
+    out += '\n';
+  }
+  return out;
+}
+
+History parse_jsonl(std::string_view text) {
+  History history;
+  size_t line_no = 0;
+  int64_t last_time = std::numeric_limits<int64_t>::min();
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+    ++line_no;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // files edited on Windows
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+
+    const std::string where = fmt::format("history.jsonl line {}", line_no);
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      // what() is "[json.exception.parse_error.101] parse error at ...": keep the useful part.
+      std::string what = e.what();
+      if (const size_t p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+      throw std::runtime_error(fmt::format("{}: invalid JSON: {}", where, what));
+    }
+    if (!j.is_object()) throw std::runtime_error(where + ": expected a JSON object per line");
+
+    Op op;
+    const auto expected_index = static_cast<int64_t>(history.ops.size());
+    op.index = *get_int(j, "index", where, true);
+    if (op.index != expected_index) {
+      fail(where, "index",
+           fmt::format("expected {} (indices are dense and in order), got {}", expected_index,
+                       op.index));
+    }
+    op.time_ns = *get_int(j, "time_ns", where, true);
+    if (op.time_ns < last_time) {
+      fail(where, "time_ns",
+           fmt::format("goes back in time ({} after {}); ops must be in true-time order",
+                       op.time_ns, last_time));
+    }
+    last_time = op.time_ns;
+    op.process = *get_int(j, "process", where, true);
+    op.type = static_cast<OpType>(get_enum(j, "type", where, kTypeNames));
+    op.f = static_cast<OpF>(get_enum(j, "f", where, kFNames));
+    op.client =
+        static_cast<int>(*get_int(j, "client", where, true, 0, std::numeric_limits<int>::max()));
+    op.token = get_string(j, "token", where, false);
+    op.fence = get_uint(j, "fence", where);
+    op.detail = get_string(j, "detail", where, false);
+    history.ops.push_back(std::move(op));
+  }
+  return history;
+}
+
+nlohmann::ordered_json held_to_json(const History& history) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const HeldInterval& h : history.held) {
+    nlohmann::ordered_json j;
+    j["client"] = h.client;
+    j["process"] = h.process;
+    j["start_ns"] = h.start.ns;
+    j["end_ns"] = h.end.ns;
+    j["acquire_index"] = h.acquire_index;
+    j["release_index"] = h.release_index;
+    j["end_reason"] = to_string(h.end_reason);
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+std::vector<HeldInterval> held_from_json(const nlohmann::ordered_json& held) {
+  return held_from_json_impl(held);
+}
+
+std::vector<HeldInterval> held_from_json(const nlohmann::json& held) {
+  return held_from_json_impl(held);
+}
+
+}  // namespace locksim::harness

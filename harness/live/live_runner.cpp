@@ -1,0 +1,153 @@
+#include "harness/live/live_runner.h"
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "harness/live/live_env.h"
+
+namespace locksim::live {
+
+namespace {
+
+// Truth for threads: one mutex serialises the recorder, and the time is read
+// inside it, so index order and time order agree.
+class LiveTruth : public harness::Truth {
+ public:
+  LiveTruth(int clients, Duration run_length)
+      : start_(std::chrono::steady_clock::now()),
+        run_length_(run_length),
+        next_process_(clients),
+        open_invoke_(static_cast<size_t>(clients)) {}
+
+  TimePoint true_now() override {
+    const auto elapsed = std::chrono::steady_clock::now() - start_;
+    return TimePoint::from_ns(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
+  }
+
+  bool stopping() override {
+    return aborted_.load(std::memory_order_relaxed) || true_now() >= TimePoint{} + run_length_;
+  }
+
+  int64_t fresh_process() override { return next_process_.fetch_add(1); }
+
+  int64_t record(harness::Op op, bool begin_hold, bool end_hold) override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return record_locked(std::move(op), begin_hold, end_hold);
+  }
+
+  // Client `client` died of an exception: complete its in-flight op as :info
+  // (its effect is unknown, as for a crashed Jepsen process) and end its hold.
+  void crash(int client, const std::string& why) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const TimePoint t = true_now();
+    auto& open = open_invoke_[static_cast<size_t>(client)];
+    if (open.has_value()) {
+      harness::Op info = *open;
+      info.type = harness::OpType::kInfo;
+      info.detail = "client crashed: " + why;
+      record_locked(std::move(info), false, false);
+    }
+    recorder_.end_hold(client, t, -1, harness::HeldInterval::EndReason::kCrash);
+  }
+
+  // Makes every client stop at its next step (used when the run cannot start).
+  void abort() { aborted_.store(true, std::memory_order_relaxed); }
+
+  harness::History finish() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return recorder_.finish(true_now());
+  }
+
+ private:
+  int64_t record_locked(harness::Op op, bool begin_hold, bool end_hold) {
+    const TimePoint t = true_now();
+    op.time_ns = t.ns;
+    const int client = op.client;
+    const int64_t process = op.process;
+    if (client >= 0 && static_cast<size_t>(client) < open_invoke_.size()) {
+      auto& open = open_invoke_[static_cast<size_t>(client)];
+      if (op.type == harness::OpType::kInvoke) {
+        open = op;
+      } else {
+        open.reset();
+      }
+    }
+    const int64_t index = recorder_.record(std::move(op));
+    if (begin_hold) recorder_.begin_hold(client, process, t, index);
+    if (end_hold) recorder_.end_hold(client, t, index, harness::HeldInterval::EndReason::kRelease);
+    return index;
+  }
+
+  const std::chrono::steady_clock::time_point start_;
+  const Duration run_length_;
+  std::atomic<int64_t> next_process_;
+  std::atomic<bool> aborted_{false};
+  std::mutex mutex_;
+  harness::HistoryRecorder recorder_;                    // guarded by mutex_
+  std::vector<std::optional<harness::Op>> open_invoke_;  // by client; guarded by mutex_
+};
+
+}  // namespace
+
+harness::History run_live(algorithms::LockAlgorithm& algorithm,
+                          const harness::WorkloadParams& params,
+                          const std::vector<std::pair<std::string, int>>& servers,
+                          Duration run_length, uint64_t seed, const LiveOptions& options) {
+  if (servers.empty()) throw std::invalid_argument("run_live: no servers");
+  if (params.clients < 1) throw std::invalid_argument("run_live: clients must be >= 1");
+
+  LiveTruth truth(params.clients, run_length);
+  std::mutex errors_mutex;
+  std::vector<std::string> errors;  // guarded by errors_mutex
+
+  auto client_main = [&](int client) {
+    std::string why;
+    try {
+      LiveEnv env(client, servers, options.command_timeout, seed);
+      harness::run_client(env, algorithm, client, params, truth);
+      return;
+    } catch (const std::exception& e) {
+      why = e.what();
+    } catch (...) {
+      why = "unknown exception";
+    }
+    // Reporting must not throw out of the thread either.
+    try {
+      truth.crash(client, why);
+      const std::lock_guard<std::mutex> lock(errors_mutex);
+      errors.push_back("c" + std::to_string(client) + ": " + why);
+    } catch (...) {
+    }
+  };
+
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(params.clients));
+  try {
+    for (int client = 0; client < params.clients; ++client)
+      threads.emplace_back(client_main, client);
+  } catch (...) {
+    // Could not start every client: stop the ones running, then report.
+    truth.abort();
+    for (std::thread& t : threads) t.join();
+    throw;
+  }
+  for (std::thread& t : threads) t.join();
+
+  harness::History history = truth.finish();
+  if (options.errors != nullptr) {
+    options.errors->insert(options.errors->end(), errors.begin(), errors.end());
+  } else if (!errors.empty()) {
+    std::string message = "run_live: " + std::to_string(errors.size()) + " client(s) threw:";
+    for (const std::string& e : errors) message += " [" + e + "]";
+    throw std::runtime_error(message);
+  }
+  return history;
+}
+
+}  // namespace locksim::live

@@ -1,0 +1,49 @@
+// Everything one run produced: what ran (enough to replay it), the history,
+// the checkers' verdicts, and the counters a report shows at a glance.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/check/mutex_checker.h"
+#include "harness/history.h"
+
+namespace locksim::harness {
+
+struct RunResult {
+  std::string algorithm;
+  uint64_t seed = 0;
+  nlohmann::json params;  // everything needed to replay, besides algorithm and seed
+
+  History history;
+  Verdict mutex;  // check_mutex(history)
+
+  // Op counts by outcome; derived from the history by fill_counts().
+  int64_t acquisitions = 0;  // acquire :ok
+  int64_t acquire_fail = 0;
+  int64_t acquire_info = 0;
+  int64_t releases_ok = 0;
+  int64_t releases_fail = 0;
+  int64_t releases_info = 0;
+
+  int64_t events = 0;  // simulated events executed (0 in live mode)
+  // Exceptions caught inside client fibers, verbatim, in the order they were
+  // caught. A fiber must not let one escape (that would std::terminate), so
+  // they are kept here and make an otherwise valid run "unknown".
+  std::vector<std::string> errors;
+  std::string replay_command;  // "locksim run --algorithm ... --seed 42 ..."
+};
+
+// Sets the op counters of `result` from result.history.ops (completions only;
+// invocations are not counted).
+void fill_counts(RunResult& result);
+
+// The run's verdict for CI: kInvalid if any checker found a violation; else
+// kUnknown if a checker could not decide or a client fiber recorded an error
+// (the history may be cut short, so "valid" would claim too much); else kValid.
+Verdict::Kind overall_verdict(const RunResult& result);
+
+}  // namespace locksim::harness

@@ -1,0 +1,197 @@
+#include "reports/result_json.h"
+
+#include <cstdint>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "harness/history_io.h"
+
+namespace locksim::reports {
+
+namespace {
+
+using harness::HeldInterval;
+using harness::Overlap;
+using harness::RunResult;
+using harness::Verdict;
+using Json = nlohmann::ordered_json;
+
+double seconds(int64_t ns) {
+  return static_cast<double>(ns) / 1e9;
+}
+
+// Seconds with millisecond precision from integers only ("12.345s"), so the
+// summary reads the same on every platform. Truncates like Duration::to_ms.
+std::string seconds_text(int64_t ns) {
+  const bool negative = ns < 0;
+  const uint64_t mag = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  return fmt::format("{}{}.{:03}s", negative ? "-" : "", mag / 1000000000u,
+                     (mag % 1000000000u) / 1000000u);
+}
+
+// Sub-millisecond spans in nanoseconds, so a 300 ns overlap is not "0.000s".
+std::string duration_text(int64_t ns) {
+  if (ns > -1000000 && ns < 1000000) return fmt::format("{}ns", ns);
+  return seconds_text(ns);
+}
+
+Json interval_json(const HeldInterval& h) {
+  Json j;
+  j["client"] = h.client;
+  j["process"] = h.process;
+  j["acquire_index"] = h.acquire_index;
+  j["release_index"] = h.release_index;
+  j["start_ns"] = h.start.ns;
+  j["end_ns"] = h.end.ns;
+  j["end_reason"] = harness::to_string(h.end_reason);
+  j["start_s"] = seconds(h.start.ns);
+  j["end_s"] = seconds(h.end.ns);
+  return j;
+}
+
+Json overlap_json(const Overlap& o) {
+  Json window;
+  window["start_ns"] = o.window_start.ns;
+  window["end_ns"] = o.window_end.ns;
+  window["duration_ns"] = o.window_end.ns - o.window_start.ns;
+  window["start_s"] = seconds(o.window_start.ns);
+  window["end_s"] = seconds(o.window_end.ns);
+  Json j;
+  j["window"] = std::move(window);
+  j["a"] = interval_json(o.a);
+  j["b"] = interval_json(o.b);
+  return j;
+}
+
+std::string interval_text(const HeldInterval& h) {
+  switch (h.end_reason) {
+    case HeldInterval::EndReason::kRelease:
+      return fmt::format("client {} (acquire op {}, release op {})", h.client, h.acquire_index,
+                         h.release_index);
+    case HeldInterval::EndReason::kCrash:
+      return fmt::format("client {} (acquire op {}, crashed)", h.client, h.acquire_index);
+    case HeldInterval::EndReason::kRunEnd:
+      return fmt::format("client {} (acquire op {}, held until run end)", h.client,
+                         h.acquire_index);
+  }
+  return "";
+}
+
+std::string first_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
+
+const char* plural(int64_t n, const char* one, const char* many) {
+  return n == 1 ? one : many;
+}
+
+}  // namespace
+
+Json result_to_json(const RunResult& result) {
+  Json j;
+  j["locksim_result"] = 1;  // format version: bump when a field changes meaning
+  j["algorithm"] = result.algorithm;
+  j["seed"] = result.seed;
+  // params arrives as nlohmann::json (keys sorted), which is deterministic too.
+  j["params"] = Json(result.params);
+  j["verdict"] = harness::to_string(harness::overall_verdict(result));
+
+  Json safety;
+  safety["checker"] = result.mutex.checker;
+  safety["verdict"] = harness::to_string(result.mutex.kind);
+  safety["violations"] = result.mutex.overlaps.size();
+  safety["explanation"] = result.mutex.explanation;
+  Json overlaps = Json::array();
+  for (const Overlap& o : result.mutex.overlaps) overlaps.push_back(overlap_json(o));
+  safety["overlaps"] = std::move(overlaps);
+  j["safety"] = std::move(safety);
+
+  Json counts;
+  counts["ops"] = result.history.ops.size();
+  counts["held_intervals"] = result.history.held.size();
+  counts["acquisitions"] = result.acquisitions;
+  counts["acquire_fail"] = result.acquire_fail;
+  counts["acquire_info"] = result.acquire_info;
+  counts["releases_ok"] = result.releases_ok;
+  counts["releases_fail"] = result.releases_fail;
+  counts["releases_info"] = result.releases_info;
+  counts["events"] = result.events;
+  counts["run_length_ns"] = result.history.run_length.ns;
+  j["counts"] = std::move(counts);
+
+  j["held"] = harness::held_to_json(result.history);
+  j["errors"] = Json(result.errors);
+  j["replay"] = result.replay_command;
+  return j;
+}
+
+std::string result_json_text(const RunResult& result) {
+  return result_to_json(result).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string summary_text(const RunResult& result) {
+  constexpr size_t kMaxListed = 10;  // one screen: the rest is in result.json
+  constexpr size_t kMaxErrors = 5;
+  const auto& overlaps = result.mutex.overlaps;
+  const Verdict::Kind kind = harness::overall_verdict(result);
+  std::string out;
+
+  const auto n = static_cast<int64_t>(overlaps.size());
+  switch (kind) {
+    case Verdict::Kind::kInvalid:
+      out +=
+          fmt::format("VIOLATION: mutual exclusion broken {} {}\n", n, plural(n, "time", "times"));
+      break;
+    case Verdict::Kind::kValid:
+      out += fmt::format("OK: no mutual-exclusion violation in {} {}\n", result.acquisitions,
+                         plural(result.acquisitions, "acquisition", "acquisitions"));
+      break;
+    case Verdict::Kind::kUnknown:
+      if (result.mutex.kind == Verdict::Kind::kUnknown) {
+        out += "UNKNOWN: " + result.mutex.explanation + "\n";
+      } else {
+        const auto e = static_cast<int64_t>(result.errors.size());
+        out += fmt::format(
+            "UNKNOWN: no mutual-exclusion violation in {} {}, but {} client {} recorded\n",
+            result.acquisitions, plural(result.acquisitions, "acquisition", "acquisitions"), e,
+            plural(e, "error was", "errors were"));
+      }
+      break;
+  }
+
+  out += fmt::format(
+      "{}, seed {}: {} ops, {} acquisitions ({} failed, {} unknown), {} releases ({} failed, {} "
+      "unknown), {} of true time",
+      result.algorithm, result.seed, result.history.ops.size(), result.acquisitions,
+      result.acquire_fail, result.acquire_info, result.releases_ok, result.releases_fail,
+      result.releases_info, seconds_text(result.history.run_length.ns));
+  if (result.events > 0) out += fmt::format(", {} events", result.events);
+  out += "\n";
+
+  for (size_t i = 0; i < overlaps.size() && i < kMaxListed; ++i) {
+    const Overlap& o = overlaps[i];
+    out += fmt::format("  {}. {} and {} both held the lock in [{}, {}) for {}\n", i + 1,
+                       interval_text(o.a), interval_text(o.b), seconds_text(o.window_start.ns),
+                       seconds_text(o.window_end.ns),
+                       duration_text(o.window_end.ns - o.window_start.ns));
+  }
+  if (overlaps.size() > kMaxListed) {
+    out += fmt::format("  ... and {} more\n", overlaps.size() - kMaxListed);
+  }
+
+  if (!result.errors.empty()) {
+    out += fmt::format("client errors ({}):\n", result.errors.size());
+    for (size_t i = 0; i < result.errors.size() && i < kMaxErrors; ++i) {
+      out += "  " + first_line(result.errors[i]) + "\n";
+    }
+    if (result.errors.size() > kMaxErrors) {
+      out += fmt::format("  ... and {} more\n", result.errors.size() - kMaxErrors);
+    }
+  }
+
+  if (!result.replay_command.empty()) out += "replay: " + result.replay_command + "\n";
+  return out;
+}
+
+}  // namespace locksim::reports

@@ -1,0 +1,43 @@
+// The per-run result: result.json, and the one-screen text summary the CLI
+// prints after a run.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/run_result.h"
+
+namespace locksim::reports {
+
+// result.json as a JSON value, keys in this fixed order:
+//   {"locksim_result": 1, "algorithm", "seed", "params",
+//    "verdict": "valid"|"invalid"|"unknown"        (harness::overall_verdict)
+//    "safety": {"checker", "verdict", "violations", "explanation",
+//               "overlaps": [{"window": {start_ns, end_ns, duration_ns, start_s, end_s},
+//                             "a": {client, process, acquire_index, release_index,
+//                                   start_ns, end_ns, end_reason, start_s, end_s},
+//                             "b": {...}}]},
+//    "counts": {ops, held_intervals, acquisitions, acquire_fail, acquire_info,
+//               releases_ok, releases_fail, releases_info, events, run_length_ns},
+//    "held": [...harness::held_to_json...], "errors": [...], "replay": "..."}
+// Times are integer nanoseconds since run start; the *_s fields repeat them in
+// seconds for people reading the file.
+nlohmann::ordered_json result_to_json(const harness::RunResult& result);
+
+// The bytes of result.json: result_to_json indented by 2, a trailing newline,
+// and invalid UTF-8 (a verbatim error text can hold anything) replaced by
+// U+FFFD instead of throwing.
+std::string result_json_text(const harness::RunResult& result);
+
+// The summary the CLI prints, several lines, ending in a newline:
+//   VIOLATION: mutual exclusion broken 3 times        (or OK: / UNKNOWN:)
+//   redlock, seed 42: 1234 ops, 312 acquisitions (...), 310 releases (...), ...
+//     1. client 2 (acquire op 17, release op 25) and client 4 (...) both held
+//        the lock in [12.345s, 14.000s) for 1.655s
+//     ... and 2 more                                   (after the first 10)
+//   client errors (1): ...
+//   replay: locksim run --algorithm redlock --seed 42 ...
+std::string summary_text(const harness::RunResult& result);
+
+}  // namespace locksim::reports

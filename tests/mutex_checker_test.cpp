@@ -1,0 +1,365 @@
+// The mutual-exclusion checker on hand-written histories, and against an
+// O(n^2) brute force on large random ones.
+#include "harness/check/mutex_checker.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "harness/history.h"
+#include "sim/rng.h"
+
+namespace locksim::harness {
+namespace {
+
+TimePoint at_ms(int64_t ms) {
+  return TimePoint{} + Duration::millis(ms);
+}
+
+HeldInterval held(int client, int64_t start_ns, int64_t end_ns, int64_t acquire_index) {
+  HeldInterval h;
+  h.client = client;
+  h.process = client;
+  h.start = TimePoint{start_ns};
+  h.end = TimePoint{end_ns};
+  h.acquire_index = acquire_index;
+  h.release_index = acquire_index + 1;
+  return h;
+}
+
+// Records ops the way the workload loop does: acquire :ok opens the client's
+// held interval, release :invoke closes it, an :info op retires the process.
+class Script {
+ public:
+  int64_t op(int64_t ms, int client, OpType type, OpF f, std::string detail = "") {
+    if (static_cast<size_t>(client) >= process_.size()) process_.resize(client + 1, -1);
+    if (process_[client] < 0) process_[client] = next_process_++;
+    Op o;
+    o.time_ns = at_ms(ms).ns;
+    o.process = process_[client];
+    o.type = type;
+    o.f = f;
+    o.client = client;
+    o.detail = std::move(detail);
+    const int64_t index = recorder_.record(o);
+    if (f == OpF::kAcquire && type == OpType::kOk) {
+      recorder_.begin_hold(client, o.process, at_ms(ms), index);
+    }
+    if (f == OpF::kRelease && type == OpType::kInvoke) {
+      recorder_.end_hold(client, at_ms(ms), index, HeldInterval::EndReason::kRelease);
+    }
+    if (type == OpType::kInfo) process_[client] = -1;  // Jepsen: a fresh process next time
+    return index;
+  }
+  int64_t invoke_acquire(int64_t ms, int c) { return op(ms, c, OpType::kInvoke, OpF::kAcquire); }
+  int64_t acquired(int64_t ms, int c) { return op(ms, c, OpType::kOk, OpF::kAcquire); }
+  int64_t invoke_release(int64_t ms, int c) { return op(ms, c, OpType::kInvoke, OpF::kRelease); }
+  int64_t released(int64_t ms, int c) { return op(ms, c, OpType::kOk, OpF::kRelease); }
+  void crash(int64_t ms, int c) {
+    recorder_.end_hold(c, at_ms(ms), -1, HeldInterval::EndReason::kCrash);
+  }
+  History finish(int64_t ms) { return recorder_.finish(at_ms(ms)); }
+
+ private:
+  HistoryRecorder recorder_;
+  std::vector<int64_t> process_;
+  int64_t next_process_ = 0;
+};
+
+TEST(MutexChecker, EmptyHistoryIsValid) {
+  const Verdict v = check_mutex(History{});
+  EXPECT_EQ(v.kind, Verdict::Kind::kValid);
+  EXPECT_EQ(v.checker, "mutual-exclusion");
+  EXPECT_TRUE(v.overlaps.empty());
+  EXPECT_FALSE(v.explanation.empty());
+}
+
+TEST(MutexChecker, SequentialHoldersAreValid) {
+  Script s;
+  s.invoke_acquire(0, 0);
+  s.acquired(10, 0);
+  s.invoke_acquire(15, 1);
+  s.invoke_release(40, 0);
+  s.released(41, 0);
+  s.acquired(45, 1);
+  s.invoke_release(70, 1);
+  s.released(71, 1);
+  const History h = s.finish(100);
+  ASSERT_EQ(h.held.size(), 2u);
+  const Verdict v = check_mutex(h);
+  EXPECT_EQ(v.kind, Verdict::Kind::kValid);
+  EXPECT_TRUE(v.overlaps.empty());
+  EXPECT_NE(v.explanation.find("2 held intervals"), std::string::npos) << v.explanation;
+}
+
+TEST(MutexChecker, OverlapReportsBothOpsAndExactWindow) {
+  Script s;
+  s.invoke_acquire(0, 0);                         // 0
+  const int64_t a_ok = s.acquired(10, 0);         // 1
+  s.invoke_acquire(20, 1);                        // 2
+  const int64_t b_ok = s.acquired(30, 1);         // 3
+  const int64_t a_rel = s.invoke_release(50, 0);  // 4
+  s.released(51, 0);                              // 5
+  const int64_t b_rel = s.invoke_release(80, 1);  // 6
+  s.released(81, 1);                              // 7
+  const Verdict v = check_mutex(s.finish(100));
+
+  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  ASSERT_EQ(v.overlaps.size(), 1u);
+  const Overlap& o = v.overlaps[0];
+  EXPECT_EQ(o.a.client, 0);
+  EXPECT_EQ(o.a.acquire_index, a_ok);
+  EXPECT_EQ(o.a.release_index, a_rel);
+  EXPECT_EQ(o.b.client, 1);
+  EXPECT_EQ(o.b.acquire_index, b_ok);
+  EXPECT_EQ(o.b.release_index, b_rel);
+  EXPECT_EQ(o.window_start, at_ms(30));
+  EXPECT_EQ(o.window_end, at_ms(50));
+  EXPECT_EQ(v.explanation,
+            "Mutual exclusion was violated: 1 overlapping pair among 2 held intervals. The first: "
+            "client 0 (process 0) held the lock from 0.010s (acquire op 1) until 0.050s (release "
+            "op 4), and client 1 (process 1) acquired it at 0.030s (acquire op 3) while client 0 "
+            "still held it, so both held it in [0.030s, 0.050s) for 0.020s.");
+}
+
+TEST(MutexChecker, TouchingIntervalsDoNotOverlap) {
+  Script s;
+  s.invoke_acquire(0, 0);
+  s.acquired(10, 0);
+  s.invoke_acquire(20, 1);
+  s.invoke_release(50, 0);  // c0's interval is [10, 50)
+  s.acquired(50, 1);        // c1's starts at 50: a hand-over, not an overlap
+  s.released(50, 0);
+  s.invoke_release(60, 1);
+  s.released(61, 1);
+  const Verdict v = check_mutex(s.finish(100));
+  EXPECT_EQ(v.kind, Verdict::Kind::kValid);
+  EXPECT_TRUE(v.overlaps.empty());
+}
+
+TEST(MutexChecker, OneNanosecondOverlapIsCaught) {
+  History h;
+  h.held.push_back(held(0, 100, 201, 1));
+  h.held.push_back(held(1, 200, 300, 3));
+  const Verdict v = check_mutex(h);
+  ASSERT_EQ(v.overlaps.size(), 1u);
+  EXPECT_EQ(v.overlaps[0].window_start, TimePoint{200});
+  EXPECT_EQ(v.overlaps[0].window_end, TimePoint{201});
+  EXPECT_NE(v.explanation.find("for 1ns"), std::string::npos) << v.explanation;
+}
+
+TEST(MutexChecker, ThreeWayOverlapReportsThreePairsInOrder) {
+  Script s;
+  s.invoke_acquire(0, 0);
+  s.invoke_acquire(0, 1);
+  s.invoke_acquire(0, 2);
+  const int64_t ok0 = s.acquired(10, 0);  // [10, 100)
+  const int64_t ok1 = s.acquired(20, 1);  // [20, 60)
+  const int64_t ok2 = s.acquired(30, 2);  // [30, 80)
+  s.invoke_release(60, 1);
+  s.invoke_release(80, 2);
+  s.invoke_release(100, 0);
+  const Verdict v = check_mutex(s.finish(200));
+
+  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  ASSERT_EQ(v.overlaps.size(), 3u);
+  // By window start, then acquire indices.
+  EXPECT_EQ(v.overlaps[0].a.acquire_index, ok0);
+  EXPECT_EQ(v.overlaps[0].b.acquire_index, ok1);
+  EXPECT_EQ(v.overlaps[0].window_start, at_ms(20));
+  EXPECT_EQ(v.overlaps[0].window_end, at_ms(60));
+  EXPECT_EQ(v.overlaps[1].a.acquire_index, ok0);
+  EXPECT_EQ(v.overlaps[1].b.acquire_index, ok2);
+  EXPECT_EQ(v.overlaps[1].window_start, at_ms(30));
+  EXPECT_EQ(v.overlaps[1].window_end, at_ms(80));
+  EXPECT_EQ(v.overlaps[2].a.acquire_index, ok1);
+  EXPECT_EQ(v.overlaps[2].b.acquire_index, ok2);
+  EXPECT_EQ(v.overlaps[2].window_start, at_ms(30));
+  EXPECT_EQ(v.overlaps[2].window_end, at_ms(60));
+  EXPECT_NE(v.explanation.find("2 more overlapping pairs follow; clients involved: 0, 1, 2."),
+            std::string::npos)
+      << v.explanation;
+}
+
+TEST(MutexChecker, FailAndInfoOpsCreateNoIntervals) {
+  Script s;
+  s.invoke_acquire(0, 0);                                          // 0, process 0
+  s.op(5, 0, OpType::kFail, OpF::kAcquire, "quorum not reached");  // 1
+  s.invoke_acquire(6, 1);                                          // 2, process 1
+  // Timed out: the lock may or may not be held on the servers, but client 1
+  // does not believe it holds it, so there is no interval.
+  s.op(20, 1, OpType::kInfo, OpF::kAcquire, "timeout");          // 3
+  s.invoke_acquire(21, 2);                                       // 4, process 2
+  s.acquired(25, 2);                                             // 5: client 2 holds [25, 40)
+  s.invoke_acquire(30, 1);                                       // 6, client 1 as process 3
+  s.op(35, 1, OpType::kFail, OpF::kAcquire, "held by another");  // 7
+  s.invoke_release(40, 2);                                       // 8
+  s.op(45, 2, OpType::kInfo, OpF::kRelease, "timeout");          // 9
+  s.invoke_acquire(46, 1);                                       // 10
+  s.acquired(50, 1);                                             // 11: client 1 holds [50, 60)
+  s.invoke_release(60, 1);                                       // 12
+  s.op(61, 1, OpType::kFail, OpF::kRelease, "not the owner");    // 13
+  const History h = s.finish(100);
+
+  ASSERT_EQ(h.ops.size(), 14u);
+  EXPECT_EQ(h.ops[6].process, 3) << "the :info op retired client 1's process 1";
+  ASSERT_EQ(h.held.size(), 2u);
+  const Verdict v = check_mutex(h);
+  EXPECT_EQ(v.kind, Verdict::Kind::kValid) << v.explanation;
+  EXPECT_TRUE(v.overlaps.empty());
+}
+
+TEST(MutexChecker, NeverReleasedLockHeldUntilRunEndOverlapsLaterHolder) {
+  Script s;
+  s.invoke_acquire(0, 0);
+  const int64_t ok0 = s.acquired(10, 0);  // client 0 never releases (a stuck or paused client)
+  s.invoke_acquire(500, 1);
+  const int64_t ok1 = s.acquired(510, 1);
+  const int64_t rel1 = s.invoke_release(600, 1);
+  s.released(601, 1);
+  const History h = s.finish(1000);
+
+  ASSERT_EQ(h.held.size(), 2u);
+  const HeldInterval& stuck = h.held[1];  // closed last, by finish()
+  EXPECT_EQ(stuck.client, 0);
+  EXPECT_EQ(stuck.end, at_ms(1000));
+  EXPECT_EQ(stuck.end_reason, HeldInterval::EndReason::kRunEnd);
+  EXPECT_EQ(stuck.release_index, -1);
+
+  const Verdict v = check_mutex(h);
+  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  ASSERT_EQ(v.overlaps.size(), 1u);
+  EXPECT_EQ(v.overlaps[0].a.acquire_index, ok0);
+  EXPECT_EQ(v.overlaps[0].a.end_reason, HeldInterval::EndReason::kRunEnd);
+  EXPECT_EQ(v.overlaps[0].b.acquire_index, ok1);
+  EXPECT_EQ(v.overlaps[0].b.release_index, rel1);
+  EXPECT_EQ(v.overlaps[0].window_start, at_ms(510));
+  EXPECT_EQ(v.overlaps[0].window_end, at_ms(600));
+  EXPECT_NE(v.explanation.find("until the run ended at 1.000s, never released"), std::string::npos)
+      << v.explanation;
+}
+
+TEST(MutexChecker, CrashedHolderStopsHoldingAtTheCrash) {
+  Script s;
+  s.invoke_acquire(0, 0);
+  s.acquired(10, 0);
+  s.invoke_acquire(40, 1);
+  s.crash(50, 0);  // client 0: [10, 50)
+  s.acquired(60, 1);
+  const Verdict v = check_mutex(s.finish(100));
+  EXPECT_EQ(v.kind, Verdict::Kind::kValid) << v.explanation;
+}
+
+TEST(MutexChecker, ZeroLengthIntervalOverlapsNothing) {
+  Script s;
+  s.invoke_acquire(0, 1);
+  s.acquired(5, 1);  // client 1: [5, 20)
+  s.invoke_acquire(8, 0);
+  s.acquired(10, 0);
+  s.invoke_release(10, 0);  // client 0: [10, 10), released the instant it acquired
+  s.invoke_release(20, 1);
+  const History h = s.finish(100);
+  ASSERT_EQ(h.held.size(), 2u);
+  EXPECT_EQ(check_mutex(h).kind, Verdict::Kind::kValid);
+
+  // Also at the very start of another interval, where the sweep meets it first.
+  History z;
+  z.held.push_back(held(0, 100, 100, 0));
+  z.held.push_back(held(1, 100, 200, 2));
+  z.held.push_back(held(2, 150, 150, 4));
+  EXPECT_EQ(check_mutex(z).kind, Verdict::Kind::kValid);
+}
+
+TEST(MutexChecker, IntervalEndingBeforeItStartsIsUnknown) {
+  History h;
+  h.held.push_back(held(0, 100, 50, 0));
+  h.held.push_back(held(1, 200, 300, 2));
+  const Verdict v = check_mutex(h);
+  EXPECT_EQ(v.kind, Verdict::Kind::kUnknown);
+  EXPECT_NE(v.explanation.find("end before they start"), std::string::npos) << v.explanation;
+
+  // A proven overlap elsewhere still makes it invalid.
+  h.held.push_back(held(2, 250, 260, 4));
+  EXPECT_EQ(check_mutex(h).kind, Verdict::Kind::kInvalid);
+}
+
+// (a acquire index, b acquire index, window start, window end): the identity
+// of an overlap, for comparing against the brute force.
+using PairKey = std::tuple<int64_t, int64_t, int64_t, int64_t>;
+
+std::vector<PairKey> brute_force(const std::vector<HeldInterval>& held) {
+  std::vector<PairKey> out;
+  for (size_t i = 0; i < held.size(); ++i) {
+    for (size_t j = i + 1; j < held.size(); ++j) {
+      const HeldInterval* a = &held[i];
+      const HeldInterval* b = &held[j];
+      if (a->start == a->end || b->start == b->end) continue;
+      const int64_t lo = std::max(a->start.ns, b->start.ns);
+      const int64_t hi = std::min(a->end.ns, b->end.ns);
+      if (lo >= hi) continue;
+      if (std::tie(b->start.ns, b->acquire_index) < std::tie(a->start.ns, a->acquire_index)) {
+        std::swap(a, b);
+      }
+      out.emplace_back(a->acquire_index, b->acquire_index, lo, hi);
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const PairKey& x, const PairKey& y) {
+    return std::tie(std::get<2>(x), std::get<0>(x), std::get<1>(x)) <
+           std::tie(std::get<2>(y), std::get<0>(y), std::get<1>(y));
+  });
+  return out;
+}
+
+std::vector<PairKey> keys(const Verdict& v) {
+  std::vector<PairKey> out;
+  for (const Overlap& o : v.overlaps) {
+    EXPECT_LE(o.a.start, o.b.start);
+    out.emplace_back(o.a.acquire_index, o.b.acquire_index, o.window_start.ns, o.window_end.ns);
+  }
+  return out;
+}
+
+TEST(MutexChecker, MatchesBruteForceOnRandomHistories) {
+  sim::Rng root(20240601);
+  for (int round = 0; round < 30; ++round) {
+    sim::Rng rng = root.split("round");
+    const int n = round == 0 ? 3000 : static_cast<int>(rng.between(0, 300));
+    const int64_t span = rng.between(1, 20000);
+    History h;
+    for (int i = 0; i < n; ++i) {
+      HeldInterval x;
+      x.client = i;
+      x.process = i;
+      // Coarse grid so that touching ends, equal starts and zero lengths all
+      // turn up often.
+      x.start = TimePoint{rng.between(0, span) * 10};
+      x.end = x.start + Duration{rng.chance(0.1) ? 0 : rng.between(0, 40) * 10};
+      x.acquire_index = 2 * i;
+      x.release_index = 2 * i + 1;
+      h.held.push_back(x);
+    }
+    const Verdict v = check_mutex(h);
+    const std::vector<PairKey> expected = brute_force(h.held);
+    ASSERT_EQ(keys(v), expected) << "round " << round;
+    EXPECT_EQ(v.kind, expected.empty() ? Verdict::Kind::kValid : Verdict::Kind::kInvalid);
+    if (round == 0) {
+      EXPECT_GT(expected.size(), 100u) << "the big round should be dense";
+    }
+
+    // The input order must not leak into the output.
+    std::vector<HeldInterval> shuffled = h.held;
+    for (size_t i = shuffled.size(); i > 1; --i) std::swap(shuffled[i - 1], shuffled[rng.below(i)]);
+    History h2;
+    h2.held = shuffled;
+    const Verdict v2 = check_mutex(h2);
+    EXPECT_EQ(keys(v2), expected);
+    EXPECT_EQ(v2.explanation, v.explanation);
+  }
+}
+
+}  // namespace
+}  // namespace locksim::harness

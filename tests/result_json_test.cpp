@@ -1,0 +1,141 @@
+// result.json and the CLI's text summary, from hand-built run results.
+#include "reports/result_json.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "harness/check/mutex_checker.h"
+#include "harness/run_result.h"
+
+namespace locksim::reports {
+namespace {
+
+using harness::HeldInterval;
+using harness::HistoryRecorder;
+using harness::Op;
+using harness::OpF;
+using harness::OpType;
+using harness::RunResult;
+
+TimePoint at_ms(int64_t ms) {
+  return TimePoint{} + Duration::millis(ms);
+}
+
+// `pairs` clients each acquire at i ms and release at 100 + i ms, so every two
+// of them overlap: pairs*(pairs-1)/2 violations.
+RunResult overlapping_run(int clients) {
+  HistoryRecorder r;
+  auto op = [&](int64_t ms, int c, OpType t, OpF f) {
+    Op o;
+    o.time_ns = at_ms(ms).ns;
+    o.process = c;
+    o.client = c;
+    o.type = t;
+    o.f = f;
+    return r.record(o);
+  };
+  for (int c = 0; c < clients; ++c) op(0, c, OpType::kInvoke, OpF::kAcquire);
+  for (int c = 0; c < clients; ++c) {
+    r.begin_hold(c, c, at_ms(1 + c), op(1 + c, c, OpType::kOk, OpF::kAcquire));
+  }
+  for (int c = 0; c < clients; ++c) {
+    r.end_hold(c, at_ms(1000 + c), op(1000 + c, c, OpType::kInvoke, OpF::kRelease),
+               HeldInterval::EndReason::kRelease);
+  }
+  op(2000, 0, OpType::kOk, OpF::kRelease);
+  op(2001, 1, OpType::kFail, OpF::kRelease);
+
+  RunResult run;
+  run.algorithm = "redlock";
+  run.seed = 42;
+  run.params = {{"clients", clients}, {"ttl_ms", 30000}};
+  run.history = r.finish(at_ms(3000));
+  run.mutex = harness::check_mutex(run.history);
+  run.events = 1234;
+  run.replay_command = "locksim run --algorithm redlock --seed 42";
+  harness::fill_counts(run);
+  return run;
+}
+
+TEST(ResultJson, CountsComeFromTheHistory) {
+  const RunResult run = overlapping_run(3);
+  EXPECT_EQ(run.acquisitions, 3);
+  EXPECT_EQ(run.acquire_fail, 0);
+  EXPECT_EQ(run.releases_ok, 1);
+  EXPECT_EQ(run.releases_fail, 1);
+  EXPECT_EQ(run.releases_info, 0);
+}
+
+TEST(ResultJson, HasEveryTopLevelKeyInOrder) {
+  const RunResult run = overlapping_run(2);
+  const nlohmann::ordered_json j = result_to_json(run);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"locksim_result", "algorithm", "seed", "params", "verdict",
+                                      "safety", "counts", "held", "errors", "replay"}));
+  EXPECT_EQ(j["verdict"], "invalid");
+  EXPECT_EQ(j["seed"], 42u);
+  EXPECT_EQ(j["params"]["ttl_ms"], 30000);
+  EXPECT_EQ(j["safety"]["violations"], 1);
+  const auto& o = j["safety"]["overlaps"][0];
+  EXPECT_EQ(o["window"]["start_ns"], at_ms(2).ns);
+  EXPECT_EQ(o["window"]["end_ns"], at_ms(1000).ns);
+  EXPECT_EQ(o["window"]["start_s"], 0.002);
+  EXPECT_EQ(o["a"]["client"], 0);
+  EXPECT_EQ(o["a"]["acquire_index"], 2);
+  EXPECT_EQ(o["a"]["release_index"], 4);
+  EXPECT_EQ(o["b"]["client"], 1);
+  EXPECT_EQ(j["counts"]["acquisitions"], 2);
+  EXPECT_EQ(j["counts"]["events"], 1234);
+  EXPECT_EQ(j["held"].size(), 2u);
+  EXPECT_EQ(j["replay"], "locksim run --algorithm redlock --seed 42");
+  // Byte-deterministic.
+  EXPECT_EQ(result_json_text(run), result_json_text(overlapping_run(2)));
+  EXPECT_EQ(result_json_text(run).back(), '\n');
+}
+
+TEST(ResultJson, SummaryListsTenViolationsThenTheRest) {
+  const RunResult run = overlapping_run(6);  // 15 overlapping pairs
+  const std::string text = summary_text(run);
+  EXPECT_EQ(text.rfind("VIOLATION: mutual exclusion broken 15 times\n", 0), 0u) << text;
+  EXPECT_NE(text.find("redlock, seed 42: 20 ops, 6 acquisitions (0 failed, 0 unknown), 1 releases "
+                      "(1 failed, 0 unknown), 3.000s of true time, 1234 events\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  1. client 0 (acquire op 6, release op 12) and client 1 (acquire op 7, "
+                      "release op 13) both held the lock in [0.002s, 1.000s) for 0.998s\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  10. "), std::string::npos);
+  EXPECT_EQ(text.find("  11. "), std::string::npos);
+  EXPECT_NE(text.find("  ... and 5 more\n"), std::string::npos);
+  EXPECT_NE(text.find("replay: locksim run --algorithm redlock --seed 42\n"), std::string::npos);
+}
+
+TEST(ResultJson, ValidAndUnknownSummaries) {
+  RunResult run = overlapping_run(1);
+  EXPECT_EQ(harness::overall_verdict(run), harness::Verdict::Kind::kValid);
+  EXPECT_EQ(summary_text(run).rfind("OK: no mutual-exclusion violation in 1 acquisition\n", 0), 0u);
+  EXPECT_EQ(result_to_json(run)["verdict"], "valid");
+
+  run.errors.push_back("client 2: std::logic_error: boom\n  at frame 1");
+  EXPECT_EQ(result_to_json(run)["verdict"], "unknown");
+  const std::string text = summary_text(run);
+  EXPECT_EQ(text.rfind("UNKNOWN: no mutual-exclusion violation in 1 acquisition, but 1 client "
+                       "error was recorded\n",
+                       0),
+            0u)
+      << text;
+  EXPECT_NE(text.find("client errors (1):\n  client 2: std::logic_error: boom\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(result_to_json(run)["errors"][0], "client 2: std::logic_error: boom\n  at frame 1");
+
+  run.errors = {"bad \xff byte"};
+  EXPECT_NO_THROW(result_json_text(run));
+}
+
+}  // namespace
+}  // namespace locksim::reports
