@@ -25,6 +25,8 @@ const char* to_string(HeldInterval::EndReason r) {
   return "?";
 }
 
+std::string client_label(int client) { return "c" + std::to_string(client + 1); }
+
 int64_t HistoryRecorder::record(Op op) {
   assert(history_.ops.empty() || history_.ops.back().time_ns <= op.time_ns);
   op.index = static_cast<int64_t>(history_.ops.size());

@@ -50,6 +50,10 @@ struct HeldInterval {
 
 const char* to_string(HeldInterval::EndReason r);  // "release", "crash", "run-end"
 
+// How people see client `client` (0-based): "c1" for 0, the name of its node,
+// which is also what faults name.
+std::string client_label(int client);
+
 struct History {
   std::vector<Op> ops;  // in true-time order; index == position
   std::vector<HeldInterval> held;

@@ -67,12 +67,12 @@ Json overlap_json(const Overlap& o) {
 std::string interval_text(const HeldInterval& h) {
   switch (h.end_reason) {
     case HeldInterval::EndReason::kRelease:
-      return fmt::format("client {} (acquire op {}, release op {})", h.client, h.acquire_index,
+      return fmt::format("{} (acquire op {}, release op {})", harness::client_label(h.client), h.acquire_index,
                          h.release_index);
     case HeldInterval::EndReason::kCrash:
-      return fmt::format("client {} (acquire op {}, crashed)", h.client, h.acquire_index);
+      return fmt::format("{} (acquire op {}, crashed)", harness::client_label(h.client), h.acquire_index);
     case HeldInterval::EndReason::kRunEnd:
-      return fmt::format("client {} (acquire op {}, held until run end)", h.client,
+      return fmt::format("{} (acquire op {}, held until run end)", harness::client_label(h.client),
                          h.acquire_index);
   }
   return "";

@@ -121,8 +121,8 @@ TEST(MutexChecker, OverlapReportsBothOpsAndExactWindow) {
   EXPECT_EQ(o.window_end, at_ms(50));
   EXPECT_EQ(v.explanation,
             "Mutual exclusion was violated: 1 overlapping pair among 2 held intervals. The first: "
-            "client 0 (process 0) held the lock from 0.010s (acquire op 1) until 0.050s (release "
-            "op 4), and client 1 (process 1) acquired it at 0.030s (acquire op 3) while client 0 "
+            "c1 (process 0) held the lock from 0.010s (acquire op 1) until 0.050s (release "
+            "op 4), and c2 (process 1) acquired it at 0.030s (acquire op 3) while c1 "
             "still held it, so both held it in [0.030s, 0.050s) for 0.020s.");
 }
 
@@ -180,7 +180,7 @@ TEST(MutexChecker, ThreeWayOverlapReportsThreePairsInOrder) {
   EXPECT_EQ(v.overlaps[2].b.acquire_index, ok2);
   EXPECT_EQ(v.overlaps[2].window_start, at_ms(30));
   EXPECT_EQ(v.overlaps[2].window_end, at_ms(60));
-  EXPECT_NE(v.explanation.find("2 more overlapping pairs follow; clients involved: 0, 1, 2."),
+  EXPECT_NE(v.explanation.find("2 more overlapping pairs follow; clients involved: c1, c2, c3."),
             std::string::npos)
       << v.explanation;
 }

@@ -104,7 +104,7 @@ TEST(ResultJson, SummaryListsTenViolationsThenTheRest) {
                       "(1 failed, 0 unknown), 3.000s of true time, 1234 events\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("  1. client 0 (acquire op 6, release op 12) and client 1 (acquire op 7, "
+  EXPECT_NE(text.find("  1. c1 (acquire op 6, release op 12) and c2 (acquire op 7, "
                       "release op 13) both held the lock in [0.002s, 1.000s) for 0.998s\n"),
             std::string::npos)
       << text;

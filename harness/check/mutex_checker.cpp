@@ -58,12 +58,12 @@ std::string explain_invalid(const std::vector<Overlap>& overlaps, size_t interva
   const Overlap& o = overlaps.front();
   std::string text = fmt::format(
       "Mutual exclusion was violated: {} overlapping pair{} among {} held intervals. The first: "
-      "client {} (process {}) held the lock from {} (acquire op {}) {}, and client {} (process "
-      "{}) acquired it at {} (acquire op {}) while client {} still held it, so both held it in "
+      "{} (process {}) held the lock from {} (acquire op {}) {}, and {} (process "
+      "{}) acquired it at {} (acquire op {}) while {} still held it, so both held it in "
       "[{}, {}) for {}.",
-      overlaps.size(), overlaps.size() == 1 ? "" : "s", intervals, o.a.client, o.a.process,
-      seconds_text(o.a.start.ns), o.a.acquire_index, end_text(o.a), o.b.client, o.b.process,
-      seconds_text(o.b.start.ns), o.b.acquire_index, o.a.client, seconds_text(o.window_start.ns),
+      overlaps.size(), overlaps.size() == 1 ? "" : "s", intervals, client_label(o.a.client), o.a.process,
+      seconds_text(o.a.start.ns), o.a.acquire_index, end_text(o.a), client_label(o.b.client), o.b.process,
+      seconds_text(o.b.start.ns), o.b.acquire_index, client_label(o.a.client), seconds_text(o.window_start.ns),
       seconds_text(o.window_end.ns), duration_text(o.window_end.ns - o.window_start.ns));
   if (overlaps.size() > 1) {
     std::set<int> clients;  // ordered, so the list reads the same every time
@@ -72,7 +72,7 @@ std::string explain_invalid(const std::vector<Overlap>& overlaps, size_t interva
       clients.insert(x.b.client);
     }
     std::string names;
-    for (int c : clients) names += (names.empty() ? "" : ", ") + std::to_string(c);
+    for (int c : clients) names += (names.empty() ? "" : ", ") + client_label(c);
     text += fmt::format(" {} more overlapping pair{} follow; clients involved: {}.",
                         overlaps.size() - 1, overlaps.size() == 2 ? "" : "s", names);
   }

@@ -1,0 +1,94 @@
+#include "algorithms/naive_setnx.h"
+
+#include <cassert>
+
+#include "algorithms/set_nx_lua.h"  // make_token
+
+namespace locksim::algorithms {
+
+NaiveSetnx::NaiveSetnx(Params params) : params_(params) {
+  assert(params_.ttl > Duration::zero());
+  assert(params_.max_attempts >= 1);
+  assert(params_.retry_min <= params_.retry_max);
+  assert(params_.expire_delay >= Duration::zero());
+}
+
+int64_t NaiveSetnx::expire_seconds(Duration ttl) {
+  const int64_t second_ns = Duration::seconds(1).ns;
+  const int64_t s = (ttl.ns + second_ns - 1) / second_ns;  // round up: never expire early
+  return s < 1 ? 1 : s;
+}
+
+AcquireResult NaiveSetnx::acquire(Env& env, const std::string& resource) {
+  assert(params_.server < env.redis_count());
+  RedisConnection& redis = env.redis(params_.server);
+  AcquireResult result;
+  const std::string token = make_token(env);
+  const TimePoint start = env.now();
+  const std::string ttl_s = std::to_string(expire_seconds(params_.ttl));
+  bool outcome_unknown = false;  // an earlier SETNX timed out: it may have landed
+
+  for (int attempt = 1; attempt <= params_.max_attempts; ++attempt) {
+    result.attempts = attempt;
+    Reply r = redis.command({"SETNX", resource, token});
+    bool won = r.is_integer(1);
+    if (r.is_integer(0) && outcome_unknown) {
+      // The key exists. If an earlier, timed-out SETNX of ours created it, we
+      // hold the lock — and its key has no expiry yet, since we never got to
+      // step 3. Ask rather than wait: without an EXPIRE it would never go.
+      Reply owner = redis.command({"GET", resource});
+      won = owner.kind == Reply::Kind::kBulk && owner.text == token;
+      if (owner.is_io_error()) r = owner;
+    }
+    if (won) {
+      result.outcome = Outcome::kOk;
+      result.lease.resource = resource;
+      result.lease.token = token;
+      result.lease.acquired_local = start;
+      result.detail.clear();
+      // The window this algorithm is known for: from here until EXPIRE lands,
+      // the key has no expiry. A scenario widens it to crash a client inside.
+      if (params_.expire_delay > Duration::zero()) env.sleep(params_.expire_delay);
+      const Reply e = redis.command({"EXPIRE", resource, ttl_s});
+      // Faithful to the naive client: the EXPIRE reply changes nothing, we
+      // already hold the lock. It is noted so the history shows the hazard.
+      if (e.is_io_error()) {
+        result.detail = "EXPIRE failed (" + e.text + "): the key may have no expiry";
+      } else if (e.is_integer(0)) {
+        result.detail = "EXPIRE found no key: it was deleted between SETNX and EXPIRE";
+      } else if (e.is_error()) {
+        result.detail = "EXPIRE failed (" + e.text + "): the key has no expiry";
+      }
+      // Counted from before the first SETNX, with the TTL the user asked for
+      // (not the rounded-up one): the client must not assume more than that.
+      result.lease.validity = params_.ttl - (env.now() - start);
+      return result;
+    }
+    if (r.is_io_error()) {
+      outcome_unknown = true;
+      result.detail = r.text;
+    } else if (r.is_error()) {
+      result.detail = r.text;
+    } else {
+      result.detail = "held by another client";
+    }
+    if (attempt < params_.max_attempts) {
+      env.sleep(Duration{random_between(env, params_.retry_min.ns, params_.retry_max.ns)});
+    }
+  }
+  result.outcome = outcome_unknown ? Outcome::kUnknown : Outcome::kFail;
+  return result;
+}
+
+ReleaseResult NaiveSetnx::release(Env& env, const Lease& lease) {
+  RedisConnection& redis = env.redis(params_.server);
+  // No ownership check: if our lease expired and someone else took the lock,
+  // this deletes *their* key. That is the flaw this algorithm exists to show.
+  const Reply r = redis.command({"DEL", lease.resource});
+  if (r.is_integer(1)) return {Outcome::kOk, ""};
+  if (r.is_io_error()) return {Outcome::kUnknown, r.text};
+  if (r.is_error()) return {Outcome::kFail, r.text};
+  return {Outcome::kFail, "key already gone"};
+}
+
+}  // namespace locksim::algorithms

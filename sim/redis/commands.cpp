@@ -1,0 +1,380 @@
+// The command bodies of the simulated Redis server, each following the
+// corresponding function of Redis 7.0 (t_string.c, expire.c, db.c, eval.c)
+// closely enough to give the same reply and the same error text.
+#include <cassert>
+#include <climits>
+#include <optional>
+
+#include "sim/redis/server.h"
+#include "sim/redis/sha1.h"
+
+namespace locksim::sim::redis {
+namespace {
+
+const Reply kNotInteger = Reply::error("ERR value is not an integer or out of range");
+const Reply kSyntaxError = Reply::error("ERR syntax error");
+const Reply kNoScript = Reply::error("NOSCRIPT No matching script. Please use EVAL.");
+
+std::string lowercase(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
+Reply invalid_expire(const std::string& command) {
+  return Reply::error("ERR invalid expire time in '" + command + "' command");
+}
+
+Reply wrong_arity(const std::string& full_name) {
+  return Reply::error("ERR wrong number of arguments for '" + full_name + "' command");
+}
+
+// Redis' string2ll: strict decimal, no spaces, no '+', no leading zeros, no
+// "-0", at most 20 characters, within int64. Everything Redis reads as an
+// integer (values for INCR, TTLs, numkeys) goes through it.
+std::optional<int64_t> string2ll(const std::string& s) {
+  constexpr size_t kMaxLength = 20;  // LONG_STR_SIZE - 1
+  if (s.empty() || s.size() > kMaxLength) return std::nullopt;
+  if (s == "0") return 0;
+  size_t i = 0;
+  const bool negative = s[0] == '-';
+  if (negative) {
+    ++i;
+    if (i == s.size()) return std::nullopt;
+  }
+  if (s[i] < '1' || s[i] > '9') return std::nullopt;
+  uint64_t v = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return std::nullopt;
+    const uint64_t digit = static_cast<uint64_t>(s[i] - '0');
+    if (v > (UINT64_MAX - digit) / 10) return std::nullopt;
+    v = v * 10 + digit;
+  }
+  if (negative) {
+    if (v > static_cast<uint64_t>(INT64_MAX) + 1) return std::nullopt;
+    return static_cast<int64_t>(0 - v);  // two's complement; exact for INT64_MIN
+  }
+  if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+  return static_cast<int64_t>(v);
+}
+
+Reply bulk_or_nil(const Entry* entry) {
+  return entry != nullptr ? Reply::bulk(entry->value) : Reply::nil();
+}
+
+// Options of SET, parsed as Redis' parseExtendedStringArgumentsOrReply does:
+// each option is accepted only if no conflicting one came before it.
+struct SetOptions {
+  bool nx = false, xx = false, get = false, keepttl = false;
+  enum class Unit { kNone, kEx, kPx, kExAt, kPxAt } unit = Unit::kNone;
+  const std::string* expire_arg = nullptr;
+};
+
+std::optional<SetOptions> parse_set_options(const std::vector<std::string>& argv) {
+  using Unit = SetOptions::Unit;
+  SetOptions o;
+  for (size_t j = 3; j < argv.size(); ++j) {
+    const std::string opt = lowercase(argv[j]);
+    const bool has_next = j + 1 < argv.size();
+    auto expire_allowed = [&](Unit self) {
+      return !o.keepttl && has_next && (o.unit == Unit::kNone || o.unit == self);
+    };
+    if (opt == "nx" && !o.xx) {
+      o.nx = true;
+    } else if (opt == "xx" && !o.nx) {
+      o.xx = true;
+    } else if (opt == "get") {
+      o.get = true;
+    } else if (opt == "keepttl" && o.unit == Unit::kNone) {
+      o.keepttl = true;
+    } else if ((opt == "ex" && expire_allowed(Unit::kEx)) ||
+               (opt == "px" && expire_allowed(Unit::kPx)) ||
+               (opt == "exat" && expire_allowed(Unit::kExAt)) ||
+               (opt == "pxat" && expire_allowed(Unit::kPxAt))) {
+      o.unit = opt == "ex"     ? Unit::kEx
+               : opt == "px"   ? Unit::kPx
+               : opt == "exat" ? Unit::kExAt
+                               : Unit::kPxAt;
+      o.expire_arg = &argv[++j];  // a repeated option overrides: Redis keeps the last
+    } else {
+      return std::nullopt;
+    }
+  }
+  return o;
+}
+
+}  // namespace
+
+Reply Server::cmd_get(const Argv& argv, int64_t now_ms) {
+  return bulk_or_nil(keyspace_.find(argv[1], now_ms));
+}
+
+Reply Server::cmd_set(const Argv& argv, int64_t now_ms) {
+  using Unit = SetOptions::Unit;
+  const std::optional<SetOptions> options = parse_set_options(argv);
+  if (!options) return kSyntaxError;
+  const SetOptions& o = *options;
+
+  // getExpireMillisecondsOrReply.
+  std::optional<int64_t> expire_at_ms;
+  if (o.expire_arg != nullptr) {
+    const std::optional<int64_t> parsed = string2ll(*o.expire_arg);
+    if (!parsed) return kNotInteger;
+    int64_t ms = *parsed;
+    const bool seconds = o.unit == Unit::kEx || o.unit == Unit::kExAt;
+    if (ms <= 0 || (seconds && ms > INT64_MAX / 1000)) return invalid_expire("set");
+    if (seconds) ms *= 1000;
+    if (o.unit == Unit::kEx || o.unit == Unit::kPx) {
+      if (__builtin_add_overflow(ms, now_ms, &ms)) return invalid_expire("set");
+    }
+    if (ms <= 0) return invalid_expire("set");
+    expire_at_ms = ms;
+  }
+
+  const std::string& key = argv[1];
+  Entry* existing = keyspace_.find(key, now_ms);
+  Reply old_value = bulk_or_nil(existing);
+  if ((o.nx && existing != nullptr) || (o.xx && existing == nullptr)) {
+    return o.get ? old_value : Reply::nil();
+  }
+  if (o.keepttl) expire_at_ms = existing != nullptr ? existing->expire_at_ms : std::nullopt;
+  keyspace_.put(key, argv[2], expire_at_ms);
+  return o.get ? old_value : Reply::ok();
+}
+
+Reply Server::cmd_setnx(const Argv& argv, int64_t now_ms) {
+  if (keyspace_.find(argv[1], now_ms) != nullptr) return Reply::integer_reply(0);
+  keyspace_.put(argv[1], argv[2], std::nullopt);
+  return Reply::integer_reply(1);
+}
+
+Reply Server::cmd_getset(const Argv& argv, int64_t now_ms) {
+  Reply old_value = bulk_or_nil(keyspace_.find(argv[1], now_ms));
+  keyspace_.put(argv[1], argv[2], std::nullopt);  // GETSET drops any TTL
+  return old_value;
+}
+
+Reply Server::cmd_del(const Argv& argv, int64_t now_ms) {
+  int64_t deleted = 0;
+  for (size_t i = 1; i < argv.size(); ++i) deleted += keyspace_.erase(argv[i], now_ms) ? 1 : 0;
+  return Reply::integer_reply(deleted);
+}
+
+Reply Server::cmd_exists(const Argv& argv, int64_t now_ms) {
+  int64_t count = 0;  // a key named twice counts twice, as in Redis
+  for (size_t i = 1; i < argv.size(); ++i) count += keyspace_.find(argv[i], now_ms) ? 1 : 0;
+  return Reply::integer_reply(count);
+}
+
+Reply Server::cmd_expire(const Argv& argv, int64_t now_ms) {
+  return expire_generic(argv, now_ms, now_ms, true);
+}
+Reply Server::cmd_pexpire(const Argv& argv, int64_t now_ms) {
+  return expire_generic(argv, now_ms, now_ms, false);
+}
+Reply Server::cmd_expireat(const Argv& argv, int64_t now_ms) {
+  return expire_generic(argv, now_ms, 0, true);
+}
+Reply Server::cmd_pexpireat(const Argv& argv, int64_t now_ms) {
+  return expire_generic(argv, now_ms, 0, false);
+}
+
+// Redis' expireGenericCommand, with the 7.0 options NX XX GT LT.
+Reply Server::expire_generic(const Argv& argv, int64_t now_ms, int64_t base_ms, bool seconds) {
+  bool nx = false, xx = false, gt = false, lt = false;
+  for (size_t j = 3; j < argv.size(); ++j) {
+    const std::string opt = lowercase(argv[j]);
+    if (opt == "nx") {
+      nx = true;
+    } else if (opt == "xx") {
+      xx = true;
+    } else if (opt == "gt") {
+      gt = true;
+    } else if (opt == "lt") {
+      lt = true;
+    } else {
+      return Reply::error("ERR Unsupported option " + argv[j]);
+    }
+  }
+  if (nx && (xx || gt || lt)) {
+    return Reply::error("ERR NX and XX, GT or LT options at the same time are not compatible");
+  }
+  if (gt && lt) return Reply::error("ERR GT and LT options at the same time are not compatible");
+
+  const std::optional<int64_t> parsed = string2ll(argv[2]);
+  if (!parsed) return kNotInteger;
+  int64_t when = *parsed;
+  const std::string name = lowercase(argv[0]);
+  if (seconds) {
+    if (when > INT64_MAX / 1000 || when < INT64_MIN / 1000) return invalid_expire(name);
+    when *= 1000;
+  }
+  if (when > INT64_MAX - base_ms) return invalid_expire(name);
+  when += base_ms;
+
+  const std::string& key = argv[1];
+  Entry* entry = keyspace_.find(key, now_ms);
+  if (entry == nullptr) return Reply::integer_reply(0);
+  const std::optional<int64_t> current = entry->expire_at_ms;  // none = infinite TTL
+  if (nx && current) return Reply::integer_reply(0);
+  if (xx && !current) return Reply::integer_reply(0);
+  if (gt && (!current || when <= *current)) return Reply::integer_reply(0);
+  if (lt && current && when >= *current) return Reply::integer_reply(0);
+
+  // checkAlreadyExpired: a deadline at or before now deletes the key at once.
+  if (when <= now_ms) {
+    keyspace_.erase(key, now_ms);
+  } else {
+    keyspace_.set_expire(key, when);
+  }
+  return Reply::integer_reply(1);
+}
+
+Reply Server::cmd_persist(const Argv& argv, int64_t now_ms) {
+  Entry* entry = keyspace_.find(argv[1], now_ms);
+  if (entry == nullptr || !entry->expire_at_ms) return Reply::integer_reply(0);
+  keyspace_.set_expire(argv[1], std::nullopt);
+  return Reply::integer_reply(1);
+}
+
+Reply Server::cmd_ttl(const Argv& argv, int64_t now_ms) {
+  return ttl_generic(argv, now_ms, false);
+}
+Reply Server::cmd_pttl(const Argv& argv, int64_t now_ms) {
+  return ttl_generic(argv, now_ms, true);
+}
+
+Reply Server::ttl_generic(const Argv& argv, int64_t now_ms, bool in_ms) {
+  const Entry* entry = keyspace_.find(argv[1], now_ms);
+  if (entry == nullptr) return Reply::integer_reply(-2);
+  if (!entry->expire_at_ms) return Reply::integer_reply(-1);
+  int64_t ttl_ms = *entry->expire_at_ms - now_ms;
+  if (ttl_ms < 0) ttl_ms = 0;  // unreachable after lazy expiry, kept as Redis has it
+  return Reply::integer_reply(in_ms ? ttl_ms : (ttl_ms + 500) / 1000);
+}
+
+Reply Server::cmd_incr(const Argv& argv, int64_t now_ms) {
+  return incr_generic(argv[1], 1, now_ms);
+}
+Reply Server::cmd_decr(const Argv& argv, int64_t now_ms) {
+  return incr_generic(argv[1], -1, now_ms);
+}
+Reply Server::cmd_incrby(const Argv& argv, int64_t now_ms) {
+  const std::optional<int64_t> increment = string2ll(argv[2]);
+  if (!increment) return kNotInteger;
+  return incr_generic(argv[1], *increment, now_ms);
+}
+
+// Redis' incrDecrCommand: the value must be a strict integer; the TTL stays.
+Reply Server::incr_generic(const std::string& key, int64_t increment, int64_t now_ms) {
+  Entry* entry = keyspace_.find(key, now_ms);
+  int64_t old_value = 0;
+  if (entry != nullptr) {
+    const std::optional<int64_t> parsed = string2ll(entry->value);
+    if (!parsed) return kNotInteger;
+    old_value = *parsed;
+  }
+  int64_t new_value = 0;
+  if (__builtin_add_overflow(old_value, increment, &new_value)) {
+    return Reply::error("ERR increment or decrement would overflow");
+  }
+  if (entry != nullptr) {
+    entry->value = std::to_string(new_value);
+  } else {
+    keyspace_.put(key, std::to_string(new_value), std::nullopt);
+  }
+  return Reply::integer_reply(new_value);
+}
+
+Reply Server::cmd_dbsize(const Argv& /*argv*/, int64_t /*now_ms*/) {
+  return Reply::integer_reply(static_cast<int64_t>(keyspace_.size()));
+}
+
+Reply Server::cmd_ping(const Argv& argv, int64_t /*now_ms*/) {
+  if (argv.size() > 2) return wrong_arity("ping");
+  return argv.size() == 1 ? Reply::status("PONG") : Reply::bulk(argv[1]);
+}
+
+// evalGenericCommand's checks of numkeys, shared by EVAL and EVALSHA.
+namespace {
+std::optional<Reply> check_numkeys(const std::vector<std::string>& argv, int64_t* numkeys) {
+  const std::optional<int64_t> parsed = string2ll(argv[2]);
+  if (!parsed) return kNotInteger;
+  if (*parsed > static_cast<int64_t>(argv.size()) - 3) {
+    return Reply::error("ERR Number of keys can't be greater than number of args");
+  }
+  if (*parsed < 0) return Reply::error("ERR Number of keys can't be negative");
+  *numkeys = *parsed;
+  return std::nullopt;
+}
+}  // namespace
+
+Reply Server::cmd_eval(const Argv& argv, int64_t now_ms) {
+  int64_t numkeys = 0;
+  if (auto error = check_numkeys(argv, &numkeys)) return *error;
+  // EVAL caches the script too, so a later EVALSHA finds it.
+  LuaScripting::LoadResult loaded = scripting_.load(argv[1]);
+  if (loaded.error) return *loaded.error;
+  return run_script(loaded.sha, argv, numkeys, now_ms);
+}
+
+Reply Server::cmd_evalsha(const Argv& argv, int64_t now_ms) {
+  if (argv[1].size() != 40) return kNoScript;
+  int64_t numkeys = 0;
+  if (auto error = check_numkeys(argv, &numkeys)) return *error;
+  const std::string sha = lowercase(argv[1]);  // Redis matches shas case-insensitively
+  if (!scripting_.exists(sha)) return kNoScript;
+  return run_script(sha, argv, numkeys, now_ms);
+}
+
+Reply Server::run_script(const std::string& sha, const Argv& argv, int64_t numkeys,
+                         int64_t now_ms) {
+  assert(numkeys >= 0 && 3 + static_cast<size_t>(numkeys) <= argv.size());
+  const auto keys_end = argv.begin() + 3 + numkeys;
+  const Argv keys(argv.begin() + 3, keys_end);
+  const Argv args(keys_end, argv.end());
+  // Time is frozen at now_ms for the whole script, as Redis freezes it.
+  const LuaScripting::CommandRunner runner = [this, now_ms](const Argv& call_argv) {
+    return execute_from_script(call_argv, now_ms);
+  };
+  return scripting_.run(sha, keys, args, runner);
+}
+
+Reply Server::cmd_script(const Argv& argv, int64_t /*now_ms*/) {
+  const std::string sub = lowercase(argv[1]);
+  if (sub == "load") {
+    if (argv.size() != 3) return wrong_arity("script|load");
+    LuaScripting::LoadResult loaded = scripting_.load(argv[2]);
+    if (loaded.error) return *loaded.error;
+    return Reply::bulk(loaded.sha);
+  }
+  if (sub == "exists") {
+    if (argv.size() < 3) return wrong_arity("script|exists");
+    std::vector<Reply> found;
+    for (size_t i = 2; i < argv.size(); ++i) {
+      found.push_back(Reply::integer_reply(scripting_.exists(lowercase(argv[i])) ? 1 : 0));
+    }
+    return Reply::array(std::move(found));
+  }
+  if (sub == "flush") {
+    const bool mode_ok =
+        argv.size() == 2 ||
+        (argv.size() == 3 && (lowercase(argv[2]) == "sync" || lowercase(argv[2]) == "async"));
+    if (!mode_ok) return Reply::error("ERR SCRIPT FLUSH only support SYNC|ASYNC option");
+    scripting_.flush();
+    return Reply::ok();
+  }
+  if (sub == "kill") {
+    if (argv.size() != 2) return wrong_arity("script|kill");
+    // Scripts run to completion inside one command, so none is ever running.
+    return Reply::error("NOTBUSY No scripts in execution right now.");
+  }
+  std::string shown = argv[1].substr(0, 128);
+  for (char& c : shown) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+  return Reply::error("ERR unknown subcommand '" + shown + "'. Try SCRIPT HELP.");
+}
+
+}  // namespace locksim::sim::redis

@@ -1,0 +1,84 @@
+// The simulated Redis keyspace: string values with optional absolute expiry.
+//
+// Expiry is stored, as in Redis, as an absolute unix time in milliseconds on
+// the server's own clock. So a clock that jumps or drifts on the server moves
+// every lease it holds: that is exactly the failure mode Redlock critics point
+// at, and the reason the simulated server must not store relative TTLs.
+//
+// Two ways a key dies, both as Redis 7.0 does them:
+//  - lazily: any lookup of a key whose expire time is strictly before `now`
+//    deletes it first and reports it absent (Redis' keyIsExpired is now > when);
+//  - actively: a periodic cycle samples keys with an expiry and deletes the
+//    expired ones (active_expire).
+//
+// Keys live in a std::map so every iteration order is the sorted key order,
+// never a hash or pointer order that could differ between runs.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "sim/rng.h"
+
+namespace locksim::sim::redis {
+
+// One key's state. `expire_at_ms` is absolute unix-ms on the server clock.
+struct Entry {
+  std::string value;
+  std::optional<int64_t> expire_at_ms;
+
+  bool operator==(const Entry&) const = default;
+};
+
+class Keyspace {
+ public:
+  // Redis' keyIsExpired: a key whose expire time equals now is still alive.
+  static bool is_expired(const Entry& entry, int64_t now_ms) {
+    return entry.expire_at_ms.has_value() && now_ms > *entry.expire_at_ms;
+  }
+
+  // The live entry for `key`, or nullptr. Deletes the key first if it has
+  // expired at `now_ms` (lazy expiry), so callers never see a dead key.
+  Entry* find(const std::string& key, int64_t now_ms);
+
+  // Inserts or overwrites `key`. `expire_at_ms` nullopt means no expiry.
+  void put(const std::string& key, std::string value, std::optional<int64_t> expire_at_ms);
+
+  // Changes the expiry of an existing key (nullopt removes it). The key must exist.
+  void set_expire(const std::string& key, std::optional<int64_t> expire_at_ms);
+
+  // Removes `key` if present (expired or not); true if it was there and alive
+  // at `now_ms`, which is what DEL counts.
+  bool erase(const std::string& key, int64_t now_ms);
+
+  // Redis' activeExpireCycle, simplified: sample up to kSampleSize keys that
+  // have an expiry, delete the expired ones, and repeat while more than 25% of
+  // the sample was expired, at most kMaxRounds rounds. Sampling draws from
+  // `rng` over the sorted set of keys with an expiry. Returns the deleted keys
+  // in deletion order.
+  std::vector<std::string> active_expire(int64_t now_ms, Rng& rng);
+
+  const std::map<std::string, Entry>& entries() const { return entries_; }
+  void replace_all(std::map<std::string, Entry> entries);
+  void clear();
+  size_t size() const { return entries_.size(); }
+
+  static constexpr size_t kSampleSize = 20;
+  static constexpr int kMaxRounds = 16;
+
+ private:
+  void remove(const std::string& key);
+  void check_invariants() const;
+
+  std::map<std::string, Entry> entries_;
+  // The keys of entries_ that have an expiry, kept in sync with entries_ so
+  // active expiry samples only among them (Redis keeps a separate expires dict
+  // for the same reason).
+  std::set<std::string> volatile_keys_;
+};
+
+}  // namespace locksim::sim::redis

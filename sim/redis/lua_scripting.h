@@ -1,0 +1,106 @@
+// EVAL's engine: runs Redis Lua scripts on an embedded Lua 5.1, as Redis 7.0 does.
+//
+// What it reproduces, because lock algorithms depend on it:
+//  - the script cache keyed by the SHA-1 hex of the body (EVALSHA, SCRIPT LOAD);
+//  - the conversions between Redis replies and Lua values in both directions,
+//    and the exact error texts redis-server 7.0 produces (checked by
+//    tests/redis_differential_test.cpp);
+//  - the sandbox: only base/table/string/math, no loadfile/dofile/print, globals
+//    read-only, reading an undefined global is an error;
+//  - math.random/math.randomseed on Redis' own rand48 generator. Redis 7.0
+//    does NOT reseed it per script (6.x did, for verbatim script replication;
+//    7.0 replicates effects): one stream per server process, starting from
+//    rand48's default state, carried across scripts and SCRIPT FLUSH. We do
+//    the same, so script results match redis-server and stay deterministic.
+//
+// What it adds, because a simulation must never hang: a script is stopped
+// after a bounded number of Lua instructions and a bounded amount of memory
+// (the real server would go BUSY instead). Scripts run to completion on the
+// caller's stack: they cannot yield, so they are atomic by construction.
+//
+// Not reproduced: the cjson/cmsgpack/bit/struct libraries, redis.setresp
+// (RESP3), SCRIPT KILL of a running script, and a read-only protection of
+// library tables that survives rawset (rawset leftovers are wiped after each
+// script instead, so nothing leaks between scripts).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "env/reply.h"
+
+struct lua_State;
+
+namespace locksim::sim::redis {
+
+class LuaScripting {
+ public:
+  // Executes one Redis command on behalf of redis.call/redis.pcall. Returns
+  // the reply; an error reply is raised (call) or returned as {err=...} (pcall).
+  using CommandRunner = std::function<Reply(const std::vector<std::string>& argv)>;
+
+  // Stops runaway scripts; plenty for any lock script (they run < 1000).
+  static constexpr uint64_t kDefaultInstructionLimit = 50'000'000;
+  // Caps the Lua heap, so string.rep(...) cannot exhaust the host.
+  static constexpr size_t kDefaultMemoryLimitBytes = size_t{256} << 20;
+
+  LuaScripting();
+  ~LuaScripting();
+  LuaScripting(const LuaScripting&) = delete;
+  LuaScripting& operator=(const LuaScripting&) = delete;
+
+  // Compiles `body` and caches it under its SHA-1 hex (a no-op when already
+  // cached). Returns the sha, or the compile-error reply Redis gives.
+  struct LoadResult {
+    std::string sha;
+    std::optional<Reply> error;
+  };
+  LoadResult load(const std::string& body);
+
+  // `sha` must be lowercase hex.
+  bool exists(const std::string& sha) const { return bodies_.count(sha) != 0; }
+
+  // Runs a cached script with the given KEYS and ARGV. `sha` must exist.
+  Reply run(const std::string& sha, const std::vector<std::string>& keys,
+            const std::vector<std::string>& args, const CommandRunner& runner);
+
+  // SCRIPT FLUSH: forgets every script and restarts the interpreter, as Redis
+  // does. The math.random stream goes on (it is process state in Redis).
+  void flush();
+
+  // A server restart: flush() and the math.random stream back to its start.
+  void restart();
+
+  // The cached script bodies by sha, e.g. to replicate EVALSHA as EVAL.
+  const std::map<std::string, std::string>& scripts() const { return bodies_; }
+
+  void set_instruction_limit(uint64_t limit) { instruction_limit_ = limit; }
+
+ private:
+  friend struct LuaCallbacks;  // the C functions registered into Lua
+
+  lua_State* state();  // creates the interpreter on first use
+  void close();
+
+  lua_State* lua_ = nullptr;
+  std::map<std::string, std::string> bodies_;  // sha -> body, sorted: order never leaks
+  uint64_t instruction_limit_ = kDefaultInstructionLimit;
+
+  // Per-run state, valid only while run() executes.
+  const CommandRunner* runner_ = nullptr;
+  uint64_t instructions_ = 0;
+  bool killed_ = false;
+  bool in_script_ = false;  // the memory limit applies only while a script runs
+  // Redis' redisLrand48 state (48 bits), from rand48's default seed.
+  static constexpr uint64_t kRand48InitialState = 0x1234abcd330eULL;
+  uint64_t rand48_state_ = kRand48InitialState;
+
+  size_t memory_used_bytes_ = 0;
+  size_t memory_limit_bytes_ = kDefaultMemoryLimitBytes;
+};
+
+}  // namespace locksim::sim::redis

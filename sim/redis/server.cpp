@@ -1,0 +1,116 @@
+// Command dispatch: lookup, arity, and the errors Redis gives before a command
+// runs. The command bodies are in commands.cpp.
+#include "sim/redis/server.h"
+
+#include <cassert>
+
+namespace locksim::sim::redis {
+namespace {
+
+std::string lowercase(std::string s) {
+  for (char& c : s) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+  return s;
+}
+
+std::string map_newlines(std::string s) {
+  for (char& c : s) {
+    if (c == '\r' || c == '\n') c = ' ';
+  }
+  return s;
+}
+
+bool arity_ok(int arity, size_t argc) {
+  return arity > 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
+}
+
+// Redis' text for an unknown command: the name as typed and the first
+// arguments, quoted, cut after 128 characters.
+Reply unknown_command(const std::vector<std::string>& argv) {
+  constexpr size_t kLimit = 128;
+  std::string args;
+  for (size_t i = 1; i < argv.size() && args.size() < kLimit; ++i) {
+    args += "'" + argv[i].substr(0, kLimit - args.size()) + "' ";
+  }
+  return Reply::error(map_newlines("ERR unknown command '" + argv[0].substr(0, kLimit) +
+                                   "', with args beginning with: " + args));
+}
+
+}  // namespace
+
+Server::Server(uint64_t seed) : expire_rng_(Rng(seed).split("active-expire")) {}
+
+Server::~Server() = default;
+
+const std::map<std::string, Server::Command>& Server::command_table() {
+  // Arity and flags as in Redis 7.0's command table.
+  static const std::map<std::string, Command> table = {
+      {"get", {2, false, &Server::cmd_get}},
+      {"set", {-3, false, &Server::cmd_set}},
+      {"setnx", {3, false, &Server::cmd_setnx}},
+      {"getset", {3, false, &Server::cmd_getset}},
+      {"del", {-2, false, &Server::cmd_del}},
+      {"exists", {-2, false, &Server::cmd_exists}},
+      {"expire", {-3, false, &Server::cmd_expire}},
+      {"pexpire", {-3, false, &Server::cmd_pexpire}},
+      {"expireat", {-3, false, &Server::cmd_expireat}},
+      {"pexpireat", {-3, false, &Server::cmd_pexpireat}},
+      {"persist", {2, false, &Server::cmd_persist}},
+      {"ttl", {2, false, &Server::cmd_ttl}},
+      {"pttl", {2, false, &Server::cmd_pttl}},
+      {"incr", {2, false, &Server::cmd_incr}},
+      {"decr", {2, false, &Server::cmd_decr}},
+      {"incrby", {3, false, &Server::cmd_incrby}},
+      {"dbsize", {1, false, &Server::cmd_dbsize}},
+      {"ping", {-1, false, &Server::cmd_ping}},
+      {"eval", {-3, true, &Server::cmd_eval}},
+      {"evalsha", {-3, true, &Server::cmd_evalsha}},
+      {"script", {-2, true, &Server::cmd_script}},
+  };
+  return table;
+}
+
+const Server::Command* Server::find_command(const std::string& lowercase_name) {
+  const auto& table = command_table();
+  auto it = table.find(lowercase_name);
+  return it == table.end() ? nullptr : &it->second;
+}
+
+Reply Server::execute(const std::vector<std::string>& argv, TimePoint now) {
+  // Redis ignores an empty command line; a command vector is never empty in practice.
+  if (argv.empty()) return Reply::error("ERR empty command");
+  const std::string name = lowercase(argv[0]);
+  const Command* command = find_command(name);
+  if (command == nullptr) return unknown_command(argv);
+  if (!arity_ok(command->arity, argv.size())) {
+    return Reply::error("ERR wrong number of arguments for '" + name + "' command");
+  }
+  return (this->*command->handler)(argv, now.to_ms());
+}
+
+Reply Server::execute_from_script(const Argv& argv, int64_t now_ms) {
+  assert(!argv.empty());
+  const Command* command = find_command(lowercase(argv[0]));
+  if (command == nullptr) return Reply::error("ERR Unknown Redis command called from script");
+  if (!arity_ok(command->arity, argv.size())) {
+    return Reply::error("ERR Wrong number of args calling Redis command from script");
+  }
+  if (command->noscript) return Reply::error("ERR This Redis command is not allowed from script");
+  return (this->*command->handler)(argv, now_ms);
+}
+
+std::vector<std::string> Server::active_expire(TimePoint now) {
+  return keyspace_.active_expire(now.to_ms(), expire_rng_);
+}
+
+void Server::restore(std::map<std::string, Entry> keys) {
+  keyspace_.replace_all(std::move(keys));
+}
+
+void Server::flush_all() {
+  keyspace_.clear();
+  scripting_.restart();
+}
+
+}  // namespace locksim::sim::redis

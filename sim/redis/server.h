@@ -1,0 +1,114 @@
+// The simulated Redis server: a pure state machine answering command vectors
+// as redis-server 7.0 does, byte for byte (tests/redis_differential_test.cpp
+// holds it to that against the real server).
+//
+// Pure means: no network, no fibers, no real time. The node wrapper
+// (sim/redis/redis_node.*) delivers each command together with the server
+// node's own clock reading `now`, which may drift or jump; every expiry is
+// judged against that clock, frozen for the whole command (including a whole
+// EVAL script, as Redis freezes time for scripts).
+//
+// Supported: SET (NX XX GET KEEPTTL EX PX EXAT PXAT), SETNX, GET, GETSET, DEL,
+// EXISTS, EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (NX XX GT LT), PERSIST, PTTL,
+// TTL, INCR, DECR, INCRBY, DBSIZE, PING, EVAL, EVALSHA, SCRIPT LOAD|EXISTS|
+// FLUSH|KILL. Values are strings only. Any other command is an unknown command.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "env/reply.h"
+#include "env/time.h"
+#include "sim/redis/keyspace.h"
+#include "sim/redis/lua_scripting.h"
+#include "sim/rng.h"
+
+namespace locksim::sim::redis {
+
+class Server {
+ public:
+  // `seed` drives the sampling of active expiry. (math.random in scripts
+  // follows redis-server 7.0 exactly, so it does not depend on the seed: see
+  // lua_scripting.h.)
+  explicit Server(uint64_t seed);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Executes one command as Redis 7.0 would at local time `now` (the server
+  // node's clock). argv[0] is case-insensitive.
+  Reply execute(const std::vector<std::string>& argv, TimePoint now);
+
+  // One run of Redis' active expiry cycle (see Keyspace::active_expire).
+  // Returns the deleted keys, so a master can replicate them as DELs.
+  std::vector<std::string> active_expire(TimePoint now);
+
+  using Entry = redis::Entry;  // absolute unix-ms expiry on the server clock
+  // The keyspace, expired-but-not-yet-collected keys included (as a snapshot
+  // of a real server would hold them).
+  const std::map<std::string, Entry>& keys() const { return keyspace_.entries(); }
+  // Replaces the keyspace (an RDB/AOF load, a full resync). Scripts are kept.
+  void restore(std::map<std::string, Entry> keys);
+  // Forgets everything, scripts and the math.random stream included: a crash
+  // and restart without persistence.
+  void flush_all();
+  size_t dbsize() const { return keyspace_.size(); }
+
+  // The cached scripts by sha, e.g. to replicate EVALSHA as EVAL.
+  const std::map<std::string, std::string>& scripts() const { return scripting_.scripts(); }
+  // Bounds every script (see LuaScripting::kDefaultInstructionLimit).
+  void set_script_instruction_limit(uint64_t limit) { scripting_.set_instruction_limit(limit); }
+
+ private:
+  using Argv = std::vector<std::string>;
+  using Handler = Reply (Server::*)(const Argv& argv, int64_t now_ms);
+  struct Command {
+    int arity;      // Redis convention: n exact, -n at least n (name included)
+    bool noscript;  // not callable from a script
+    Handler handler;
+  };
+  static const std::map<std::string, Command>& command_table();
+  static const Command* find_command(const std::string& lowercase_name);
+
+  // A command issued by redis.call/redis.pcall inside a script.
+  Reply execute_from_script(const Argv& argv, int64_t now_ms);
+
+  // Handlers, in commands.cpp. argv arity is already checked.
+  Reply cmd_get(const Argv& argv, int64_t now_ms);
+  Reply cmd_set(const Argv& argv, int64_t now_ms);
+  Reply cmd_setnx(const Argv& argv, int64_t now_ms);
+  Reply cmd_getset(const Argv& argv, int64_t now_ms);
+  Reply cmd_del(const Argv& argv, int64_t now_ms);
+  Reply cmd_exists(const Argv& argv, int64_t now_ms);
+  Reply cmd_expire(const Argv& argv, int64_t now_ms);
+  Reply cmd_pexpire(const Argv& argv, int64_t now_ms);
+  Reply cmd_expireat(const Argv& argv, int64_t now_ms);
+  Reply cmd_pexpireat(const Argv& argv, int64_t now_ms);
+  Reply cmd_persist(const Argv& argv, int64_t now_ms);
+  Reply cmd_ttl(const Argv& argv, int64_t now_ms);
+  Reply cmd_pttl(const Argv& argv, int64_t now_ms);
+  Reply cmd_incr(const Argv& argv, int64_t now_ms);
+  Reply cmd_decr(const Argv& argv, int64_t now_ms);
+  Reply cmd_incrby(const Argv& argv, int64_t now_ms);
+  Reply cmd_dbsize(const Argv& argv, int64_t now_ms);
+  Reply cmd_ping(const Argv& argv, int64_t now_ms);
+  Reply cmd_eval(const Argv& argv, int64_t now_ms);
+  Reply cmd_evalsha(const Argv& argv, int64_t now_ms);
+  Reply cmd_script(const Argv& argv, int64_t now_ms);
+
+  // Shared bodies.
+  Reply expire_generic(const Argv& argv, int64_t now_ms, int64_t base_ms, bool seconds);
+  Reply ttl_generic(const Argv& argv, int64_t now_ms, bool in_ms);
+  Reply incr_generic(const std::string& key, int64_t increment, int64_t now_ms);
+  Reply run_script(const std::string& sha, const Argv& argv, int64_t numkeys, int64_t now_ms);
+
+  Keyspace keyspace_;
+  Rng expire_rng_;
+  LuaScripting scripting_;
+};
+
+}  // namespace locksim::sim::redis
