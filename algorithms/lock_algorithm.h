@@ -59,6 +59,14 @@ class LockAlgorithm {
   virtual ReleaseResult release(Env& env, const Lease& lease) = 0;
 
   virtual std::string name() const = 0;
+
+  // Checks the parameters against the number of Redis servers (groups) the
+  // run gives it; "" when fine, else a one-line reason naming the parameter
+  // (e.g. a Redlock quorum larger than N). Called before a run starts.
+  virtual std::string check_servers(size_t redis_servers) const {
+    (void)redis_servers;
+    return {};
+  }
 };
 
 }  // namespace locksim::algorithms

@@ -92,6 +92,7 @@ class Redlock : public LockAlgorithm {
   // each client. Empty when fine, else the problem in one line (naming the
   // `quorum` parameter), for the harness to report as a configuration error.
   std::string validate(size_t n_servers) const;
+  std::string check_servers(size_t redis_servers) const override { return validate(redis_servers); }
 
   // The quorum in effect with n_servers nodes.
   size_t quorum_for(size_t n_servers) const;

@@ -139,6 +139,7 @@ std::vector<AlgorithmSpec> build_specs() {
 
   AlgorithmSpec redlock;
   redlock.name = "redlock";
+  redlock.default_masters = 5;
   redlock.summary =
       "SET NX PX on every one of N independent masters; held with a quorum and time left";
   redlock.params = {

@@ -19,6 +19,7 @@
 #include "env/parse.h"
 #include "harness/history_io.h"
 #include "harness/run_sim.h"
+#include "harness/scenario.h"
 #include "reports/result_json.h"
 
 namespace {
@@ -53,6 +54,13 @@ int cmd_list() {
                   p.help.c_str());
     }
   }
+  std::cout << "\nScenarios (locksim run --scenario NAME; expected result in brackets):\n";
+  for (const auto& b : locksim::harness::builtin_scenario_texts()) {
+    const auto sc = locksim::harness::parse_scenario(b.json, std::string("builtin:") + b.name);
+    std::string first = sc.description.substr(0, sc.description.find(". ") + 1);
+    std::printf("  %-34s [%s] %s\n", b.name, locksim::harness::to_string(sc.expect),
+                first.c_str());
+  }
   return kExitClean;
 }
 
@@ -67,6 +75,12 @@ struct RunFlags {
   std::vector<std::string> params;
   std::vector<std::string> faults;
   bool quiet = false;
+  std::string scenario;
+  std::string retry_pause;
+  bool hold_within_validity = false;
+  std::string masters, replicas, replication_lag, persistence, rdb_interval, down_after,
+      discovery_delay, timeout, stuck_after;
+  bool failover = false;
 };
 
 locksim::harness::RunConfig to_config(const RunFlags& f) {
@@ -98,20 +112,71 @@ locksim::harness::RunConfig to_config(const RunFlags& f) {
   for (size_t i = 0; i < f.faults.size(); ++i) {
     c.faults.events.push_back(locksim::faults::parse_fault(f.faults[i], "--fault"));
   }
+  if (!f.retry_pause.empty()) c.workload.retry_pause = locksim::parse_duration(f.retry_pause, "--retry-pause");
+  c.workload.hold_within_validity = f.hold_within_validity;
+  auto& t = c.redis;
+  if (!f.masters.empty()) {
+    t.masters = static_cast<int>(locksim::parse_integer(
+        f.masters, "--masters", 1, locksim::harness::RunConfig::kMaxRedisMasters));
+  }
+  if (!f.replicas.empty()) {
+    t.replicas = static_cast<int>(locksim::parse_integer(
+        f.replicas, "--replicas", 0, locksim::harness::RunConfig::kMaxReplicasPerMaster));
+  }
+  if (!f.replication_lag.empty()) t.replication_lag = locksim::parse_duration(f.replication_lag, "--replication-lag");
+  if (!f.persistence.empty()) {
+    const auto mode = locksim::sim::redis::persistence_from(f.persistence);
+    if (!mode) {
+      throw ConfigError("--persistence: expected one of none, aof-everysec, aof-always, rdb, got '" +
+                        f.persistence + "'");
+    }
+    t.persistence = *mode;
+  }
+  if (!f.rdb_interval.empty()) t.rdb_interval = locksim::parse_duration(f.rdb_interval, "--rdb-interval");
+  t.failover = f.failover;
+  if (!f.down_after.empty()) t.down_after = locksim::parse_duration(f.down_after, "--down-after");
+  if (!f.discovery_delay.empty()) t.discovery_delay = locksim::parse_duration(f.discovery_delay, "--discovery-delay");
+  if (!f.timeout.empty()) t.timeout = locksim::parse_duration(f.timeout, "--timeout");
+  if (!f.stuck_after.empty()) c.stuck_after = locksim::parse_duration(f.stuck_after, "--stuck-after");
   // Build the algorithm once now, so a bad parameter fails before any work.
   locksim::algorithms::find_algorithm(c.algorithm)->make(c.algorithm_params, "--");
   locksim::harness::validate(c);
   return c;
 }
 
-int cmd_run(const RunFlags& flags) {
-  const locksim::harness::RunConfig config = to_config(flags);
+// A scenario run: the file decides everything but the seed (and where the
+// output goes), so a seed sweep over a scenario is one flag away.
+locksim::harness::RunConfig scenario_config(const RunFlags& f, const CLI::App& run,
+                                            std::string* replay) {
+  for (const char* flag : {"--algorithm", "--clients", "--duration", "--ttl", "--hold", "--param",
+                           "--fault", "--retry-pause", "--hold-within-validity", "--masters",
+                           "--replicas", "--replication-lag", "--persistence", "--rdb-interval",
+                           "--failover", "--down-after", "--discovery-delay", "--timeout",
+                           "--stuck-after"}) {
+    if (run.count(flag) > 0) {
+      throw ConfigError(std::string(flag) +
+                        ": cannot be combined with --scenario (edit the scenario file instead)");
+    }
+  }
+  locksim::harness::Scenario sc = locksim::harness::load_scenario(f.scenario);
+  if (run.count("--seed") > 0) {
+    sc.config.seed = static_cast<uint64_t>(locksim::parse_integer(f.seed, "--seed", 0, INT64_MAX));
+  }
+  *replay = "locksim run --scenario " + f.scenario + " --seed " + std::to_string(sc.config.seed);
+  return sc.config;
+}
+
+int cmd_run(const RunFlags& flags, const CLI::App& run) {
+  std::string replay;
+  const locksim::harness::RunConfig config =
+      flags.scenario.empty() ? to_config(flags) : scenario_config(flags, run, &replay);
   if (!flags.out.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(flags.out, ec);
     if (ec) throw ConfigError("--out: cannot create directory '" + flags.out + "': " + ec.message());
   }
-  const auto report = locksim::harness::simulate_and_check(config);
+  auto report = locksim::harness::simulate_and_check(config);
+  if (!replay.empty()) report.result.replay_command = replay;
   const auto& result = report.result;
   if (!flags.quiet) std::cout << locksim::reports::summary_text(result);
   if (!flags.out.empty()) {
@@ -147,6 +212,24 @@ int main(int argc, char** argv) {
                   "fault, e.g. 'pause c1 at 5s for 12s' (repeatable; see README)");
   run->add_option("--out", flags.out, "write result.json, history.edn, history.jsonl here");
   run->add_flag("--quiet", flags.quiet, "print nothing; rely on the exit code");
+  run->add_option("--scenario", flags.scenario,
+                  "run a shipped scenario (see locksim list) or a scenario file; --seed may "
+                  "override its seed");
+  run->add_option("--retry-pause", flags.retry_pause, "client pause after a failed acquire");
+  run->add_flag("--hold-within-validity", flags.hold_within_validity,
+                "cut each hold to the lease's validity (a careful Redlock client)");
+  run->add_option("--masters", flags.masters, "independent Redis masters (Redlock's N)");
+  run->add_option("--replicas", flags.replicas, "asynchronous replicas per master");
+  run->add_option("--replication-lag", flags.replication_lag, "how far replicas run behind");
+  run->add_option("--persistence", flags.persistence, "none, aof-everysec, aof-always or rdb");
+  run->add_option("--rdb-interval", flags.rdb_interval, "RDB snapshot period");
+  run->add_flag("--failover", flags.failover, "Sentinel-like failover to a replica");
+  run->add_option("--down-after", flags.down_after, "failover: master unreachable this long");
+  run->add_option("--discovery-delay", flags.discovery_delay,
+                  "failover: clients learn the new master this much later");
+  run->add_option("--timeout", flags.timeout, "client timeout of one Redis command");
+  run->add_option("--stuck-after", flags.stuck_after,
+                  "report a stuck lock unheld this long at the end of the run");
   CLI::App* list = app.add_subcommand("list", "list algorithms and their parameters");
 
   try {
@@ -169,7 +252,7 @@ int main(int argc, char** argv) {
 
   try {
     if (list->parsed()) return cmd_list();
-    return cmd_run(flags);
+    return cmd_run(flags, *run);
   } catch (const ConfigError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitBadInput;

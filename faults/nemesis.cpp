@@ -1,11 +1,19 @@
 #include "faults/nemesis.h"
 
+#include <algorithm>
+
 #include "env/parse.h"
 
 namespace locksim::faults {
 
-Nemesis::Nemesis(sim::World& world, sim::Network& net, std::map<std::string, sim::Node*> nodes)
-    : world_(world), net_(net), nodes_(std::move(nodes)) {}
+Nemesis::Nemesis(sim::World& world, sim::Network& net, std::map<std::string, sim::Node*> nodes,
+                 HolderLookup holder)
+    : world_(world), net_(net), nodes_(std::move(nodes)), holder_(std::move(holder)) {}
+
+std::string Nemesis::resolve(const std::string& name) const {
+  if (name != kHolder) return name;
+  return holder_ ? holder_() : std::string();
+}
 
 sim::Node& Nemesis::node(const std::string& name) { return *nodes_.at(name); }
 
@@ -18,6 +26,7 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
     const FaultEvent& e = schedule.events[i];
     const std::string field = field_prefix + "[" + std::to_string(i) + "]";
     auto check = [&](const std::string& name) {
+      if (name == kHolder && holder_) return;
       if (nodes_.count(name) == 0) {
         throw ConfigError(field + ": no node named '" + name + "' (nodes: " + known + ")");
       }
@@ -39,7 +48,18 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
   }
 }
 
-void Nemesis::apply(const FaultEvent& e) {
+void Nemesis::apply(const FaultEvent& event) {
+  FaultEvent e = event;
+  e.node = resolve(e.node);
+  for (auto& n : e.side_a) n = resolve(n);
+  for (auto& n : e.side_b) n = resolve(n);
+  const auto unresolved = [](const std::string& n) { return n.empty(); };
+  if ((e.kind != FaultKind::kPartition && e.kind != FaultKind::kHeal && e.node.empty()) ||
+      std::any_of(e.side_a.begin(), e.side_a.end(), unresolved) ||
+      std::any_of(e.side_b.begin(), e.side_b.end(), unresolved)) {
+    note("skipped (nobody holds the lock): " + event.describe());
+    return;
+  }
   switch (e.kind) {
     case FaultKind::kPause: {
       sim::Node& n = node(e.node);

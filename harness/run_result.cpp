@@ -25,10 +25,17 @@ void fill_counts(RunResult& result) {
 
 Verdict::Kind overall_verdict(const RunResult& result) {
   if (result.mutex.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
+  if (result.liveness.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
   if (result.mutex.kind == Verdict::Kind::kUnknown || !result.errors.empty()) {
     return Verdict::Kind::kUnknown;
   }
   return Verdict::Kind::kValid;
+}
+
+const char* finding(const RunResult& result) {
+  if (result.mutex.kind == Verdict::Kind::kInvalid) return "safety";
+  if (result.liveness.kind == Verdict::Kind::kInvalid) return "liveness";
+  return "none";
 }
 
 }  // namespace locksim::harness

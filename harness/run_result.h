@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/check/liveness_checker.h"
 #include "harness/check/mutex_checker.h"
 #include "harness/history.h"
 
@@ -19,7 +20,16 @@ struct RunResult {
   nlohmann::json params;  // everything needed to replay, besides algorithm and seed
 
   History history;
-  Verdict mutex;  // check_mutex(history)
+  Verdict mutex;  // check_mutex(history): safety
+  LivenessVerdict liveness;  // check_liveness(history, ...): a stuck lock
+
+  // Faults the nemesis applied, in order, with their true time: the markers
+  // on a report's timeline.
+  struct FaultMark {
+    int64_t time_ns = 0;
+    std::string what;
+  };
+  std::vector<FaultMark> faults;
 
   // Op counts by outcome; derived from the history by fill_counts().
   int64_t acquisitions = 0;  // acquire :ok
@@ -45,5 +55,9 @@ void fill_counts(RunResult& result);
 // kUnknown if a checker could not decide or a client fiber recorded an error
 // (the history may be cut short, so "valid" would claim too much); else kValid.
 Verdict::Kind overall_verdict(const RunResult& result);
+
+// What kind of finding the run has, for people and for CI: "safety" (mutual
+// exclusion broken; wins over liveness), "liveness" (stuck lock only), or "none".
+const char* finding(const RunResult& result);
 
 }  // namespace locksim::harness

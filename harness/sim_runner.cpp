@@ -51,6 +51,15 @@ class SimTruth : public Truth {
 
   History finish() { return recorder_.finish(world_.now()); }
 
+  // A client that believes it holds the lock now (the lowest-numbered, if
+  // several do), or -1. Lets faults target "@holder".
+  int current_holder() const {
+    for (size_t c = 0; c < pending_.size(); ++c) {
+      if (recorder_.holding(static_cast<int>(c))) return static_cast<int>(c);
+    }
+    return -1;
+  }
+
  private:
   sim::World& world_;
   TimePoint end_;
@@ -72,6 +81,8 @@ SimOutput run_simulation(const RunConfig& config) {
   // (its shutdown joins the fibers that use everything below it).
   std::vector<std::unique_ptr<sim::Node>> client_nodes;
   std::vector<std::unique_ptr<sim::redis::RedisNode>> servers;
+  std::vector<std::unique_ptr<sim::redis::ReplicaGroup>> groups;
+  std::unique_ptr<sim::Node> sentinel;
   std::vector<std::unique_ptr<sim::ClientEnv>> envs;
   std::unique_ptr<sim::Network> net;
   std::unique_ptr<SimTruth> truth;
@@ -82,31 +93,43 @@ SimOutput run_simulation(const RunConfig& config) {
   // draw to one component never changes another's numbers.
   net = std::make_unique<sim::Network>(world, world.rng().split("network"));
   net->set_default_link(config.link);
-  for (int i = 0; i < config.redis_servers; ++i) {
-    const std::string name = "redis-" + std::to_string(i + 1);
-    servers.push_back(std::make_unique<sim::redis::RedisNode>(world, *net, name,
-                                                              world.rng().split(name).next()));
+  const sim::redis::Topology topology = resolved_topology(config);
+  if (topology.failover) sentinel = std::make_unique<sim::Node>(world, "sentinel");
+  for (int g = 0; g < topology.masters; ++g) {
+    const std::string group_name = "redis-" + std::to_string(g + 1);
+    std::vector<sim::redis::RedisNode*> members;
+    for (int r = 0; r <= topology.replicas; ++r) {
+      const std::string name = r == 0 ? group_name : group_name + "-r" + std::to_string(r);
+      servers.push_back(std::make_unique<sim::redis::RedisNode>(
+          world, *net, name, world.rng().split(name).next(), topology));
+      members.push_back(servers.back().get());
+    }
+    groups.push_back(std::make_unique<sim::redis::ReplicaGroup>(world, *net, group_name, members,
+                                                                sentinel.get(), topology));
   }
   const int clients = config.workload.clients;
   truth = std::make_unique<SimTruth>(world, TimePoint{} + config.duration, clients);
   for (int i = 0; i < clients; ++i) {
-    const std::string name = "c" + std::to_string(i + 1);
-    client_nodes.push_back(std::make_unique<sim::Node>(world, name));
+    client_nodes.push_back(std::make_unique<sim::Node>(world, client_label(i)));
     sim::Node& node = *client_nodes.back();
     std::vector<std::unique_ptr<RedisConnection>> conns;
-    for (auto& s : servers) {
-      conns.push_back(std::make_unique<sim::redis::SimRedisConnection>(world, *net, node, *s,
-                                                                       config.redis_timeout));
+    for (auto& g : groups) {
+      conns.push_back(std::make_unique<sim::redis::GroupConnection>(world, *net, node, *g,
+                                                                    topology.timeout));
     }
-    envs.push_back(
-        std::make_unique<sim::ClientEnv>(world, node, world.rng().split(name), std::move(conns)));
+    envs.push_back(std::make_unique<sim::ClientEnv>(world, node, world.rng().split(node.name()),
+                                                    std::move(conns)));
   }
 
   std::map<std::string, sim::Node*> by_name;
   for (auto& s : servers) by_name[s->node().name()] = &s->node();
   for (auto& n : client_nodes) by_name[n->name()] = n.get();
-  nemesis = std::make_unique<faults::Nemesis>(world, *net, by_name);
-  nemesis->install(config.faults, "--fault");
+  if (sentinel) by_name[sentinel->name()] = sentinel.get();
+  nemesis = std::make_unique<faults::Nemesis>(world, *net, by_name, [&truth] {
+    const int holder = truth->current_holder();
+    return holder < 0 ? std::string() : client_label(holder);
+  });
+  nemesis->install(config.faults, config.fault_field_prefix);
 
   for (int i = 0; i < clients; ++i) {
     sim::Node& node = *client_nodes[i];
@@ -131,6 +154,7 @@ SimOutput run_simulation(const RunConfig& config) {
   out.messages_sent = net->sent();
   out.messages_dropped = net->dropped();
   for (auto& s : servers) out.redis_commands += s->commands_executed();
+  for (auto& g : groups) out.failovers += g->failovers();
   out.faults = nemesis->log();
   return out;
 }

@@ -1,5 +1,6 @@
 #include "harness/workload.h"
 
+#include <algorithm>
 #include <cassert>
 
 namespace locksim::harness {
@@ -50,7 +51,11 @@ void run_client(Env& env, algorithms::LockAlgorithm& algorithm, int client,
     }
 
     // The critical section: the client believes it holds the lock throughout.
-    env.sleep(Duration{random_between(env, params.hold_min.ns, params.hold_max.ns)});
+    Duration hold{random_between(env, params.hold_min.ns, params.hold_max.ns)};
+    if (params.hold_within_validity && acquired.lease.validity < hold) {
+      hold = std::max(acquired.lease.validity, Duration::zero());
+    }
+    env.sleep(hold);
 
     Op release = op(OpType::kInvoke, OpF::kRelease);
     release.token = acquired.lease.token;

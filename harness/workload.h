@@ -22,6 +22,10 @@ struct WorkloadParams {
   // Pause after a failed acquire before the next one, so a client whose
   // algorithm gives up at once does not spin.
   Duration retry_pause = Duration::millis(50);
+  // A careful client never works past the lease's validity (Redlock's rule):
+  // the hold is cut to lease.validity. Off by default, so a hold longer than
+  // the TTL shows what a careless client does.
+  bool hold_within_validity = false;
   std::string resource = "locksim:lock";
   // Bound on acquire attempts per client per run (Tiger Style: limit everything).
   int64_t max_ops_per_client = 1'000'000;

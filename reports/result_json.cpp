@@ -96,6 +96,7 @@ Json result_to_json(const RunResult& result) {
   // params arrives as nlohmann::json (keys sorted), which is deterministic too.
   j["params"] = Json(result.params);
   j["verdict"] = harness::to_string(harness::overall_verdict(result));
+  j["finding"] = harness::finding(result);
 
   Json safety;
   safety["checker"] = result.mutex.checker;
@@ -106,6 +107,29 @@ Json result_to_json(const RunResult& result) {
   for (const Overlap& o : result.mutex.overlaps) overlaps.push_back(overlap_json(o));
   safety["overlaps"] = std::move(overlaps);
   j["safety"] = std::move(safety);
+
+  const harness::LivenessVerdict& l = result.liveness;
+  Json liveness;
+  liveness["checker"] = l.checker;
+  liveness["verdict"] = harness::to_string(l.kind);
+  liveness["stuck"] = l.kind == Verdict::Kind::kInvalid;
+  liveness["unheld_since_ns"] = l.unheld_since.ns;
+  liveness["unheld_for_ns"] = l.unheld_for.ns;
+  liveness["failed_attempts"] = l.failed_attempts;
+  liveness["last_holder"] = l.last_holder < 0 ? Json() : Json(harness::client_label(l.last_holder));
+  liveness["longest_gap_ns"] = l.longest_gap.ns;
+  liveness["longest_gap_start_ns"] = l.longest_gap_start.ns;
+  liveness["explanation"] = l.explanation;
+  j["liveness"] = std::move(liveness);
+
+  Json faults = Json::array();
+  for (const auto& f : result.faults) {
+    Json fj;
+    fj["time_ns"] = f.time_ns;
+    fj["what"] = f.what;
+    faults.push_back(std::move(fj));
+  }
+  j["faults"] = std::move(faults);
 
   Json counts;
   counts["ops"] = result.history.ops.size();
@@ -138,10 +162,17 @@ std::string summary_text(const RunResult& result) {
   std::string out;
 
   const auto n = static_cast<int64_t>(overlaps.size());
+  const bool stuck = result.liveness.kind == Verdict::Kind::kInvalid;
   switch (kind) {
     case Verdict::Kind::kInvalid:
-      out +=
-          fmt::format("VIOLATION: mutual exclusion broken {} {}\n", n, plural(n, "time", "times"));
+      if (result.mutex.kind == Verdict::Kind::kInvalid) {
+        out += fmt::format("VIOLATION: mutual exclusion broken {} {}\n", n,
+                           plural(n, "time", "times"));
+      } else {
+        out += fmt::format(
+            "LIVENESS: lock stuck for the last {} of the run (no mutual-exclusion violation)\n",
+            seconds_text(result.liveness.unheld_for.ns));
+      }
       break;
     case Verdict::Kind::kValid:
       out += fmt::format("OK: no mutual-exclusion violation in {} {}\n", result.acquisitions,
@@ -178,6 +209,19 @@ std::string summary_text(const RunResult& result) {
   }
   if (overlaps.size() > kMaxListed) {
     out += fmt::format("  ... and {} more\n", overlaps.size() - kMaxListed);
+  }
+
+  if (stuck) out += "  " + result.liveness.explanation + "\n";
+  if (!result.faults.empty()) {
+    out += fmt::format("faults ({}):", result.faults.size());
+    for (size_t i = 0; i < result.faults.size() && i < kMaxListed; ++i) {
+      out += fmt::format(" {} {}{}", seconds_text(result.faults[i].time_ns), result.faults[i].what,
+                         i + 1 < result.faults.size() ? ";" : "");
+    }
+    if (result.faults.size() > kMaxListed) {
+      out += fmt::format(" ... and {} more", result.faults.size() - kMaxListed);
+    }
+    out += "\n";
   }
 
   if (!result.errors.empty()) {

@@ -1,11 +1,27 @@
-// A simulated Redis server on a simulated node, reachable over the network.
+// A simulated redis-server process on a simulated node: the pure command
+// executor (Server) joined to the world.
 //
-// Joins the pure command executor (Server) to the world: each request is
-// executed on arrival with the node's own clock, frozen for the command;
-// active expiry runs every 100 ms of true time while the node is up; a crash
-// loses the keyspace (persistence modes come with issue 3).
+//   - Each request is executed on arrival with the node's own clock, frozen
+//     for the command: server drift and jumps move expiry.
+//   - Active expiry runs every 100 ms of true time on a running master.
+//   - Replication is asynchronous: after a write, the master ships its
+//     keyspace to each replica replication_lag later (if it is still alive
+//     then), stamped with a sequence number; a replica applies only newer
+//     ones. Expiry values are absolute times on the master's clock (Redis
+//     replicates SET PX as PXAT), so a promoted replica with a different
+//     clock expires them at a different true time. Shipping whole keyspaces
+//     is exact for the few lock keys a run holds and keeps each replica a
+//     consistent prefix of its master's history, as Redis's stream does.
+//   - A replica does not expire keys on its own clock: reads hide logically
+//     expired keys but leave them for the master's next shipment to remove;
+//     writes get READONLY.
+//   - Persistence decides what a crash-restart keeps: nothing, the last
+//     second (AOF everysec), everything acknowledged (AOF always), or the
+//     last snapshot (RDB). Keys whose absolute expiry passed while the node
+//     was down are gone after the restart, as in Redis.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,49 +30,117 @@
 #include "sim/network.h"
 #include "sim/node.h"
 #include "sim/redis/server.h"
+#include "sim/redis/topology.h"
 #include "sim/world.h"
 
 namespace locksim::sim::redis {
 
 class RedisNode {
  public:
-  RedisNode(World& world, Network& net, std::string name, uint64_t seed,
+  enum class Role { kMaster, kReplica };
+
+  RedisNode(World& world, Network& net, std::string name, uint64_t seed, const Topology& topology,
             Duration clock_offset = Duration::zero());
 
   Node& node() { return node_; }
+  const std::string& name() const { return node_.name(); }
   Server& server() { return *server_; }
+  Role role() const { return role_; }
+  RedisNode* master() const { return master_; }
+  uint64_t applied_seq() const { return applied_seq_; }
   uint64_t commands_executed() const { return commands_; }
 
-  // Executes one command now, at the node. Runs on the main context.
+  // Executes one client command now, at the node. Runs on the main context.
   Reply execute(const std::vector<std::string>& argv);
+
+  // Role changes, made by the group's failover logic. become_replica_of
+  // discards whatever this node has that `master` does not ("last failover
+  // wins") by taking a full copy from it.
+  void become_master();
+  void become_replica_of(RedisNode& master);
 
   // Redis's hz 10: the active expiry cycle runs every 100 ms.
   static constexpr Duration kActiveExpiryPeriod = Duration::millis(100);
+  // appendfsync everysec: the background fsync runs once a second.
+  static constexpr Duration kFsyncPeriod = Duration::seconds(1);
 
  private:
+  using Keys = std::map<std::string, Server::Entry>;
+
+  void after_write();
+  void replicate_if_changed(bool force);
+  void ship(RedisNode& replica, uint64_t seq, const Keys& snapshot);
+  void apply_shipment(const RedisNode* from, uint64_t seq, const Keys& snapshot);
+  void on_crash();
+  void on_restart();
   void schedule_active_expiry();
+  void schedule_periodic_save(Duration period);
 
   World& world_;
+  Network& net_;
   Node node_;
-  uint64_t seed_;
+  Topology topology_;
   std::unique_ptr<Server> server_;
+  Role role_ = Role::kMaster;
+  RedisNode* master_ = nullptr;          // when a replica
+  std::vector<RedisNode*> replicas_;     // when a master
+  uint64_t shipped_seq_ = 0;             // master: last shipment's number
+  uint64_t applied_seq_ = 0;             // replica: last applied shipment
+  Keys last_shipped_;
+  uint64_t incarnation_ = 0;             // bumped by each crash
+  Keys disk_;                            // what persistence would reload
   uint64_t commands_ = 0;
 };
 
-// One client's connection to a RedisNode over the simulated network.
-class SimRedisConnection : public RedisConnection {
+// One client's connection to a group (a master and its replicas): each
+// command goes to whichever node the client currently believes is master.
+class GroupConnection;
+
+// A master with its replicas and, when failover is on, the Sentinel-like
+// logic that promotes a replica and demotes a returning old master.
+class ReplicaGroup {
  public:
-  SimRedisConnection(World& world, Network& net, Node& client, RedisNode& server,
-                     Duration timeout);
+  // members[0] is the initial master. `sentinel` observes reachability.
+  ReplicaGroup(World& world, Network& net, std::string name, std::vector<RedisNode*> members,
+               Node* sentinel, const Topology& topology);
+
+  const std::string& name() const { return name_; }
+  // What clients are told the master is (lags failovers by discovery_delay).
+  RedisNode& published_master() { return *published_; }
+  RedisNode& current_master() { return *current_; }
+  int failovers() const { return failovers_; }
+
+  // Sentinel's check period.
+  static constexpr Duration kCheckPeriod = Duration::millis(100);
+
+ private:
+  bool reachable(RedisNode& n) const;
+  void check();
+
+  World& world_;
+  Network& net_;
+  std::string name_;
+  std::vector<RedisNode*> members_;
+  Node* sentinel_;
+  Topology topology_;
+  RedisNode* current_;
+  RedisNode* published_;
+  std::optional<TimePoint> master_down_since_;
+  int failovers_ = 0;
+};
+
+class GroupConnection : public RedisConnection {
+ public:
+  GroupConnection(World& world, Network& net, Node& client, ReplicaGroup& group, Duration timeout);
 
   Reply command(const std::vector<std::string>& argv) override;
-  std::string server_name() const override { return server_.node().name(); }
+  std::string server_name() const override { return group_.name(); }
 
  private:
   World& world_;
   Network& net_;
   Node& client_;
-  RedisNode& server_;
+  ReplicaGroup& group_;
   Duration timeout_;
 };
 

@@ -1,0 +1,83 @@
+#include "harness/check/liveness_checker.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstdio>
+#include <vector>
+
+namespace locksim::harness {
+
+namespace {
+
+std::string seconds(int64_t ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3fs", static_cast<double>(ns) / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+LivenessVerdict check_liveness(const History& history, Duration stuck_after) {
+  assert(stuck_after > Duration::zero());
+  LivenessVerdict v;
+  const TimePoint end = TimePoint{} + history.run_length;
+
+  // Merge held intervals into covered stretches, in true time.
+  std::vector<const HeldInterval*> held;
+  for (const HeldInterval& h : history.held) {
+    if (h.end > h.start) held.push_back(&h);
+  }
+  std::sort(held.begin(), held.end(), [](const HeldInterval* a, const HeldInterval* b) {
+    return a->start < b->start || (a->start == b->start && a->acquire_index < b->acquire_index);
+  });
+  TimePoint covered_until{};
+  const HeldInterval* last = nullptr;
+  for (const HeldInterval* h : held) {
+    if (h->start - covered_until > v.longest_gap) {
+      v.longest_gap = h->start - covered_until;
+      v.longest_gap_start = covered_until;
+    }
+    if (h->end >= covered_until) {
+      covered_until = h->end;
+      last = h;
+    }
+  }
+  if (end - covered_until > v.longest_gap) {
+    v.longest_gap = end - covered_until;
+    v.longest_gap_start = covered_until;
+  }
+
+  v.unheld_since = covered_until;
+  v.unheld_for = end - covered_until;
+  for (const Op& op : history.ops) {
+    if (op.f == OpF::kAcquire && op.time_ns >= covered_until.ns &&
+        (op.type == OpType::kFail || op.type == OpType::kInfo)) {
+      ++v.failed_attempts;
+    }
+  }
+  if (last != nullptr) {
+    v.last_holder = last->client;
+    v.last_acquire_index = last->acquire_index;
+  }
+
+  if (v.unheld_for >= stuck_after && v.failed_attempts > 0) {
+    v.kind = Verdict::Kind::kInvalid;
+    v.explanation = "The lock was stuck: nobody held it for the last " +
+                    seconds(v.unheld_for.ns) + " of the run (from " + seconds(covered_until.ns) +
+                    ") although " + std::to_string(v.failed_attempts) +
+                    " acquire attempts failed in that time.";
+    if (last != nullptr) {
+      v.explanation += " The last holder was " + client_label(last->client) + " (acquire op " +
+                       std::to_string(last->acquire_index) + "), whose hold ended by " +
+                       to_string(last->end_reason) + " at " + seconds(last->end.ns) + ".";
+    } else {
+      v.explanation += " Nobody ever acquired it.";
+    }
+  } else {
+    v.explanation = "No stuck lock: the longest stretch without a holder was " +
+                    seconds(v.longest_gap.ns) + " (from " + seconds(v.longest_gap_start.ns) + ").";
+  }
+  return v;
+}
+
+}  // namespace locksim::harness

@@ -1,0 +1,60 @@
+// Scenario files: everything one run needs, as JSON, so a published failure
+// can be reproduced step by step and a CI job can pin a configuration.
+//
+//   {
+//     "name": "set-nx-lua-gc-pause",
+//     "description": "one paragraph: the failure this shows",
+//     "expect": "violation" | "safe" | "liveness",
+//     "algorithm": "set-nx-lua",
+//     "params": {"ttl": "5s"},
+//     "seed": 1,
+//     "duration": "60s",
+//     "workload": {"clients": 3, "hold": "1s..3s", "retry_pause": "50ms",
+//                  "hold_within_validity": false},
+//     "redis": {"masters": 1, "replicas": 1, "replication_lag": "10ms",
+//               "persistence": "none|aof-everysec|aof-always|rdb", "rdb_interval": "60s",
+//               "failover": true, "down_after": "5s", "discovery_delay": "1s",
+//               "timeout": "500ms"},
+//     "network": {"latency_base": "200us", "latency_jitter_mean": "300us", "loss": 0},
+//     "stuck_after": "30s",
+//     "faults": ["pause @holder at 3s for 15s", "crash redis-1 at 5s for 1s"]
+//   }
+//
+// Every key but "algorithm" is optional (defaults as for `locksim run`);
+// unknown keys are errors, so a typo never silently runs a default.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "harness/run_config.h"
+
+namespace locksim::harness {
+
+struct Scenario {
+  enum class Expect { kUnspecified, kSafe, kViolation, kLiveness };
+  std::string name;
+  std::string description;
+  Expect expect = Expect::kUnspecified;
+  RunConfig config;
+  std::string source;  // the file path, or "builtin:NAME"
+};
+
+const char* to_string(Scenario::Expect e);  // "", "safe", "violation", "liveness"
+
+// Parses a scenario. Throws ConfigError "SOURCE: FIELD.PATH: expected ..., got ..."
+// (one line) for invalid JSON, a missing or unknown field, or a bad value.
+Scenario parse_scenario(std::string_view json_text, const std::string& source);
+
+// A shipped scenario by name, else a file by path. Throws ConfigError.
+Scenario load_scenario(const std::string& name_or_path);
+
+struct BuiltinScenario {
+  const char* name;
+  const char* json;
+};
+// Generated at build time from scenarios/*.json, sorted by name.
+const std::vector<BuiltinScenario>& builtin_scenario_texts();
+
+}  // namespace locksim::harness
