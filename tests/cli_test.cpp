@@ -67,6 +67,69 @@ TEST(Cli, UnknownParam) { expect_bad_input("run --param colour=blue", "colour");
 TEST(Cli, FaultOnMissingNode) { expect_bad_input("run --fault 'pause c9 at 1s for 1s'", "c9"); }
 TEST(Cli, MalformedFault) { expect_bad_input("run --fault 'pause c1 sometime'", "--fault"); }
 TEST(Cli, UnknownFlag) { expect_bad_input("run --colour blue", "colour"); }
+TEST(Cli, QuorumLargerThanN) {
+  expect_bad_input("run --algorithm redlock --param quorum=6", "--quorum");
+}
+TEST(Cli, QuorumLargerThanNFromMasters) {
+  expect_bad_input("run --algorithm redlock --masters 3 --param quorum=4", "quorum");
+}
+TEST(Cli, DriftFactorOutsideUnitInterval) {
+  expect_bad_input("run --algorithm redlock --param drift-factor=1.5", "--drift-factor");
+  expect_bad_input("run --algorithm redlock --param drift-factor=-0.1", "--drift-factor");
+}
+TEST(Cli, UnknownPersistence) { expect_bad_input("run --persistence fsync", "--persistence"); }
+TEST(Cli, FailoverWithoutReplicas) { expect_bad_input("run --failover", "failover"); }
+TEST(Cli, FaultOnMissingServer) {
+  expect_bad_input("run --fault 'crash redis-2 at 1s'", "redis-2");
+}
+TEST(Cli, UnknownScenario) { expect_bad_input("run --scenario no-such-thing", "--scenario"); }
+TEST(Cli, ScenarioWithConflictingFlag) {
+  expect_bad_input("run --scenario set-nx-lua-gc-pause --ttl 3s", "--ttl");
+}
+TEST(Cli, BadScenarioFileNamesPathAndField) {
+  const auto path = std::filesystem::temp_directory_path() / "locksim_bad_scenario.json";
+  {
+    std::ofstream out(path);
+    out << R"({"algorithm": "redlock", "redis": {"masters": 5, "replicas": 1, "timeout": "-5ms"}})";
+  }
+  expect_bad_input("run --scenario " + path.string(), path.string() + ": redis.timeout");
+  std::filesystem::remove(path);
+}
+
+TEST(Cli, ScenarioRunsAndSaysWhatKindOfFinding) {
+  const Outcome violation = locksim("run --scenario set-nx-lua-clock-jump");
+  EXPECT_EQ(violation.exit_code, 1) << violation.out << violation.err;
+  EXPECT_EQ(violation.out.rfind("VIOLATION", 0), 0u) << violation.out;
+  EXPECT_NE(violation.out.find("replay: locksim run --scenario set-nx-lua-clock-jump --seed 1"),
+            std::string::npos)
+      << violation.out;
+  const Outcome stuck = locksim("run --scenario naive-setnx-crash-between");
+  EXPECT_EQ(stuck.exit_code, 1) << stuck.out << stuck.err;
+  EXPECT_EQ(stuck.out.rfind("LIVENESS", 0), 0u) << stuck.out;
+  const Outcome safe = locksim("run --scenario set-nx-lua-restart-fsync-always");
+  EXPECT_EQ(safe.exit_code, 0) << safe.out << safe.err;
+}
+
+TEST(Cli, ResultJsonSaysSafetyOrLiveness) {
+  const auto dir = std::filesystem::temp_directory_path() / "locksim_cli_liveness";
+  std::filesystem::remove_all(dir);
+  const Outcome o = locksim("run --scenario naive-setnx-crash-between --quiet --out " + dir.string());
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_TRUE(o.out.empty()) << "--quiet prints nothing";
+  const auto result = nlohmann::json::parse(slurp(dir / "result.json"));
+  EXPECT_EQ(result["finding"], "liveness");
+  EXPECT_EQ(result["liveness"]["stuck"], true);
+  EXPECT_EQ(result["safety"]["verdict"], "valid");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Cli, ListShowsScenarios) {
+  const Outcome o = locksim("list");
+  for (const char* name : {"naive-setnx-crash-between", "redlock-node-restart", "getset-clock-skew"}) {
+    EXPECT_NE(o.out.find(name), std::string::npos) << name;
+  }
+}
+
 TEST(Cli, NoSubcommand) {
   const Outcome o = locksim("");
   EXPECT_EQ(o.exit_code, 2);
