@@ -25,6 +25,8 @@
 #include <thread>
 #include <vector>
 
+#include "algorithms/redlock.h"
+#include "algorithms/set_nx_lua.h"
 #include "harness/live/hiredis_connection.h"
 #include "harness/live/redis_process.h"
 #include "sim/redis/server.h"
@@ -440,6 +442,63 @@ TEST(RedisDifferentialTest, SimulatedServerAnswersLikeRedisServer) {
       "differential: %d commands, %d met an expired key, %d timing-ambiguous mismatches "
       "tolerated\n",
       total_commands, touched_expired, total_tolerated);
+}
+
+// Every command the four lock algorithms send, exactly as they send it, on a
+// missing key, a live key and an expired (not yet collected) key: the cases
+// where a simulator is most tempted to be approximately right.
+TEST(RedisDifferentialTest, EveryLockCommandOnMissingLiveAndExpiredKeys) {
+  std::unique_ptr<live::RedisProcess> process;
+  try {
+    process = live::RedisProcess::start();
+  } catch (const std::exception& e) {
+    FAIL() << "needs a real redis-server on $PATH (scripts/setup installs it): " << e.what();
+  }
+  live::HiredisConnection real("127.0.0.1", process->port(), Duration::seconds(5), "real-redis");
+  Server sim(1);
+  const std::string k = "locksim:lock";
+  const std::string token = "c1:00000000deadbeef";
+  const std::vector<std::vector<std::string>> commands = {
+      {"SET", k, token, "NX", "PX", "10000"},
+      {"SETNX", k, token},
+      {"EXPIRE", k, "10"},
+      {"PEXPIRE", k, "10000"},
+      {"GET", k},
+      {"GETSET", k, "1700000012345"},
+      {"DEL", k},
+      {"EXISTS", k},
+      {"EVAL", algorithms::SetNxLua::kReleaseScript, "1", k, token},
+      {"EVAL", algorithms::SetNxLua::kReleaseScript, "1", k, "someone-else"},
+      {"EVAL", algorithms::Redlock::kExtendScript, "1", k, token, "10000"},
+      {"TTL", k},
+  };
+  enum class State { kMissing, kLive, kExpired };
+  for (State state : {State::kMissing, State::kLive, State::kExpired}) {
+    for (const auto& argv : commands) {
+      SCOPED_TRACE(show(argv) + " on a " +
+                   (state == State::kMissing ? "missing" : state == State::kLive ? "live" : "expired") +
+                   " key");
+      ASSERT_TRUE(real.command({"FLUSHALL"}).is_ok());
+      sim.restore({});
+      if (state != State::kMissing) {
+        const std::vector<std::string> set = {"SET", k, token, "PX", state == State::kLive ? "60000" : "30"};
+        const TimePoint t = wall_now();
+        ASSERT_TRUE(real.command(set).is_ok());
+        ASSERT_TRUE(sim.execute(set, t).is_ok());
+        // Past the 30 ms expiry, but well before Redis's active expiry is
+        // sure to have collected the key: lazy expiry is what gets tested.
+        if (state == State::kExpired) std::this_thread::sleep_for(std::chrono::milliseconds(60));
+      }
+      const TimePoint now = wall_now();
+      const Reply real_reply = real.command(argv);
+      const Reply sim_reply = sim.execute(argv, now);
+      const Tolerance tolerance = argv[0] == "TTL" ? Tolerance::kTtl : Tolerance::kExact;
+      EXPECT_TRUE(replies_match(real_reply, sim_reply, tolerance))
+          << "real: " << real_reply.to_string() << "\nsim:  " << sim_reply.to_string();
+      // The state after the command must agree too.
+      EXPECT_EQ(real.command({"GET", k}), sim.execute({"GET", k}, wall_now()));
+    }
+  }
 }
 
 }  // namespace
