@@ -18,6 +18,7 @@
 #include "algorithms/registry.h"
 #include "env/parse.h"
 #include "harness/history_io.h"
+#include "harness/live/live_check.h"
 #include "harness/run_sim.h"
 #include "harness/scenario.h"
 #include "reports/result_json.h"
@@ -166,32 +167,56 @@ locksim::harness::RunConfig scenario_config(const RunFlags& f, const CLI::App& r
   return sc.config;
 }
 
-int cmd_run(const RunFlags& flags, const CLI::App& run) {
-  std::string replay;
-  const locksim::harness::RunConfig config =
-      flags.scenario.empty() ? to_config(flags) : scenario_config(flags, run, &replay);
-  if (!flags.out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(flags.out, ec);
-    if (ec) throw ConfigError("--out: cannot create directory '" + flags.out + "': " + ec.message());
-  }
-  auto report = locksim::harness::simulate_and_check(config);
-  if (!replay.empty()) report.result.replay_command = replay;
-  const auto& result = report.result;
-  if (!flags.quiet) std::cout << locksim::reports::summary_text(result);
-  if (!flags.out.empty()) {
-    const std::filesystem::path dir(flags.out);
-    write_file(dir / "history.edn", locksim::harness::to_edn(result.history));
-    write_file(dir / "history.jsonl", locksim::harness::to_jsonl(result.history));
-    write_file(dir / "result.json", locksim::reports::result_json_text(result));
-    if (!flags.quiet) std::cout << "wrote " << (dir / "result.json").string() << ", history.edn, history.jsonl\n";
-  }
+void write_outputs(const std::string& out, const locksim::harness::RunResult& result, bool quiet) {
+  const std::filesystem::path dir(out);
+  write_file(dir / "history.edn", locksim::harness::to_edn(result.history));
+  write_file(dir / "history.jsonl", locksim::harness::to_jsonl(result.history));
+  write_file(dir / "result.json", locksim::reports::result_json_text(result));
+  if (!quiet) std::cout << "wrote " << (dir / "result.json").string() << ", history.edn, history.jsonl\n";
+}
+
+void make_out_dir(const std::string& out) {
+  if (out.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec) throw ConfigError("--out: cannot create directory '" + out + "': " + ec.message());
+}
+
+int exit_code(const locksim::harness::RunResult& result) {
   switch (locksim::harness::overall_verdict(result)) {
     case locksim::harness::Verdict::Kind::kValid: return kExitClean;
     case locksim::harness::Verdict::Kind::kInvalid: return kExitViolation;
     case locksim::harness::Verdict::Kind::kUnknown: return kExitInternal;
   }
   return kExitInternal;
+}
+
+// The same algorithm code against real redis-server processes on loopback.
+int cmd_live(const RunFlags& flags) {
+  const locksim::harness::RunConfig config = to_config(flags);
+  make_out_dir(flags.out);
+  if (!flags.quiet) {
+    std::cout << "live: " << config.algorithm << " against real redis-server on 127.0.0.1 for "
+              << locksim::format_duration(config.duration) << " of real time...\n"
+              << std::flush;
+  }
+  const auto result = locksim::live::run_live_and_check(config);
+  if (!flags.quiet) std::cout << locksim::reports::summary_text(result);
+  if (!flags.out.empty()) write_outputs(flags.out, result, flags.quiet);
+  return exit_code(result);
+}
+
+int cmd_run(const RunFlags& flags, const CLI::App& run) {
+  std::string replay;
+  const locksim::harness::RunConfig config =
+      flags.scenario.empty() ? to_config(flags) : scenario_config(flags, run, &replay);
+  make_out_dir(flags.out);
+  auto report = locksim::harness::simulate_and_check(config);
+  if (!replay.empty()) report.result.replay_command = replay;
+  const auto& result = report.result;
+  if (!flags.quiet) std::cout << locksim::reports::summary_text(result);
+  if (!flags.out.empty()) write_outputs(flags.out, result, flags.quiet);
+  return exit_code(result);
 }
 
 }  // namespace
@@ -231,6 +256,23 @@ int main(int argc, char** argv) {
   run->add_option("--stuck-after", flags.stuck_after,
                   "report a stuck lock unheld this long at the end of the run");
   CLI::App* list = app.add_subcommand("list", "list algorithms and their parameters");
+  RunFlags live_flags;
+  live_flags.duration = "10s";
+  live_flags.hold = "50ms..200ms";
+  CLI::App* live = app.add_subcommand(
+      "live", "run the same algorithm code against real redis-server processes (loopback)");
+  live->add_option("--algorithm", live_flags.algorithm, "lock algorithm (see locksim list)");
+  live->add_option("--seed", live_flags.seed, "seed of the clients' random choices");
+  live->add_option("--clients", live_flags.clients, "number of client threads");
+  live->add_option("--duration", live_flags.duration, "real run length, e.g. 10s");
+  live->add_option("--ttl", live_flags.ttl, "lock TTL (algorithm parameter ttl)");
+  live->add_option("--hold", live_flags.hold, "critical-section length range");
+  live->add_option("--param", live_flags.params, "algorithm parameter NAME=VALUE (repeatable)");
+  live->add_option("--masters", live_flags.masters, "redis-server processes to start");
+  live->add_option("--persistence", live_flags.persistence, "none, aof-everysec or aof-always");
+  live->add_option("--timeout", live_flags.timeout, "client timeout of one Redis command");
+  live->add_option("--out", live_flags.out, "write result.json, history.edn, history.jsonl here");
+  live->add_flag("--quiet", live_flags.quiet, "print nothing; rely on the exit code");
 
   try {
     app.parse(argc, argv);
@@ -252,6 +294,7 @@ int main(int argc, char** argv) {
 
   try {
     if (list->parsed()) return cmd_list();
+    if (live->parsed()) return cmd_live(live_flags);
     return cmd_run(flags, *run);
   } catch (const ConfigError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

@@ -130,6 +130,21 @@ TEST(Cli, ListShowsScenarios) {
   }
 }
 
+// The same algorithm code against real redis-server processes started by
+// the harness: clean when used correctly, a violation when holds outlast the TTL.
+TEST(Cli, LiveRunAgainstRealRedis) {
+  const Outcome clean = locksim("live --duration 2s --ttl 2s --clients 3");
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  EXPECT_NE(clean.out.find("OK: no mutual-exclusion violation"), std::string::npos) << clean.out;
+  const Outcome broken = locksim("live --duration 2s --ttl 200ms --hold 300ms..400ms --clients 3");
+  EXPECT_EQ(broken.exit_code, 1) << broken.out << broken.err;
+  EXPECT_NE(broken.out.find("VIOLATION"), std::string::npos) << broken.out;
+}
+TEST(Cli, LiveBadInputIsOneLine) {
+  expect_bad_input("live --duration 1s --param ttl=5x", "--ttl");
+  expect_bad_input("live --fault 'pause c1 at 1s for 1s'", "--fault");  // simulation-only
+}
+
 TEST(Cli, NoSubcommand) {
   const Outcome o = locksim("");
   EXPECT_EQ(o.exit_code, 2);

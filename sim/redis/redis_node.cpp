@@ -167,7 +167,7 @@ ReplicaGroup::ReplicaGroup(World& world, Network& net, std::string name,
 }
 
 bool ReplicaGroup::reachable(RedisNode& n) const {
-  return n.node().running();
+  return n.node().running() && (sentinel_ == nullptr || net_.connected(*sentinel_, n.node()));
 }
 
 void ReplicaGroup::check() {

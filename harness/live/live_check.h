@@ -1,0 +1,17 @@
+// One live run, end to end: start real redis-server processes on loopback,
+// run the workload against them with real threads and time, stop the
+// servers (also on error), and check the history like a simulated one.
+#pragma once
+
+#include "harness/run_config.h"
+#include "harness/run_result.h"
+
+namespace locksim::live {
+
+// Uses config.algorithm/params, workload, duration (real time!), seed and
+// redis.masters (one redis-server each; replicas, failover and faults are
+// simulation-only and rejected here). Throws ConfigError for a bad config,
+// std::runtime_error when a server cannot be started.
+harness::RunResult run_live_and_check(const harness::RunConfig& config);
+
+}  // namespace locksim::live
