@@ -73,7 +73,7 @@ AcquireResult NaiveSetnx::acquire(Env& env, const std::string& resource) {
       result.detail = "held by another client";
     }
     if (attempt < params_.max_attempts) {
-      env.sleep(Duration{random_between(env, params_.retry_min.ns, params_.retry_max.ns)});
+      sleep_random(env, params_.retry_min, params_.retry_max);
     }
   }
   result.outcome = outcome_unknown ? Outcome::kUnknown : Outcome::kFail;

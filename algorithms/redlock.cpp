@@ -124,7 +124,7 @@ AcquireResult Redlock::acquire(Env& env, const std::string& resource) {
       result.detail += "; unlock got no answer from " + std::to_string(unanswered) + " nodes";
     }
     if (attempt < params_.max_attempts) {
-      env.sleep(Duration{random_between(env, params_.retry_min.ns, params_.retry_max.ns)});
+      sleep_random(env, params_.retry_min, params_.retry_max);
     }
   }
   // The token is the same in every attempt, so each unlock also covered the

@@ -8,4 +8,8 @@ int64_t random_between(Env& env, int64_t lo, int64_t hi) {
   return uniform_between([&env] { return env.random(); }, lo, hi);
 }
 
+void sleep_random(Env& env, Duration lo, Duration hi) {
+  env.sleep(Duration{random_between(env, lo.ns, hi.ns)});
+}
+
 }  // namespace locksim

@@ -43,4 +43,8 @@ class Env {
 // (their output differs between standard libraries).
 int64_t random_between(Env& env, int64_t lo, int64_t hi);
 
+// Sleeps a uniformly random time in [lo, hi]: the seeded backoff between
+// retries, so contenders that collided once do not collide again in step.
+void sleep_random(Env& env, Duration lo, Duration hi);
+
 }  // namespace locksim

@@ -44,23 +44,29 @@ Duration parse_duration(std::string_view text, std::string_view field) {
   if (!digits) fail(field, kDurationHelp, text);
   const std::string_view unit = text.substr(i);
   int64_t unit_ns = 0;
-  if (unit == "ns") unit_ns = 1;
-  else if (unit == "us") unit_ns = 1'000;
-  else if (unit == "ms") unit_ns = 1'000'000;
-  else if (unit == "s") unit_ns = 1'000'000'000;
-  else if (unit == "m") unit_ns = 60'000'000'000;
-  else if (unit == "h") unit_ns = 3'600'000'000'000;
-  else fail(field, kDurationHelp, text);
+  if (unit == "ns")
+    unit_ns = 1;
+  else if (unit == "us")
+    unit_ns = 1'000;
+  else if (unit == "ms")
+    unit_ns = 1'000'000;
+  else if (unit == "s")
+    unit_ns = 1'000'000'000;
+  else if (unit == "m")
+    unit_ns = 60'000'000'000;
+  else if (unit == "h")
+    unit_ns = 3'600'000'000'000;
+  else
+    fail(field, kDurationHelp, text);
   if (whole > 1'000'000'000LL * 1'000'000'000LL / unit_ns) {
     fail(field, "a duration below 10^9 seconds", text);
   }
-  const Int128 ns = static_cast<Int128>(whole) * unit_ns +
-                      static_cast<Int128>(frac) * unit_ns / frac_scale;
+  const Int128 ns =
+      static_cast<Int128>(whole) * unit_ns + static_cast<Int128>(frac) * unit_ns / frac_scale;
   return Duration{static_cast<int64_t>(ns)};
 }
 
-std::pair<Duration, Duration> parse_duration_range(std::string_view text,
-                                                   std::string_view field) {
+std::pair<Duration, Duration> parse_duration_range(std::string_view text, std::string_view field) {
   const size_t dots = text.find("..");
   if (dots == std::string_view::npos) {
     const Duration d = parse_duration(text, field);
@@ -79,13 +85,27 @@ std::string format_duration(Duration d) {
     int64_t ns;
     const char* name;
   };
-  static constexpr Unit kUnits[] = {{3'600'000'000'000, "h"}, {60'000'000'000, "m"},
-                                    {1'000'000'000, "s"},     {1'000'000, "ms"},
-                                    {1'000, "us"},            {1, "ns"}};
+  static constexpr Unit kUnits[] = {
+      {3'600'000'000'000, "h"}, {60'000'000'000, "m"}, {1'000'000'000, "s"},
+      {1'000'000, "ms"},        {1'000, "us"},         {1, "ns"}};
   for (const Unit& u : kUnits) {
     if (ns % u.ns == 0) return std::to_string(ns / u.ns) + u.name;
   }
   return std::to_string(ns) + "ns";
+}
+
+std::string format_seconds(int64_t ns) {
+  const bool negative = ns < 0;
+  const uint64_t mag = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  const uint64_t ms = (mag % 1000000000u) / 1000000u;
+  std::string frac = std::to_string(ms);
+  frac.insert(0, 3 - frac.size(), '0');
+  return (negative ? "-" : "") + std::to_string(mag / 1000000000u) + "." + frac + "s";
+}
+
+std::string format_span(int64_t ns) {
+  if (ns > -1000000 && ns < 1000000) return std::to_string(ns) + "ns";
+  return format_seconds(ns);
 }
 
 int64_t parse_integer(std::string_view text, std::string_view field, int64_t lo, int64_t hi) {

@@ -30,6 +30,14 @@ std::pair<Duration, Duration> parse_duration_range(std::string_view text, std::s
 // Shortest exact rendering: "10s", "1500ms", "250us".
 std::string format_duration(Duration d);
 
+// Seconds with millisecond precision, from integers only so the text is the
+// same on every platform ("12.345s"); truncates, as the rest of locksim does.
+std::string format_seconds(int64_t ns);
+
+// Like format_seconds, but a span too short to show as 0.000s is given in
+// nanoseconds ("300ns"), so a tiny overlap never reads as zero.
+std::string format_span(int64_t ns);
+
 // Whole number in [lo, hi]. Throws ConfigError naming `field`.
 int64_t parse_integer(std::string_view text, std::string_view field, int64_t lo, int64_t hi);
 

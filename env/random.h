@@ -35,7 +35,9 @@ int64_t uniform_between(Next&& next, int64_t lo, int64_t hi) {
 }
 
 // Uniform double in [0, 1) from the top 53 bits.
-inline double unit_double(uint64_t word) { return static_cast<double>(word >> 11) * 0x1.0p-53; }
+inline double unit_double(uint64_t word) {
+  return static_cast<double>(word >> 11) * 0x1.0p-53;
+}
 
 // Exponential with the given mean, by inversion. std::log is correctly rounded
 // enough on glibc and libm alike for our purposes; the result is rounded to

@@ -6,8 +6,8 @@
 // meant, is a bug the compiler should catch.
 #pragma once
 
-#include <cstdint>
 #include <compare>
+#include <cstdint>
 #include <limits>
 
 namespace locksim {
@@ -35,8 +35,14 @@ struct Duration {
   constexpr Duration operator-() const { return Duration{-ns}; }
   constexpr Duration operator*(int64_t k) const { return Duration{ns * k}; }
   constexpr Duration operator/(int64_t k) const { return Duration{ns / k}; }
-  constexpr Duration& operator+=(Duration o) { ns += o.ns; return *this; }
-  constexpr Duration& operator-=(Duration o) { ns -= o.ns; return *this; }
+  constexpr Duration& operator+=(Duration o) {
+    ns += o.ns;
+    return *this;
+  }
+  constexpr Duration& operator-=(Duration o) {
+    ns -= o.ns;
+    return *this;
+  }
   constexpr auto operator<=>(const Duration&) const = default;
 };
 
@@ -49,7 +55,10 @@ struct TimePoint {
   constexpr TimePoint operator+(Duration d) const { return TimePoint{ns + d.ns}; }
   constexpr TimePoint operator-(Duration d) const { return TimePoint{ns - d.ns}; }
   constexpr Duration operator-(TimePoint o) const { return Duration{ns - o.ns}; }
-  constexpr TimePoint& operator+=(Duration d) { ns += d.ns; return *this; }
+  constexpr TimePoint& operator+=(Duration d) {
+    ns += d.ns;
+    return *this;
+  }
   constexpr auto operator<=>(const TimePoint&) const = default;
 };
 

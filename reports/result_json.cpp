@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "env/parse.h"
 #include "harness/history_io.h"
 
 namespace locksim::reports {
@@ -19,21 +20,6 @@ using Json = nlohmann::ordered_json;
 
 double seconds(int64_t ns) {
   return static_cast<double>(ns) / 1e9;
-}
-
-// Seconds with millisecond precision from integers only ("12.345s"), so the
-// summary reads the same on every platform. Truncates like Duration::to_ms.
-std::string seconds_text(int64_t ns) {
-  const bool negative = ns < 0;
-  const uint64_t mag = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  return fmt::format("{}{}.{:03}s", negative ? "-" : "", mag / 1000000000u,
-                     (mag % 1000000000u) / 1000000u);
-}
-
-// Sub-millisecond spans in nanoseconds, so a 300 ns overlap is not "0.000s".
-std::string duration_text(int64_t ns) {
-  if (ns > -1000000 && ns < 1000000) return fmt::format("{}ns", ns);
-  return seconds_text(ns);
 }
 
 Json interval_json(const HeldInterval& h) {
@@ -67,10 +53,11 @@ Json overlap_json(const Overlap& o) {
 std::string interval_text(const HeldInterval& h) {
   switch (h.end_reason) {
     case HeldInterval::EndReason::kRelease:
-      return fmt::format("{} (acquire op {}, release op {})", harness::client_label(h.client), h.acquire_index,
-                         h.release_index);
+      return fmt::format("{} (acquire op {}, release op {})", harness::client_label(h.client),
+                         h.acquire_index, h.release_index);
     case HeldInterval::EndReason::kCrash:
-      return fmt::format("{} (acquire op {}, crashed)", harness::client_label(h.client), h.acquire_index);
+      return fmt::format("{} (acquire op {}, crashed)", harness::client_label(h.client),
+                         h.acquire_index);
     case HeldInterval::EndReason::kRunEnd:
       return fmt::format("{} (acquire op {}, held until run end)", harness::client_label(h.client),
                          h.acquire_index);
@@ -171,7 +158,7 @@ std::string summary_text(const RunResult& result) {
       } else {
         out += fmt::format(
             "LIVENESS: lock stuck for the last {} of the run (no mutual-exclusion violation)\n",
-            seconds_text(result.liveness.unheld_for.ns));
+            format_seconds(result.liveness.unheld_for.ns));
       }
       break;
     case Verdict::Kind::kValid:
@@ -196,16 +183,16 @@ std::string summary_text(const RunResult& result) {
       "unknown), {} of true time",
       result.algorithm, result.seed, result.history.ops.size(), result.acquisitions,
       result.acquire_fail, result.acquire_info, result.releases_ok, result.releases_fail,
-      result.releases_info, seconds_text(result.history.run_length.ns));
+      result.releases_info, format_seconds(result.history.run_length.ns));
   if (result.events > 0) out += fmt::format(", {} events", result.events);
   out += "\n";
 
   for (size_t i = 0; i < overlaps.size() && i < kMaxListed; ++i) {
     const Overlap& o = overlaps[i];
     out += fmt::format("  {}. {} and {} both held the lock in [{}, {}) for {}\n", i + 1,
-                       interval_text(o.a), interval_text(o.b), seconds_text(o.window_start.ns),
-                       seconds_text(o.window_end.ns),
-                       duration_text(o.window_end.ns - o.window_start.ns));
+                       interval_text(o.a), interval_text(o.b), format_seconds(o.window_start.ns),
+                       format_seconds(o.window_end.ns),
+                       format_span(o.window_end.ns - o.window_start.ns));
   }
   if (overlaps.size() > kMaxListed) {
     out += fmt::format("  ... and {} more\n", overlaps.size() - kMaxListed);
@@ -215,8 +202,8 @@ std::string summary_text(const RunResult& result) {
   if (!result.faults.empty()) {
     out += fmt::format("faults ({}):", result.faults.size());
     for (size_t i = 0; i < result.faults.size() && i < kMaxListed; ++i) {
-      out += fmt::format(" {} {}{}", seconds_text(result.faults[i].time_ns), result.faults[i].what,
-                         i + 1 < result.faults.size() ? ";" : "");
+      out += fmt::format(" {} {}{}", format_seconds(result.faults[i].time_ns),
+                         result.faults[i].what, i + 1 < result.faults.size() ? ";" : "");
     }
     if (result.faults.size() > kMaxListed) {
       out += fmt::format(" ... and {} more", result.faults.size() - kMaxListed);

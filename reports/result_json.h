@@ -13,11 +13,15 @@ namespace locksim::reports {
 // result.json as a JSON value, keys in this fixed order:
 //   {"locksim_result": 1, "algorithm", "seed", "params",
 //    "verdict": "valid"|"invalid"|"unknown"        (harness::overall_verdict)
+//    "finding": "safety"|"liveness"|"none"         (harness::finding)
 //    "safety": {"checker", "verdict", "violations", "explanation",
 //               "overlaps": [{"window": {start_ns, end_ns, duration_ns, start_s, end_s},
 //                             "a": {client, process, acquire_index, release_index,
 //                                   start_ns, end_ns, end_reason, start_s, end_s},
 //                             "b": {...}}]},
+//    "liveness": {checker, verdict, stuck, unheld_since_ns, unheld_for_ns, failed_attempts,
+//                 last_holder, longest_gap_ns, longest_gap_start_ns, explanation},
+//    "faults": [{time_ns, what}],
 //    "counts": {ops, held_intervals, acquisitions, acquire_fail, acquire_info,
 //               releases_ok, releases_fail, releases_info, events, run_length_ns},
 //    "held": [...harness::held_to_json...], "errors": [...], "replay": "..."}

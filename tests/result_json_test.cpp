@@ -74,7 +74,9 @@ TEST(ResultJson, HasEveryTopLevelKeyInOrder) {
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys,
             (std::vector<std::string>{"locksim_result", "algorithm", "seed", "params", "verdict",
-                                      "safety", "counts", "held", "errors", "replay"}));
+                                      "finding", "safety", "liveness", "faults", "counts", "held",
+                                      "errors", "replay"}));
+  EXPECT_EQ(j["finding"], "safety");
   EXPECT_EQ(j["verdict"], "invalid");
   EXPECT_EQ(j["seed"], 42u);
   EXPECT_EQ(j["params"]["ttl_ms"], 30000);

@@ -1,21 +1,12 @@
 #include "harness/check/liveness_checker.h"
 
+#include "env/parse.h"
+
 #include <algorithm>
 #include <cassert>
-#include <cstdio>
 #include <vector>
 
 namespace locksim::harness {
-
-namespace {
-
-std::string seconds(int64_t ns) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3fs", static_cast<double>(ns) / 1e9);
-  return buf;
-}
-
-}  // namespace
 
 LivenessVerdict check_liveness(const History& history, Duration stuck_after) {
   assert(stuck_after > Duration::zero());
@@ -63,19 +54,20 @@ LivenessVerdict check_liveness(const History& history, Duration stuck_after) {
   if (v.unheld_for >= stuck_after && v.failed_attempts > 0) {
     v.kind = Verdict::Kind::kInvalid;
     v.explanation = "The lock was stuck: nobody held it for the last " +
-                    seconds(v.unheld_for.ns) + " of the run (from " + seconds(covered_until.ns) +
-                    ") although " + std::to_string(v.failed_attempts) +
-                    " acquire attempts failed in that time.";
+                    format_seconds(v.unheld_for.ns) + " of the run (from " +
+                    format_seconds(covered_until.ns) + ") although " +
+                    std::to_string(v.failed_attempts) + " acquire attempts failed in that time.";
     if (last != nullptr) {
       v.explanation += " The last holder was " + client_label(last->client) + " (acquire op " +
                        std::to_string(last->acquire_index) + "), whose hold ended by " +
-                       to_string(last->end_reason) + " at " + seconds(last->end.ns) + ".";
+                       to_string(last->end_reason) + " at " + format_seconds(last->end.ns) + ".";
     } else {
       v.explanation += " Nobody ever acquired it.";
     }
   } else {
     v.explanation = "No stuck lock: the longest stretch without a holder was " +
-                    seconds(v.longest_gap.ns) + " (from " + seconds(v.longest_gap_start.ns) + ").";
+                    format_seconds(v.longest_gap.ns) + " (from " +
+                    format_seconds(v.longest_gap_start.ns) + ").";
   }
   return v;
 }

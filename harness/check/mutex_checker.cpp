@@ -1,4 +1,5 @@
 #include "harness/check/mutex_checker.h"
+#include "env/parse.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -14,30 +15,14 @@ namespace locksim::harness {
 
 namespace {
 
-// Seconds with millisecond precision, from integers only so the text is the
-// same on every platform ("12.345s"). Truncates, as the rest of locksim does.
-std::string seconds_text(int64_t ns) {
-  const bool negative = ns < 0;
-  const uint64_t mag = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-  return fmt::format("{}{}.{:03}s", negative ? "-" : "", mag / 1000000000u,
-                     (mag % 1000000000u) / 1000000u);
-}
-
-// A span short enough to print as 0.000s is shown in nanoseconds instead, so
-// a 300 ns overlap does not read as "0.000s".
-std::string duration_text(int64_t ns) {
-  if (ns > -1000000 && ns < 1000000) return fmt::format("{}ns", ns);
-  return seconds_text(ns);
-}
-
 std::string end_text(const HeldInterval& h) {
   switch (h.end_reason) {
     case HeldInterval::EndReason::kRelease:
-      return fmt::format("until {} (release op {})", seconds_text(h.end.ns), h.release_index);
+      return fmt::format("until {} (release op {})", format_seconds(h.end.ns), h.release_index);
     case HeldInterval::EndReason::kCrash:
-      return fmt::format("until it crashed at {}", seconds_text(h.end.ns));
+      return fmt::format("until it crashed at {}", format_seconds(h.end.ns));
     case HeldInterval::EndReason::kRunEnd:
-      return fmt::format("until the run ended at {}, never released", seconds_text(h.end.ns));
+      return fmt::format("until the run ended at {}, never released", format_seconds(h.end.ns));
   }
   return "";
 }
@@ -61,10 +46,11 @@ std::string explain_invalid(const std::vector<Overlap>& overlaps, size_t interva
       "{} (process {}) held the lock from {} (acquire op {}) {}, and {} (process "
       "{}) acquired it at {} (acquire op {}) while {} still held it, so both held it in "
       "[{}, {}) for {}.",
-      overlaps.size(), overlaps.size() == 1 ? "" : "s", intervals, client_label(o.a.client), o.a.process,
-      seconds_text(o.a.start.ns), o.a.acquire_index, end_text(o.a), client_label(o.b.client), o.b.process,
-      seconds_text(o.b.start.ns), o.b.acquire_index, client_label(o.a.client), seconds_text(o.window_start.ns),
-      seconds_text(o.window_end.ns), duration_text(o.window_end.ns - o.window_start.ns));
+      overlaps.size(), overlaps.size() == 1 ? "" : "s", intervals, client_label(o.a.client),
+      o.a.process, format_seconds(o.a.start.ns), o.a.acquire_index, end_text(o.a),
+      client_label(o.b.client), o.b.process, format_seconds(o.b.start.ns), o.b.acquire_index,
+      client_label(o.a.client), format_seconds(o.window_start.ns), format_seconds(o.window_end.ns),
+      format_span(o.window_end.ns - o.window_start.ns));
   if (overlaps.size() > 1) {
     std::set<int> clients;  // ordered, so the list reads the same every time
     for (const Overlap& x : overlaps) {
@@ -142,7 +128,7 @@ Verdict check_mutex(const History& history) {
         "{}, [{}, {})), so the history is malformed and mutual exclusion cannot be decided; the "
         "other {} intervals do not overlap.",
         malformed.size(), held.size(), m.client, m.process, m.acquire_index,
-        seconds_text(m.start.ns), seconds_text(m.end.ns), order.size());
+        format_seconds(m.start.ns), format_seconds(m.end.ns), order.size());
   } else if (held.empty()) {
     verdict.kind = Verdict::Kind::kValid;
     verdict.explanation =
@@ -153,7 +139,7 @@ Verdict check_mutex(const History& history) {
     verdict.explanation = fmt::format(
         "No two of the {} held intervals overlap in true time: at most one client believed it "
         "held the lock at any instant of the {} run.",
-        held.size(), seconds_text(history.run_length.ns));
+        held.size(), format_seconds(history.run_length.ns));
   }
   return verdict;
 }
