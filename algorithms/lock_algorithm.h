@@ -18,10 +18,10 @@ namespace locksim::algorithms {
 
 // What a client holds after a successful acquire.
 struct Lease {
-  std::string resource;              // the lock's name ("lock:resource")
-  std::string token;                 // unique value written by this acquire
-  std::optional<uint64_t> fence;     // fencing token, where the algorithm has one
-  TimePoint acquired_local;          // client-clock time the acquire began
+  std::string resource;                  // the lock's name ("lock:resource")
+  std::string token;                     // unique value written by this acquire
+  std::optional<uint64_t> fence;         // fencing token, where the algorithm has one
+  TimePoint acquired_local;              // client-clock time the acquire began
   Duration validity = Duration::zero();  // how long the client may assume it holds
 };
 
@@ -31,8 +31,8 @@ enum class Outcome { kOk, kFail, kUnknown };
 
 struct AcquireResult {
   Outcome outcome = Outcome::kFail;
-  Lease lease;          // meaningful when outcome == kOk
-  std::string detail;   // why it failed or is unknown, for histories and reports
+  Lease lease;         // meaningful when outcome == kOk
+  std::string detail;  // why it failed or is unknown, for histories and reports
   int attempts = 0;
 };
 

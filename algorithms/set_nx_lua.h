@@ -28,10 +28,10 @@ class SetNxLua : public LockAlgorithm {
  public:
   struct Params {
     Duration ttl = Duration::seconds(10);
-    int max_attempts = 20;                           // per acquire call
-    Duration retry_min = Duration::millis(50);       // backoff between attempts,
-    Duration retry_max = Duration::millis(150);      // drawn uniformly per attempt
-    size_t server = 0;                               // which Env redis connection
+    int max_attempts = 20;                       // per acquire call
+    Duration retry_min = Duration::millis(50);   // backoff between attempts,
+    Duration retry_max = Duration::millis(150);  // drawn uniformly per attempt
+    size_t server = 0;                           // which Env redis connection
   };
 
   static constexpr const char* kReleaseScript =

@@ -59,9 +59,8 @@ void yield_ping_pong(benchmark::State& state, Install install) {
 }
 
 void BM_FiberSwitch_BareBoostRoundRobin(benchmark::State& state) {
-  yield_ping_pong(state, [] {
-    boost::fibers::use_scheduling_algorithm<boost::fibers::algo::round_robin>();
-  });
+  yield_ping_pong(
+      state, [] { boost::fibers::use_scheduling_algorithm<boost::fibers::algo::round_robin>(); });
 }
 BENCHMARK(BM_FiberSwitch_BareBoostRoundRobin);
 
@@ -139,8 +138,8 @@ void BM_FiveClientRun(benchmark::State& state, std::string algorithm) {
     const auto out = locksim::harness::run_simulation(c);
     events += out.events;
     for (const auto& op : out.history.ops) {
-      acquisitions += op.f == locksim::harness::OpF::kAcquire &&
-                      op.type == locksim::harness::OpType::kOk;
+      acquisitions +=
+          op.f == locksim::harness::OpF::kAcquire && op.type == locksim::harness::OpType::kOk;
     }
   }
   state.counters["sim_events_per_s"] =

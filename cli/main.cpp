@@ -59,8 +59,7 @@ int cmd_list() {
   for (const auto& b : locksim::harness::builtin_scenario_texts()) {
     const auto sc = locksim::harness::parse_scenario(b.json, std::string("builtin:") + b.name);
     std::string first = sc.description.substr(0, sc.description.find(". ") + 1);
-    std::printf("  %-34s [%s] %s\n", b.name, locksim::harness::to_string(sc.expect),
-                first.c_str());
+    std::printf("  %-34s [%s] %s\n", b.name, locksim::harness::to_string(sc.expect), first.c_str());
   }
   return kExitClean;
 }
@@ -92,8 +91,8 @@ locksim::harness::RunConfig to_config(const RunFlags& f) {
                       ", got '" + f.algorithm + "'");
   }
   c.seed = static_cast<uint64_t>(locksim::parse_integer(f.seed, "--seed", 0, INT64_MAX));
-  c.workload.clients = static_cast<int>(locksim::parse_integer(
-      f.clients, "--clients", 1, locksim::harness::RunConfig::kMaxClients));
+  c.workload.clients = static_cast<int>(
+      locksim::parse_integer(f.clients, "--clients", 1, locksim::harness::RunConfig::kMaxClients));
   c.duration = locksim::parse_duration(f.duration, "--duration");
   if (c.duration <= locksim::Duration::zero()) {
     throw ConfigError("--duration: expected a positive duration, got '" + f.duration + "'");
@@ -113,7 +112,8 @@ locksim::harness::RunConfig to_config(const RunFlags& f) {
   for (size_t i = 0; i < f.faults.size(); ++i) {
     c.faults.events.push_back(locksim::faults::parse_fault(f.faults[i], "--fault"));
   }
-  if (!f.retry_pause.empty()) c.workload.retry_pause = locksim::parse_duration(f.retry_pause, "--retry-pause");
+  if (!f.retry_pause.empty())
+    c.workload.retry_pause = locksim::parse_duration(f.retry_pause, "--retry-pause");
   c.workload.hold_within_validity = f.hold_within_validity;
   auto& t = c.redis;
   if (!f.masters.empty()) {
@@ -124,21 +124,26 @@ locksim::harness::RunConfig to_config(const RunFlags& f) {
     t.replicas = static_cast<int>(locksim::parse_integer(
         f.replicas, "--replicas", 0, locksim::harness::RunConfig::kMaxReplicasPerMaster));
   }
-  if (!f.replication_lag.empty()) t.replication_lag = locksim::parse_duration(f.replication_lag, "--replication-lag");
+  if (!f.replication_lag.empty())
+    t.replication_lag = locksim::parse_duration(f.replication_lag, "--replication-lag");
   if (!f.persistence.empty()) {
     const auto mode = locksim::sim::redis::persistence_from(f.persistence);
     if (!mode) {
-      throw ConfigError("--persistence: expected one of none, aof-everysec, aof-always, rdb, got '" +
-                        f.persistence + "'");
+      throw ConfigError(
+          "--persistence: expected one of none, aof-everysec, aof-always, rdb, got '" +
+          f.persistence + "'");
     }
     t.persistence = *mode;
   }
-  if (!f.rdb_interval.empty()) t.rdb_interval = locksim::parse_duration(f.rdb_interval, "--rdb-interval");
+  if (!f.rdb_interval.empty())
+    t.rdb_interval = locksim::parse_duration(f.rdb_interval, "--rdb-interval");
   t.failover = f.failover;
   if (!f.down_after.empty()) t.down_after = locksim::parse_duration(f.down_after, "--down-after");
-  if (!f.discovery_delay.empty()) t.discovery_delay = locksim::parse_duration(f.discovery_delay, "--discovery-delay");
+  if (!f.discovery_delay.empty())
+    t.discovery_delay = locksim::parse_duration(f.discovery_delay, "--discovery-delay");
   if (!f.timeout.empty()) t.timeout = locksim::parse_duration(f.timeout, "--timeout");
-  if (!f.stuck_after.empty()) c.stuck_after = locksim::parse_duration(f.stuck_after, "--stuck-after");
+  if (!f.stuck_after.empty())
+    c.stuck_after = locksim::parse_duration(f.stuck_after, "--stuck-after");
   // Build the algorithm once now, so a bad parameter fails before any work.
   locksim::algorithms::find_algorithm(c.algorithm)->make(c.algorithm_params, "--");
   locksim::harness::validate(c);
@@ -149,11 +154,11 @@ locksim::harness::RunConfig to_config(const RunFlags& f) {
 // output goes), so a seed sweep over a scenario is one flag away.
 locksim::harness::RunConfig scenario_config(const RunFlags& f, const CLI::App& run,
                                             std::string* replay) {
-  for (const char* flag : {"--algorithm", "--clients", "--duration", "--ttl", "--hold", "--param",
-                           "--fault", "--retry-pause", "--hold-within-validity", "--masters",
-                           "--replicas", "--replication-lag", "--persistence", "--rdb-interval",
-                           "--failover", "--down-after", "--discovery-delay", "--timeout",
-                           "--stuck-after"}) {
+  for (const char* flag :
+       {"--algorithm", "--clients", "--duration", "--ttl", "--hold", "--param", "--fault",
+        "--retry-pause", "--hold-within-validity", "--masters", "--replicas", "--replication-lag",
+        "--persistence", "--rdb-interval", "--failover", "--down-after", "--discovery-delay",
+        "--timeout", "--stuck-after"}) {
     if (run.count(flag) > 0) {
       throw ConfigError(std::string(flag) +
                         ": cannot be combined with --scenario (edit the scenario file instead)");
@@ -172,7 +177,8 @@ void write_outputs(const std::string& out, const locksim::harness::RunResult& re
   write_file(dir / "history.edn", locksim::harness::to_edn(result.history));
   write_file(dir / "history.jsonl", locksim::harness::to_jsonl(result.history));
   write_file(dir / "result.json", locksim::reports::result_json_text(result));
-  if (!quiet) std::cout << "wrote " << (dir / "result.json").string() << ", history.edn, history.jsonl\n";
+  if (!quiet)
+    std::cout << "wrote " << (dir / "result.json").string() << ", history.edn, history.jsonl\n";
 }
 
 void make_out_dir(const std::string& out) {
@@ -184,9 +190,12 @@ void make_out_dir(const std::string& out) {
 
 int exit_code(const locksim::harness::RunResult& result) {
   switch (locksim::harness::overall_verdict(result)) {
-    case locksim::harness::Verdict::Kind::kValid: return kExitClean;
-    case locksim::harness::Verdict::Kind::kInvalid: return kExitViolation;
-    case locksim::harness::Verdict::Kind::kUnknown: return kExitInternal;
+    case locksim::harness::Verdict::Kind::kValid:
+      return kExitClean;
+    case locksim::harness::Verdict::Kind::kInvalid:
+      return kExitViolation;
+    case locksim::harness::Verdict::Kind::kUnknown:
+      return kExitInternal;
   }
   return kExitInternal;
 }

@@ -8,12 +8,18 @@ namespace locksim::faults {
 
 const char* to_string(FaultKind k) {
   switch (k) {
-    case FaultKind::kPause: return "pause";
-    case FaultKind::kSetDrift: return "drift";
-    case FaultKind::kJumpClock: return "jump";
-    case FaultKind::kCrash: return "crash";
-    case FaultKind::kPartition: return "partition";
-    case FaultKind::kHeal: return "heal";
+    case FaultKind::kPause:
+      return "pause";
+    case FaultKind::kSetDrift:
+      return "drift";
+    case FaultKind::kJumpClock:
+      return "jump";
+    case FaultKind::kCrash:
+      return "crash";
+    case FaultKind::kPartition:
+      return "partition";
+    case FaultKind::kHeal:
+      return "heal";
   }
   return "?";
 }
@@ -49,8 +55,8 @@ std::string FaultEvent::describe() const {
     case FaultKind::kPause:
       return "pause " + node + " at " + format_duration(at) + " for " + format_duration(duration);
     case FaultKind::kSetDrift:
-      return "drift " + node + " at " + format_duration(at) + " " +
-             (drift_ppm >= 0 ? "+" : "") + std::to_string(drift_ppm) + "ppm";
+      return "drift " + node + " at " + format_duration(at) + " " + (drift_ppm >= 0 ? "+" : "") +
+             std::to_string(drift_ppm) + "ppm";
     case FaultKind::kJumpClock:
       return "jump " + node + " at " + format_duration(at) + " " + signed_duration(jump);
     case FaultKind::kCrash:
@@ -61,7 +67,8 @@ std::string FaultEvent::describe() const {
       out = "partition " + join(side_a) + "|" + join(side_b) + " at " + format_duration(at);
       if (duration > Duration::zero()) out += " for " + format_duration(duration);
       return out;
-    case FaultKind::kHeal: return "heal at " + format_duration(at);
+    case FaultKind::kHeal:
+      return "heal at " + format_duration(at);
   }
   return "?";
 }

@@ -15,9 +15,13 @@ std::string Nemesis::resolve(const std::string& name) const {
   return holder_ ? holder_() : std::string();
 }
 
-sim::Node& Nemesis::node(const std::string& name) { return *nodes_.at(name); }
+sim::Node& Nemesis::node(const std::string& name) {
+  return *nodes_.at(name);
+}
 
-void Nemesis::note(std::string what) { log_.push_back({world_.now(), std::move(what)}); }
+void Nemesis::note(std::string what) {
+  log_.push_back({world_.now(), std::move(what)});
+}
 
 void Nemesis::install(const FaultSchedule& schedule, const std::string& field_prefix) {
   std::string known;

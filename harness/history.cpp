@@ -6,26 +6,37 @@ namespace locksim::harness {
 
 const char* to_string(OpType t) {
   switch (t) {
-    case OpType::kInvoke: return "invoke";
-    case OpType::kOk: return "ok";
-    case OpType::kFail: return "fail";
-    case OpType::kInfo: return "info";
+    case OpType::kInvoke:
+      return "invoke";
+    case OpType::kOk:
+      return "ok";
+    case OpType::kFail:
+      return "fail";
+    case OpType::kInfo:
+      return "info";
   }
   return "?";
 }
 
-const char* to_string(OpF f) { return f == OpF::kAcquire ? "acquire" : "release"; }
+const char* to_string(OpF f) {
+  return f == OpF::kAcquire ? "acquire" : "release";
+}
 
 const char* to_string(HeldInterval::EndReason r) {
   switch (r) {
-    case HeldInterval::EndReason::kRelease: return "release";
-    case HeldInterval::EndReason::kCrash: return "crash";
-    case HeldInterval::EndReason::kRunEnd: return "run-end";
+    case HeldInterval::EndReason::kRelease:
+      return "release";
+    case HeldInterval::EndReason::kCrash:
+      return "crash";
+    case HeldInterval::EndReason::kRunEnd:
+      return "run-end";
   }
   return "?";
 }
 
-std::string client_label(int client) { return "c" + std::to_string(client + 1); }
+std::string client_label(int client) {
+  return "c" + std::to_string(client + 1);
+}
 
 int64_t HistoryRecorder::record(Op op) {
   assert(history_.ops.empty() || history_.ops.back().time_ns <= op.time_ns);

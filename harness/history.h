@@ -29,10 +29,10 @@ struct Op {
   int64_t process = 0;  // Jepsen process id
   OpType type = OpType::kInvoke;
   OpF f = OpF::kAcquire;
-  int client = 0;                   // which client (stable across process ids)
-  std::string token;                // the lease token, on acquire :ok and release ops
-  std::optional<uint64_t> fence;    // fencing token, where the algorithm has one
-  std::string detail;               // why a :fail or :info happened
+  int client = 0;                 // which client (stable across process ids)
+  std::string token;              // the lease token, on acquire :ok and release ops
+  std::optional<uint64_t> fence;  // fencing token, where the algorithm has one
+  std::string detail;             // why a :fail or :info happened
 };
 
 // One interval in which a client believed it held the lock, in true time.

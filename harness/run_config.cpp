@@ -13,8 +13,8 @@ sim::redis::Topology resolved_topology(const RunConfig& c) {
 
 void validate(const RunConfig& c) {
   if (algorithms::find_algorithm(c.algorithm) == nullptr) {
-    throw ConfigError("--algorithm: expected one of " + algorithms::algorithm_names() +
-                      ", got '" + c.algorithm + "'");
+    throw ConfigError("--algorithm: expected one of " + algorithms::algorithm_names() + ", got '" +
+                      c.algorithm + "'");
   }
   if (c.workload.clients < 1 || c.workload.clients > RunConfig::kMaxClients) {
     throw ConfigError("--clients: expected a whole number from 1 to " +
@@ -68,9 +68,9 @@ std::string replay_command(const RunConfig& c) {
   const RunConfig defaults;
   const sim::redis::Topology& t = c.redis;
   const sim::redis::Topology& d = defaults.redis;
-  std::string cmd = "locksim run --algorithm " + c.algorithm + " --seed " +
-                    std::to_string(c.seed) + " --clients " + std::to_string(c.workload.clients) +
-                    " --duration " + format_duration(c.duration) + " --hold " +
+  std::string cmd = "locksim run --algorithm " + c.algorithm + " --seed " + std::to_string(c.seed) +
+                    " --clients " + std::to_string(c.workload.clients) + " --duration " +
+                    format_duration(c.duration) + " --hold " +
                     format_duration(c.workload.hold_min) + ".." +
                     format_duration(c.workload.hold_max);
   for (const auto& [name, value] : c.algorithm_params) {
@@ -96,7 +96,8 @@ std::string replay_command(const RunConfig& c) {
     cmd += " --discovery-delay " + format_duration(t.discovery_delay);
   }
   if (t.timeout != d.timeout) cmd += " --timeout " + format_duration(t.timeout);
-  if (c.stuck_after != defaults.stuck_after) cmd += " --stuck-after " + format_duration(c.stuck_after);
+  if (c.stuck_after != defaults.stuck_after)
+    cmd += " --stuck-after " + format_duration(c.stuck_after);
   for (const auto& f : c.faults.events) cmd += " --fault '" + f.describe() + "'";
   return cmd;
 }

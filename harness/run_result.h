@@ -20,7 +20,7 @@ struct RunResult {
   nlohmann::json params;  // everything needed to replay, besides algorithm and seed
 
   History history;
-  Verdict mutex;  // check_mutex(history): safety
+  Verdict mutex;             // check_mutex(history): safety
   LivenessVerdict liveness;  // check_liveness(history, ...): a stuck lock
 
   // Faults the nemesis applied, in order, with their true time: the markers

@@ -96,10 +96,14 @@ void declare(Fields& f, std::initializer_list<const char*> keys) {
 
 const char* to_string(Scenario::Expect e) {
   switch (e) {
-    case Scenario::Expect::kUnspecified: return "";
-    case Scenario::Expect::kSafe: return "safe";
-    case Scenario::Expect::kViolation: return "violation";
-    case Scenario::Expect::kLiveness: return "liveness";
+    case Scenario::Expect::kUnspecified:
+      return "";
+    case Scenario::Expect::kSafe:
+      return "safe";
+    case Scenario::Expect::kViolation:
+      return "violation";
+    case Scenario::Expect::kLiveness:
+      return "liveness";
   }
   return "";
 }
@@ -127,10 +131,14 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   if (top.has("description")) s.description = top.string("description");
   if (top.has("expect")) {
     const std::string e = top.string("expect");
-    if (e == "safe") s.expect = Scenario::Expect::kSafe;
-    else if (e == "violation") s.expect = Scenario::Expect::kViolation;
-    else if (e == "liveness") s.expect = Scenario::Expect::kLiveness;
-    else top.fail("expect", "one of safe, violation, liveness", "'" + e + "'");
+    if (e == "safe")
+      s.expect = Scenario::Expect::kSafe;
+    else if (e == "violation")
+      s.expect = Scenario::Expect::kViolation;
+    else if (e == "liveness")
+      s.expect = Scenario::Expect::kLiveness;
+    else
+      top.fail("expect", "one of safe, violation, liveness", "'" + e + "'");
   }
   if (!j.contains("algorithm")) top.fail("algorithm", "an algorithm name", "nothing");
   c.algorithm = top.string("algorithm");
@@ -142,9 +150,12 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     const Json& p = top.at("params");
     if (!p.is_object()) top.fail("params", "an object of NAME: \"VALUE\"", p.dump());
     for (const auto& [k, v] : p.items()) {
-      if (v.is_string()) c.algorithm_params[k] = v.get<std::string>();
-      else if (v.is_number()) c.algorithm_params[k] = v.dump();
-      else top.fail("params." + k, "a string or a number", v.dump());
+      if (v.is_string())
+        c.algorithm_params[k] = v.get<std::string>();
+      else if (v.is_number())
+        c.algorithm_params[k] = v.dump();
+      else
+        top.fail("params." + k, "a string or a number", v.dump());
     }
   }
   if (top.has("seed")) c.seed = static_cast<uint64_t>(top.integer("seed", 0, INT64_MAX));
@@ -170,10 +181,11 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
 
   if (top.has("redis")) {
     Fields r(top.at("redis"), "redis.", source);
-    declare(r, {"masters", "replicas", "replication_lag", "persistence", "rdb_interval",
-                "failover", "down_after", "discovery_delay", "timeout"});
+    declare(r, {"masters", "replicas", "replication_lag", "persistence", "rdb_interval", "failover",
+                "down_after", "discovery_delay", "timeout"});
     sim::redis::Topology& t = c.redis;
-    if (r.has("masters")) t.masters = static_cast<int>(r.integer("masters", 1, RunConfig::kMaxRedisMasters));
+    if (r.has("masters"))
+      t.masters = static_cast<int>(r.integer("masters", 1, RunConfig::kMaxRedisMasters));
     if (r.has("replicas")) {
       t.replicas = static_cast<int>(r.integer("replicas", 0, RunConfig::kMaxReplicasPerMaster));
     }
@@ -181,7 +193,8 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     if (r.has("persistence")) {
       const std::string p = r.string("persistence");
       const auto mode = sim::redis::persistence_from(p);
-      if (!mode) r.fail("redis.persistence", "one of none, aof-everysec, aof-always, rdb", "'" + p + "'");
+      if (!mode)
+        r.fail("redis.persistence", "one of none, aof-everysec, aof-always, rdb", "'" + p + "'");
       t.persistence = *mode;
     }
     if (r.has("rdb_interval")) t.rdb_interval = r.duration("rdb_interval");
@@ -196,7 +209,8 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     Fields n(top.at("network"), "network.", source);
     declare(n, {"latency_base", "latency_jitter_mean", "loss"});
     if (n.has("latency_base")) c.link.latency_base = n.duration("latency_base");
-    if (n.has("latency_jitter_mean")) c.link.latency_jitter_mean = n.duration("latency_jitter_mean");
+    if (n.has("latency_jitter_mean"))
+      c.link.latency_jitter_mean = n.duration("latency_jitter_mean");
     if (n.has("loss")) c.link.loss = n.number("loss", 0, 1);
     n.no_others();
   }
@@ -207,7 +221,8 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
     for (size_t i = 0; i < f.size(); ++i) {
       const std::string field = source + ": faults[" + std::to_string(i) + "]";
       if (!f[i].is_string()) {
-        throw ConfigError(field + ": expected a fault string such as 'pause c1 at 5s for 12s', got " +
+        throw ConfigError(field +
+                          ": expected a fault string such as 'pause c1 at 5s for 12s', got " +
                           f[i].dump());
       }
       c.faults.events.push_back(faults::parse_fault(f[i].get<std::string>(), field));

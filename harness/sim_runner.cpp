@@ -114,8 +114,8 @@ SimOutput run_simulation(const RunConfig& config) {
     sim::Node& node = *client_nodes.back();
     std::vector<std::unique_ptr<RedisConnection>> conns;
     for (auto& g : groups) {
-      conns.push_back(std::make_unique<sim::redis::GroupConnection>(world, *net, node, *g,
-                                                                    topology.timeout));
+      conns.push_back(
+          std::make_unique<sim::redis::GroupConnection>(world, *net, node, *g, topology.timeout));
     }
     envs.push_back(std::make_unique<sim::ClientEnv>(world, node, world.rng().split(node.name()),
                                                     std::move(conns)));

@@ -18,13 +18,13 @@ namespace locksim::harness {
 
 struct SimOutput {
   History history;
-  uint64_t events = 0;                 // World events executed
-  uint64_t scheduler_switches = 0;     // fiber picks by the scheduler
+  uint64_t events = 0;              // World events executed
+  uint64_t scheduler_switches = 0;  // fiber picks by the scheduler
   uint64_t messages_sent = 0;
   uint64_t messages_dropped = 0;
-  uint64_t redis_commands = 0;         // executed by the servers
-  int failovers = 0;                   // replicas promoted by the Sentinel-like logic
-  std::vector<std::string> errors;     // exceptions caught inside fibers
+  uint64_t redis_commands = 0;      // executed by the servers
+  int failovers = 0;                // replicas promoted by the Sentinel-like logic
+  std::vector<std::string> errors;  // exceptions caught inside fibers
   std::vector<faults::AppliedFault> faults;
 };
 

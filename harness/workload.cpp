@@ -9,9 +9,12 @@ namespace {
 
 OpType op_type(algorithms::Outcome o) {
   switch (o) {
-    case algorithms::Outcome::kOk: return OpType::kOk;
-    case algorithms::Outcome::kFail: return OpType::kFail;
-    case algorithms::Outcome::kUnknown: return OpType::kInfo;
+    case algorithms::Outcome::kOk:
+      return OpType::kOk;
+    case algorithms::Outcome::kFail:
+      return OpType::kFail;
+    case algorithms::Outcome::kUnknown:
+      return OpType::kInfo;
   }
   return OpType::kInfo;
 }

@@ -15,8 +15,7 @@ namespace locksim::sim {
 
 class ClientEnv : public Env {
  public:
-  ClientEnv(World& world, Node& node, Rng rng,
-            std::vector<std::unique_ptr<RedisConnection>> redis);
+  ClientEnv(World& world, Node& node, Rng rng, std::vector<std::unique_ptr<RedisConnection>> redis);
 
   TimePoint now() override { return node_.local_now(); }
   void sleep(Duration d) override { world_.sleep(d); }

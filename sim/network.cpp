@@ -11,7 +11,9 @@ Network::Pair Network::key(const Node& a, const Node& b) {
   return a.name() < b.name() ? Pair{a.name(), b.name()} : Pair{b.name(), a.name()};
 }
 
-void Network::set_link(const Node& a, const Node& b, const LinkParams& p) { links_[key(a, b)] = p; }
+void Network::set_link(const Node& a, const Node& b, const LinkParams& p) {
+  links_[key(a, b)] = p;
+}
 
 const LinkParams& Network::link(const Node& a, const Node& b) const {
   auto it = links_.find(key(a, b));
@@ -27,7 +29,9 @@ void Network::partition(const std::vector<const Node*>& side_a,
   }
 }
 
-void Network::heal() { cut_.clear(); }
+void Network::heal() {
+  cut_.clear();
+}
 
 bool Network::connected(const Node& a, const Node& b) const {
   return &a == &b || cut_.count(key(a, b)) == 0;

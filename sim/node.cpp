@@ -9,15 +9,20 @@ namespace locksim::sim {
 Node::Node(World& world, std::string name, Duration clock_offset)
     : world_(world), name_(std::move(name)), clock_(clock_offset) {}
 
-TimePoint Node::local_now() const { return clock_.local(world_.now()); }
+TimePoint Node::local_now() const {
+  return clock_.local(world_.now());
+}
 
 void Node::deliver(std::function<void()> message) {
   switch (state_) {
-    case State::kRunning: message(); return;
+    case State::kRunning:
+      message();
+      return;
     case State::kPaused:
       if (queued_.size() < kMaxQueuedMessages) queued_.push_back(std::move(message));
       return;
-    case State::kCrashed: return;
+    case State::kCrashed:
+      return;
   }
 }
 

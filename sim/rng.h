@@ -50,7 +50,9 @@ class Rng {
     return Rng(next() ^ h);
   }
 
-  uint64_t below(uint64_t n) { return uniform_below([this] { return next(); }, n); }
+  uint64_t below(uint64_t n) {
+    return uniform_below([this] { return next(); }, n);
+  }
   int64_t between(int64_t lo, int64_t hi) {
     return uniform_between([this] { return next(); }, lo, hi);
   }

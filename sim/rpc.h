@@ -26,15 +26,14 @@ std::optional<Response> call(World& world, Network& net, Node& client, Node& ser
     std::optional<Response> response;
   };
   auto state = std::make_shared<State>();
-  net.send(client, server,
-           [&world, &net, &client, &server, state, handler = std::move(handler)] {
-             Response r = handler();
-             net.send(server, client, [&world, state, r = std::move(r)]() mutable {
-               if (state->waiter.signaled) return;  // timed out already
-               state->response = std::move(r);
-               world.signal(state->waiter);
-             });
-           });
+  net.send(client, server, [&world, &net, &client, &server, state, handler = std::move(handler)] {
+    Response r = handler();
+    net.send(server, client, [&world, state, r = std::move(r)]() mutable {
+      if (state->waiter.signaled) return;  // timed out already
+      state->response = std::move(r);
+      world.signal(state->waiter);
+    });
+  });
   world.after(timeout, [&world, state] { world.signal(state->waiter); });
   world.block(state->waiter);
   return std::move(state->response);

@@ -11,7 +11,9 @@ namespace {
 thread_local SimScheduler* g_scheduler = nullptr;
 }
 
-SimScheduler::SimScheduler() { g_scheduler = this; }
+SimScheduler::SimScheduler() {
+  g_scheduler = this;
+}
 SimScheduler::~SimScheduler() {
   if (g_scheduler == this) g_scheduler = nullptr;
 }

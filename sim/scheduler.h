@@ -32,8 +32,7 @@ template <class C, class A>
 struct SecondArg<void (C::*)(A) noexcept> {
   using type = A;
 };
-using SuspendTimePoint =
-    SecondArg<decltype(&boost::fibers::algo::algorithm::suspend_until)>::type;
+using SuspendTimePoint = SecondArg<decltype(&boost::fibers::algo::algorithm::suspend_until)>::type;
 }  // namespace detail
 
 enum class SchedulePolicy { kFifo, kSeeded };

@@ -35,25 +35,25 @@ void World::spawn(std::string name, Node* node, std::function<void()> body) {
   record->node = node;
   FiberRecord* r = record.get();
   fibers_.push_back(std::move(record));
-  r->fiber = boost::fibers::fiber(
-      std::allocator_arg, boost::fibers::fixedsize_stack(options_.fiber_stack_bytes),
-      [this, r, body = std::move(body)] {
-        r->context = boost::fibers::context::active();
-        by_context_[r->context] = r;
-        try {
-          if (!r->cancelled) body();
-        } catch (const Cancelled&) {
-          // The normal way out of a torn-down fiber.
-        } catch (const boost::context::detail::forced_unwind&) {
-          throw;  // Boost's own stack unwinding: must pass through
-        } catch (const std::exception& e) {
-          record_error(r->name + ": " + e.what());
-        } catch (...) {
-          record_error(r->name + ": unknown exception");
-        }
-        by_context_.erase(r->context);
-        r->finished = true;
-      });
+  r->fiber = boost::fibers::fiber(std::allocator_arg,
+                                  boost::fibers::fixedsize_stack(options_.fiber_stack_bytes),
+                                  [this, r, body = std::move(body)] {
+                                    r->context = boost::fibers::context::active();
+                                    by_context_[r->context] = r;
+                                    try {
+                                      if (!r->cancelled) body();
+                                    } catch (const Cancelled&) {
+                                      // The normal way out of a torn-down fiber.
+                                    } catch (const boost::context::detail::forced_unwind&) {
+                                      throw;  // Boost's own stack unwinding: must pass through
+                                    } catch (const std::exception& e) {
+                                      record_error(r->name + ": " + e.what());
+                                    } catch (...) {
+                                      record_error(r->name + ": unknown exception");
+                                    }
+                                    by_context_.erase(r->context);
+                                    r->finished = true;
+                                  });
 }
 
 FiberRecord& World::current() {

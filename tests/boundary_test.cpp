@@ -67,8 +67,12 @@ void pause_boundary(const std::string& algorithm) {
   EXPECT_GE(checked, 10) << "too few seeds had a holder at the pause";
 }
 
-TEST(Boundary, HolderPauseAroundTtlMinusTimeHeld_SetNxLua) { pause_boundary("set-nx-lua"); }
-TEST(Boundary, HolderPauseAroundTtlMinusTimeHeld_Redlock) { pause_boundary("redlock"); }
+TEST(Boundary, HolderPauseAroundTtlMinusTimeHeld_SetNxLua) {
+  pause_boundary("set-nx-lua");
+}
+TEST(Boundary, HolderPauseAroundTtlMinusTimeHeld_Redlock) {
+  pause_boundary("redlock");
+}
 
 RunConfig drift_config(uint64_t seed, int64_t drift_ppm) {
   RunConfig c;
@@ -93,8 +97,8 @@ RunConfig drift_config(uint64_t seed, int64_t drift_ppm) {
 TEST(Boundary, RedlockServerDriftJustUnderTheDriftFactorIsSafe) {
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     const SimRunReport r = simulate_and_check(drift_config(seed, 9'500));
-    EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kValid) << "seed " << seed << ": "
-                                                          << r.result.mutex.explanation;
+    EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kValid)
+        << "seed " << seed << ": " << r.result.mutex.explanation;
     EXPECT_GE(r.result.acquisitions, 4) << "seed " << seed;
   }
 }

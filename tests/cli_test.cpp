@@ -28,7 +28,8 @@ std::string slurp(const std::filesystem::path& p) {
 }
 
 Outcome locksim(const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path() / ("locksim_cli_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("locksim_cli_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const std::string cmd = std::string(LOCKSIM_BINARY) + " " + args + " >" + (dir / "out").string() +
                           " 2>" + (dir / "err").string();
@@ -56,17 +57,39 @@ void expect_bad_input(const std::string& args, const std::string& must_mention) 
   EXPECT_TRUE(o.out.empty()) << o.out;
 }
 
-TEST(Cli, UnknownAlgorithm) { expect_bad_input("run --algorithm paxos-lock", "--algorithm"); }
-TEST(Cli, NegativeTtl) { expect_bad_input("run --ttl -1", "--ttl"); }
-TEST(Cli, ZeroTtl) { expect_bad_input("run --ttl 0s", "--ttl"); }
-TEST(Cli, BadDurationUnit) { expect_bad_input("run --duration 5x", "--duration"); }
-TEST(Cli, ZeroClients) { expect_bad_input("run --clients 0", "--clients"); }
-TEST(Cli, NonNumericSeed) { expect_bad_input("run --seed abc", "--seed"); }
-TEST(Cli, BackwardsHoldRange) { expect_bad_input("run --hold 3s..1s", "--hold"); }
-TEST(Cli, UnknownParam) { expect_bad_input("run --param colour=blue", "colour"); }
-TEST(Cli, FaultOnMissingNode) { expect_bad_input("run --fault 'pause c9 at 1s for 1s'", "c9"); }
-TEST(Cli, MalformedFault) { expect_bad_input("run --fault 'pause c1 sometime'", "--fault"); }
-TEST(Cli, UnknownFlag) { expect_bad_input("run --colour blue", "colour"); }
+TEST(Cli, UnknownAlgorithm) {
+  expect_bad_input("run --algorithm paxos-lock", "--algorithm");
+}
+TEST(Cli, NegativeTtl) {
+  expect_bad_input("run --ttl -1", "--ttl");
+}
+TEST(Cli, ZeroTtl) {
+  expect_bad_input("run --ttl 0s", "--ttl");
+}
+TEST(Cli, BadDurationUnit) {
+  expect_bad_input("run --duration 5x", "--duration");
+}
+TEST(Cli, ZeroClients) {
+  expect_bad_input("run --clients 0", "--clients");
+}
+TEST(Cli, NonNumericSeed) {
+  expect_bad_input("run --seed abc", "--seed");
+}
+TEST(Cli, BackwardsHoldRange) {
+  expect_bad_input("run --hold 3s..1s", "--hold");
+}
+TEST(Cli, UnknownParam) {
+  expect_bad_input("run --param colour=blue", "colour");
+}
+TEST(Cli, FaultOnMissingNode) {
+  expect_bad_input("run --fault 'pause c9 at 1s for 1s'", "c9");
+}
+TEST(Cli, MalformedFault) {
+  expect_bad_input("run --fault 'pause c1 sometime'", "--fault");
+}
+TEST(Cli, UnknownFlag) {
+  expect_bad_input("run --colour blue", "colour");
+}
 TEST(Cli, QuorumLargerThanN) {
   expect_bad_input("run --algorithm redlock --param quorum=6", "--quorum");
 }
@@ -77,12 +100,18 @@ TEST(Cli, DriftFactorOutsideUnitInterval) {
   expect_bad_input("run --algorithm redlock --param drift-factor=1.5", "--drift-factor");
   expect_bad_input("run --algorithm redlock --param drift-factor=-0.1", "--drift-factor");
 }
-TEST(Cli, UnknownPersistence) { expect_bad_input("run --persistence fsync", "--persistence"); }
-TEST(Cli, FailoverWithoutReplicas) { expect_bad_input("run --failover", "failover"); }
+TEST(Cli, UnknownPersistence) {
+  expect_bad_input("run --persistence fsync", "--persistence");
+}
+TEST(Cli, FailoverWithoutReplicas) {
+  expect_bad_input("run --failover", "failover");
+}
 TEST(Cli, FaultOnMissingServer) {
   expect_bad_input("run --fault 'crash redis-2 at 1s'", "redis-2");
 }
-TEST(Cli, UnknownScenario) { expect_bad_input("run --scenario no-such-thing", "--scenario"); }
+TEST(Cli, UnknownScenario) {
+  expect_bad_input("run --scenario no-such-thing", "--scenario");
+}
 TEST(Cli, ScenarioWithConflictingFlag) {
   expect_bad_input("run --scenario set-nx-lua-gc-pause --ttl 3s", "--ttl");
 }
@@ -113,7 +142,8 @@ TEST(Cli, ScenarioRunsAndSaysWhatKindOfFinding) {
 TEST(Cli, ResultJsonSaysSafetyOrLiveness) {
   const auto dir = std::filesystem::temp_directory_path() / "locksim_cli_liveness";
   std::filesystem::remove_all(dir);
-  const Outcome o = locksim("run --scenario naive-setnx-crash-between --quiet --out " + dir.string());
+  const Outcome o =
+      locksim("run --scenario naive-setnx-crash-between --quiet --out " + dir.string());
   EXPECT_EQ(o.exit_code, 1);
   EXPECT_TRUE(o.out.empty()) << "--quiet prints nothing";
   const auto result = nlohmann::json::parse(slurp(dir / "result.json"));
@@ -125,7 +155,8 @@ TEST(Cli, ResultJsonSaysSafetyOrLiveness) {
 
 TEST(Cli, ListShowsScenarios) {
   const Outcome o = locksim("list");
-  for (const char* name : {"naive-setnx-crash-between", "redlock-node-restart", "getset-clock-skew"}) {
+  for (const char* name :
+       {"naive-setnx-crash-between", "redlock-node-restart", "getset-clock-skew"}) {
     EXPECT_NE(o.out.find(name), std::string::npos) << name;
   }
 }
@@ -162,7 +193,8 @@ TEST(Cli, ListShowsAlgorithmsWithDefaults) {
 TEST(Cli, CleanRunExitsZeroAndWritesFiles) {
   const auto dir = std::filesystem::temp_directory_path() / "locksim_cli_clean";
   std::filesystem::remove_all(dir);
-  const Outcome o = locksim("run --algorithm set-nx-lua --seed 42 --duration 20s --out " + dir.string());
+  const Outcome o =
+      locksim("run --algorithm set-nx-lua --seed 42 --duration 20s --out " + dir.string());
   EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
   EXPECT_EQ(o.out.rfind("OK", 0), 0u) << "the verdict comes first:\n" << o.out;
   const auto result = nlohmann::json::parse(slurp(dir / "result.json"));
@@ -184,7 +216,8 @@ TEST(Cli, ViolationExitsOneAndReportsThePair) {
 }
 
 TEST(Cli, ReplayCommandReproducesTheRun) {
-  const Outcome first = locksim("run --seed 9 --duration 15s --ttl 1s --hold 2s..2s --fault 'pause c1 at 2s for 3s'");
+  const Outcome first =
+      locksim("run --seed 9 --duration 15s --ttl 1s --hold 2s..2s --fault 'pause c1 at 2s for 3s'");
   const size_t at = first.out.find("replay: ");
   ASSERT_NE(at, std::string::npos) << first.out;
   std::string replay = first.out.substr(at + 8);

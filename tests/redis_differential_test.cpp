@@ -476,12 +476,15 @@ TEST(RedisDifferentialTest, EveryLockCommandOnMissingLiveAndExpiredKeys) {
   for (State state : {State::kMissing, State::kLive, State::kExpired}) {
     for (const auto& argv : commands) {
       SCOPED_TRACE(show(argv) + " on a " +
-                   (state == State::kMissing ? "missing" : state == State::kLive ? "live" : "expired") +
+                   (state == State::kMissing ? "missing"
+                    : state == State::kLive  ? "live"
+                                             : "expired") +
                    " key");
       ASSERT_TRUE(real.command({"FLUSHALL"}).is_ok());
       sim.restore({});
       if (state != State::kMissing) {
-        const std::vector<std::string> set = {"SET", k, token, "PX", state == State::kLive ? "60000" : "30"};
+        const std::vector<std::string> set = {"SET", k, token, "PX",
+                                              state == State::kLive ? "60000" : "30"};
         const TimePoint t = wall_now();
         ASSERT_TRUE(real.command(set).is_ok());
         ASSERT_TRUE(sim.execute(set, t).is_ok());

@@ -22,12 +22,12 @@ void expect_clean(Make make, int64_t min_acquisitions_per_run = 1) {
     const RunConfig c = make(seed);
     const SimRunReport r = simulate_and_check(c);
     ASSERT_EQ(r.result.mutex.kind, Verdict::Kind::kValid)
-        << "seed " << seed << ": " << r.result.mutex.explanation << "\nreplay: "
-        << r.result.replay_command;
+        << "seed " << seed << ": " << r.result.mutex.explanation
+        << "\nreplay: " << r.result.replay_command;
     ASSERT_TRUE(r.result.errors.empty()) << "seed " << seed << ": " << r.result.errors.front();
     ASSERT_GE(r.result.acquisitions, min_acquisitions_per_run)
-        << "seed " << seed << ": a run where nobody gets the lock proves nothing\nreplay: "
-        << r.result.replay_command;
+        << "seed " << seed
+        << ": a run where nobody gets the lock proves nothing\nreplay: " << r.result.replay_command;
     acquisitions += r.result.acquisitions;
   }
   ::testing::Test::RecordProperty("acquisitions", std::to_string(acquisitions));
@@ -45,14 +45,16 @@ faults::FaultEvent crash(const std::string& node, Duration at, Duration down) {
 TEST(SafeSweep, EveryAlgorithmWithoutFaults) {
   for (const char* algorithm : {"set-nx-lua", "naive-setnx", "getset-timestamp", "redlock"}) {
     SCOPED_TRACE(algorithm);
-    expect_clean([algorithm](uint64_t seed) {
-      RunConfig c;
-      c.algorithm = algorithm;
-      c.seed = seed;
-      c.duration = Duration::seconds(20);
-      c.workload.clients = 4;
-      return c;
-    }, 3);
+    expect_clean(
+        [algorithm](uint64_t seed) {
+          RunConfig c;
+          c.algorithm = algorithm;
+          c.seed = seed;
+          c.duration = Duration::seconds(20);
+          c.workload.clients = 4;
+          return c;
+        },
+        3);
   }
 }
 
@@ -65,8 +67,9 @@ TEST(SafeSweep, SetNxLuaWithFsyncAlwaysSurvivesCrashRestart) {
     c.duration = Duration::seconds(30);
     c.workload.clients = 3;
     c.redis.persistence = sim::redis::Persistence::kAofAlways;
-    c.faults.events.push_back(crash("redis-1", rng.uniform_duration(Duration::millis(100), Duration::seconds(25)),
-                                    rng.uniform_duration(Duration::millis(100), Duration::seconds(5))));
+    c.faults.events.push_back(
+        crash("redis-1", rng.uniform_duration(Duration::millis(100), Duration::seconds(25)),
+              rng.uniform_duration(Duration::millis(100), Duration::seconds(5))));
     return c;
   });
 }
@@ -87,8 +90,9 @@ TEST(SafeSweep, RedlockWithDelayedRestartSurvivesCrashRestart) {
     const int crashes = static_cast<int>(rng.between(1, 2));
     for (int i = 0; i < crashes; ++i) {
       const std::string node = "redis-" + std::to_string(rng.between(1, 5));
-      c.faults.events.push_back(crash(node, rng.uniform_duration(Duration::zero(), Duration::seconds(25)),
-                                      rng.uniform_duration(Duration::seconds(10), Duration::seconds(20))));
+      c.faults.events.push_back(
+          crash(node, rng.uniform_duration(Duration::zero(), Duration::seconds(25)),
+                rng.uniform_duration(Duration::seconds(10), Duration::seconds(20))));
     }
     return c;
   });

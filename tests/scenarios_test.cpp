@@ -28,7 +28,8 @@ TEST(Scenarios, EveryShippedScenarioGivesItsExpectedResult) {
   for (const BuiltinScenario& b : builtin_scenario_texts()) {
     SCOPED_TRACE(b.name);
     const Scenario s = parse_scenario(b.json, b.name);
-    ASSERT_NE(s.expect, Scenario::Expect::kUnspecified) << "every shipped scenario says what to expect";
+    ASSERT_NE(s.expect, Scenario::Expect::kUnspecified)
+        << "every shipped scenario says what to expect";
     ASSERT_FALSE(s.description.empty());
     EXPECT_EQ(s.name, b.name);
     const SimRunReport r = simulate_and_check(s.config);
@@ -48,7 +49,8 @@ TEST(Scenarios, EveryShippedScenarioGivesItsExpectedResult) {
         EXPECT_EQ(r.result.liveness.kind, Verdict::Kind::kInvalid);
         EXPECT_STREQ(finding(r.result), "liveness");
         break;
-      case Scenario::Expect::kUnspecified: break;
+      case Scenario::Expect::kUnspecified:
+        break;
     }
   }
 }
@@ -71,7 +73,8 @@ TEST(Scenarios, LateDeleteLetsAThirdClientIn) {
   // that was holding at that moment, and someone else got in right after.
   bool late_delete = false;
   for (const HeldInterval& x : r.result.history.held) {
-    if (x.end_reason != HeldInterval::EndReason::kRelease || x.end - x.start <= Duration::seconds(3)) {
+    if (x.end_reason != HeldInterval::EndReason::kRelease ||
+        x.end - x.start <= Duration::seconds(3)) {
       continue;
     }
     const auto& ops = r.result.history.ops;
@@ -91,7 +94,8 @@ TEST(Scenarios, LateDeleteLetsAThirdClientIn) {
       }
     }
   }
-  EXPECT_TRUE(late_delete) << "expected an overlap that starts right after a paused holder's late DEL";
+  EXPECT_TRUE(late_delete)
+      << "expected an overlap that starts right after a paused holder's late DEL";
 }
 
 TEST(Scenarios, FailoverPromotesTheReplicaThatNeverSawTheKey) {
@@ -153,8 +157,8 @@ TEST(Scenarios, BadFilesNameTheOffendingField) {
   EXPECT_NE(error_of(R"({"seed": 1})").find("bad.json: algorithm: expected an algorithm name"),
             std::string::npos);
   // A fault naming a node that does not exist is caught before the run starts.
-  const Scenario s =
-      parse_scenario(R"({"algorithm": "set-nx-lua", "faults": ["crash redis-9 at 1s"]})", "bad.json");
+  const Scenario s = parse_scenario(
+      R"({"algorithm": "set-nx-lua", "faults": ["crash redis-9 at 1s"]})", "bad.json");
   try {
     simulate_and_check(s.config);
     ADD_FAILURE() << "expected a ConfigError";

@@ -84,7 +84,9 @@ TEST(SetNxLua, ClientPausePastTtlViolates) {
   EXPECT_EQ(r.output.faults.size(), 10u);  // 5 pauses, 5 resumes
 }
 
-std::string edn_of(uint64_t seed) { return to_edn(simulate_and_check(base_config(seed)).result.history); }
+std::string edn_of(uint64_t seed) {
+  return to_edn(simulate_and_check(base_config(seed)).result.history);
+}
 
 TEST(Determinism, SameSeedSameHistoryBytes) {
   for (uint64_t seed : {1u, 2u, 42u, 1000u, 123456789u}) {

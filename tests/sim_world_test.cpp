@@ -201,8 +201,8 @@ TEST(Network, RpcTimesOutAcrossAPartitionAndWorksAfterHeal) {
   std::vector<std::optional<int>> replies;
   w.spawn("c1", &client, [&] {
     for (int i = 0; i < 3; ++i) {
-      replies.push_back(call<int>(w, net, client, server, [&] { return ++handled; },
-                                  Duration::millis(100)));
+      replies.push_back(call<int>(
+          w, net, client, server, [&] { return ++handled; }, Duration::millis(100)));
       w.sleep(Duration::seconds(1));
     }
   });
@@ -223,15 +223,18 @@ TEST(Network, PausedServerQueuesRequestsAndRepliesLate) {
   std::optional<int> reply;
   TimePoint handled_at{};
   w.spawn("c1", &client, [&] {
-    reply = call<int>(w, net, client, server, [&] {
-      handled_at = w.now();
-      return 7;
-    }, Duration::millis(100));
+    reply = call<int>(
+        w, net, client, server,
+        [&] {
+          handled_at = w.now();
+          return 7;
+        },
+        Duration::millis(100));
   });
   w.at(TimePoint{}, [&] { server.pause(); });
   w.at(TimePoint{} + Duration::seconds(2), [&] { server.resume(); });
   w.run_until(TimePoint{} + Duration::seconds(5));
-  EXPECT_EQ(reply, std::nullopt);  // the client gave up at 100 ms...
+  EXPECT_EQ(reply, std::nullopt);                             // the client gave up at 100 ms...
   EXPECT_EQ(handled_at, TimePoint{} + Duration::seconds(2));  // ...but the server still did it
 }
 

@@ -21,10 +21,10 @@ namespace locksim::harness {
 struct LivenessVerdict {
   Verdict::Kind kind = Verdict::Kind::kValid;  // kInvalid: stuck
   std::string checker = "liveness";
-  TimePoint unheld_since;        // start of the final unheld stretch (if stuck)
+  TimePoint unheld_since;  // start of the final unheld stretch (if stuck)
   Duration unheld_for = Duration::zero();
-  int64_t failed_attempts = 0;   // acquires that did not succeed in that stretch
-  int last_holder = -1;          // client whose interval ended it, or -1
+  int64_t failed_attempts = 0;  // acquires that did not succeed in that stretch
+  int last_holder = -1;         // client whose interval ended it, or -1
   int64_t last_acquire_index = -1;
   Duration longest_gap = Duration::zero();  // longest unheld stretch in the run
   TimePoint longest_gap_start;

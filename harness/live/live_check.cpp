@@ -38,8 +38,8 @@ harness::RunResult run_live_and_check(const harness::RunConfig& config) {
   LiveOptions live_options;
   live_options.command_timeout = topology.timeout;
   live_options.errors = &r.errors;
-  r.history = run_live(*algorithm, config.workload, addresses, config.duration, config.seed,
-                       live_options);
+  r.history =
+      run_live(*algorithm, config.workload, addresses, config.duration, config.seed, live_options);
   r.algorithm = config.algorithm;
   r.seed = config.seed;
   r.params = harness::config_to_json(config);

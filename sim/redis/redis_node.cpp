@@ -14,10 +14,9 @@ namespace {
 // EVAL/EVALSHA are refused outright: every script locksim's algorithms send
 // may write, and Redis refuses a writing script on a replica.
 bool is_write_command(const std::string& name) {
-  static const char* const kWrites[] = {"set",    "setnx",    "getset",    "del",
-                                        "expire", "pexpire",  "expireat",  "pexpireat",
-                                        "persist", "incr",    "decr",      "incrby",
-                                        "eval",   "evalsha"};
+  static const char* const kWrites[] = {"set",     "setnx",    "getset",    "del",     "expire",
+                                        "pexpire", "expireat", "pexpireat", "persist", "incr",
+                                        "decr",    "incrby",   "eval",      "evalsha"};
   std::string lower = name;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return std::any_of(std::begin(kWrites), std::end(kWrites),

@@ -82,13 +82,13 @@ class RedisNode {
   Topology topology_;
   std::unique_ptr<Server> server_;
   Role role_ = Role::kMaster;
-  RedisNode* master_ = nullptr;          // when a replica
-  std::vector<RedisNode*> replicas_;     // when a master
-  uint64_t shipped_seq_ = 0;             // master: last shipment's number
-  uint64_t applied_seq_ = 0;             // replica: last applied shipment
+  RedisNode* master_ = nullptr;       // when a replica
+  std::vector<RedisNode*> replicas_;  // when a master
+  uint64_t shipped_seq_ = 0;          // master: last shipment's number
+  uint64_t applied_seq_ = 0;          // replica: last applied shipment
   Keys last_shipped_;
-  uint64_t incarnation_ = 0;             // bumped by each crash
-  Keys disk_;                            // what persistence would reload
+  uint64_t incarnation_ = 0;  // bumped by each crash
+  Keys disk_;                 // what persistence would reload
   uint64_t commands_ = 0;
 };
 

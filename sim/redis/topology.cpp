@@ -4,10 +4,14 @@ namespace locksim::sim::redis {
 
 const char* to_string(Persistence p) {
   switch (p) {
-    case Persistence::kNone: return "none";
-    case Persistence::kAofEverysec: return "aof-everysec";
-    case Persistence::kAofAlways: return "aof-always";
-    case Persistence::kRdb: return "rdb";
+    case Persistence::kNone:
+      return "none";
+    case Persistence::kAofEverysec:
+      return "aof-everysec";
+    case Persistence::kAofAlways:
+      return "aof-always";
+    case Persistence::kRdb:
+      return "rdb";
   }
   return "?";
 }
