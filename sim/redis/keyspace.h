@@ -56,7 +56,7 @@ class Keyspace {
   bool erase(const std::string& key, int64_t now_ms);
 
   // Redis' activeExpireCycle, simplified: sample up to kSampleSize keys that
-  // have an expiry, delete the expired ones, and repeat while more than 25% of
+  // have an expiry, delete the expired ones, and repeat while more than 10% of
   // the sample was expired, at most kMaxRounds rounds. Sampling draws from
   // `rng` over the sorted set of keys with an expiry. Returns the deleted keys
   // in deletion order.
