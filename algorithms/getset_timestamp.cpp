@@ -96,15 +96,10 @@ AcquireResult GetsetTimestamp::acquire(Env& env, const std::string& resource) {
       const Reply old = redis.command({"GETSET", resource, std::to_string(new_expires_at_ms)});
       // Step 5: nobody changed the value between our GET and our GETSET.
       if (old.kind == Reply::Kind::kBulk && old.text == got.text) return won(new_expires_at_ms);
-      if (old.is_io_error()) {
-        outcome_unknown = true;  // it may have landed, and won
-        result.detail = old.text;
-      } else if (old.is_error()) {
-        result.detail = old.text;
-      } else {
-        // Step 6. Our GETSET has already replaced the winner's timestamp.
-        result.detail = "another client took the expired lock over first";
-      }
+      // Step 6 when the server answered: our GETSET has already replaced the
+      // winner's timestamp. A lost reply may hide a GETSET that won.
+      result.detail = describe_failed_attempt(
+          old, "another client took the expired lock over first", &outcome_unknown);
       break;
     }
     if (attempt < params_.max_attempts) {

@@ -41,6 +41,11 @@ struct ReleaseResult {
   std::string detail;
 };
 
+// Why one attempt failed, in the words a history shows: the server's error,
+// the transport's, or `refused` (the server answered no). Sets *unknown when
+// the reply was lost, since the write may have landed all the same.
+std::string describe_failed_attempt(const Reply& r, const std::string& refused, bool* unknown);
+
 // One algorithm parameter as `locksim list` shows it.
 struct ParamInfo {
   std::string name;

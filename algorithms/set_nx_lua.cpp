@@ -47,14 +47,7 @@ AcquireResult SetNxLua::acquire(Env& env, const std::string& resource) {
       result.detail.clear();
       return result;
     }
-    if (r.is_io_error()) {
-      outcome_unknown = true;
-      result.detail = r.text;
-    } else if (r.is_error()) {
-      result.detail = r.text;
-    } else {
-      result.detail = "held by another client";
-    }
+    result.detail = describe_failed_attempt(r, "held by another client", &outcome_unknown);
     if (attempt < params_.max_attempts) {
       sleep_random(env, params_.retry_min, params_.retry_max);
     }
