@@ -131,6 +131,31 @@ TEST(RedisReplication, WriteReachesReplicaExactlyReplicationLagLater) {
   EXPECT_EQ(sim.exec(replica, write + topology.replication_lag, {"GET", "k"}), Reply::bulk("v"));
 }
 
+// A shipment eaten by a partition is not the end: once the link is back,
+// the master notices the replica is behind and resyncs it, without waiting
+// for another write (Redis's resync after a reconnect).
+TEST(RedisReplication, ReplicaBackFromAPartitionCatchesUpWithoutANewWrite) {
+  Topology topology;
+  topology.replication_lag = Duration::millis(10);
+  Sim sim(topology, 1);
+  RedisNode& master = sim.master();
+  RedisNode& replica = sim.replica(1);
+  sim.at(ms(100), [&] { sim.net.partition({&replica.node()}, {&master.node()}); });
+  EXPECT_EQ(sim.exec(master, ms(200), {"SET", "k", "v"}), Reply::ok());
+  sim.at(ms(1000), [&] { sim.net.heal(); });
+  sim.run_until(ms(999));
+  EXPECT_FALSE(has_key(replica, "k")) << "the partition ate the shipment";
+  // Healed at 1 000: the group's next check (1 000 or 1 100) resyncs it,
+  // and the copy lands replication_lag later.
+  sim.run_until(ms(1000) + ReplicaGroup::kCheckPeriod + topology.replication_lag);
+  EXPECT_TRUE(has_key(replica, "k"));
+  EXPECT_EQ(replica.server().keys(), master.server().keys());
+  // Caught up: no further resyncs while nothing changes.
+  const uint64_t seq = replica.applied_seq();
+  sim.run_until(ms(3000));
+  EXPECT_EQ(replica.applied_seq(), seq);
+}
+
 TEST(RedisReplication, MasterCrashingBeforeTheLagNeverShipsTheWrite) {
   Topology topology;
   topology.replication_lag = Duration::millis(50);

@@ -71,6 +71,7 @@ void RedisNode::replicate_if_changed(bool force) {
 }
 
 void RedisNode::ship(RedisNode& replica, uint64_t seq, const Keys& snapshot) {
+  sent_[replica.name()] = Sent{seq, world_.now()};
   const uint64_t incarnation = incarnation_;
   RedisNode* target = &replica;
   world_.after(topology_.replication_lag, [this, target, seq, snapshot, incarnation] {
@@ -117,6 +118,14 @@ void RedisNode::become_replica_of(RedisNode& master) {
   }
   // Full resync: the replica's keyspace is replaced by the master's.
   master.ship(*this, ++master.shipped_seq_, master.server_->keys());
+}
+
+void RedisNode::resync_if_behind(RedisNode& replica) {
+  if (role_ != Role::kMaster || replica.master_ != this) return;
+  auto it = sent_.find(replica.name());
+  if (it == sent_.end() || replica.applied_seq_ >= it->second.seq) return;
+  if (world_.now() - it->second.at < topology_.replication_lag + kResyncGrace) return;
+  ship(replica, ++shipped_seq_, server_->keys());
 }
 
 void RedisNode::on_crash() {
@@ -201,6 +210,8 @@ void ReplicaGroup::check() {
     if (m == current_ || !reachable(*m) || !reachable(*current_)) continue;
     if (m->role() == RedisNode::Role::kMaster || m->master() != current_) {
       m->become_replica_of(*current_);
+    } else if (net_.connected(current_->node(), m->node())) {
+      current_->resync_if_behind(*m);  // a replica back from a partition catches up
     }
   }
 }

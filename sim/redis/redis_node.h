@@ -7,7 +7,8 @@
 //   - Replication is asynchronous: after a write, the master ships its
 //     keyspace to each replica replication_lag later (if it is still alive
 //     then), stamped with a sequence number; a replica applies only newer
-//     ones. Expiry values are absolute times on the master's clock (Redis
+//     ones; a shipment lost to a partition is made good by a full resync
+//     once the link is back. Expiry values are absolute times on the master's clock (Redis
 //     replicates SET PX as PXAT), so a promoted replica with a different
 //     clock expires them at a different true time. Shipping whole keyspaces
 //     is exact for the few lock keys a run holds and keeps each replica a
@@ -59,6 +60,13 @@ class RedisNode {
   void become_master();
   void become_replica_of(RedisNode& master);
 
+  // Master side of a reconnecting replica: if the last shipment to `replica`
+  // should have arrived by now (lag + kResyncGrace) but the replica has not
+  // applied it — a partition ate it — ship the whole keyspace again, as
+  // Redis's resync after a reconnect does. Otherwise nothing.
+  void resync_if_behind(RedisNode& replica);
+  static constexpr Duration kResyncGrace = Duration::millis(200);
+
   // Redis's hz 10: the active expiry cycle runs every 100 ms.
   static constexpr Duration kActiveExpiryPeriod = Duration::millis(100);
   // appendfsync everysec: the background fsync runs once a second.
@@ -87,6 +95,13 @@ class RedisNode {
   uint64_t shipped_seq_ = 0;          // master: last shipment's number
   uint64_t applied_seq_ = 0;          // replica: last applied shipment
   Keys last_shipped_;
+  // Master: the last shipment sent to each replica, by name (a deterministic
+  // order, though it is only looked up).
+  struct Sent {
+    uint64_t seq = 0;
+    TimePoint at;
+  };
+  std::map<std::string, Sent> sent_;
   uint64_t incarnation_ = 0;  // bumped by each crash
   Keys disk_;                 // what persistence would reload
   uint64_t commands_ = 0;
