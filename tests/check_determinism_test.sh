@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The determinism lint must pass on this repository and must catch each kind
+# of forbidden call when one is planted in simulated code (and only there).
+set -euo pipefail
+lint="$(cd "$(dirname "$0")/.." && pwd)/scripts/check-determinism"
+"$lint" >/dev/null || { echo "FAIL: the lint rejects the repository itself"; exit 1; }
+
+tree=$(mktemp -d)
+trap 'rm -rf "$tree"' EXIT
+mkdir -p "$tree/sim" "$tree/harness/live"
+planted=(
+  'auto t = std::chrono::steady_clock::now();'
+  'auto t = std::chrono::system_clock::now();'
+  'int x = rand();'
+  'std::random_device rd;'
+  'std::uniform_int_distribution<int> d(0, 9);'
+  'boost::this_fiber::sleep_for(std::chrono::seconds(1));'
+)
+for line in "${planted[@]}"; do
+  printf '%s\n' "$line" > "$tree/sim/bad.cpp"
+  if "$lint" "$tree" >/dev/null 2>&1; then
+    echo "FAIL: the lint missed: $line"
+    exit 1
+  fi
+done
+rm "$tree/sim/bad.cpp"
+# Live code talks to real servers with real time: exempt.
+printf '%s\n' 'auto t = std::chrono::steady_clock::now();' > "$tree/harness/live/ok.cpp"
+"$lint" "$tree" >/dev/null || { echo "FAIL: the lint flagged harness/live/"; exit 1; }
+echo "check-determinism: catches all ${#planted[@]} planted calls, exempts harness/live/"
