@@ -144,8 +144,7 @@ locksim::harness::RunConfig to_config(const RunFlags& f) {
   if (!f.timeout.empty()) t.timeout = locksim::parse_duration(f.timeout, "--timeout");
   if (!f.stuck_after.empty())
     c.stuck_after = locksim::parse_duration(f.stuck_after, "--stuck-after");
-  // Build the algorithm once now, so a bad parameter fails before any work.
-  locksim::algorithms::find_algorithm(c.algorithm)->make(c.algorithm_params, "--");
+  // Also builds the algorithm, so a bad parameter fails before any work.
   locksim::harness::validate(c);
   return c;
 }

@@ -21,7 +21,7 @@ namespace {
 class SimTruth : public Truth {
  public:
   SimTruth(sim::World& world, TimePoint end, int clients)
-      : world_(world), end_(end), next_process_(clients), pending_(clients) {}
+      : world_(world), end_(end), clients_(clients), next_process_(clients), pending_(clients) {}
 
   TimePoint true_now() override { return world_.now(); }
   bool stopping() override { return world_.now() >= end_; }
@@ -54,8 +54,8 @@ class SimTruth : public Truth {
   // A client that believes it holds the lock now (the lowest-numbered, if
   // several do), or -1. Lets faults target "@holder".
   int current_holder() const {
-    for (size_t c = 0; c < pending_.size(); ++c) {
-      if (recorder_.holding(static_cast<int>(c))) return static_cast<int>(c);
+    for (int c = 0; c < clients_; ++c) {
+      if (recorder_.holding(c)) return c;
     }
     return -1;
   }
@@ -63,6 +63,7 @@ class SimTruth : public Truth {
  private:
   sim::World& world_;
   TimePoint end_;
+  int clients_;
   int64_t next_process_;
   HistoryRecorder recorder_;
   std::vector<std::optional<Op>> pending_;

@@ -130,9 +130,8 @@ void World::drain_ready_fibers() {
 }
 
 void World::run_until(TimePoint end) {
-  stop_requested_ = false;
   drain_ready_fibers();
-  while (!stop_requested_ && !queue_.empty() && queue_.next_time() <= end) {
+  while (!queue_.empty() && queue_.next_time() <= end) {
     if (events_ >= options_.max_events) {
       record_error("event limit reached (" + std::to_string(options_.max_events) + " events)");
       return;
@@ -143,7 +142,7 @@ void World::run_until(TimePoint end) {
     e.action();
     drain_ready_fibers();
   }
-  if (!stop_requested_ && now_ < end) now_ = end;
+  if (now_ < end) now_ = end;
 }
 
 void World::shutdown() {

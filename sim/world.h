@@ -89,10 +89,9 @@ class World {
   // Called by a node when it resumes from a pause: delivers the held wakes.
   void release_held_wakes(const Node& node);
 
-  // Runs events and fibers until virtual time would pass `end`, no event is
-  // left, or stop() was called. Leaves now() == end unless stopped early.
+  // Runs events and fibers until virtual time would pass `end` or no event
+  // is left, then sets now() to `end` (unless the event limit stopped it).
   void run_until(TimePoint end);
-  void stop() { stop_requested_ = true; }
 
   // Cancels and joins every fiber. Idempotent; the destructor calls it too.
   void shutdown();
@@ -112,7 +111,6 @@ class World {
   TimePoint now_{};
   EventQueue queue_;
   uint64_t events_ = 0;
-  bool stop_requested_ = false;
   bool shut_down_ = false;
   std::vector<std::unique_ptr<FiberRecord>> fibers_;  // creation order
   // Lookup only (never iterated), so pointer order cannot leak into behaviour.

@@ -107,10 +107,6 @@ class RedisNode {
   uint64_t commands_ = 0;
 };
 
-// One client's connection to a group (a master and its replicas): each
-// command goes to whichever node the client currently believes is master.
-class GroupConnection;
-
 // A master with its replicas and, when failover is on, the Sentinel-like
 // logic that promotes a replica and demotes a returning old master.
 class ReplicaGroup {
@@ -144,6 +140,8 @@ class ReplicaGroup {
   int failovers_ = 0;
 };
 
+// One client's connection to a group (a master and its replicas): each
+// command goes to whichever node the client currently believes is master.
 class GroupConnection : public RedisConnection {
  public:
   GroupConnection(World& world, Network& net, Node& client, ReplicaGroup& group, Duration timeout);

@@ -1,0 +1,95 @@
+// The liveness checker on hand-written histories: a lock stuck at the end of
+// the run is a finding; a long gap that ends, or one nobody tried to fill, is not.
+#include <gtest/gtest.h>
+
+#include "harness/check/liveness_checker.h"
+
+namespace locksim::harness {
+namespace {
+
+TimePoint sec(int64_t s) {
+  return TimePoint{} + Duration::seconds(s);
+}
+
+class Script {
+ public:
+  int64_t op(int64_t t, int client, OpType type) {
+    Op o;
+    o.time_ns = sec(t).ns;
+    o.process = client;
+    o.client = client;
+    o.type = type;
+    o.f = OpF::kAcquire;
+    return recorder_.record(o);
+  }
+  void hold(int client, int64_t from, int64_t to, HeldInterval::EndReason why) {
+    op(from, client, OpType::kInvoke);
+    const int64_t ok = op(from, client, OpType::kOk);
+    recorder_.begin_hold(client, client, sec(from), ok);
+    recorder_.end_hold(client, sec(to), -1, why);
+  }
+  void failed_attempt(int64_t t, int client) {
+    op(t, client, OpType::kInvoke);
+    op(t, client, OpType::kFail);
+  }
+  History finish(int64_t end) { return recorder_.finish(sec(end)); }
+
+ private:
+  HistoryRecorder recorder_;
+};
+
+TEST(LivenessChecker, LockUnheldAtTheEndWhileClientsTryIsStuck) {
+  Script s;
+  s.hold(0, 0, 2, HeldInterval::EndReason::kCrash);  // c1 dies holding, key never expires
+  for (int64_t t = 3; t < 60; t += 5) s.failed_attempt(t, 1);
+  const LivenessVerdict v = check_liveness(s.finish(60), Duration::seconds(30));
+  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  EXPECT_EQ(v.unheld_since, sec(2));
+  EXPECT_EQ(v.unheld_for, Duration::seconds(58));
+  EXPECT_EQ(v.failed_attempts, 12);
+  EXPECT_EQ(v.last_holder, 0);
+  EXPECT_NE(v.explanation.find("c1"), std::string::npos) << v.explanation;
+  EXPECT_NE(v.explanation.find("crash"), std::string::npos) << v.explanation;
+}
+
+TEST(LivenessChecker, ALongGapThatEndsIsDelayNotStuck) {
+  Script s;
+  s.hold(0, 0, 2, HeldInterval::EndReason::kRelease);
+  for (int64_t t = 3; t < 45; t += 5) s.failed_attempt(t, 1);
+  s.hold(1, 45, 59, HeldInterval::EndReason::kRelease);
+  const LivenessVerdict v = check_liveness(s.finish(60), Duration::seconds(30));
+  EXPECT_EQ(v.kind, Verdict::Kind::kValid) << v.explanation;
+  EXPECT_EQ(v.longest_gap, Duration::seconds(43));  // reported, not judged
+  EXPECT_EQ(v.longest_gap_start, sec(2));
+}
+
+TEST(LivenessChecker, NobodyTryingIsNotStuck) {
+  Script s;
+  s.hold(0, 0, 2, HeldInterval::EndReason::kRelease);
+  const LivenessVerdict v = check_liveness(s.finish(60), Duration::seconds(30));
+  EXPECT_EQ(v.kind, Verdict::Kind::kValid);
+  EXPECT_EQ(v.failed_attempts, 0);
+}
+
+TEST(LivenessChecker, JustUnderTheThresholdIsNotStuck) {
+  Script s;
+  s.hold(0, 0, 31, HeldInterval::EndReason::kRelease);
+  s.failed_attempt(40, 1);
+  EXPECT_EQ(check_liveness(s.finish(60), Duration::seconds(30)).kind, Verdict::Kind::kValid);
+  Script t;
+  t.hold(0, 0, 30, HeldInterval::EndReason::kRelease);
+  t.failed_attempt(40, 1);
+  EXPECT_EQ(check_liveness(t.finish(60), Duration::seconds(30)).kind, Verdict::Kind::kInvalid);
+}
+
+TEST(LivenessChecker, NeverAcquiredAtAllIsStuck) {
+  Script s;
+  for (int64_t t = 0; t < 60; t += 10) s.failed_attempt(t, 0);
+  const LivenessVerdict v = check_liveness(s.finish(60), Duration::seconds(30));
+  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  EXPECT_EQ(v.last_holder, -1);
+  EXPECT_NE(v.explanation.find("Nobody ever acquired it"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace locksim::harness
