@@ -23,6 +23,10 @@ enum class OpF { kAcquire, kRelease };
 const char* to_string(OpType t);  // "invoke", "ok", "fail", "info"
 const char* to_string(OpF f);     // "acquire", "release"
 
+// The Jepsen process of nemesis ops (faults and their ends), written as
+// :nemesis in EDN. Checkers that judge client ops skip these, as Jepsen's do.
+inline constexpr int64_t kNemesisProcess = -1;
+
 struct Op {
   int64_t index = 0;    // position in the history, 0-based, dense
   int64_t time_ns = 0;  // true time (the World's clock), nanoseconds since run start
@@ -34,6 +38,10 @@ struct Op {
   std::optional<uint64_t> fence;  // fencing token, where the algorithm has one
   std::string detail;             // why a :fail or :info happened
 };
+
+inline bool is_client_op(const Op& op) {
+  return op.process != kNemesisProcess;
+}
 
 // One interval in which a client believed it held the lock, in true time.
 // Starts when acquire returned :ok to the client; ends when the client invoked
