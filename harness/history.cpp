@@ -74,6 +74,10 @@ bool HistoryRecorder::holding(int client) const {
   return client >= 0 && static_cast<size_t>(client) < open_.size() && open_[client].has_value();
 }
 
+const HeldInterval* HistoryRecorder::open_hold(int client) const {
+  return holding(client) ? &*open_[client] : nullptr;
+}
+
 History HistoryRecorder::finish(TimePoint end) {
   for (size_t c = 0; c < open_.size(); ++c) {
     end_hold(static_cast<int>(c), end, -1, HeldInterval::EndReason::kRunEnd);

@@ -80,6 +80,8 @@ class HistoryRecorder {
   // Closes the client's open interval, if any.
   void end_hold(int client, TimePoint end, int64_t release_index, HeldInterval::EndReason why);
   bool holding(int client) const;
+  // The client's open interval, or nullptr when it holds nothing.
+  const HeldInterval* open_hold(int client) const;
 
   // Closes every open interval at `end` (reason kRunEnd) and hands the history over.
   History finish(TimePoint end);

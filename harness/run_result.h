@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/check/linearizability_report.h"
 #include "harness/check/liveness_checker.h"
 #include "harness/check/mutex_checker.h"
 #include "harness/history.h"
@@ -22,6 +23,8 @@ struct RunResult {
   History history;
   Verdict mutex;             // check_mutex(history): safety
   LivenessVerdict liveness;  // check_liveness(history, ...): a stuck lock
+  // The history alone: the built-in linearizability checker, and Knossos when asked.
+  LinearizabilityReport linearizability;
 
   // Faults the nemesis applied, in order, with their true time: the markers
   // on a report's timeline.

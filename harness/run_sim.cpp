@@ -1,6 +1,7 @@
 #include "harness/run_sim.h"
 
 #include "env/parse.h"
+#include "harness/check/linearizability.h"
 #include "harness/check/liveness_checker.h"
 #include "harness/check/mutex_checker.h"
 
@@ -49,6 +50,7 @@ SimRunReport simulate_and_check(const RunConfig& config) {
   report.output.history = History{};
   r.mutex = check_mutex(r.history);
   r.liveness = check_liveness(r.history, config.stuck_after);
+  r.linearizability.builtin = check_linearizable(r.history.ops);
   for (const auto& f : report.output.faults) r.faults.push_back({f.at.ns, f.what});
   fill_counts(r);
   r.events = static_cast<int64_t>(report.output.events);

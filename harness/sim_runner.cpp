@@ -45,6 +45,10 @@ class SimTruth : public Truth {
       info.type = OpType::kInfo;
       info.detail = "client crashed";
       record(info, false, false);
+    } else if (const HeldInterval* held = recorder_.open_hold(client)) {
+      for (const Op& op : abandoned_release(client, held->process, "client crashed")) {
+        record(op, false, false);
+      }
     }
     recorder_.end_hold(client, world_.now(), -1, HeldInterval::EndReason::kCrash);
   }

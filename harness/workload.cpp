@@ -1,6 +1,7 @@
 #include "harness/workload.h"
 
 #include <algorithm>
+#include <array>
 #include <cassert>
 
 namespace locksim::harness {
@@ -19,7 +20,31 @@ OpType op_type(algorithms::Outcome o) {
   return OpType::kInfo;
 }
 
+// A release the store did not confirm is :info, not :fail (README, "The
+// history encoding"). Whatever stopped it — the lease ran out by the client's
+// own clock and it gave up, the key had expired or was someone else's, the
+// reply was lost — the lease it ends is over for this client, and the lock
+// becomes free at a time nobody records: when the lease expires on the
+// store, or already did. :fail would tell Knossos's mutex model the lock is
+// still held, so the next acquire of anyone (the same client included) would
+// read as a violation on a run whose ground truth is clean.
+OpType release_type(algorithms::Outcome o) {
+  return o == algorithms::Outcome::kOk ? OpType::kOk : OpType::kInfo;
+}
+
 }  // namespace
+
+std::array<Op, 2> abandoned_release(int client, int64_t process, const std::string& why) {
+  Op invoke;
+  invoke.process = process;
+  invoke.client = client;
+  invoke.type = OpType::kInvoke;
+  invoke.f = OpF::kRelease;
+  Op info = invoke;
+  info.type = OpType::kInfo;
+  info.detail = why + ": holding the lock; the lease is abandoned and frees when it expires";
+  return {invoke, info};
+}
 
 void run_client(Env& env, algorithms::LockAlgorithm& algorithm, int client,
                 const WorkloadParams& params, Truth& truth, int64_t first_process) {
@@ -65,12 +90,13 @@ void run_client(Env& env, algorithms::LockAlgorithm& algorithm, int client,
     release.fence = acquired.lease.fence;
     truth.record(release, false, true);
     const algorithms::ReleaseResult released = algorithm.release(env, acquired.lease);
-    Op release_done = op(op_type(released.outcome), OpF::kRelease);
+    Op release_done = op(release_type(released.outcome), OpF::kRelease);
     release_done.token = acquired.lease.token;
     release_done.fence = acquired.lease.fence;
     release_done.detail = released.detail;
     truth.record(release_done, false, false);
-    if (released.outcome == algorithms::Outcome::kUnknown) process = truth.fresh_process();
+    // After :info a Jepsen process never invokes again (its op may still be running).
+    if (release_done.type == OpType::kInfo) process = truth.fresh_process();
   }
 }
 

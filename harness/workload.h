@@ -6,6 +6,7 @@
 // run the very same loop.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -54,5 +55,14 @@ class Truth {
 // closes the client's open interval in that case.
 void run_client(Env& env, algorithms::LockAlgorithm& algorithm, int client,
                 const WorkloadParams& params, Truth& truth, int64_t first_process = -1);
+
+// A client that crashes while it holds the lock never releases it: its lease
+// frees when it expires, at a time nobody records. The history says so with a
+// release invoked at the crash that completes :info (README, "The history
+// encoding"), so a history-only checker knows the lock may be free from then
+// on; without it Knossos's mutex model would read the next holder as a
+// violation. Returns {invoke, info} for `process` of `client`, to record in
+// this order at the crash; `why` goes into the :info op's detail.
+std::array<Op, 2> abandoned_release(int client, int64_t process, const std::string& why);
 
 }  // namespace locksim::harness

@@ -1,6 +1,7 @@
 #include "reports/result_json.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
@@ -73,6 +74,75 @@ const char* plural(int64_t n, const char* one, const char* many) {
   return n == 1 ? one : many;
 }
 
+Json call_json(const std::optional<harness::LockCall>& c) {
+  if (!c) return Json();
+  Json j;
+  j["process"] = c->process;
+  j["client"] = c->client < 0 ? Json() : Json(harness::client_label(c->client));
+  j["f"] = harness::to_string(c->f);
+  j["outcome"] = harness::to_string(c->outcome);
+  j["invoke_index"] = c->invoke_index;
+  j["complete_index"] = c->complete_index < 0 ? Json() : Json(c->complete_index);
+  return j;
+}
+
+Json knossos_json(const harness::LinearizabilityReport& report) {
+  const harness::KnossosReport& k = *report.knossos;
+  Json j;
+  j["verdict"] = harness::to_string(k.verdict.kind);
+  j["op_index"] = k.verdict.op_index < 0 ? Json() : Json(k.verdict.op_index);
+  j["why"] = k.verdict.why;
+  j["agrees"] = !harness::knossos_disagrees(report);
+  // Real time and memory: the one part of result.json that differs between
+  // two runs of the same seed, and only when Knossos was asked.
+  j["seconds"] = k.seconds;
+  j["peak_rss_bytes"] = k.peak_rss_bytes;
+  j["shared_call"] = k.shared_call;
+  return j;
+}
+
+// result.json's "linearizability": the history-only checkers beside the ground truth.
+Json linearizability_json(const RunResult& result) {
+  const harness::LinearizabilityVerdict& v = result.linearizability.builtin;
+  Json j;
+  j["checker"] = v.checker;
+  j["model"] = harness::to_string(v.model);
+  j["verdict"] = harness::to_string(v.kind);
+  j["client_ops"] = v.client_ops;
+  j["calls"] = v.calls;
+  j["info_calls"] = v.info_calls;
+  j["fail_calls"] = v.fail_calls;
+  j["unlinearizable"] = call_json(v.unlinearizable);
+  j["state_from"] = call_json(v.state_from);
+  j["prefix_end_index"] = v.prefix_end_index < 0 ? Json() : Json(v.prefix_end_index);
+  j["prefix_ops"] = v.prefix_ops;
+  j["explanation"] = v.explanation;
+  j["ground_truth"] = harness::ground_truth_comparison(result.mutex, v);
+  j["knossos"] = result.linearizability.knossos ? knossos_json(result.linearizability) : Json();
+  return j;
+}
+
+// The summary's lines on the history-only checkers: one when all is well.
+std::string linearizability_summary(const RunResult& result) {
+  const harness::LinearizabilityReport& r = result.linearizability;
+  const harness::LinearizabilityVerdict& v = r.builtin;
+  std::string out = v.kind == Verdict::Kind::kValid
+                        ? fmt::format("history: linearizable as a {} (built-in checker)",
+                                      harness::to_string(v.model))
+                        : "history: " + v.explanation;
+  if (r.knossos) {
+    const harness::KnossosReport& k = *r.knossos;
+    out += fmt::format("; Knossos: {} ({:.1f}s, {} peak)", harness::knossos_verdict_text(k.verdict),
+                       k.seconds, harness::format_bytes(k.peak_rss_bytes));
+  }
+  out += "\n";
+  for (const std::string& note :
+       {harness::ground_truth_comparison(result.mutex, v), harness::knossos_disagreement_text(r)}) {
+    if (!note.empty()) out += "  " + note + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 Json result_to_json(const RunResult& result) {
@@ -94,6 +164,7 @@ Json result_to_json(const RunResult& result) {
   for (const Overlap& o : result.mutex.overlaps) overlaps.push_back(overlap_json(o));
   safety["overlaps"] = std::move(overlaps);
   j["safety"] = std::move(safety);
+  j["linearizability"] = linearizability_json(result);
 
   const harness::LivenessVerdict& l = result.liveness;
   Json liveness;
@@ -199,6 +270,7 @@ std::string summary_text(const RunResult& result) {
   }
 
   if (stuck) out += "  " + result.liveness.explanation + "\n";
+  out += linearizability_summary(result);
   if (!result.faults.empty()) {
     out += fmt::format("faults ({}):", result.faults.size());
     for (size_t i = 0; i < result.faults.size() && i < kMaxListed; ++i) {

@@ -19,6 +19,10 @@ namespace locksim::reports {
 //                             "a": {client, process, acquire_index, release_index,
 //                                   start_ns, end_ns, end_reason, start_s, end_s},
 //                             "b": {...}}]},
+//    "linearizability": {checker, model, verdict, client_ops, calls, info_calls, fail_calls,
+//                        unlinearizable, state_from, prefix_end_index, prefix_ops,
+//                        explanation, ground_truth, knossos: null | {verdict, op_index, why,
+//                        agrees, seconds, peak_rss_bytes, shared_call}}   (the history alone)
 //    "liveness": {checker, verdict, stuck, unheld_since_ns, unheld_for_ns, failed_attempts,
 //                 last_holder, longest_gap_ns, longest_gap_start_ns, explanation},
 //    "faults": [{time_ns, what}],

@@ -297,13 +297,13 @@ std::string when(const LockCall& c) {
   return c.complete_time_ns > 0 ? " at " + format_seconds(c.complete_time_ns) : "";
 }
 
+// "acquire op 0, :ok at op 4 at 1.028s": the call without its actor.
 std::string call_text(const LockCall& c) {
   if (c.complete_index < 0) {
-    return fmt::format("{}'s {} (op {}, never completed)", call_actor(c), to_string(c.f),
-                       c.invoke_index);
+    return fmt::format("{} op {}, never completed", to_string(c.f), c.invoke_index);
   }
-  return fmt::format("{}'s {} (op {}, :{} at op {}{})", call_actor(c), to_string(c.f),
-                     c.invoke_index, to_string(c.outcome), c.complete_index, when(c));
+  return fmt::format("{} op {}, :{} at op {}{}", to_string(c.f), c.invoke_index,
+                     to_string(c.outcome), c.complete_index, when(c));
 }
 
 // Why the lock could not be in the state `z` needed, for the explanation.
@@ -312,12 +312,12 @@ std::string conflict_text(const LockCall& z, const std::optional<LockCall>& from
   if (z.f == OpF::kAcquire) {
     LOCKSIM_ASSERT_MSG(from.has_value(), "an acquire can only be stuck behind a holder");
     const std::string assumed =
-        from->outcome == OpType::kOk ? "" : " (its outcome is unknown; it had to be assumed)";
+        from->outcome == OpType::kOk ? "" : "; its outcome is unknown, so it had to be assumed";
     return fmt::format(
-        "{} acquired the lock ({}) while {} still held it: {} took it in {}{}, and no release "
-        "that could have freed it was invoked before op {}",
-        call_actor(z), call_text(z), call_actor(*from), call_actor(*from), call_text(*from),
-        assumed, z.complete_index);
+        "{} acquired the lock ({}) while {} still held it ({}{}), and no release that could have "
+        "freed it was invoked before op {}",
+        call_actor(z), call_text(z), call_actor(*from), call_text(*from), assumed,
+        z.complete_index);
   }
   if (!from.has_value()) {
     return fmt::format(
@@ -327,14 +327,15 @@ std::string conflict_text(const LockCall& z, const std::optional<LockCall>& from
   }
   if (from->f == OpF::kRelease) {
     return fmt::format(
-        "{} released the lock ({}) but it was already free: {} had released it in "
-        "{}, and no acquire that could have taken it again was invoked before op {}",
+        "{} released the lock ({}) but it was already free: {} had released it "
+        "({}) and no acquire that could have taken it again was invoked before op "
+        "{}",
         call_actor(z), call_text(z), call_actor(*from), call_text(*from), z.complete_index);
   }
   LOCKSIM_ASSERT(model == MutexModel::kOwnerMutex);
   return fmt::format(
-      "{} released the lock ({}) but did not hold it: {} held it since {}, and only "
-      "the holder's release frees the lock in the owner-mutex model",
+      "{} released the lock ({}) but did not hold it: {} did ({}), and in the "
+      "owner-mutex model only the holder's release frees the lock",
       call_actor(z), call_text(z), call_actor(*from), call_text(*from));
 }
 

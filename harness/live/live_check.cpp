@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "env/parse.h"
+#include "harness/check/linearizability.h"
 #include "harness/check/liveness_checker.h"
 #include "harness/check/mutex_checker.h"
 #include "harness/live/live_runner.h"
@@ -46,6 +47,7 @@ harness::RunResult run_live_and_check(const harness::RunConfig& config) {
   r.params["mode"] = "live";
   r.mutex = harness::check_mutex(r.history);
   r.liveness = harness::check_liveness(r.history, config.stuck_after);
+  r.linearizability.builtin = harness::check_linearizable(r.history.ops);
   harness::fill_counts(r);
   r.replay_command = "(live runs depend on real timing and are not replayable byte for byte)";
   return r;

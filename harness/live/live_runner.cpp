@@ -52,6 +52,11 @@ class LiveTruth : public harness::Truth {
       info.type = harness::OpType::kInfo;
       info.detail = "client crashed: " + why;
       record_locked(std::move(info), false, false);
+    } else if (const harness::HeldInterval* held = recorder_.open_hold(client)) {
+      for (const harness::Op& op :
+           harness::abandoned_release(client, held->process, "client crashed: " + why)) {
+        record_locked(op, false, false);
+      }
     }
     recorder_.end_hold(client, t, -1, harness::HeldInterval::EndReason::kCrash);
   }

@@ -1,0 +1,253 @@
+#include "harness/check/knossos.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "env/assert.h"
+#include "env/parse.h"
+
+extern char** environ;
+
+namespace locksim::harness {
+
+namespace {
+
+constexpr size_t kStderrKeepBytes = 4096;  // enough for the last few lines, bounded
+
+// Everything the child needs, built before fork (no allocation after it).
+struct ChildSpec {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;
+};
+
+ChildSpec child_spec(const std::vector<std::string>& files, const KnossosOptions& o) {
+  ChildSpec s;
+  // `exec COMMAND "$@"`: the command is shell words, the files stay verbatim.
+  s.argv = {"/bin/sh",         "-c",          "exec " + o.command + " \"$@\"",
+            "locksim-knossos", "--algorithm", "wgl"};
+  s.argv.insert(s.argv.end(), files.begin(), files.end());
+  std::string tool_options;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view kv(*e);
+    if (kv.starts_with("KNOSSOS_HEAP=") || kv.starts_with("KNOSSOS_TIMEOUT=")) continue;
+    if (kv.starts_with("JAVA_TOOL_OPTIONS=")) {
+      tool_options = std::string(kv.substr(18)) + " ";
+      continue;
+    }
+    s.env.emplace_back(kv);
+  }
+  const int64_t limit_s = (o.time_limit.ns + 999'999'999) / 1'000'000'000;
+  s.env.push_back("KNOSSOS_HEAP=" + o.heap);
+  // knossos.sh's own limit, a little later than ours: we kill first, and say why.
+  s.env.push_back(fmt::format("KNOSSOS_TIMEOUT={}", limit_s + 30));
+  // An out-of-memory JVM exits at once instead of thrashing in GC to the limit.
+  s.env.push_back("JAVA_TOOL_OPTIONS=" + tool_options + "-Xmx" + o.heap +
+                  " -XX:+ExitOnOutOfMemoryError");
+  return s;
+}
+
+std::vector<char*> c_strings(std::vector<std::string>& v) {
+  std::vector<char*> out;
+  for (std::string& s : v) out.push_back(s.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+struct Pipes {
+  int out[2] = {-1, -1};
+  int err[2] = {-1, -1};
+};
+
+[[noreturn]] void exec_child(const Pipes& p, std::vector<char*>& argv, std::vector<char*>& env) {
+  // Its own process group, so the limit can kill the JVM and everything
+  // between it and us at once.
+  setpgid(0, 0);
+  const int devnull = open("/dev/null", O_RDONLY);
+  if (devnull >= 0) dup2(devnull, STDIN_FILENO);
+  dup2(p.out[1], STDOUT_FILENO);
+  dup2(p.err[1], STDERR_FILENO);
+  for (int fd : {p.out[0], p.out[1], p.err[0], p.err[1]}) close(fd);
+  execve(argv[0], argv.data(), env.data());
+  _exit(127);
+}
+
+// Reads both pipes until they close or the deadline passes. Returns false on timeout.
+bool drain(const Pipes& p, std::chrono::steady_clock::time_point deadline, std::string* out,
+           std::string* err) {
+  pollfd fds[2] = {{p.out[0], POLLIN, 0}, {p.err[0], POLLIN, 0}};
+  int open_fds = 2;
+  char buf[65536];
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    const int n = poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    if (n < 0 && errno != EINTR) return true;  // cannot wait on it: treat as finished
+    for (int i = 0; i < 2 && n > 0; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t got = read(fds[i].fd, buf, sizeof buf);
+      if (got > 0) {
+        std::string& to = i == 0 ? *out : *err;
+        to.append(buf, static_cast<size_t>(got));
+        if (i == 1 && to.size() > 4 * kStderrKeepBytes) to.erase(0, to.size() - kStderrKeepBytes);
+      } else if (got == 0 || errno != EINTR) {
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  return true;
+}
+
+std::string last_line(std::string_view s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r' || s.back() == ' ')) {
+    s.remove_suffix(1);
+  }
+  const size_t nl = s.rfind('\n');
+  std::string line(nl == std::string_view::npos ? s : s.substr(nl + 1));
+  if (line.size() > 200) line = line.substr(0, 197) + "...";
+  return line;
+}
+
+// Why a call that did not answer for some files ended, in words.
+std::string why_dead(bool timed_out, int status, const KnossosOptions& o, const std::string& err) {
+  if (timed_out) return "timed out after " + format_duration(o.time_limit);
+  if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
+  const int code = WEXITSTATUS(status);
+  if (code == 3 || err.find("OutOfMemoryError") != std::string::npos) {
+    return "out of memory (heap " + o.heap + ")";
+  }
+  if (code == 124) return "timed out (the command's own limit)";
+  if (code == 127) return "command not found: " + o.command;
+  const std::string line = last_line(err);
+  return fmt::format("crashed (exit {}){}", code, line.empty() ? "" : ": " + line);
+}
+
+// The :index of the op in Knossos's `:op {...}` entry, or -1.
+int64_t failed_op_index(std::string_view block) {
+  const size_t op = block.find(":op");
+  if (op == std::string_view::npos) return -1;
+  const size_t close = block.find('}', op);
+  const size_t idx = block.find(":index ", op);
+  if (idx == std::string_view::npos || (close != std::string_view::npos && idx > close)) return -1;
+  int64_t v = -1;
+  const char* start = block.data() + idx + 7;
+  std::from_chars(start, block.data() + block.size(), v);
+  return v;
+}
+
+}  // namespace
+
+std::vector<KnossosVerdict> parse_knossos_output(const std::string& out,
+                                                 const std::vector<std::string>& files,
+                                                 const std::string& why_dead) {
+  std::vector<KnossosVerdict> verdicts(files.size());
+  size_t from = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    KnossosVerdict& v = verdicts[i];
+    // Each file's block starts at a line "FILE<TAB>" and runs to the next one.
+    const std::string marker = files[i] + "\t";
+    size_t at = out.find(marker, from);
+    while (at != std::string::npos && at > 0 && out[at - 1] != '\n') {
+      at = out.find(marker, at + 1);
+    }
+    if (at == std::string::npos) {
+      v.why = why_dead.empty() ? "no answer for this file in Knossos's output" : why_dead;
+      continue;
+    }
+    size_t end = out.size();
+    if (i + 1 < files.size()) {
+      const size_t next = out.find("\n" + files[i + 1] + "\t", at);
+      if (next != std::string::npos) end = next + 1;
+    }
+    const std::string_view block(out.data() + at, end - at);
+    from = end;
+    const std::string verdict = last_line(block);
+    if (verdict == "true") {
+      v.kind = Verdict::Kind::kValid;
+    } else if (verdict == "false") {
+      v.kind = Verdict::Kind::kInvalid;
+      v.op_index = failed_op_index(block);
+    } else if (verdict == ":unknown") {
+      v.why = "Knossos answered :unknown";
+    } else {
+      v.why = why_dead.empty() ? "unreadable answer: " + verdict : why_dead;
+    }
+  }
+  return verdicts;
+}
+
+KnossosRun run_knossos(const std::vector<std::string>& files, const KnossosOptions& options) {
+  LOCKSIM_ASSERT_MSG(!options.command.empty(), "the caller chose a Knossos command");
+  KnossosRun run;
+  ChildSpec spec = child_spec(files, options);
+  std::vector<char*> argv = c_strings(spec.argv);
+  std::vector<char*> env = c_strings(spec.env);
+  Pipes p;
+  if (pipe2(p.out, O_CLOEXEC) != 0 || pipe2(p.err, O_CLOEXEC) != 0) {
+    throw std::runtime_error(std::string("knossos: pipe: ") + std::strerror(errno));
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("knossos: fork: ") + std::strerror(errno));
+  if (pid == 0) exec_child(p, argv, env);
+  setpgid(pid, pid);  // also here: no race with the child's own setpgid
+  close(p.out[1]);
+  close(p.err[1]);
+
+  std::string out;
+  std::string err;
+  const auto deadline = start + std::chrono::nanoseconds(options.time_limit.ns);
+  const bool finished = drain(p, deadline, &out, &err);
+  if (!finished) kill(-pid, SIGKILL);
+  int status = 0;
+  rusage usage{};
+  while (wait4(pid, &status, 0, &usage) < 0 && errno == EINTR) {
+  }
+  // Whatever it left behind in its group goes too (a JVM whose shell died).
+  kill(-pid, SIGKILL);
+  close(p.out[0]);
+  close(p.err[0]);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
+  run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.stderr_tail = err.size() > kStderrKeepBytes ? err.substr(err.size() - kStderrKeepBytes) : err;
+  const bool answered = finished && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  run.verdicts =
+      parse_knossos_output(out, files, answered ? "" : why_dead(!finished, status, options, err));
+  LOCKSIM_ASSERT(run.verdicts.size() == files.size());
+  return run;
+}
+
+std::string knossos_edn(const std::vector<Op>& ops) {
+  std::string out;
+  for (const Op& op : ops) {
+    if (!is_client_op(op)) continue;
+    out += fmt::format("{{:index {}, :time {}, :process {}, :type :{}, :f :{}, :value nil}}\n",
+                       op.index, op.time_ns, op.process, to_string(op.type), to_string(op.f));
+  }
+  return out;
+}
+
+std::string format_bytes(int64_t bytes) {
+  if (bytes >= 1'000'000'000) return fmt::format("{:.1f} GB", static_cast<double>(bytes) / 1e9);
+  if (bytes >= 1'000'000) return fmt::format("{} MB", bytes / 1'000'000);
+  if (bytes >= 1'000) return fmt::format("{} kB", bytes / 1'000);
+  return fmt::format("{} B", bytes);
+}
+
+}  // namespace locksim::harness
