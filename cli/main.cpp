@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "algorithms/registry.h"
+#include "cli/check_command.h"
 #include "env/parse.h"
 #include "harness/history_io.h"
 #include "harness/live/live_check.h"
@@ -81,6 +82,7 @@ struct RunFlags {
   std::string masters, replicas, replication_lag, persistence, rdb_interval, down_after,
       discovery_delay, timeout, stuck_after;
   bool failover = false;
+  locksim::cli::KnossosFlags knossos;
 };
 
 locksim::harness::RunConfig to_config(const RunFlags& f) {
@@ -221,9 +223,11 @@ int cmd_run(const RunFlags& flags, const CLI::App& run) {
   make_out_dir(flags.out);
   auto report = locksim::harness::simulate_and_check(config);
   if (!replay.empty()) report.result.replay_command = replay;
+  locksim::cli::check_run_with_knossos(report.result, flags.knossos);
   const auto& result = report.result;
   if (!flags.quiet) std::cout << locksim::reports::summary_text(result);
   if (!flags.out.empty()) write_outputs(flags.out, result, flags.quiet);
+  if (locksim::harness::knossos_disagrees(result.linearizability)) return kExitInternal;
   return exit_code(result);
 }
 
@@ -263,6 +267,9 @@ int main(int argc, char** argv) {
   run->add_option("--timeout", flags.timeout, "client timeout of one Redis command");
   run->add_option("--stuck-after", flags.stuck_after,
                   "report a stuck lock unheld this long at the end of the run");
+  locksim::cli::add_knossos_options(run, flags.knossos);
+  locksim::cli::CheckFlags check_flags;
+  CLI::App* check = locksim::cli::add_check_command(app, check_flags);
   CLI::App* list = app.add_subcommand("list", "list algorithms and their parameters");
   RunFlags live_flags;
   live_flags.duration = "10s";
@@ -302,6 +309,7 @@ int main(int argc, char** argv) {
 
   try {
     if (list->parsed()) return cmd_list();
+    if (check->parsed()) return locksim::cli::run_check_command(check_flags);
     if (live->parsed()) return cmd_live(live_flags);
     return cmd_run(flags, *run);
   } catch (const ConfigError& e) {

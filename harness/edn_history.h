@@ -45,9 +45,6 @@ struct EdnHistory {
   int64_t total_ops = 0;    // every op map in the file
 };
 
-// Limits, so that a hostile or broken file is an error, not a crash.
-inline constexpr int kEdnDepthMax = 200;  // nesting of collections (the reader recurses)
-
 // Parses `text`; `source` names it in errors (a path, or "history.edn").
 // Throws ConfigError. Never crashes on any input (fuzzed: fuzz/edn_history_fuzz.cpp).
 EdnHistory parse_edn_history(std::string_view text, const std::string& source);

@@ -127,7 +127,7 @@ std::string linearizability_summary(const RunResult& result) {
   const harness::LinearizabilityReport& r = result.linearizability;
   const harness::LinearizabilityVerdict& v = r.builtin;
   std::string out = v.kind == Verdict::Kind::kValid
-                        ? fmt::format("history: linearizable as a {} (built-in checker)",
+                        ? fmt::format("history: linearizable in the {} model (built-in checker)",
                                       harness::to_string(v.model))
                         : "history: " + v.explanation;
   if (r.knossos) {

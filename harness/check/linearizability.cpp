@@ -340,17 +340,17 @@ std::string conflict_text(const LockCall& z, const std::optional<LockCall>& from
 }
 
 void explain(LinearizabilityVerdict& v, const std::vector<Op>& ops) {
-  const std::string name = to_string(v.model);
+  const std::string name = v.model == MutexModel::kMutex ? "a mutex" : "an owner-mutex";
   if (v.kind == Verdict::Kind::kValid) {
     v.explanation = fmt::format(
-        "The {} client ops linearize as a {}: {} calls fit one legal order of acquires and "
+        "The {} client ops linearize as {}: {} calls fit one legal order of acquires and "
         "releases ({} of unknown outcome, {} failed and ignored).",
         v.client_ops, name, v.calls, v.info_calls, v.fail_calls);
     if (v.client_ops == 0) v.explanation = "The history has no client ops: nothing to check.";
     return;
   }
   v.explanation = fmt::format(
-      "Not linearizable as a {}: {}. Ops up to op {} ({} ops) are the shortest prefix of the "
+      "Not linearizable as {}: {}. Ops up to op {} ({} ops) are the shortest prefix of the "
       "history that cannot be linearized",
       name, conflict_text(*v.unlinearizable, v.state_from, v.model), v.prefix_end_index,
       v.prefix_ops);

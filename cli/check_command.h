@@ -1,0 +1,53 @@
+// `locksim check HISTORY.edn`: judge any Jepsen EDN history of lock ops
+// with the built-in linearizability checker and, when asked, with Knossos;
+// and `--knossos` on `locksim run`, which asks Knossos about a run's history.
+//
+//   locksim check HISTORY.edn [--model mutex|owner-mutex] [--knossos CMD]
+//                 [--knossos-time-limit 60s] [--knossos-heap 4g]
+//
+// Exit codes: 0 valid, 1 invalid, 2 input it cannot read (a one-line error
+// with the line and column, or the op index and the broken Jepsen rule),
+// 3 the built-in checker and Knossos disagree (a bug in one of them; both
+// verdicts are printed). A Knossos timeout, out-of-memory or crash is
+// "Knossos: unknown (why)" and never changes the exit code.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "harness/run_result.h"
+
+namespace locksim::cli {
+
+struct KnossosFlags {
+  std::string command;             // --knossos CMD; empty: Knossos is not asked
+  std::string time_limit = "60s";  // --knossos-time-limit: wall clock for the whole call
+  std::string heap = "4g";         // --knossos-heap: the JVM's -Xmx
+};
+
+struct CheckFlags {
+  std::string history;  // the EDN file
+  std::string model = "mutex";
+  bool quiet = false;
+  KnossosFlags knossos;
+};
+
+// Adds --knossos, --knossos-time-limit and --knossos-heap to a subcommand.
+void add_knossos_options(CLI::App* command, KnossosFlags& flags);
+
+// Adds the `check` subcommand, its options bound to `flags` (which must
+// outlive parsing).
+CLI::App* add_check_command(CLI::App& app, CheckFlags& flags);
+
+// Runs `locksim check`; returns the exit code. Throws ConfigError for input
+// it cannot read (the caller prints it and exits 2).
+int run_check_command(const CheckFlags& flags);
+
+// `--knossos` after a run: when flags.command is set, asks Knossos about the
+// run's history and stores its verdict in result.linearizability.knossos
+// (shown by the summary and result.json). Does nothing otherwise. Throws
+// ConfigError for a bad --knossos-* value.
+void check_run_with_knossos(harness::RunResult& result, const KnossosFlags& flags);
+
+}  // namespace locksim::cli
