@@ -150,42 +150,47 @@ int64_t failed_op_index(std::string_view block) {
   return v;
 }
 
+// The first position >= from where a line starts with `prefix`, or npos.
+size_t find_line_start(std::string_view text, const std::string& prefix, size_t from) {
+  for (size_t at = text.find(prefix, from); at != std::string_view::npos;
+       at = text.find(prefix, at + 1)) {
+    if (at == 0 || text[at - 1] == '\n') return at;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 std::vector<KnossosVerdict> parse_knossos_output(const std::string& out,
                                                  const std::vector<std::string>& files,
                                                  const std::string& why_dead) {
   std::vector<KnossosVerdict> verdicts(files.size());
+  const std::string_view text(out);
   size_t from = 0;
   for (size_t i = 0; i < files.size(); ++i) {
     KnossosVerdict& v = verdicts[i];
-    // Each file's block starts at a line "FILE<TAB>" and runs to the next one.
-    const std::string marker = files[i] + "\t";
-    size_t at = out.find(marker, from);
-    while (at != std::string::npos && at > 0 && out[at - 1] != '\n') {
-      at = out.find(marker, at + 1);
-    }
-    if (at == std::string::npos) {
-      v.why = why_dead.empty() ? "no answer for this file in Knossos's output" : why_dead;
-      continue;
-    }
-    size_t end = out.size();
-    if (i + 1 < files.size()) {
-      const size_t next = out.find("\n" + files[i + 1] + "\t", at);
-      if (next != std::string::npos) end = next + 1;
-    }
-    const std::string_view block(out.data() + at, end - at);
-    from = end;
-    const std::string verdict = last_line(block);
-    if (verdict == "true") {
-      v.kind = Verdict::Kind::kValid;
-    } else if (verdict == "false") {
-      v.kind = Verdict::Kind::kInvalid;
-      v.op_index = failed_op_index(block);
-    } else if (verdict == ":unknown") {
-      v.why = "Knossos answered :unknown";
-    } else {
-      v.why = why_dead.empty() ? "unreadable answer: " + verdict : why_dead;
+    v.why = why_dead.empty() ? "no answer for this file in Knossos's output" : why_dead;
+    // Each file's answer starts with a line "FILE<TAB>{analysis...", which
+    // may span lines, and ends with a line that is exactly its verdict (the
+    // analysis map's own lines are indented or follow a key).
+    const size_t at = find_line_start(text, files[i] + "\t", from);
+    if (at == std::string_view::npos) continue;
+    for (size_t line_start = at; line_start < text.size();) {
+      const size_t nl = text.find('\n', line_start);
+      const size_t line_end = nl == std::string_view::npos ? text.size() : nl;
+      const std::string_view line = text.substr(line_start, line_end - line_start);
+      const size_t next_line = nl == std::string_view::npos ? text.size() : nl + 1;
+      if (line_start > at && i + 1 < files.size() && line.starts_with(files[i + 1])) break;
+      if (line == "true" || line == "false" || line == ":unknown") {
+        v.kind = line == "true"    ? Verdict::Kind::kValid
+                 : line == "false" ? Verdict::Kind::kInvalid
+                                   : Verdict::Kind::kUnknown;
+        v.why = line == ":unknown" ? "Knossos answered :unknown" : "";
+        if (line == "false") v.op_index = failed_op_index(text.substr(at, line_start - at));
+        from = next_line;
+        break;
+      }
+      line_start = next_line;
     }
   }
   return verdicts;
