@@ -1,0 +1,150 @@
+// `locksim check` as users and CI see it: exit codes 0 valid, 1 invalid, 2
+// unreadable (one line naming where), and the same safety verdict as
+// `locksim run` on every shipped scenario's history.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/scenario.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::stringstream ss;
+  ss << std::ifstream(p, std::ios::binary).rdbuf();
+  return ss.str();
+}
+
+fs::path scratch() {
+  const fs::path d = fs::temp_directory_path() / ("locksim_check_" + std::to_string(getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+// Removes the scratch directory when the test program ends.
+const struct Cleanup {
+  ~Cleanup() {
+    std::error_code ec;
+    fs::remove_all(fs::temp_directory_path() / ("locksim_check_" + std::to_string(getpid())), ec);
+  }
+} cleanup;
+
+Outcome locksim(const std::string& args) {
+  const fs::path d = scratch();
+  const std::string cmd = std::string(LOCKSIM_BINARY) + " " + args + " >" + (d / "out").string() +
+                          " 2>" + (d / "err").string();
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(d / "out"), slurp(d / "err")};
+}
+
+fs::path write(const std::string& name, const std::string& text) {
+  const fs::path p = scratch() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+TEST(CheckCommand, ValidAndInvalidHistories) {
+  const fs::path ok = write("ok.edn",
+                            "{:process 0, :type :invoke, :f :acquire}\n"
+                            "{:process 0, :type :ok, :f :acquire}\n"
+                            "{:process 0, :type :invoke, :f :release}\n"
+                            "{:process 0, :type :info, :f :release}\n"
+                            "{:process 1, :type :invoke, :f :acquire}\n"
+                            "{:process 1, :type :ok, :f :acquire}\n");
+  const Outcome v = locksim("check " + ok.string());
+  EXPECT_EQ(v.exit_code, 0) << v.out << v.err;
+  EXPECT_EQ(v.out.rfind("VALID: ", 0), 0u) << v.out;
+  EXPECT_NE(v.out.find("built-in   mutex        valid"), std::string::npos) << v.out;
+
+  const fs::path bad = write("bad.edn",
+                             "[{:process 0, :type :invoke, :f :acquire}\n"
+                             " {:process 0, :type :ok, :f :acquire}\n"
+                             " {:process 1, :type :invoke, :f :release}\n"
+                             " {:process 1, :type :ok, :f :release}\n"
+                             " {:process 2, :type :invoke, :f :acquire}\n"
+                             " {:process 2, :type :ok, :f :acquire}]\n");
+  const Outcome i = locksim("check " + bad.string());
+  EXPECT_EQ(i.exit_code, 0) << "any process may release in Knossos's mutex: " << i.out;
+  const Outcome o = locksim("check " + bad.string() + " --model owner-mutex");
+  EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
+  EXPECT_EQ(o.out.rfind("INVALID: ", 0), 0u) << o.out;
+  EXPECT_NE(o.out.find("process 1 released the lock (release op 2, :ok at op 3) but did not "
+                       "hold it: process 0 did"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(locksim("check --quiet --model owner-mutex " + bad.string()).out, "");
+}
+
+void expect_bad_input(const std::string& args, const std::string& must_mention) {
+  const Outcome o = locksim(args);
+  EXPECT_EQ(o.exit_code, 2) << args << "\nstderr: " << o.err;
+  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+  EXPECT_NE(o.err.find(must_mention), std::string::npos) << args << "\nstderr: " << o.err;
+  EXPECT_TRUE(o.out.empty()) << o.out;
+}
+
+TEST(CheckCommand, UnreadableInputExits2NamingWhere) {
+  const fs::path p = write("broken.edn",
+                           "{:process 0, :type :invoke, :f :acquire}\n"
+                           "{:process 0, :type :done, :f :acquire}\n");
+  expect_bad_input("check " + p.string(),
+                   p.string() + ":2:20: :type: expected one of :invoke :ok :fail :info, got :done");
+  const fs::path twice = write("twice.edn",
+                               "{:process 0, :type :invoke, :f :acquire}\n"
+                               "{:process :nemesis, :type :info, :f :kill}\n"
+                               "{:process 0, :type :invoke, :f :acquire}\n");
+  expect_bad_input("check " + twice.string(),
+                   twice.string() +
+                       ":3: op index 2: process 0 invokes op 2 while its op 0 is "
+                       "still open");
+  const fs::path orphan = write("orphan.edn", "{:process 3, :type :ok, :f :release, :index 9}\n");
+  expect_bad_input("check " + orphan.string(), "op index 9: process 3 completes op 9");
+  expect_bad_input("check /nonexistent.edn", "/nonexistent.edn: cannot open the file");
+  expect_bad_input("check " + orphan.string() + " --model fair", "--model: expected one of mutex");
+  expect_bad_input("check " + orphan.string() + " --knossos x --knossos-heap lots",
+                   "--knossos-heap: expected a JVM heap size");
+  expect_bad_input("check " + orphan.string() + " --knossos x --knossos-time-limit 60",
+                   "--knossos-time-limit");
+  expect_bad_input("check", "history is required");
+}
+
+// The acceptance point: `locksim check` on each shipped scenario's history
+// gives the safety verdict `locksim run` gave (a liveness-only finding is
+// no safety violation: check says valid).
+TEST(CheckCommand, SameSafetyVerdictAsRunOnEveryShippedScenario) {
+  int violations = 0;
+  for (const auto& b : locksim::harness::builtin_scenario_texts()) {
+    for (int seed : {1, 2}) {
+      const fs::path out = scratch() / (std::string(b.name) + std::to_string(seed));
+      const Outcome run = locksim("run --quiet --scenario " + std::string(b.name) + " --seed " +
+                                  std::to_string(seed) + " --out " + out.string());
+      ASSERT_LE(run.exit_code, 1) << b.name << run.err;
+      const auto result = nlohmann::json::parse(slurp(out / "result.json"));
+      const bool safety = result["finding"] == "safety";
+      const Outcome check = locksim("check " + (out / "history.edn").string());
+      EXPECT_EQ(check.exit_code, safety ? 1 : 0) << b.name << " seed " << seed << "\n" << check.out;
+      EXPECT_EQ(result["linearizability"]["verdict"], safety ? "invalid" : "valid") << b.name;
+      violations += safety;
+    }
+  }
+  EXPECT_GT(violations, 10);
+}
+
+}  // namespace
