@@ -2,9 +2,16 @@
 // target (issue 9): a 1 M-op history checked in under a second. Run:
 //   build/locksim_bench --benchmark_filter=Linearizab
 #include <benchmark/benchmark.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <vector>
 
+#include "harness/check/knossos.h"
 #include "harness/check/linearizability.h"
 #include "harness/history.h"
 #include "sim/rng.h"
@@ -113,6 +120,47 @@ BENCHMARK(BM_Linearizability)
     ->Args({1'000'000, 5, 0, 1})
     ->Args({1'000'000, 1, 1, 0})
     ->Args({40'000, 5, 0, 0})
+    ->Unit(benchmark::kMillisecond);
+
+// The README's table: the built-in checker against Knossos (wgl) on the same
+// history, {ops, % :info}. Needs LOCKSIM_KNOSSOS (the command) and takes
+// LOCKSIM_KNOSSOS_HEAP (default 8g) and LOCKSIM_KNOSSOS_LIMIT_S (default 600);
+// skipped without them. One Knossos call per history, JVM start included.
+void BM_KnossosVsBuiltin(benchmark::State& state) {
+  const char* command = std::getenv("LOCKSIM_KNOSSOS");
+  if (command == nullptr || *command == '\0') {
+    state.SkipWithError("set LOCKSIM_KNOSSOS to the Knossos command to run this");
+    return;
+  }
+  const std::vector<Op> h =
+      contended_history(state.range(0), 5, static_cast<double>(state.range(1)) / 100.0, false);
+  const std::string file = "/tmp/locksim-knossos-bench-" + std::to_string(getpid()) + ".edn";
+  std::ofstream(file) << locksim::harness::knossos_edn(h);
+  locksim::harness::KnossosOptions o;
+  o.command = command;
+  const char* heap = std::getenv("LOCKSIM_KNOSSOS_HEAP");
+  o.heap = heap != nullptr && *heap != '\0' ? heap : "8g";
+  const char* limit = std::getenv("LOCKSIM_KNOSSOS_LIMIT_S");
+  o.time_limit = locksim::Duration::seconds(limit != nullptr ? std::atoll(limit) : 600);
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    const auto v = locksim::harness::check_linearizable(h);
+    const double builtin_s =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const locksim::harness::KnossosRun run = locksim::harness::run_knossos({file}, o);
+    const auto& k = run.verdicts.front();
+    state.counters["builtin_ms"] = builtin_s * 1e3;
+    state.counters["knossos_s"] = run.seconds;
+    state.counters["knossos_MB"] = static_cast<double>(run.peak_rss_bytes) / 1e6;
+    state.counters["agree"] = k.kind == v.kind ? 1 : 0;
+    state.SetLabel(std::string(locksim::harness::to_string(v.kind)) + " / Knossos " +
+                   locksim::harness::to_string(k.kind) + (k.why.empty() ? "" : " (" + k.why + ")"));
+  }
+  std::remove(file.c_str());
+}
+BENCHMARK(BM_KnossosVsBuiltin)
+    ->ArgsProduct({{1'000, 10'000, 40'000}, {0, 1, 5}})
+    ->Iterations(1)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

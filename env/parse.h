@@ -15,7 +15,16 @@ namespace locksim {
 
 class ConfigError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  // Always one line: a newline or carriage return echoed from the input (a
+  // JSON key, a duration string) becomes a space, so the rule holds whatever
+  // the user typed.
+  explicit ConfigError(std::string what) : std::runtime_error(one_line(std::move(what))) {}
+
+ private:
+  static std::string one_line(std::string s) {
+    for (char& c : s) c = c == '\n' || c == '\r' ? ' ' : c;
+    return s;
+  }
 };
 
 // "250ns", "100us", "500ms", "10s", "1.5s", "2m", "1h". A bare number is

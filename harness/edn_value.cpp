@@ -13,6 +13,12 @@ namespace locksim::harness::edn {
 
 namespace {
 
+// A byte as a message can show it on one line: itself, or \xNN.
+std::string printable(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u >= 0x20 && u < 0x7f ? std::string(1, c) : fmt::format("\\x{:02x}", u);
+}
+
 bool is_whitespace(char c) {
   return c == ' ' || c == ',' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
 }
@@ -41,8 +47,11 @@ bool is_one_utf8_char(std::string_view t) {
   return n > 1 && t.size() == n;
 }
 
+// A token as a message shows it: short, one line, odd bytes as \xNN.
 std::string shorten(std::string_view t) {
-  return t.size() > 20 ? std::string(t.substr(0, 17)) + "..." : std::string(t);
+  std::string out;
+  for (size_t k = 0; k < t.size() && k < 20; ++k) out += printable(t[k]);
+  return t.size() > 20 ? out + "..." : out;
 }
 
 // [+-]?digits(.digits*)?([eE][+-]?digits)?M?
@@ -250,7 +259,7 @@ Value Reader::read_string(Value v) {
       read_hex4();
       v.text += '?';  // the code point itself is never needed
     } else {
-      fail(fmt::format("unknown escape '\\{}' in a string", e));
+      fail(fmt::format("unknown escape '\\{}' in a string", printable(e)));
     }
   }
   advance();

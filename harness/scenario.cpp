@@ -112,7 +112,7 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   Json j;
   try {
     j = Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for 1E400
     std::string what = e.what();
     for (char& c : what) c = c == '\n' ? ' ' : c;
     throw ConfigError(source + ": invalid JSON: " + what);
