@@ -6,7 +6,7 @@
 // ratios, so any value a Jepsen op holds is read, even if then ignored.
 //
 // Errors throw ConfigError "SOURCE:LINE:COLUMN: what was expected, got what".
-// Limits: nesting depth kEdnDepthMax (the reader recurses); nothing else,
+// Limits: nesting depth kDepthMax (the reader recurses); nothing else,
 // the text is already in memory.
 #pragma once
 

@@ -68,7 +68,7 @@ struct KnossosRun {
 KnossosRun run_knossos(const std::vector<std::string>& files, const KnossosOptions& options);
 
 // Parses the command's stdout into one verdict per file (exposed for tests).
-// `exit_status` and `why_dead` explain files left without an answer.
+// `why_dead` ("" when the call ended normally) explains files left without an answer.
 std::vector<KnossosVerdict> parse_knossos_output(const std::string& out,
                                                  const std::vector<std::string>& files,
                                                  const std::string& why_dead);
