@@ -144,6 +144,7 @@ struct Case {
   std::string name;
   std::vector<Op> ops;
   Verdict::Kind truth = Verdict::Kind::kUnknown;  // locksim runs: the ground truth
+  std::string algorithm;                          // locksim runs: which algorithm
 };
 
 std::vector<Case> agreement_corpus() {
@@ -158,7 +159,7 @@ std::vector<Case> agreement_corpus() {
   }
   for (const testing::CorpusRun& run : runs) {
     const RunResult r = simulate_and_check(run.config).result;
-    cases.push_back({run.name, r.history.ops, r.mutex.kind});
+    cases.push_back({run.name, r.history.ops, r.mutex.kind, run.algorithm});
   }
   testing::GenOptions g;
   g.processes_max = 5;
@@ -171,7 +172,7 @@ std::vector<Case> agreement_corpus() {
     const uint64_t seed = rng.next();
     sim::Rng one(seed);
     cases.push_back({"random history seed " + std::to_string(seed),
-                     testing::random_lock_history(one, g), Verdict::Kind::kUnknown});
+                     testing::random_lock_history(one, g), Verdict::Kind::kUnknown, ""});
   }
   return cases;
 }
@@ -203,6 +204,7 @@ TEST(Knossos, AgreesWithTheBuiltInCheckerOnMoreThanAThousandHistories) {
     }
     counts[std::string(c.truth == Verdict::Kind::kUnknown ? "random" : "locksim") + " " +
            to_string(mine.kind)]++;
+    if (!c.algorithm.empty()) counts[c.algorithm + " " + to_string(c.truth)]++;
   }
   std::printf("Knossos (wgl) and the built-in checker on %zu histories in %.1fs, %s peak:\n",
               cases.size(), run.seconds, format_bytes(run.peak_rss_bytes).c_str());
@@ -211,6 +213,10 @@ TEST(Knossos, AgreesWithTheBuiltInCheckerOnMoreThanAThousandHistories) {
   EXPECT_GT(counts["locksim valid"], 100);
   EXPECT_GT(counts["random invalid"], 100);
   EXPECT_GT(counts["random valid"], 100);
+  for (const auto& spec : algorithms::all_algorithms()) {  // violating and clean runs of each
+    EXPECT_GT(counts[spec.name + " invalid"], 5) << spec.name;
+    EXPECT_GT(counts[spec.name + " valid"], 5) << spec.name;
+  }
   if (!HasFailure()) fs::remove_all(d);
 }
 
