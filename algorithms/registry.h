@@ -21,6 +21,8 @@ struct AlgorithmSpec {
   std::vector<ParamInfo> params;
   // Independent Redis masters a run gives it unless told otherwise (Redlock: 5).
   int default_masters = 1;
+  // The store it runs against: a name in harness/backends.h's list.
+  std::string backend = "redis";
   // Builds the algorithm from `values` (missing names take the defaults).
   // Throws ConfigError naming `field_prefix + name` for a bad or unknown value.
   std::function<std::unique_ptr<LockAlgorithm>(const ParamValues& values,
