@@ -51,6 +51,9 @@ enum class RoundEnd {
 
 // What the rounds of one acquire share.
 struct Rounds {
+  Rounds(Env& e, RedisConnection& c, const std::string& res, int64_t ttl)
+      : env(e), redis(c), resource(res), ttl_ms(ttl) {}
+
   Env& env;
   RedisConnection& redis;
   const std::string& resource;
@@ -153,7 +156,7 @@ GetsetTimestamp::GetsetTimestamp(Params params) : params_(params) {
 
 AcquireResult GetsetTimestamp::acquire(Env& env, const std::string& resource) {
   LOCKSIM_ASSERT(params_.server < env.redis_count());
-  Rounds rounds{env, env.redis(params_.server), resource, params_.ttl.to_ms(), "", false, 0};
+  Rounds rounds(env, env.redis(params_.server), resource, params_.ttl.to_ms());
   AcquireResult result;
   const TimePoint start = env.now();
 
