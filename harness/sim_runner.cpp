@@ -49,6 +49,13 @@ class SimTruth : public Truth {
     recorder_.end_hold(client, world_.now(), -1, HeldInterval::EndReason::kCrash);
   }
 
+  // A nemesis step, as a :nemesis :info op at the current true time.
+  void record_nemesis(std::string_view f, std::vector<std::string> value, std::string_view note) {
+    Op op = nemesis_op(f, std::move(value), std::string(note));
+    op.time_ns = world_.now().ns;
+    recorder_.record(std::move(op));
+  }
+
   History finish() { return recorder_.finish(world_.now()); }
 
   // A client that believes it holds the lock now (the lowest-numbered, if
@@ -126,10 +133,15 @@ SimOutput run_simulation(const RunConfig& config) {
   for (auto& s : servers) by_name[s->node().name()] = &s->node();
   for (auto& n : client_nodes) by_name[n->name()] = n.get();
   if (sentinel) by_name[sentinel->name()] = sentinel.get();
-  nemesis = std::make_unique<faults::Nemesis>(world, *net, by_name, [&truth] {
-    const int holder = truth->current_holder();
-    return holder < 0 ? std::string() : client_label(holder);
-  });
+  nemesis = std::make_unique<faults::Nemesis>(
+      world, *net, by_name,
+      [&truth] {
+        const int holder = truth->current_holder();
+        return holder < 0 ? std::string() : client_label(holder);
+      },
+      [&truth](std::string_view f, std::vector<std::string> value, std::string_view note) {
+        truth->record_nemesis(f, std::move(value), note);
+      });
   nemesis->install(config.faults, config.fault_field_prefix);
 
   for (int i = 0; i < clients; ++i) {
@@ -156,7 +168,6 @@ SimOutput run_simulation(const RunConfig& config) {
   out.messages_dropped = net->dropped();
   for (auto& s : servers) out.redis_commands += s->commands_executed();
   for (auto& g : groups) out.failovers += g->failovers();
-  out.faults = nemesis->log();
   return out;
 }
 

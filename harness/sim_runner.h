@@ -25,7 +25,6 @@ struct SimOutput {
   uint64_t redis_commands = 0;      // executed by the servers
   int failovers = 0;                // replicas promoted by the Sentinel-like logic
   std::vector<std::string> errors;  // exceptions caught inside fibers
-  std::vector<faults::AppliedFault> faults;
 };
 
 // Throws ConfigError for an invalid config (before anything runs).
