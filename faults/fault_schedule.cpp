@@ -85,7 +85,9 @@ std::vector<std::string> FaultEvent::value() const {
       if (duration > Duration::zero()) return {node, format_duration(duration)};
       return {node};
     case FaultKind::kPartition:
-      if (duration > Duration::zero()) return {join(side_a), join(side_b), format_duration(duration)};
+      if (duration > Duration::zero()) {
+        return {join(side_a), join(side_b), format_duration(duration)};
+      }
       return {join(side_a), join(side_b)};
     case FaultKind::kHeal:
       return {};

@@ -39,8 +39,8 @@ class Nemesis {
   //          keyword followed by its value as scheduled (naming @holder);
   //   note   why, for people: empty except for skip.
   // Called on the simulation's one thread, in true-time order.
-  using StepSink =
-      std::function<void(std::string_view f, std::vector<std::string> value, std::string_view note)>;
+  using StepSink = std::function<void(std::string_view f, std::vector<std::string> value,
+                                      std::string_view note)>;
 
   // `nodes` by name: every node a fault may name. A fault may also name
   // "@holder": whichever client holds the lock when the fault fires (none:

@@ -11,10 +11,9 @@ namespace locksim::harness {
 namespace {
 
 // In OpF order: to_string and op_f_from_string read the one list.
-constexpr const char* kFNames[] = {"acquire", "release", "pause", "resume",  "crash", "restart",
-                                   "partition", "heal",  "drift", "jump",    "skip"};
-static_assert(std::size(kFNames) == static_cast<size_t>(OpF::kSkip) + 1,
-              "every OpF has a keyword");
+constexpr const char* kFNames[] = {"acquire",   "release", "pause", "resume", "crash", "restart",
+                                   "partition", "heal",    "drift", "jump",   "skip"};
+static_assert(std::size(kFNames) == static_cast<size_t>(OpF::kSkip) + 1, "every OpF has a keyword");
 
 // `value[i]`, or "?" when a foreign history left it out (describe must not throw).
 const std::string& at(const std::vector<std::string>& value, size_t i) {
@@ -144,9 +143,9 @@ std::string HistoryRules::check(const Op& op) const {
           op.process);
     }
   } else if (!is_nemesis_f(op.f) || op.type != OpType::kInfo) {
-    return fmt::format("the nemesis records :{} :{} (rule 2: nemesis ops are :info with a fault "
-                       "keyword)",
-                       to_string(op.type), to_string(op.f));
+    return fmt::format(
+        "the nemesis records :{} :{} (rule 2: nemesis ops are :info with a fault keyword)",
+        to_string(op.type), to_string(op.f));
   } else {
     return "";  // a nemesis op never opens or completes anything
   }
@@ -201,8 +200,7 @@ void HistoryRecorder::begin_hold(int client, int64_t process, TimePoint start,
   LOCKSIM_ASSERT_MSG(!open_[client].has_value(), "a client holds at most one lease at a time");
   // The interval opens in the same step as its acquire :ok op (workload.h),
   // which is what lets a checker name the op that began a hold.
-  LOCKSIM_ASSERT(acquire_index >= 0 &&
-                 acquire_index < static_cast<int64_t>(history_.ops.size()));
+  LOCKSIM_ASSERT(acquire_index >= 0 && acquire_index < static_cast<int64_t>(history_.ops.size()));
   const Op& ok = history_.ops[static_cast<size_t>(acquire_index)];
   LOCKSIM_ASSERT_MSG(ok.f == OpF::kAcquire && ok.type == OpType::kOk && ok.client == client &&
                          ok.process == process && ok.time_ns == start.ns,
@@ -222,8 +220,7 @@ void HistoryRecorder::end_hold(int client, TimePoint end, int64_t release_index,
   HeldInterval h = *open_[client];
   open_[client].reset();
   LOCKSIM_ASSERT_MSG(end >= h.start, "a held interval does not end before it starts");
-  LOCKSIM_ASSERT(release_index >= -1 &&
-                 release_index < static_cast<int64_t>(history_.ops.size()));
+  LOCKSIM_ASSERT(release_index >= -1 && release_index < static_cast<int64_t>(history_.ops.size()));
   h.end = end;
   h.release_index = release_index;
   h.end_reason = why;

@@ -101,9 +101,9 @@ int get_enum(const Json& obj, const char* field, const std::string& where,
 
 constexpr const char* kTypeNames[] = {"invoke", "ok", "fail", "info"};  // OpType order
 constexpr const char* kClientFNames[] = {"acquire", "release"};         // OpF order, from 0
-constexpr const char* kNemesisFNames[] = {"pause", "resume",    "crash", "restart", "partition",
-                                          "heal",  "drift",     "jump",  "skip"};  // from kPause
-constexpr const char* kEndNames[] = {"release", "crash", "run-end"};  // EndReason order
+constexpr const char* kNemesisFNames[] = {"pause", "resume", "crash", "restart", "partition",
+                                          "heal",  "drift",  "jump",  "skip"};  // from kPause
+constexpr const char* kEndNames[] = {"release", "crash", "run-end"};            // EndReason order
 constexpr const char* kNemesisName = "nemesis";  // "process" of nemesis ops
 
 // EDN string literal: quotes and backslashes escaped, control characters as
@@ -174,8 +174,8 @@ template <class Json>
 void read_op_body(const Json& j, const std::string& where, Op& op) {
   op.type = static_cast<OpType>(get_enum(j, "type", where, kTypeNames));
   if (!is_client_op(op)) {
-    op.f = static_cast<OpF>(static_cast<int>(OpF::kPause) +
-                            get_enum(j, "f", where, kNemesisFNames));
+    op.f =
+        static_cast<OpF>(static_cast<int>(OpF::kPause) + get_enum(j, "f", where, kNemesisFNames));
     reject_fields(j, {"client", "token", "fence"}, where, "nemesis ops have none");
     op.value = get_string_array(j, "value", where);
     op.detail = get_string(j, "detail", where, false);
@@ -258,9 +258,9 @@ std::string to_edn(const History& history) {
     }
     std::string value;
     for (const std::string& v : op.value) value += (value.empty() ? "" : " ") + edn_string(v);
-    out += fmt::format("{{:index {}, :time {}, :process :{}, :type :{}, :f :{}, :value [{}]}}\n",
-                       op.index, op.time_ns, kNemesisName, to_string(op.type), to_string(op.f),
-                       value);
+    out +=
+        fmt::format("{{:index {}, :time {}, :process :{}, :type :{}, :f :{}, :value [{}]}}\n",
+                    op.index, op.time_ns, kNemesisName, to_string(op.type), to_string(op.f), value);
   }
   return out;
 }

@@ -187,9 +187,9 @@ std::string summary_text(const RunResult& result) {
   out += fmt::format(
       "{}, seed {}: {} ops, {} acquisitions ({} failed, {} unknown), {} releases ({} failed, {} "
       "unknown), {} of true time",
-      result.algorithm, result.seed, result.client_ops, result.acquisitions,
-      result.acquire_fail, result.acquire_info, result.releases_ok, result.releases_fail,
-      result.releases_info, format_seconds(result.history.run_length.ns));
+      result.algorithm, result.seed, result.client_ops, result.acquisitions, result.acquire_fail,
+      result.acquire_info, result.releases_ok, result.releases_fail, result.releases_info,
+      format_seconds(result.history.run_length.ns));
   if (result.events > 0) out += fmt::format(", {} events", result.events);
   out += "\n";
 
@@ -212,8 +212,9 @@ std::string summary_text(const RunResult& result) {
   if (!faults.empty()) {
     out += fmt::format("faults ({}):", faults.size());
     for (size_t i = 0; i < faults.size() && i < kMaxListed; ++i) {
-      out += fmt::format(" {} {}{}", format_seconds(faults[i]->time_ns),
-                         harness::describe_nemesis_op(*faults[i]), i + 1 < faults.size() ? ";" : "");
+      out +=
+          fmt::format(" {} {}{}", format_seconds(faults[i]->time_ns),
+                      harness::describe_nemesis_op(*faults[i]), i + 1 < faults.size() ? ";" : "");
     }
     if (faults.size() > kMaxListed) {
       out += fmt::format(" ... and {} more", faults.size() - kMaxListed);

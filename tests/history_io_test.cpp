@@ -274,7 +274,8 @@ TEST(HistoryIo, NemesisOpsInEdnAsJepsenWritesThem) {
   EXPECT_EQ(
       to_edn(history_with_faults()),
       "{:index 0, :time 1000000, :process 0, :type :invoke, :f :acquire, :value nil}\n"
-      "{:index 1, :time 1200000, :process :nemesis, :type :info, :f :pause, :value [\"c2\" \"3ms\"]}\n"
+      "{:index 1, :time 1200000, :process :nemesis, :type :info, :f :pause, :value [\"c2\" "
+      "\"3ms\"]}\n"
       "{:index 2, :time 1500000, :process 1, :type :invoke, :f :acquire, :value nil}\n"
       "{:index 3, :time 2000000, :process 0, :type :ok, :f :acquire, :value nil}\n"
       "{:index 4, :time 4200000, :process :nemesis, :type :info, :f :resume, :value [\"c2\"]}\n"
@@ -332,27 +333,34 @@ const std::string kNemesisPause =
 TEST(HistoryIo, ParseErrorsForNemesisOps) {
   EXPECT_EQ(parse_error(kNemesisPause), "(no error)");
   EXPECT_EQ(
-      parse_error(R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"acquire","value":[]})"),
+      parse_error(
+          R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"acquire","value":[]})"),
       "history.jsonl line 1: field 'f': expected one of "
       R"(pause|resume|crash|restart|partition|heal|drift|jump|skip, got "acquire")");
   EXPECT_EQ(parse_error(R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"pause"})"),
             "history.jsonl line 1: field 'value': missing");
   EXPECT_EQ(
-      parse_error(R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"pause","value":["c1",2]})"),
+      parse_error(
+          R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"pause","value":["c1",2]})"),
       R"(history.jsonl line 1: field 'value': expected an array of strings, got ["c1",2])");
   EXPECT_EQ(
-      parse_error(R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"heal","value":[],"client":0})"),
+      parse_error(
+          R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"heal","value":[],"client":0})"),
       "history.jsonl line 1: field 'client': nemesis ops have none");
   EXPECT_EQ(
-      parse_error(R"({"index":0,"time_ns":5,"process":"nemesis","type":"invoke","f":"heal","value":[]})"),
+      parse_error(
+          R"({"index":0,"time_ns":5,"process":"nemesis","type":"invoke","f":"heal","value":[]})"),
       "history.jsonl line 1: op 0: the nemesis records :invoke :heal (rule 2: nemesis ops are "
       ":info with a fault keyword)");
-  EXPECT_EQ(parse_error(R"({"index":0,"time_ns":5,"process":-1,"type":"info","f":"heal"})"),
-            R"(history.jsonl line 1: field 'process': expected an integer >= 0 or "nemesis", got -1)");
-  EXPECT_EQ(parse_error(R"({"index":0,"time_ns":5,"process":"chaos","type":"info","f":"heal"})"),
-            R"(history.jsonl line 1: field 'process': expected an integer >= 0 or "nemesis", got "chaos")");
   EXPECT_EQ(
-      parse_error(R"({"index":0,"time_ns":5,"process":0,"type":"invoke","f":"acquire","client":0,"value":["x"]})"),
+      parse_error(R"({"index":0,"time_ns":5,"process":-1,"type":"info","f":"heal"})"),
+      R"(history.jsonl line 1: field 'process': expected an integer >= 0 or "nemesis", got -1)");
+  EXPECT_EQ(
+      parse_error(R"({"index":0,"time_ns":5,"process":"chaos","type":"info","f":"heal"})"),
+      R"(history.jsonl line 1: field 'process': expected an integer >= 0 or "nemesis", got "chaos")");
+  EXPECT_EQ(
+      parse_error(
+          R"({"index":0,"time_ns":5,"process":0,"type":"invoke","f":"acquire","client":0,"value":["x"]})"),
       "history.jsonl line 1: field 'value': client ops have none (acquire and release take no "
       "value)");
 }
@@ -366,30 +374,38 @@ TEST(HistoryIo, ParseErrorsNameTheOpAndTheRuleItBreaks) {
             "history.jsonl line 1: op 0: process 0 completes :acquire without an open invocation "
             "(rule 4: a completion matches its process's open invocation, and an op is "
             "completed at most once)");
-  EXPECT_EQ(parse_error(kGood + kGood2 +
-                        R"({"index":2,"time_ns":7,"process":0,"type":"ok","f":"acquire","client":0})"),
-            "history.jsonl line 3: op 2: process 0 completes :acquire without an open invocation "
-            "(rule 4: a completion matches its process's open invocation, and an op is "
-            "completed at most once)");
-  EXPECT_EQ(parse_error(kGood +
-                        R"({"index":1,"time_ns":6,"process":0,"type":"invoke","f":"release","client":0})"),
+  EXPECT_EQ(
+      parse_error(kGood + kGood2 +
+                  R"({"index":2,"time_ns":7,"process":0,"type":"ok","f":"acquire","client":0})"),
+      "history.jsonl line 3: op 2: process 0 completes :acquire without an open invocation "
+      "(rule 4: a completion matches its process's open invocation, and an op is "
+      "completed at most once)");
+  EXPECT_EQ(parse_error(
+                kGood +
+                R"({"index":1,"time_ns":6,"process":0,"type":"invoke","f":"release","client":0})"),
             "history.jsonl line 2: op 1: process 0 invokes :release while its :acquire (op 0) is "
             "still open (rule 3: at most one open op per process)");
-  EXPECT_EQ(parse_error(kGood +
-                        R"({"index":1,"time_ns":6,"process":0,"type":"fail","f":"release","client":0})"),
-            "history.jsonl line 2: op 1: process 0 completes :release but its open invocation "
-            "(op 0) is :acquire (rule 4: a completion matches its process's open invocation)");
-  EXPECT_EQ(parse_error(kGood +
-                        R"({"index":1,"time_ns":6,"process":0,"type":"info","f":"acquire","client":0})" "\n" +
-                        R"({"index":2,"time_ns":7,"process":0,"type":"invoke","f":"acquire","client":0})"),
+  EXPECT_EQ(
+      parse_error(kGood +
+                  R"({"index":1,"time_ns":6,"process":0,"type":"fail","f":"release","client":0})"),
+      "history.jsonl line 2: op 1: process 0 completes :release but its open invocation "
+      "(op 0) is :acquire (rule 4: a completion matches its process's open invocation)");
+  EXPECT_EQ(parse_error(
+                kGood +
+                R"({"index":1,"time_ns":6,"process":0,"type":"info","f":"acquire","client":0})"
+                "\n" +
+                R"({"index":2,"time_ns":7,"process":0,"type":"invoke","f":"acquire","client":0})"),
             "history.jsonl line 3: op 2: process 0 records again after an :info op (rule 5: a "
             "process whose op ended in :info never records again; the client continues under a "
             "fresh process)");
   // Nemesis ops between a client's invocation and its completion change nothing.
-  EXPECT_EQ(parse_error(kGood +
-                        R"({"index":1,"time_ns":5,"process":"nemesis","type":"info","f":"pause","value":["c1","1s"]})" "\n" +
-                        R"({"index":2,"time_ns":6,"process":0,"type":"ok","f":"acquire","client":0})"),
-            "(no error)");
+  EXPECT_EQ(
+      parse_error(
+          kGood +
+          R"({"index":1,"time_ns":5,"process":"nemesis","type":"info","f":"pause","value":["c1","1s"]})"
+          "\n" +
+          R"({"index":2,"time_ns":6,"process":0,"type":"ok","f":"acquire","client":0})"),
+      "(no error)");
 }
 
 }  // namespace

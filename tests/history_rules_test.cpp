@@ -69,9 +69,8 @@ TEST(HistoryRules, EachRuleIsNamed) {
   // 1: dense indices, time order.
   EXPECT_TRUE(mentions(broken_after({invoke}, client_op(2, 10, 1, OpType::kInvoke, OpF::kAcquire)),
                        "rule 1"));
-  EXPECT_TRUE(
-      mentions(broken_after({invoke}, client_op(1, 9, 1, OpType::kInvoke, OpF::kAcquire)),
-               "time goes back (9 after 10)"));
+  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(1, 9, 1, OpType::kInvoke, OpF::kAcquire)),
+                       "time goes back (9 after 10)"));
   // 2: who may record what.
   EXPECT_TRUE(mentions(broken_after({}, client_op(0, 0, -7, OpType::kInvoke, OpF::kAcquire)),
                        "rule 2: client processes are >= 0"));
@@ -169,8 +168,7 @@ TEST_F(HistoryRecorderDeathTest, RecordingAfterInfoIsABug) {
   HistoryRecorder r;
   r.record(client_op(0, 10, 0, OpType::kInvoke, OpF::kAcquire));
   r.record(client_op(0, 11, 0, OpType::kInfo, OpF::kAcquire));
-  EXPECT_EXIT(r.record(client_op(0, 12, 0, OpType::kInvoke, OpF::kAcquire)), kInvariant,
-              "rule 5");
+  EXPECT_EXIT(r.record(client_op(0, 12, 0, OpType::kInvoke, OpF::kAcquire)), kInvariant, "rule 5");
 }
 
 TEST_F(HistoryRecorderDeathTest, MalformedNemesisOpsAreABug) {

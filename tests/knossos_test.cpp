@@ -58,8 +58,8 @@ History client_ops_only(const History& h) {
 
 // Runs knossos.sh (wgl) on `files` in one JVM and returns its verdict lines
 // ("true", "false" or ":unknown"), one per file, in order.
-std::vector<std::string> knossos_verdicts(const fs::path& script, const std::vector<fs::path>& files,
-                                          const fs::path& dir) {
+std::vector<std::string> knossos_verdicts(const fs::path& script,
+                                          const std::vector<fs::path>& files, const fs::path& dir) {
   // 1 GB is plenty for a few hundred ops; the default 8 GB would crowd a small CI machine.
   std::string cmd = "KNOSSOS_HEAP=1g KNOSSOS_TIMEOUT=300 '" + script.string() + "' --algorithm wgl";
   for (const fs::path& f : files) cmd += " '" + f.string() + "'";
@@ -87,7 +87,8 @@ TEST(Knossos, AcceptsNemesisOpsAndGivesTheClientOnlyVerdict) {
     GTEST_SKIP() << missing << "; set LOCKSIM_KNOSSOS to run this test";
   }
 
-  const fs::path dir = fs::temp_directory_path() / ("locksim_knossos_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("locksim_knossos_" + std::to_string(::getpid()));
   fs::create_directories(dir);
   // A violation found by a pause, and a safe run with partitions, a crash and
   // a restart: Knossos must say false and true, with and without the faults.

@@ -62,7 +62,8 @@ Duration s(int64_t n) {
 
 TEST(NemesisOps, PauseAndResume) {
   const SimRunReport r = run_with({"pause c2 at 3s for 12s"});
-  expect_steps(r.result.history, {{s(3), "pause", {"c2", "12s"}, ""}, {s(15), "resume", {"c2"}, ""}});
+  expect_steps(r.result.history,
+               {{s(3), "pause", {"c2", "12s"}, ""}, {s(15), "resume", {"c2"}, ""}});
 }
 
 TEST(NemesisOps, CrashAndRestartThenCrashForGood) {
