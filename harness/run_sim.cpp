@@ -24,7 +24,6 @@ SimRunReport simulate_and_check(const RunConfig& config) {
   report.output.history = History{};
   r.mutex = check_mutex(r.history);
   r.liveness = check_liveness(r.history, config.stuck_after);
-  for (const auto& f : report.output.faults) r.faults.push_back({f.at.ns, f.what});
   fill_counts(r);
   r.events = static_cast<int64_t>(report.output.events);
   r.errors = report.output.errors;

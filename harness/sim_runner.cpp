@@ -52,6 +52,13 @@ class SimTruth : public Truth {
     recorder_.end_hold(client, world_.now(), -1, HeldInterval::EndReason::kCrash);
   }
 
+  // A nemesis step, as a :nemesis :info op at the current true time.
+  void record_nemesis(std::string_view f, std::vector<std::string> value, std::string_view note) {
+    Op op = nemesis_op(f, std::move(value), std::string(note));
+    op.time_ns = world_.now().ns;
+    recorder_.record(std::move(op));
+  }
+
   History finish() { return recorder_.finish(world_.now()); }
 
   // A client that believes it holds the lock now (the lowest-numbered, if
@@ -123,10 +130,15 @@ void install_faults(SimRun& run) {
   LOCKSIM_ASSERT_MSG(by_name.size() == servers + run.client_nodes.size(),
                      "node names are unique across the run");
   SimTruth* truth = run.truth.get();
-  run.nemesis = std::make_unique<faults::Nemesis>(run.world, *run.net, by_name, [truth] {
-    const int holder = truth->current_holder();
-    return holder < 0 ? std::string() : client_label(holder);
-  });
+  run.nemesis = std::make_unique<faults::Nemesis>(
+      run.world, *run.net, by_name,
+      [truth] {
+        const int holder = truth->current_holder();
+        return holder < 0 ? std::string() : client_label(holder);
+      },
+      [truth](std::string_view f, std::vector<std::string> value, std::string_view note) {
+        truth->record_nemesis(f, std::move(value), note);
+      });
   run.nemesis->install(run.config.faults, run.config.fault_field_prefix());
 }
 
@@ -179,7 +191,6 @@ SimOutput run_simulation(const RunConfig& config) {
   const sim::BackendCounters counters = run.deployment->counters();
   out.server_commands = counters.commands;
   out.failovers = counters.failovers;
-  out.faults = run.nemesis->log();
   return out;
 }
 

@@ -25,7 +25,6 @@ struct SimOutput {
   uint64_t server_commands = 0;     // commands/statements executed by the servers
   int failovers = 0;                // replicas promoted (leaders elected) by the backend
   std::vector<std::string> errors;  // exceptions caught inside fibers
-  std::vector<faults::AppliedFault> faults;
 };
 
 // Throws ConfigError for an invalid config (before anything runs).

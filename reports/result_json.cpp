@@ -111,17 +111,22 @@ Json result_to_json(const RunResult& result) {
   liveness["explanation"] = l.explanation;
   j["liveness"] = std::move(liveness);
 
+  // The timeline's fault markers: the history's nemesis ops, not a second log.
   Json faults = Json::array();
-  for (const auto& f : result.faults) {
+  for (const harness::Op& op : result.history.ops) {
+    if (harness::is_client_op(op)) continue;
     Json fj;
-    fj["time_ns"] = f.time_ns;
-    fj["what"] = f.what;
+    fj["index"] = op.index;
+    fj["time_ns"] = op.time_ns;
+    fj["f"] = harness::to_string(op.f);
+    fj["value"] = op.value;
+    fj["what"] = harness::describe_nemesis_op(op);
     faults.push_back(std::move(fj));
   }
   j["faults"] = std::move(faults);
 
   Json counts;
-  counts["ops"] = result.history.ops.size();
+  counts["ops"] = result.client_ops;
   counts["held_intervals"] = result.history.held.size();
   counts["acquisitions"] = result.acquisitions;
   counts["acquire_fail"] = result.acquire_fail;
@@ -183,9 +188,9 @@ std::string counts_text(const RunResult& result) {
   std::string out = fmt::format(
       "{}, seed {}: {} ops, {} acquisitions ({} failed, {} unknown), {} releases ({} failed, {} "
       "unknown), {} of true time",
-      result.algorithm, result.seed, result.history.ops.size(), result.acquisitions,
-      result.acquire_fail, result.acquire_info, result.releases_ok, result.releases_fail,
-      result.releases_info, format_seconds(result.history.run_length.ns));
+      result.algorithm, result.seed, result.client_ops, result.acquisitions, result.acquire_fail,
+      result.acquire_info, result.releases_ok, result.releases_fail, result.releases_info,
+      format_seconds(result.history.run_length.ns));
   if (result.events > 0) out += fmt::format(", {} events", result.events);
   return out + "\n";
 }
@@ -206,16 +211,21 @@ std::string overlaps_text(const std::vector<Overlap>& overlaps) {
   return out;
 }
 
-// The faults applied, on one line; "" when there were none.
+// The faults applied (the history's nemesis ops), on one line; "" when
+// there were none.
 std::string faults_text(const RunResult& result) {
-  if (result.faults.empty()) return "";
-  std::string out = fmt::format("faults ({}):", result.faults.size());
-  for (size_t i = 0; i < result.faults.size() && i < kMaxListed; ++i) {
-    out += fmt::format(" {} {}{}", format_seconds(result.faults[i].time_ns), result.faults[i].what,
-                       i + 1 < result.faults.size() ? ";" : "");
+  std::vector<const harness::Op*> faults;
+  for (const harness::Op& op : result.history.ops) {
+    if (!harness::is_client_op(op)) faults.push_back(&op);
   }
-  if (result.faults.size() > kMaxListed) {
-    out += fmt::format(" ... and {} more", result.faults.size() - kMaxListed);
+  if (faults.empty()) return "";
+  std::string out = fmt::format("faults ({}):", faults.size());
+  for (size_t i = 0; i < faults.size() && i < kMaxListed; ++i) {
+    out += fmt::format(" {} {}{}", format_seconds(faults[i]->time_ns),
+                       harness::describe_nemesis_op(*faults[i]), i + 1 < faults.size() ? ";" : "");
+  }
+  if (faults.size() > kMaxListed) {
+    out += fmt::format(" ... and {} more", faults.size() - kMaxListed);
   }
   return out + "\n";
 }
