@@ -3,6 +3,7 @@
 // their clamp, and the recipes' safety, pause boundary and lost-reply stall.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -354,6 +355,131 @@ TEST(ZkSafety, LeaderCrashesAreSafeForCurator) {
     EXPECT_GE(run.deployment().ensemble().elections(), 2) << "seed " << seed;
     EXPECT_GT(h.held.size(), 5u) << "seed " << seed;
   }
+}
+
+
+// ---------------------------------------------------------------- the pause boundary
+
+// Pauses whoever holds the lock at 5 s for `pause`; nullopt when nobody held
+// it then (the seed is skipped), else whether two beliefs overlapped.
+std::optional<bool> pause_holder(const std::string& variant, uint64_t seed, Duration pause) {
+  const auto algorithm = make(variant);
+  ZkParams p;  // tick 2 s, T 10 s, 3 servers
+  ZkRun run(seed, p, 3, Duration::seconds(40));
+  bool paused = false;
+  run.world().at(TimePoint{} + Duration::seconds(5), [&] {
+    const int holder = run.current_holder();
+    if (holder < 0) return;
+    paused = true;
+    Node* n = &run.client(holder);
+    n->pause();
+    run.world().after(pause, [n] { n->resume(); });
+  });
+  harness::WorkloadParams w = workload(3);
+  w.hold_min = Duration::millis(500);
+  w.hold_max = Duration::millis(1500);
+  const harness::History h = run.run_workload(*algorithm, w);
+  if (!paused) return std::nullopt;
+  return overlaps(h);
+}
+
+class ZkPauseBoundary : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ZkPauseBoundary, HalfTheTimeoutIsSafeAndTimeoutPlusATickIsNot) {
+  const ZkParams p;
+  const Duration t = p.negotiate(p.session_timeout);
+  int checked = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const auto safe = pause_holder(GetParam(), seed, t / 2);
+    const auto unsafe = pause_holder(GetParam(), seed, t + p.tick);
+    if (!safe || !unsafe) continue;
+    ++checked;
+    EXPECT_FALSE(*safe) << GetParam() << " seed " << seed << ": a pause of T/2 overlapped";
+    EXPECT_TRUE(*unsafe) << GetParam() << " seed " << seed << ": a pause of T + tick was safe";
+  }
+  EXPECT_GE(checked, 20);
+}
+
+// A paused process notices nothing: Curator's connection-state rule does not
+// save it, any more than the bare recipe.
+INSTANTIATE_TEST_SUITE_P(Variants, ZkPauseBoundary, ::testing::Values("zk-recipe", "zk-curator"));
+
+// ---------------------------------------------------------------- the lost create reply
+
+struct LostReplyOutcome {
+  algorithms::Outcome first = algorithms::Outcome::kFail;   // c1's acquire
+  algorithms::Outcome second = algorithms::Outcome::kFail;  // c2's, 20 s later
+  size_t children_at_end = 0;
+  bool free_at_end = false;
+  bool cut = false;  // the partition really hit between commit and reply
+};
+
+// c1 acquires at 1 s; the moment its node is committed, c1 is cut off from
+// every server for 2 s, so the create's reply is lost. c1 releases whatever
+// it got and then idles with its session alive; c2 tries at 20 s.
+LostReplyOutcome lose_create_reply(const std::string& variant) {
+  const auto algorithm = make(variant);
+  ZkParams p;
+  ZkRun run(11, p, 2, Duration::seconds(60));
+  const std::string lock = algorithms::zk_lock_path("r");
+  LostReplyOutcome out;
+  run.world().spawn("c1", &run.client(0), [&] {
+    ASSERT_EQ(run.zk(0).connect(), ZkError::kOk);
+    run.env(0).sleep(Duration::seconds(1));
+    const auto r = algorithm->acquire(run.env(0), "r");
+    out.first = r.outcome;
+    if (r.outcome == algorithms::Outcome::kOk) algorithm->release(run.env(0), r.lease);
+  });
+  run.world().spawn("c2", &run.client(1), [&] {
+    run.env(1).sleep(Duration::seconds(20));
+    const auto r = algorithm->acquire(run.env(1), "r");
+    out.second = r.outcome;
+    if (r.outcome == algorithms::Outcome::kOk) algorithm->release(run.env(1), r.lease);
+  });
+  // Watch the leader's tree closely from 1 s on; cut c1 off at the commit.
+  auto cut = std::make_shared<std::function<void()>>();
+  *cut = [&run, &out, lock, cut] {
+    ZkServer* leader = run.deployment().ensemble().serving_leader();
+    if (leader != nullptr && !leader->tree().children(lock).children.empty()) {
+      std::vector<const Node*> servers;
+      for (Node* n : run.deployment().nodes()) servers.push_back(n);
+      run.net().partition({&run.client(0)}, servers);
+      out.cut = true;
+      run.world().after(Duration::seconds(2), [&run] { run.net().heal(); });
+      return;
+    }
+    if (run.world().now() < TimePoint{} + Duration::seconds(2)) {
+      run.world().after(Duration::micros(10), *cut);
+    }
+  };
+  run.world().at(TimePoint{} + Duration::seconds(1), *cut);
+  run.world().run_until(TimePoint{} + Duration::seconds(60));
+  EXPECT_TRUE(run.world().errors().empty());
+  ZkServer* leader = run.deployment().ensemble().serving_leader();
+  EXPECT_NE(leader, nullptr);
+  if (leader != nullptr) out.children_at_end = leader->tree().children(lock).children.size();
+  out.free_at_end = run.deployment().lock_free_for_fresh_contender(lock);
+  return out;
+}
+
+TEST(ZkLostCreateReply, TheRecipesOrphanBlocksEveryoneWhileItsSessionLives) {
+  const LostReplyOutcome o = lose_create_reply("zk-recipe");
+  ASSERT_TRUE(o.cut);
+  // c1 waited on its own orphan until its bounded wait ran out...
+  EXPECT_EQ(o.first, algorithms::Outcome::kFail);
+  // ...and c2, 20 s later, waits behind it too: a stall, not an expiry.
+  EXPECT_EQ(o.second, algorithms::Outcome::kFail);
+  EXPECT_EQ(o.children_at_end, 1u);  // the orphan, at 60 s, its session alive
+  EXPECT_FALSE(o.free_at_end);
+}
+
+TEST(ZkLostCreateReply, CuratorsProtectedModeFindsItsOwnNode) {
+  const LostReplyOutcome o = lose_create_reply("zk-curator");
+  ASSERT_TRUE(o.cut);
+  EXPECT_EQ(o.first, algorithms::Outcome::kOk);
+  EXPECT_EQ(o.second, algorithms::Outcome::kOk);
+  EXPECT_EQ(o.children_at_end, 0u);
+  EXPECT_TRUE(o.free_at_end);
 }
 
 }  // namespace
