@@ -22,6 +22,7 @@ ZkClient::ZkClient(ZkEnsemble& ensemble, Node& node, Rng rng)
       ensemble_(ensemble),
       node_(node),
       rng_(rng),
+      requested_(ensemble.params().session_timeout),
       timeout_(ensemble.params().session_timeout) {
   // The C client shuffles its server list; a seeded start does the same.
   next_server_ = 1 + static_cast<int>(rng_.below(static_cast<uint64_t>(ensemble_.size())));
@@ -92,7 +93,7 @@ void ZkClient::start_session() {
   }
   session_ = 0;
   last_zxid_ = 0;
-  timeout_ = ensemble_.params().session_timeout;
+  timeout_ = requested_;
   data_watches_.clear();
   exist_watches_.clear();
   child_watches_.clear();
@@ -115,7 +116,7 @@ void ZkClient::attempt(int server_id) {
   ConnectRequest req;
   req.session = session_;
   req.last_zxid_seen = last_zxid_;
-  req.requested_timeout = ensemble_.params().session_timeout;
+  req.requested_timeout = requested_;
   req.data_watches.assign(data_watches_.begin(), data_watches_.end());
   req.exist_watches.assign(exist_watches_.begin(), exist_watches_.end());
   req.child_watches.assign(child_watches_.begin(), child_watches_.end());

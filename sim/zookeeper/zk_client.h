@@ -63,6 +63,10 @@ class ZkClient : public ZkConnection {
   Duration negotiated_timeout() const override { return timeout_; }
   std::string server_name() const override { return "zk"; }
 
+  // The session timeout this handle asks for from its next session on
+  // (default: the deployment's). For tests of the negotiation.
+  void request_timeout(Duration t) { requested_ = t; }
+
   // The process died: the handle dies with it, without a word to the servers
   // (its session lives on until the ensemble expires it).
   void on_process_crash();
@@ -112,6 +116,7 @@ class ZkClient : public ZkConnection {
   Rng rng_;
   ZkSessionState state_ = ZkSessionState::kNotStarted;
   SessionId session_ = 0;
+  Duration requested_;
   Duration timeout_;  // requested until negotiated
   Zxid last_zxid_ = 0;
   std::shared_ptr<Connection> conn_;
