@@ -104,7 +104,7 @@ ZkLock::Attempt ZkLock::create_node(Env& env, ZkConnection& zk, const std::strin
       return out;
     }
     if (r.error != ZkError::kConnectionLoss) return out;
-    out.unknown = true;  // the node may exist
+    out.unknown = true;              // the node may exist
     if (!curator_rules()) continue;  // the bare recipe simply creates again
     // Protected mode: look for the node we may have made before making another.
     if (zk.connect() != ZkError::kOk) continue;
@@ -211,7 +211,8 @@ AcquireResult ZkLock::acquire(Env& env, const std::string& resource) {
       case Turn::kTimedOut: {
         // Give up and leave the queue, so nobody waits behind us.
         const ZkError e = zk.remove(a.node, -1);
-        out.outcome = e == ZkError::kOk || e == ZkError::kNoNode ? Outcome::kFail : Outcome::kUnknown;
+        out.outcome =
+            e == ZkError::kOk || e == ZkError::kNoNode ? Outcome::kFail : Outcome::kUnknown;
         out.detail = "timed out waiting for the lock";
         return out;
       }

@@ -93,8 +93,8 @@ class ZkLock : public LockAlgorithm {
   Attempt create_node(Env& env, ZkConnection& zk, const std::string& lock) const;
   Attempt find_protected(ZkConnection& zk, const std::string& lock,
                          const std::string& prefix) const;
-  Turn wait_for_turn(Env& env, ZkConnection& zk, const std::string& lock,
-                     const std::string& node, TimePoint deadline_local) const;
+  Turn wait_for_turn(Env& env, ZkConnection& zk, const std::string& lock, const std::string& node,
+                     TimePoint deadline_local) const;
   bool session_lost(Env& env, ZkConnection& zk, const ZkEvent& e,
                     std::optional<TimePoint>& suspended_since) const;
   bool curator_rules() const { return params_.variant != Variant::kRecipe; }

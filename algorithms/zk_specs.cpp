@@ -9,8 +9,9 @@ namespace {
 const std::vector<ParamInfo>& zk_params() {
   static const std::vector<ParamInfo> params = {
       {"wait", "10s", "how long one acquire waits for the lock before deleting its node"},
-      {"retries", "5", "retries of an operation after CONNECTIONLOSS, and of an attempt "
-                       "after the session was lost"},
+      {"retries", "5",
+       "retries of an operation after CONNECTIONLOSS, and of an attempt "
+       "after the session was lost"},
   };
   return params;
 }
@@ -19,7 +20,8 @@ std::unique_ptr<LockAlgorithm> make_zk(ZkLock::Variant variant, const ParamValue
                                        const std::string& prefix) {
   for (const auto& [name, value] : values) {
     if (name != "wait" && name != "retries") {
-      throw ConfigError(prefix + name + ": not a parameter of the ZooKeeper locks (they have: "
+      throw ConfigError(prefix + name +
+                        ": not a parameter of the ZooKeeper locks (they have: "
                         "wait, retries)");
     }
   }
@@ -34,7 +36,8 @@ std::unique_ptr<LockAlgorithm> make_zk(ZkLock::Variant variant, const ParamValue
   if (p.wait <= Duration::zero()) {
     throw ConfigError(prefix + "wait: expected a positive duration, got '" + wait + "'");
   }
-  p.retries_max = static_cast<int>(parse_integer(text("retries", "5"), prefix + "retries", 0, 1000));
+  p.retries_max =
+      static_cast<int>(parse_integer(text("retries", "5"), prefix + "retries", 0, 1000));
   return std::make_unique<ZkLock>(p);
 }
 

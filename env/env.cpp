@@ -7,7 +7,8 @@
 namespace locksim {
 
 ZkConnection& Env::zk() {
-  throw std::logic_error("this Env has no ZooKeeper connection (a ZooKeeper algorithm on another backend)");
+  throw std::logic_error(
+      "this Env has no ZooKeeper connection (a ZooKeeper algorithm on another backend)");
 }
 
 int64_t random_between(Env& env, int64_t lo, int64_t hi) {

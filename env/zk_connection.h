@@ -32,8 +32,8 @@ namespace locksim {
 enum class ZkError : int {
   kOk = 0,
   kSystemError = -1,
-  kConnectionLoss = -4,     // the request may or may not have been executed
-  kOperationTimeout = -7,   // no connection within the call's bound
+  kConnectionLoss = -4,    // the request may or may not have been executed
+  kOperationTimeout = -7,  // no connection within the call's bound
   kBadArguments = -8,
   kApiError = -100,
   kNoNode = -101,
@@ -89,8 +89,8 @@ const char* to_string(ZkEventType t);
 
 struct ZkEvent {
   ZkEventType type = ZkEventType::kSession;
-  std::string path;                                     // for watch events
-  ZkSessionState state = ZkSessionState::kConnected;    // for session events
+  std::string path;                                   // for watch events
+  ZkSessionState state = ZkSessionState::kConnected;  // for session events
 };
 
 struct ZkCreateResult {

@@ -59,8 +59,7 @@ std::string events(ZkConnection& c, Duration wait) {
 
 // The script: what each step returned, one line per step. `a`, `b` and `c`
 // are three sessions on one ensemble; `pause` lets notifications arrive.
-std::vector<std::string> script(ZkConnection& a, ZkConnection& b, ZkConnection& c,
-                                Duration pause) {
+std::vector<std::string> script(ZkConnection& a, ZkConnection& b, ZkConnection& c, Duration pause) {
   std::vector<std::string> t;
   auto create = [&](ZkConnection& z, const std::string& path, ZkCreateFlags f) {
     const ZkCreateResult r = z.create(path, "x", f);
@@ -68,7 +67,8 @@ std::vector<std::string> script(ZkConnection& a, ZkConnection& b, ZkConnection& 
                 (r.error == ZkError::kOk ? stat_text(r.stat) : ""));
   };
   const ZkCreateFlags seq{.ephemeral = false, .sequential = true};
-  for (ZkConnection* z : {&a, &b, &c}) t.push_back(std::string("connect -> ") + to_string(z->connect()));
+  for (ZkConnection* z : {&a, &b, &c})
+    t.push_back(std::string("connect -> ") + to_string(z->connect()));
   // Sequential numbering: creates count, deletes do not, a plain child in the way blocks.
   create(a, "/d", {});
   create(a, "/d/a-", seq);

@@ -66,7 +66,8 @@ class LiveTruth : public harness::Truth {
 TEST(ZkLive, CuratorHoldsTheLockAloneOnARealEnsemble) {
   if (const std::string why = ZkEnsembleProcess::missing(); !why.empty()) {
     const char* ci = std::getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true") FAIL() << "zookeeper is required in CI: " << why;
+    if (ci != nullptr && std::string(ci) == "true")
+      FAIL() << "zookeeper is required in CI: " << why;
     GTEST_SKIP() << "zookeeper not installed: " << why;
   }
   std::unique_ptr<ZkEnsembleProcess> zk;

@@ -108,11 +108,16 @@ void ZkConnectionLive::on_session_event(int state) {
 
 void ZkConnectionLive::on_watch_event(int type, const char* path) {
   ZkEvent e;
-  if (type == ZOO_CREATED_EVENT) e.type = ZkEventType::kCreated;
-  else if (type == ZOO_DELETED_EVENT) e.type = ZkEventType::kDeleted;
-  else if (type == ZOO_CHANGED_EVENT) e.type = ZkEventType::kDataChanged;
-  else if (type == ZOO_CHILD_EVENT) e.type = ZkEventType::kChildrenChanged;
-  else return;
+  if (type == ZOO_CREATED_EVENT)
+    e.type = ZkEventType::kCreated;
+  else if (type == ZOO_DELETED_EVENT)
+    e.type = ZkEventType::kDeleted;
+  else if (type == ZOO_CHANGED_EVENT)
+    e.type = ZkEventType::kDataChanged;
+  else if (type == ZOO_CHILD_EVENT)
+    e.type = ZkEventType::kChildrenChanged;
+  else
+    return;
   e.path = path != nullptr ? path : "";
   std::lock_guard<std::mutex> lock(mu_);
   events_.push_back(std::move(e));
@@ -121,23 +126,35 @@ void ZkConnectionLive::on_watch_event(int type, const char* path) {
 
 ZkError ZkConnectionLive::map(int rc) {
   switch (rc) {
-    case ZOK: return ZkError::kOk;
-    case ZCONNECTIONLOSS: return ZkError::kConnectionLoss;
-    case ZOPERATIONTIMEOUT: return ZkError::kOperationTimeout;
-    case ZBADARGUMENTS: return ZkError::kBadArguments;
-    case ZNONODE: return ZkError::kNoNode;
-    case ZBADVERSION: return ZkError::kBadVersion;
-    case ZNOCHILDRENFOREPHEMERALS: return ZkError::kNoChildrenForEphemerals;
-    case ZNODEEXISTS: return ZkError::kNodeExists;
-    case ZNOTEMPTY: return ZkError::kNotEmpty;
-    case ZSESSIONEXPIRED: return ZkError::kSessionExpired;
-    case ZCLOSING: return ZkError::kClosing;
+    case ZOK:
+      return ZkError::kOk;
+    case ZCONNECTIONLOSS:
+      return ZkError::kConnectionLoss;
+    case ZOPERATIONTIMEOUT:
+      return ZkError::kOperationTimeout;
+    case ZBADARGUMENTS:
+      return ZkError::kBadArguments;
+    case ZNONODE:
+      return ZkError::kNoNode;
+    case ZBADVERSION:
+      return ZkError::kBadVersion;
+    case ZNOCHILDRENFOREPHEMERALS:
+      return ZkError::kNoChildrenForEphemerals;
+    case ZNODEEXISTS:
+      return ZkError::kNodeExists;
+    case ZNOTEMPTY:
+      return ZkError::kNotEmpty;
+    case ZSESSIONEXPIRED:
+      return ZkError::kSessionExpired;
+    case ZCLOSING:
+      return ZkError::kClosing;
     case ZINVALIDSTATE: {
       std::lock_guard<std::mutex> lock(mu_);
       if (state_ == ZkSessionState::kClosed) return ZkError::kClosing;
       return ZkError::kSessionExpired;
     }
-    default: return ZkError::kSystemError;
+    default:
+      return ZkError::kSystemError;
   }
 }
 
@@ -198,8 +215,8 @@ ZkStatResult ZkConnectionLive::exists(const std::string& path, bool watch) {
   zhandle_t* zh = handle();
   if (zh == nullptr) return {ZkError::kClosing, {}};
   Stat st{};
-  const ZkError e = map(zoo_wexists(zh, path.c_str(), watch ? watch_watcher : nullptr,
-                                    watch ? this : nullptr, &st));
+  const ZkError e = map(
+      zoo_wexists(zh, path.c_str(), watch ? watch_watcher : nullptr, watch ? this : nullptr, &st));
   return {e, e == ZkError::kOk ? to_stat(st) : ZkStat{}};
 }
 
@@ -240,8 +257,8 @@ ZkStatResult ZkConnectionLive::set_data(const std::string& path, const std::stri
   zhandle_t* zh = handle();
   if (zh == nullptr) return {ZkError::kClosing, {}};
   Stat st{};
-  const ZkError e = map(
-      zoo_set2(zh, path.c_str(), data.data(), static_cast<int>(data.size()), version, &st));
+  const ZkError e =
+      map(zoo_set2(zh, path.c_str(), data.data(), static_cast<int>(data.size()), version, &st));
   return {e, e == ZkError::kOk ? to_stat(st) : ZkStat{}};
 }
 

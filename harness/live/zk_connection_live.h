@@ -38,8 +38,7 @@ class ZkConnectionLive : public ZkConnection {
   ZkStatResult exists(const std::string& path, bool watch) override;
   ZkChildrenResult get_children(const std::string& path, bool watch) override;
   ZkDataResult get_data(const std::string& path, bool watch) override;
-  ZkStatResult set_data(const std::string& path, const std::string& data,
-                        int32_t version) override;
+  ZkStatResult set_data(const std::string& path, const std::string& data, int32_t version) override;
   ZkError sync(const std::string& path) override;
   std::optional<ZkEvent> next_event(Duration timeout) override;
   ZkSessionState state() const override;

@@ -8,8 +8,7 @@
 
 namespace locksim::live {
 
-ZkLiveEnv::ZkLiveEnv(int client, const std::string& hosts, Duration session_timeout,
-                     uint64_t seed)
+ZkLiveEnv::ZkLiveEnv(int client, const std::string& hosts, Duration session_timeout, uint64_t seed)
     : client_(client),
       rng_(sim::Rng(seed).split("live/c" + std::to_string(client))),
       zk_(hosts, session_timeout) {}

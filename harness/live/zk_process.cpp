@@ -86,7 +86,8 @@ std::string four_letter(int port, const char* word) {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
   std::string out;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::send(fd, word, std::strlen(word), MSG_NOSIGNAL) == static_cast<ssize_t>(std::strlen(word))) {
+      ::send(fd, word, std::strlen(word), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(std::strlen(word))) {
     char buf[1024];
     for (int i = 0; i < 64; ++i) {  // bounded: the server closes after answering
       const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
@@ -110,8 +111,10 @@ std::string tail(const std::string& path) {
 }  // namespace
 
 std::string ZkEnsembleProcess::missing() {
-  if (::access(kJava, X_OK) != 0) return std::string(kJava) + " not found (apt-get install zookeeper)";
-  if (::access(kJar, R_OK) != 0) return std::string(kJar) + " not found (apt-get install zookeeper)";
+  if (::access(kJava, X_OK) != 0)
+    return std::string(kJava) + " not found (apt-get install zookeeper)";
+  if (::access(kJar, R_OK) != 0)
+    return std::string(kJar) + " not found (apt-get install zookeeper)";
   return "";
 }
 
@@ -147,18 +150,18 @@ std::unique_ptr<ZkEnsembleProcess> ZkEnsembleProcess::start(const Options& optio
       std::ofstream(sdir + "/data/myid") << i + 1 << "\n";
     }
     cfg.close();
-    e->pids_.push_back(spawn({kJava, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                              "-Dzookeeper.log.dir=" + sdir, "-cp",
-                              std::string(kJar) + ":" + kConfDir,
-                              "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-                              sdir + "/zoo.cfg"},
-                             sdir + "/server.log"));
+    e->pids_.push_back(
+        spawn({kJava, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+               "-Dzookeeper.log.dir=" + sdir, "-cp", std::string(kJar) + ":" + kConfDir,
+               "org.apache.zookeeper.server.quorum.QuorumPeerMain", sdir + "/zoo.cfg"},
+              sdir + "/server.log"));
   }
   const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
   // Ready when every server reports a mode (standalone, leader or follower).
   for (;;) {
     int ready = 0;
-    for (int port : e->ports_) ready += four_letter(port, "srvr").find("Mode:") != std::string::npos;
+    for (int port : e->ports_)
+      ready += four_letter(port, "srvr").find("Mode:") != std::string::npos;
     if (ready == n) return e;
     for (pid_t pid : e->pids_) {
       int status = 0;
@@ -177,7 +180,8 @@ std::unique_ptr<ZkEnsembleProcess> ZkEnsembleProcess::start(const Options& optio
 
 std::string ZkEnsembleProcess::hosts() const {
   std::string out;
-  for (int port : ports_) out += (out.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
+  for (int port : ports_)
+    out += (out.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
   return out;
 }
 

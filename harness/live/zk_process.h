@@ -20,8 +20,8 @@ namespace locksim::live {
 class ZkEnsembleProcess {
  public:
   struct Options {
-    int servers = 1;     // 1 or 3
-    int tick_ms = 100;   // tickTime: sessions may be 2..20 ticks
+    int servers = 1;    // 1 or 3
+    int tick_ms = 100;  // tickTime: sessions may be 2..20 ticks
   };
 
   // Starts the servers and returns once a client can create a node through

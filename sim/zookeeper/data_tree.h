@@ -36,8 +36,12 @@ namespace locksim::sim::zookeeper {
 using Zxid = int64_t;       // (epoch << 32) | counter, as in ZooKeeper
 using SessionId = int64_t;  // never 0 for a real session
 
-inline constexpr Zxid make_zxid(int64_t epoch, int64_t counter) { return (epoch << 32) | counter; }
-inline constexpr int64_t epoch_of(Zxid z) { return z >> 32; }
+inline constexpr Zxid make_zxid(int64_t epoch, int64_t counter) {
+  return (epoch << 32) | counter;
+}
+inline constexpr int64_t epoch_of(Zxid z) {
+  return z >> 32;
+}
 
 enum class OpKind {
   kCreate,
@@ -57,8 +61,8 @@ struct Request {
   std::string path;
   std::string data;
   ZkCreateFlags flags;
-  int32_t version = -1;   // kDelete, kSetData: -1 matches any
-  bool watch = false;     // reads: leave a one-shot watch
+  int32_t version = -1;                         // kDelete, kSetData: -1 matches any
+  bool watch = false;                           // reads: leave a one-shot watch
   Duration session_timeout = Duration::zero();  // kCreateSession: the negotiated one
 };
 
@@ -71,9 +75,9 @@ struct Txn {
   std::string path;       // final path: with the sequence number
   std::string data;
   bool ephemeral = false;
-  int32_t version = 0;                      // kSetData: the data version it sets
+  int32_t version = 0;                          // kSetData: the data version it sets
   Duration session_timeout = Duration::zero();  // kCreateSession
-  ZkError error = ZkError::kOk;             // kError
+  ZkError error = ZkError::kOk;                 // kError
   // Routing only, ignored by the tree: the server, connection and request
   // the reply goes to once the txn is applied there.
   int origin_server = 0;

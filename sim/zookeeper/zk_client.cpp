@@ -132,8 +132,7 @@ void ZkClient::send_up(std::function<void()> message) {
   conn_->up.send(net_, node_, *conn_->server_node, std::move(message), conn_);
 }
 
-void ZkClient::on_connect_response(const std::shared_ptr<Connection>& c,
-                                   const ConnectResponse& r) {
+void ZkClient::on_connect_response(const std::shared_ptr<Connection>& c, const ConnectResponse& r) {
   if (!is_current(c)) return;
   last_recv_ = world_.now();
   if (r.expired) {
@@ -425,8 +424,7 @@ ZkDataResult ZkClient::get_data(const std::string& path, bool watch) {
   return {reply.error, std::move(reply.data), reply.stat};
 }
 
-ZkStatResult ZkClient::set_data(const std::string& path, const std::string& data,
-                                int32_t version) {
+ZkStatResult ZkClient::set_data(const std::string& path, const std::string& data, int32_t version) {
   Request r;
   r.kind = OpKind::kSetData;
   r.path = path;

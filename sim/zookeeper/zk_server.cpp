@@ -8,8 +8,7 @@
 
 namespace locksim::sim::zookeeper {
 
-ZkServer::ZkServer(World& world, Network& net, ZkEnsemble& ensemble, int id,
-                   const ZkParams& params)
+ZkServer::ZkServer(World& world, Network& net, ZkEnsemble& ensemble, int id, const ZkParams& params)
     : world_(world),
       net_(net),
       ensemble_(ensemble),
@@ -29,8 +28,8 @@ int64_t ZkServer::mono_ns() {
   // counts from (about) when it was set; jumps never reach this clock.
   const TimePoint now = world_.now();
   const Int128 elapsed = (now - mono_base_true_).ns;
-  const int64_t mono = mono_base_ns_ + static_cast<int64_t>(elapsed * (1'000'000 + mono_ppm_) /
-                                                            1'000'000);
+  const int64_t mono =
+      mono_base_ns_ + static_cast<int64_t>(elapsed * (1'000'000 + mono_ppm_) / 1'000'000);
   if (node_.clock().drift_ppm() != mono_ppm_) {
     mono_base_true_ = now;
     mono_base_ns_ = mono;

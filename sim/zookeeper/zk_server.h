@@ -77,10 +77,10 @@ class ZkServer {
   std::optional<int64_t> session_last_heard_ns(SessionId s) const;
 
   // --- Role changes, made by the ensemble ---
-  void lead(int64_t epoch);              // commits its own log, then serves
-  void follow(ZkServer& leader);         // takes the leader's state, then serves
-  void stop_serving();                   // LOOKING: resets every client connection
-  void periodic();                       // every half tick: touches, resends, expiry
+  void lead(int64_t epoch);       // commits its own log, then serves
+  void follow(ZkServer& leader);  // takes the leader's state, then serves
+  void stop_serving();            // LOOKING: resets every client connection
+  void periodic();                // every half tick: touches, resends, expiry
   TimePoint role_since() const { return role_since_; }
 
   // --- From clients, run at this node in connection order ---
@@ -180,9 +180,9 @@ class ZkServer {
   Zxid commit_index_ = 0;        // follower: what the leader said is committed
 
   // Leader state.
-  DataTree prep_tree_;          // tree_ plus every proposal
-  int64_t next_counter_ = 1;    // of this epoch's zxids
-  std::map<int, Zxid> acked_;   // by follower id: logged contiguously up to
+  DataTree prep_tree_;         // tree_ plus every proposal
+  int64_t next_counter_ = 1;   // of this epoch's zxids
+  std::map<int, Zxid> acked_;  // by follower id: logged contiguously up to
   std::map<SessionId, int64_t> deadline_ns_;
   std::map<SessionId, int64_t> last_heard_ns_;
   std::set<SessionId> closing_;

@@ -40,8 +40,8 @@ void ZkServer::leader_on_forward(int origin, ConnId conn, int64_t xid, SessionId
   if (role_ != Role::kLeading) return;  // the origin will lose us and reset its clients
   if (r.kind == OpKind::kCreateSession) {
     const SessionId fresh = ensemble_.next_session_id();
-    Txn t = prep_tree_.prepare(r, fresh, make_zxid(epoch_, next_counter_++),
-                               node_.local_now().to_ms());
+    Txn t =
+        prep_tree_.prepare(r, fresh, make_zxid(epoch_, next_counter_++), node_.local_now().to_ms());
     t.origin_server = origin;
     t.origin_conn = conn;
     propose(std::move(t));
@@ -101,8 +101,8 @@ void ZkServer::expire_sessions() {
     deadline_ns_.erase(s);
     Request r;
     r.kind = OpKind::kCloseSession;
-    propose(prep_tree_.prepare(r, s, make_zxid(epoch_, next_counter_++),
-                               node_.local_now().to_ms()));
+    propose(
+        prep_tree_.prepare(r, s, make_zxid(epoch_, next_counter_++), node_.local_now().to_ms()));
   }
 }
 
@@ -236,7 +236,8 @@ void ZkServer::send_ack() {
   const int from = id_;
   const int64_t epoch = epoch_;
   const Zxid upto = contiguous_logged();
-  send_to_leader([from, epoch, upto](ZkServer& leader) { leader.leader_on_ack(from, epoch, upto); });
+  send_to_leader(
+      [from, epoch, upto](ZkServer& leader) { leader.leader_on_ack(from, epoch, upto); });
 }
 
 }  // namespace locksim::sim::zookeeper
