@@ -77,6 +77,17 @@ class LockAlgorithm {
 
   virtual std::string name() const = 0;
 
+  // The critical section: the client works for `planned` of true time while
+  // it believes it holds `lease`. Returns true when it worked to the end,
+  // false when it stopped early because the algorithm learned the lock may be
+  // lost (zk-curator on a SUSPENDED connection); either way the caller
+  // releases next. Default: sleeps `planned` and returns true.
+  virtual bool hold(Env& env, const Lease& lease, Duration planned) {
+    (void)lease;
+    env.sleep(planned);
+    return true;
+  }
+
   // Checks the parameters against the number of Redis servers (groups) the
   // run gives it; "" when fine, else a one-line reason naming the parameter
   // (e.g. a Redlock quorum larger than N). Called before a run starts.

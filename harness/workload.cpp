@@ -58,7 +58,8 @@ void run_client(Env& env, algorithms::LockAlgorithm& algorithm, int client,
     if (params.hold_within_validity && acquired.lease.validity < hold) {
       hold = std::max(acquired.lease.validity, Duration::zero());
     }
-    env.sleep(hold);
+    // The algorithm may cut the hold short (it learned the lock may be lost).
+    algorithm.hold(env, acquired.lease, hold);
 
     Op release = op(OpType::kInvoke, OpF::kRelease);
     release.token = acquired.lease.token;
