@@ -69,6 +69,26 @@ int cmd_list() {
   return kExitClean;
 }
 
+// The settings table as Markdown (`locksim list --settings`): the README's
+// table of settings is this output, so the docs are generated from the table too.
+int cmd_list_settings() {
+  const locksim::harness::RunConfig defaults;
+  std::cout << "| flag | scenario file | value | default | meaning |\n"
+               "|---|---|---|---|---|\n";
+  for (const auto& s : locksim::harness::all_settings()) {
+    std::string def = s.format ? s.format(defaults) : "";
+    if (s.kind == locksim::harness::Setting::Kind::kFlag) def = "off";
+    std::string hint = s.value_hint;
+    for (size_t at = hint.find('|'); at != std::string::npos; at = hint.find('|', at + 2)) {
+      hint.replace(at, 1, "\\|");  // a literal | inside a Markdown table cell
+    }
+    std::cout << "| `" << s.flag << "` | `" << s.json_path << "` | " << hint << " | "
+              << (def.empty() ? "" : "`" + def + "`") << " | " << s.help
+              << (s.live ? " (also live)" : "") << " |\n";
+  }
+  return kExitClean;
+}
+
 using locksim::cli::Mode;
 using locksim::cli::RunOptions;
 
@@ -164,6 +184,8 @@ int main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "simulate one run and check it for violations");
   locksim::cli::add_run_options(*run, Mode::kRun, run_options);
   CLI::App* list = app.add_subcommand("list", "list algorithms, their parameters, and scenarios");
+  bool list_settings = false;
+  list->add_flag("--settings", list_settings, "print the run settings as a Markdown table");
   CLI::App* live = app.add_subcommand(
       "live", "run the same algorithm code against real redis-server processes (loopback)");
   locksim::cli::add_run_options(*live, Mode::kLive, live_options);
@@ -181,7 +203,7 @@ int main(int argc, char** argv) {
     return parse_error(e);
   }
   try {
-    if (list->parsed()) return cmd_list();
+    if (list->parsed()) return list_settings ? cmd_list_settings() : cmd_list();
     if (live->parsed()) return cmd_live(*live, live_options);
     return cmd_run(*run, run_options);
   } catch (const ConfigError& e) {

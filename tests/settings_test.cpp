@@ -272,5 +272,16 @@ TEST(Settings, HelpListsEveryFlagWithItsDefault) {
   }
 }
 
+// The README's table of settings is `locksim list --settings`, so the docs
+// cannot fall behind the table.
+TEST(Settings, ReadmeTableIsTheGeneratedOne) {
+  const Outcome o = locksim("list --settings");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const std::string readme = slurp(std::filesystem::path(LOCKSIM_SOURCE_DIR) / "README.md");
+  EXPECT_NE(readme.find(o.out), std::string::npos)
+      << "README.md's settings table differs from `locksim list --settings`; paste it:\n"
+      << o.out;
+}
+
 }  // namespace
 }  // namespace locksim::harness
