@@ -47,7 +47,8 @@ class SimScheduler final : public boost::fibers::algo::algorithm {
   static SimScheduler& for_this_thread();
 
   // Seeded choice draws from `rng` (which the caller keeps alive until
-  // detach); FIFO ignores it.
+  // detach); FIFO ignores it. One World attaches at a time (asserted):
+  // attach and detach come in pairs.
   void attach(SchedulePolicy policy, Rng* rng);
   void detach();
 
@@ -66,6 +67,7 @@ class SimScheduler final : public boost::fibers::algo::algorithm {
   boost::fibers::context* dispatcher_ = nullptr;
   SchedulePolicy policy_ = SchedulePolicy::kFifo;
   Rng* rng_ = nullptr;
+  bool attached_ = false;
   uint64_t switches_ = 0;
 };
 

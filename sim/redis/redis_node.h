@@ -127,6 +127,8 @@ class ReplicaGroup {
  private:
   bool reachable(RedisNode& n) const;
   void check();
+  // Asserts the group's role invariants after check() (see there).
+  void check_roles() const;
 
   World& world_;
   Network& net_;
