@@ -6,6 +6,7 @@ namespace locksim::harness {
 
 void fill_counts(RunResult& result) {
   result.client_ops = 0;
+  int64_t invocations = 0;
   result.acquisitions = result.acquire_fail = result.acquire_info = 0;
   result.releases_ok = result.releases_fail = result.releases_info = 0;
   for (const Op& op : result.history.ops) {
@@ -16,6 +17,7 @@ void fill_counts(RunResult& result) {
     const bool acquire = op.f == OpF::kAcquire;
     switch (op.type) {
       case OpType::kInvoke:
+        ++invocations;
         break;
       case OpType::kOk:
         ++(acquire ? result.acquisitions : result.releases_ok);
@@ -28,9 +30,18 @@ void fill_counts(RunResult& result) {
         break;
     }
   }
+  // Each completion matches one invocation (the recorder and parse_jsonl both
+  // hold a history to that rule), so completions never outnumber invocations.
+  const int64_t completions = result.client_ops - invocations;
+  LOCKSIM_ASSERT(completions >= 0 && completions <= invocations);
+  LOCKSIM_ASSERT(completions == result.acquisitions + result.acquire_fail + result.acquire_info +
+                                    result.releases_ok + result.releases_fail +
+                                    result.releases_info);
 }
 
 Verdict::Kind overall_verdict(const RunResult& result) {
+  // An invalid verdict always comes with its evidence.
+  LOCKSIM_ASSERT(result.mutex.kind != Verdict::Kind::kInvalid || !result.mutex.overlaps.empty());
   if (result.mutex.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
   if (result.liveness.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
   if (result.mutex.kind == Verdict::Kind::kUnknown || !result.errors.empty()) {

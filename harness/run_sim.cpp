@@ -1,5 +1,6 @@
 #include "harness/run_sim.h"
 
+#include "env/assert.h"
 #include "env/parse.h"
 #include "harness/check/liveness_checker.h"
 #include "harness/check/mutex_checker.h"
@@ -21,6 +22,7 @@ SimRunReport simulate_and_check(const RunConfig& config) {
   r.seed = config.seed;
   r.params = config_to_json(config);
   r.history = std::move(report.output.history);
+  LOCKSIM_ASSERT_MSG(r.history.run_length <= config.duration, "a run ends by its duration");
   report.output.history = History{};
   r.mutex = check_mutex(r.history);
   r.liveness = check_liveness(r.history, config.stuck_after);

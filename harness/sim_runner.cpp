@@ -24,13 +24,28 @@ namespace {
 class SimTruth : public Truth {
  public:
   SimTruth(sim::World& world, TimePoint end, int clients)
-      : world_(world), end_(end), clients_(clients), next_process_(clients), pending_(clients) {}
+      : world_(world), end_(end), clients_(clients), next_process_(clients), pending_(clients) {
+    LOCKSIM_ASSERT(clients >= 1);
+    LOCKSIM_ASSERT_MSG(end > world.now(), "a run has a positive length");
+  }
 
   TimePoint true_now() override { return world_.now(); }
   bool stopping() override { return world_.now() >= end_; }
-  int64_t fresh_process() override { return next_process_++; }
+  int64_t fresh_process() override {
+    // Processes 0..clients-1 are the clients' first lives; fresh ones follow.
+    LOCKSIM_ASSERT(next_process_ >= clients_);
+    return next_process_++;
+  }
 
   int64_t record(Op op, bool begin_hold, bool end_hold) override {
+    LOCKSIM_ASSERT(op.client >= 0 && op.client < clients_);
+    LOCKSIM_ASSERT_MSG(op.process >= 0 && op.process < next_process_,
+                       "a client records only under a process id this run gave out");
+    LOCKSIM_ASSERT_MSG(!(begin_hold && end_hold), "one op opens or closes a hold, not both");
+    LOCKSIM_ASSERT_MSG(!begin_hold || (op.f == OpF::kAcquire && op.type == OpType::kOk),
+                       "a hold begins only at an acquire :ok");
+    LOCKSIM_ASSERT_MSG(!end_hold || (op.f == OpF::kRelease && op.type == OpType::kInvoke),
+                       "a hold ends at the release's invocation");
     op.time_ns = world_.now().ns;
     const int64_t index = recorder_.record(op);
     pending_[op.client] = op.type == OpType::kInvoke ? std::optional<Op>(op) : std::nullopt;
@@ -43,7 +58,9 @@ class SimTruth : public Truth {
 
   // The client's node crashed: whatever it was doing ends now, outcome unknown.
   void client_crashed(int client) {
+    LOCKSIM_ASSERT(client >= 0 && client < clients_);
     if (pending_[client]) {
+      LOCKSIM_ASSERT(pending_[client]->type == OpType::kInvoke);
       Op info = *pending_[client];
       info.type = OpType::kInfo;
       info.detail = "client crashed";
@@ -59,13 +76,19 @@ class SimTruth : public Truth {
     recorder_.record(std::move(op));
   }
 
-  History finish() { return recorder_.finish(world_.now()); }
+  History finish() {
+    LOCKSIM_ASSERT_MSG(world_.now() <= end_, "the World stops at the run's end");
+    return recorder_.finish(world_.now());
+  }
 
   // A client that believes it holds the lock now (the lowest-numbered, if
   // several do), or -1. Lets faults target "@holder".
   int current_holder() const {
     for (int c = 0; c < clients_; ++c) {
-      if (recorder_.holding(c)) return c;
+      if (recorder_.holding(c)) {
+        LOCKSIM_ASSERT(c < clients_);
+        return c;
+      }
     }
     return -1;
   }
