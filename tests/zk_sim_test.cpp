@@ -414,8 +414,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, ZkPauseBoundary, ::testing::Values("zk-recipe
 // rounded up to the tick, so the same pause ends before the deadline on one
 // seed and after it on another.
 struct PauseDetail {
-  bool overlap = false;
-  bool expired_before_resume = false;  // a session expired while the holder slept
+  bool overlap = false, expired_before_resume = false;  // a session expired while it slept
 };
 
 std::optional<PauseDetail> pause_holder_detail(const std::string& variant, uint64_t seed,
@@ -462,8 +461,6 @@ TEST(ZkPauseBoundary, BetweenTwoThirdsAndTBothOutcomesOccurByTheLastHeartbeat) {
     // Paused at 5 s, resumed at 14.5 s or 14.75 s: a last packet before 4 s
     // gives a deadline of 14 s (expired while asleep), one from 4 s on 16 s.
     for (const Duration pause : {t * 19 / 20, t * 39 / 40}) {
-      ASSERT_GT(pause, t * 2 / 3);
-      ASSERT_LT(pause, t);
       for (uint64_t seed = 1; seed <= 30; ++seed) {
         const auto d = pause_holder_detail(variant, seed, pause);
         if (!d) continue;
