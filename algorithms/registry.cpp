@@ -4,6 +4,7 @@
 #include "algorithms/naive_setnx.h"
 #include "algorithms/redlock.h"
 #include "algorithms/set_nx_lua.h"
+#include "algorithms/zk_lock.h"
 #include "env/assert.h"
 
 namespace locksim::algorithms {
@@ -11,12 +12,16 @@ namespace locksim::algorithms {
 const std::vector<AlgorithmSpec>& all_algorithms() {
   // Each entry is declared beside its algorithm. The order is the one
   // `locksim list` and algorithm_names() show.
-  static const std::vector<AlgorithmSpec> specs = {
-      set_nx_lua_spec(),
-      naive_setnx_spec(),
-      getset_timestamp_spec(),
-      redlock_spec(),
-  };
+  static const std::vector<AlgorithmSpec> specs = [] {
+    std::vector<AlgorithmSpec> v = {
+        set_nx_lua_spec(),
+        naive_setnx_spec(),
+        getset_timestamp_spec(),
+        redlock_spec(),
+    };
+    for (AlgorithmSpec& zk : zk_algorithm_specs()) v.push_back(std::move(zk));
+    return v;
+  }();
   return specs;
 }
 

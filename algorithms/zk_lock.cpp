@@ -14,6 +14,11 @@ namespace {
 // Upper bound on turns of one wait loop (a wake-up per watch event or per
 // check): far above what a bounded wait produces, so it only stops a bug.
 constexpr int kWaitTurnsMax = 1'000'000;
+// Curator's guaranteed delete of a waiter's node (LockInternals.deleteOurPath)
+// retries until it succeeds or the session ends; here T/4 apart, at most this
+// often (10 session timeouts: the session has ended by then or the ensemble
+// serves again).
+constexpr int kLeaveTriesMax = 40;
 
 std::string hex_guid(Env& env) {
   char buf[40];
@@ -174,6 +179,19 @@ ZkLock::Turn ZkLock::wait_for_turn(Env& env, ZkConnection& zk, const std::string
   return Turn::kError;
 }
 
+ZkError ZkLock::leave_queue(Env& env, ZkConnection& zk, const std::string& node) const {
+  ZkError e = zk.remove(node, -1);
+  for (int tries = 0; curator_rules() && e == ZkError::kConnectionLoss && tries < kLeaveTriesMax;
+       ++tries) {
+    const ZkError c = zk.connect();
+    if (c == ZkError::kSessionExpired) return c;  // the node went with the session
+    // A server that lost its leader answers at once: give the ensemble time.
+    env.sleep(zk.negotiated_timeout() / 4);
+    e = zk.remove(node, -1);
+  }
+  return e;
+}
+
 AcquireResult ZkLock::acquire(Env& env, const std::string& resource) {
   ZkConnection& zk = env.zk();
   const std::string lock = zk_lock_path(resource);
@@ -210,9 +228,10 @@ AcquireResult ZkLock::acquire(Env& env, const std::string& resource) {
         return out;
       case Turn::kTimedOut: {
         // Give up and leave the queue, so nobody waits behind us.
-        const ZkError e = zk.remove(a.node, -1);
-        out.outcome =
-            e == ZkError::kOk || e == ZkError::kNoNode ? Outcome::kFail : Outcome::kUnknown;
+        const ZkError e = leave_queue(env, zk, a.node);
+        out.outcome = e == ZkError::kOk || e == ZkError::kNoNode || e == ZkError::kSessionExpired
+                          ? Outcome::kFail
+                          : Outcome::kUnknown;
         out.detail = "timed out waiting for the lock";
         return out;
       }

@@ -98,6 +98,11 @@ class ZkLock : public LockAlgorithm {
   bool session_lost(Env& env, ZkConnection& zk, const ZkEvent& e,
                     std::optional<TimePoint>& suspended_since) const;
   bool curator_rules() const { return params_.variant != Variant::kRecipe; }
+  // A waiter that gives up deletes its node; under Curator's rules the delete
+  // is guaranteed (retried across CONNECTIONLOSS), so a delete lost in a
+  // leader failover does not leave an orphan that blocks everyone for as
+  // long as our session lives. Returns the last delete's error.
+  ZkError leave_queue(Env& env, ZkConnection& zk, const std::string& node) const;
 
   Params params_;
 };

@@ -46,6 +46,7 @@ AlgorithmSpec spec(const char* name, const char* summary, ZkLock::Variant varian
   s.name = name;
   s.summary = summary;
   s.params = zk_params();
+  s.backend = "zookeeper";
   s.make = [variant](const ParamValues& values, const std::string& prefix) {
     return make_zk(variant, values, prefix);
   };

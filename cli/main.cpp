@@ -21,6 +21,7 @@
 #include "algorithms/registry.h"
 #include "cli/run_options.h"
 #include "env/parse.h"
+#include "harness/backends.h"
 #include "harness/history_io.h"
 #include "harness/live/live_check.h"
 #include "harness/run_sim.h"
@@ -135,13 +136,14 @@ int exit_code(const locksim::harness::RunResult& result) {
   return kExitInternal;
 }
 
-// The same algorithm code against real redis-server processes on loopback.
+// The same algorithm code against real servers (Redis or ZooKeeper) on loopback.
 int cmd_live(const CLI::App& live, const RunOptions& o) {
   const locksim::harness::RunConfig config =
       locksim::cli::config_from_options(live, Mode::kLive, o);
   make_out_dir(o.out);
   if (!o.quiet) {
-    std::cout << "live: " << config.algorithm << " against real redis-server on 127.0.0.1 for "
+    std::cout << "live: " << config.algorithm << " against real "
+              << locksim::harness::backend_of(config).name << " on 127.0.0.1 for "
               << locksim::format_duration(config.duration) << " of real time...\n"
               << std::flush;
   }
@@ -187,7 +189,8 @@ int main(int argc, char** argv) {
   bool list_settings = false;
   list->add_flag("--settings", list_settings, "print the run settings as a Markdown table");
   CLI::App* live = app.add_subcommand(
-      "live", "run the same algorithm code against real redis-server processes (loopback)");
+      "live",
+      "run the same algorithm code against real servers (redis-server or ZooKeeper, loopback)");
   locksim::cli::add_run_options(*live, Mode::kLive, live_options);
   try {
     app.parse(argc, argv);

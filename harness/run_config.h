@@ -11,6 +11,7 @@
 #include "sim/network.h"
 #include "sim/redis/topology.h"
 #include "sim/scheduler.h"
+#include "sim/zookeeper/zk_params.h"
 
 namespace locksim::harness {
 
@@ -24,7 +25,8 @@ struct RunConfig {
   uint64_t seed = 1;
   Duration duration = Duration::seconds(60);
   WorkloadParams workload;
-  sim::redis::Topology redis;  // masters, replicas, persistence, failover, timeouts
+  sim::redis::Topology redis;          // masters, replicas, persistence, failover, timeouts
+  sim::zookeeper::ZkParams zookeeper;  // ensemble size, tick, session timeout, ...
   // A lock unheld for this long at the end of the run, while clients kept
   // failing to take it, is reported as stuck (a liveness finding).
   Duration stuck_after = Duration::seconds(30);

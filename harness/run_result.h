@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -41,6 +42,10 @@ struct RunResult {
   // they are kept here and make an otherwise valid run "unknown".
   std::vector<std::string> errors;
   std::string replay_command;  // "locksim run --algorithm ... --seed 42 ..."
+  // What the backend said about the run, as (key, text) in its order: e.g.
+  // ZooKeeper's negotiated session timeout and its expired sessions. Reports
+  // show them without knowing the backend.
+  std::vector<std::pair<std::string, std::string>> backend_notes;
 };
 
 // Sets the op counters of `result` from result.history.ops: client_ops, and

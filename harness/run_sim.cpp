@@ -30,6 +30,7 @@ SimRunReport simulate_and_check(const RunConfig& config) {
   r.events = static_cast<int64_t>(report.output.events);
   r.errors = report.output.errors;
   r.replay_command = replay_command(config);
+  r.backend_notes = report.output.backend_notes;
   return report;
 }
 

@@ -140,6 +140,7 @@ void build(SimRun& run) {
     sim::ClientConnections conns = run.deployment->connect(node);
     run.envs.push_back(std::make_unique<sim::ClientEnv>(world, node, world.rng().split(node.name()),
                                                         std::move(conns.redis)));
+    if (conns.zk) run.envs.back()->set_zk(std::move(conns.zk));
   }
   LOCKSIM_ASSERT(run.envs.size() == static_cast<size_t>(clients));
 }
@@ -180,7 +181,11 @@ void start_clients(SimRun& run) {
         run_client(env, algorithm, i, workload, truth, process);
       });
     };
-    node.on_crash = [&truth, i] { truth.client_crashed(i); };
+    sim::Deployment& deployment = *run.deployment;
+    node.on_crash = [&truth, &deployment, &node, i] {
+      deployment.client_crashed(node);
+      truth.client_crashed(i);
+    };
     node.on_restart = [start, &truth] { start(truth.fresh_process()); };
     start(i);
   }
@@ -214,6 +219,7 @@ SimOutput run_simulation(const RunConfig& config) {
   const sim::BackendCounters counters = run.deployment->counters();
   out.server_commands = counters.commands;
   out.failovers = counters.failovers;
+  out.backend_notes = run.deployment->notes();
   return out;
 }
 

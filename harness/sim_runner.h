@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "faults/nemesis.h"
@@ -25,6 +26,8 @@ struct SimOutput {
   uint64_t server_commands = 0;     // commands/statements executed by the servers
   int failovers = 0;                // replicas promoted (leaders elected) by the backend
   std::vector<std::string> errors;  // exceptions caught inside fibers
+  // What the backend reports after the run (sim::Deployment::notes()).
+  std::vector<std::pair<std::string, std::string>> backend_notes;
 };
 
 // Throws ConfigError for an invalid config (before anything runs).

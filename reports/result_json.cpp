@@ -75,6 +75,13 @@ const char* plural(int64_t n, const char* one, const char* many) {
   return n == 1 ? one : many;
 }
 
+// The backend's notes as one object, key -> text, in the backend's order.
+Json backend_notes_json(const RunResult& result) {
+  Json notes = Json::object();
+  for (const auto& [key, text] : result.backend_notes) notes[key] = text;
+  return notes;
+}
+
 }  // namespace
 
 Json result_to_json(const RunResult& result) {
@@ -141,6 +148,7 @@ Json result_to_json(const RunResult& result) {
   j["held"] = harness::held_to_json(result.history);
   j["errors"] = Json(result.errors);
   j["replay"] = result.replay_command;
+  j["backend"] = backend_notes_json(result);
   return j;
 }
 
@@ -243,6 +251,13 @@ std::string errors_text(const std::vector<std::string>& errors) {
   return out;
 }
 
+// The backend's notes, one per line; "" when it had none.
+std::string backend_notes_text(const RunResult& result) {
+  std::string out;
+  for (const auto& [key, text] : result.backend_notes) out += key + ": " + text + "\n";
+  return out;
+}
+
 }  // namespace
 
 std::string summary_text(const RunResult& result) {
@@ -252,6 +267,7 @@ std::string summary_text(const RunResult& result) {
     out += "  " + result.liveness.explanation + "\n";
   }
   out += faults_text(result);
+  out += backend_notes_text(result);
   out += errors_text(result.errors);
   if (!result.replay_command.empty()) out += "replay: " + result.replay_command + "\n";
   LOCKSIM_ASSERT_MSG(!out.empty() && out.back() == '\n', "the summary ends in a newline");

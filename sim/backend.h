@@ -14,9 +14,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/redis_connection.h"
+#include "env/zk_connection.h"
 #include "sim/node.h"
 
 namespace locksim::sim {
@@ -24,7 +26,13 @@ namespace locksim::sim {
 // Everything one client may talk to. A backend fills the part it serves.
 struct ClientConnections {
   std::vector<std::unique_ptr<RedisConnection>> redis;
+  std::unique_ptr<ZkConnection> zk;  // the client's ZooKeeper handle (one session at a time)
 };
+
+// One line a report shows about the backend, as (key, text): e.g.
+// ("zookeeper.negotiated_session_timeout", "10s"). Keys are stable; the
+// text is for people.
+using BackendNote = std::pair<std::string, std::string>;
 
 struct BackendCounters {
   uint64_t commands = 0;  // commands/statements the servers executed
@@ -46,6 +54,15 @@ class Deployment {
 
   // What the servers did, read after the run.
   virtual BackendCounters counters() const = 0;
+
+  // The process on `client` crashed (called from the client node's on_crash,
+  // before its fibers are cancelled): state its connections keep outside the
+  // process (a session's library handle) dies with it.
+  virtual void client_crashed(Node& client) { (void)client; }
+
+  // What a report should say about this backend after the run (settings it
+  // negotiated, events such as expired sessions), in a fixed order.
+  virtual std::vector<BackendNote> notes() const { return {}; }
 };
 
 }  // namespace locksim::sim

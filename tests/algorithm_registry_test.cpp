@@ -30,12 +30,14 @@ std::string config_error(const std::string& name, ParamValues values) {
 }
 
 TEST(Registry, EveryAlgorithmBuildsWithItsDefaults) {
-  for (const char* name : {"set-nx-lua", "naive-setnx", "getset-timestamp", "redlock"}) {
+  for (const char* name : {"set-nx-lua", "naive-setnx", "getset-timestamp", "redlock", "zk-recipe",
+                           "zk-curator", "zk-herd"}) {
     const std::unique_ptr<LockAlgorithm> a = build(name);
     ASSERT_NE(a, nullptr);
     EXPECT_EQ(a->name(), name);
   }
-  EXPECT_EQ(algorithm_names(), "set-nx-lua, naive-setnx, getset-timestamp, redlock");
+  EXPECT_EQ(algorithm_names(),
+            "set-nx-lua, naive-setnx, getset-timestamp, redlock, zk-recipe, zk-curator, zk-herd");
 
   const auto naive = build("naive-setnx");
   const NaiveSetnx::Params& np = dynamic_cast<NaiveSetnx&>(*naive).params();

@@ -80,6 +80,23 @@ TEST(ResultJson, CountsComeFromTheHistory) {
   EXPECT_EQ(run.releases_info, 0);
 }
 
+// A backend's notes (e.g. ZooKeeper's negotiated timeout) reach result.json
+// and the summary in the backend's order, without the report knowing it.
+TEST(ResultJson, BackendNotesInJsonAndSummary) {
+  RunResult run = overlapping_run(2);
+  run.backend_notes = {{"zookeeper.negotiated_session_timeout", "4s"},
+                       {"zookeeper.session_expired[0]", "c1's session 2: deadline 14.000s"}};
+  const nlohmann::ordered_json j = result_to_json(run);
+  ASSERT_EQ(j["backend"].size(), 2u);
+  EXPECT_EQ(j["backend"].begin().key(), "zookeeper.negotiated_session_timeout");
+  EXPECT_EQ(j["backend"]["zookeeper.negotiated_session_timeout"], "4s");
+  const std::string summary = summary_text(run);
+  EXPECT_NE(summary.find("zookeeper.negotiated_session_timeout: 4s\n"), std::string::npos)
+      << summary;
+  EXPECT_LT(summary.find("negotiated_session_timeout"), summary.find("session_expired[0]"));
+  EXPECT_TRUE(result_to_json(overlapping_run(2))["backend"].empty());
+}
+
 TEST(ResultJson, HasEveryTopLevelKeyInOrder) {
   const RunResult run = overlapping_run(2);
   const nlohmann::ordered_json j = result_to_json(run);
@@ -87,7 +104,7 @@ TEST(ResultJson, HasEveryTopLevelKeyInOrder) {
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"locksim_result", "algorithm", "seed", "params",
                                             "verdict", "finding", "safety", "liveness", "faults",
-                                            "counts", "held", "errors", "replay"}));
+                                            "counts", "held", "errors", "replay", "backend"}));
   EXPECT_EQ(j["finding"], "safety");
   EXPECT_EQ(j["verdict"], "invalid");
   EXPECT_EQ(j["seed"], 42u);

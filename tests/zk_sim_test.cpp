@@ -409,6 +409,73 @@ TEST_P(ZkPauseBoundary, HalfTheTimeoutIsSafeAndTimeoutPlusATickIsNot) {
 // save it, any more than the bare recipe.
 INSTANTIATE_TEST_SUITE_P(Variants, ZkPauseBoundary, ::testing::Values("zk-recipe", "zk-curator"));
 
+// Between 2T/3 and T the outcome depends on where the holder's last
+// heartbeat fell before the pause: the leader's deadline is that packet + T,
+// rounded up to the tick, so the same pause ends before the deadline on one
+// seed and after it on another.
+struct PauseDetail {
+  bool overlap = false, expired_before_resume = false;  // a session expired while it slept
+};
+
+std::optional<PauseDetail> pause_holder_detail(const std::string& variant, uint64_t seed,
+                                               Duration pause) {
+  const auto algorithm = make(variant);
+  ZkParams p;  // tick 2 s, T 10 s, 3 servers
+  const Duration t = p.negotiate(p.session_timeout);
+  ZkRun run(seed, p, 3, Duration::seconds(40));
+  const TimePoint pause_at = TimePoint{} + Duration::seconds(5);
+  bool paused = false;
+  run.world().at(pause_at, [&] {
+    const int holder = run.current_holder();
+    if (holder < 0) return;
+    paused = true;
+    Node* n = &run.client(holder);
+    n->pause();
+    run.world().after(pause, [n] { n->resume(); });
+  });
+  // Holds of 2 s to 6 s: the holder's last packet before the pause is its
+  // acquire or, past T/3 of silence, a ping, so it falls anywhere in the
+  // T/3 before the pause, and the tick-rounded deadline moves with it.
+  harness::WorkloadParams w = workload(3);
+  w.hold_min = Duration::seconds(2);
+  w.hold_max = Duration::seconds(6);
+  const harness::History h = run.run_workload(*algorithm, w);
+  if (!paused) return std::nullopt;
+  PauseDetail d;
+  d.overlap = overlaps(h);
+  for (const SessionExpiry& e : run.deployment().ensemble().expiries()) {
+    // The deadline is the last packet + T, rounded up to the next tick.
+    EXPECT_EQ(e.deadline_ns, ((e.last_heard_ns + t.ns) / p.tick.ns + 1) * p.tick.ns);
+    EXPECT_GT(e.at.ns, e.last_heard_ns + t.ns - p.tick.ns);
+    if (e.at < pause_at + pause) d.expired_before_resume = true;
+  }
+  return d;
+}
+
+TEST(ZkPauseBoundary, BetweenTwoThirdsAndTBothOutcomesOccurByTheLastHeartbeat) {
+  const ZkParams p;
+  const Duration t = p.negotiate(p.session_timeout);
+  for (const char* variant : {"zk-recipe", "zk-curator"}) {
+    int safe = 0;
+    int unsafe = 0;
+    // Paused at 5 s, resumed at 14.5 s or 14.75 s: a last packet before 4 s
+    // gives a deadline of 14 s (expired while asleep), one from 4 s on 16 s.
+    for (const Duration pause : {t * 19 / 20, t * 39 / 40}) {
+      for (uint64_t seed = 1; seed <= 30; ++seed) {
+        const auto d = pause_holder_detail(variant, seed, pause);
+        if (!d) continue;
+        // An overlap needs the session to have expired while the holder slept.
+        if (d->overlap) {
+          EXPECT_TRUE(d->expired_before_resume) << variant << " seed " << seed;
+        }
+        (d->overlap ? unsafe : safe) += 1;
+      }
+    }
+    EXPECT_GT(safe, 0) << variant << ": no pause in (2T/3, T) was safe";
+    EXPECT_GT(unsafe, 0) << variant << ": no pause in (2T/3, T) was a violation";
+  }
+}
+
 // ---------------------------------------------------------------- the lost create reply
 
 struct LostReplyOutcome {

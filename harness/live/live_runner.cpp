@@ -134,7 +134,7 @@ harness::History run_live(algorithms::LockAlgorithm& algorithm,
                           const harness::WorkloadParams& params,
                           const std::vector<std::pair<std::string, int>>& servers,
                           Duration run_length, uint64_t seed, const LiveOptions& options) {
-  if (servers.empty()) throw std::invalid_argument("run_live: no servers");
+  if (servers.empty() && !options.make_env) throw std::invalid_argument("run_live: no servers");
   if (params.clients < 1) throw std::invalid_argument("run_live: clients must be >= 1");
 
   LiveTruth truth(params.clients, run_length);
@@ -144,8 +144,11 @@ harness::History run_live(algorithms::LockAlgorithm& algorithm,
   auto client_main = [&](int client) {
     std::string why;
     try {
-      LiveEnv env(client, servers, options.command_timeout, seed);
-      harness::run_client(env, algorithm, client, params, truth);
+      const std::unique_ptr<Env> env =
+          options.make_env
+              ? options.make_env(client)
+              : std::make_unique<LiveEnv>(client, servers, options.command_timeout, seed);
+      harness::run_client(*env, algorithm, client, params, truth);
       return;
     } catch (const std::exception& e) {
       why = e.what();

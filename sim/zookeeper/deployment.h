@@ -46,6 +46,7 @@ class ZkDeployment {
   Duration negotiated_timeout() const { return params_.negotiate(params_.session_timeout); }
   const ZkParams& params() const { return params_; }
   ZkEnsemble& ensemble() { return *ensemble_; }
+  const ZkEnsemble& ensemble() const { return *ensemble_; }
   uint64_t requests_handled() const;
 
  private:

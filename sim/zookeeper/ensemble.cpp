@@ -151,4 +151,10 @@ void ZkEnsemble::elect(const std::vector<ZkServer*>& component) {
   }
 }
 
+void ZkEnsemble::note_expiry(const SessionExpiry& e) {
+  LOCKSIM_ASSERT_MSG(e.deadline_ns > e.last_heard_ns, "a deadline follows the last packet");
+  ++expiries_total_;
+  if (expiries_.size() < kExpiriesMax) expiries_.push_back(e);
+}
+
 }  // namespace locksim::sim::zookeeper

@@ -30,6 +30,17 @@
 
 namespace locksim::sim::zookeeper {
 
+// One session the leader expired: what a report needs to say why. Times are
+// on the expiring leader's monotonic clock (ns since the run began, at its
+// drift), where the deadline was computed; `at` is true time.
+struct SessionExpiry {
+  SessionId session = 0;
+  int leader_id = 0;
+  int64_t last_heard_ns = 0;  // the last packet the leader heard of it
+  int64_t deadline_ns = 0;    // (floor((last + T) / tick) + 1) * tick
+  TimePoint at{};
+};
+
 class ZkEnsemble {
  public:
   // Builds params.servers servers named zk-1..zk-N and elects the first
@@ -58,6 +69,13 @@ class ZkEnsemble {
   SessionId next_session_id() { return ++session_ids_; }
   int elections() const { return elections_; }
 
+  // Sessions expired so far, in order; the first kExpiriesMax only (a report
+  // lists a few, and a run that expires more is told by the count).
+  void note_expiry(const SessionExpiry& e);
+  const std::vector<SessionExpiry>& expiries() const { return expiries_; }
+  int64_t expiries_total() const { return expiries_total_; }
+  static constexpr size_t kExpiriesMax = 1000;
+
   // When the leader last heard a quorum (updated by the ensemble).
   TimePoint quorum_heard_at(int id) const { return quorum_heard_[id - 1]; }
 
@@ -78,6 +96,8 @@ class ZkEnsemble {
   ConnId conn_ids_ = 0;
   SessionId session_ids_ = 0;
   int elections_ = 0;
+  std::vector<SessionExpiry> expiries_;
+  int64_t expiries_total_ = 0;
 };
 
 }  // namespace locksim::sim::zookeeper

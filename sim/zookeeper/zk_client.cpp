@@ -147,6 +147,7 @@ void ZkClient::on_connect_response(const std::shared_ptr<Connection>& c, const C
   LOCKSIM_ASSERT_MSG(r.timeout >= ensemble_.params().min_session_timeout() &&
                          r.timeout <= ensemble_.params().max_session_timeout(),
                      "the server clamps the timeout");
+  if (session_ == 0) sessions_.push_back(r.session);
   session_ = r.session;
   timeout_ = r.timeout;
   set_state(ZkSessionState::kConnected);

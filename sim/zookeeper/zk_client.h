@@ -82,6 +82,9 @@ class ZkClient : public ZkConnection {
   TimePoint last_heard() const { return last_recv_; }
   int server_id() const { return server_id_; }
   uint64_t requests_sent() const { return requests_sent_; }
+  // Every session this handle was granted, in order (a report names the
+  // client of an expired session by it).
+  const std::vector<SessionId>& sessions() const { return sessions_; }
 
  private:
   struct Op {
@@ -133,6 +136,7 @@ class ZkClient : public ZkConnection {
   std::set<std::string> data_watches_, exist_watches_, child_watches_;
   bool crashed_ = false;
   uint64_t requests_sent_ = 0;
+  std::vector<SessionId> sessions_;
   // Alive flag shared with timers: a timer firing after the handle is gone
   // does nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

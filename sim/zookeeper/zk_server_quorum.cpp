@@ -97,6 +97,13 @@ void ZkServer::expire_sessions() {
     if (deadline <= now && closing_.count(s) == 0) expired.push_back(s);
   }
   for (SessionId s : expired) {
+    const auto heard = last_heard_ns_.find(s);
+    LOCKSIM_ASSERT_MSG(heard != last_heard_ns_.end(), "a deadline is set with its last packet");
+    ensemble_.note_expiry(SessionExpiry{.session = s,
+                                        .leader_id = id_,
+                                        .last_heard_ns = heard->second,
+                                        .deadline_ns = deadline_ns_.at(s),
+                                        .at = world_.now()});
     closing_.insert(s);
     deadline_ns_.erase(s);
     Request r;
