@@ -1,6 +1,7 @@
 #include "algorithms/registry.h"
 
 #include "algorithms/getset_timestamp.h"
+#include "algorithms/mysql_lock.h"
 #include "algorithms/naive_setnx.h"
 #include "algorithms/redlock.h"
 #include "algorithms/set_nx_lua.h"
@@ -16,6 +17,7 @@ const std::vector<AlgorithmSpec>& all_algorithms() {
       naive_setnx_spec(),
       getset_timestamp_spec(),
       redlock_spec(),
+      mysql_v1_spec(), mysql_center_spec(), mysql_segmented_spec(),
   };
   return specs;
 }

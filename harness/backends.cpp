@@ -6,7 +6,7 @@
 namespace locksim::harness {
 
 const std::vector<BackendSpec>& all_backends() {
-  static const std::vector<BackendSpec> backends = {redis_backend()};
+  static const std::vector<BackendSpec> backends = {redis_backend(), mysql_backend()};
   return backends;
 }
 

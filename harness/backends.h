@@ -38,5 +38,7 @@ const BackendSpec& backend_of(const RunConfig& config);
 
 // The Redis entry's rows and checks (harness/backend_redis.cpp).
 BackendSpec redis_backend();
+// The MySQL entry (harness/backend_mysql.cpp).
+BackendSpec mysql_backend();
 
 }  // namespace locksim::harness

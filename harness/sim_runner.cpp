@@ -117,6 +117,7 @@ void build(SimRun& run) {
     sim::ClientConnections conns = run.deployment->connect(node);
     run.envs.push_back(std::make_unique<sim::ClientEnv>(world, node, world.rng().split(node.name()),
                                                         std::move(conns.redis)));
+    run.envs.back()->set_sql(std::move(conns.sql));
   }
   LOCKSIM_ASSERT(run.envs.size() == static_cast<size_t>(clients));
 }
@@ -191,6 +192,7 @@ SimOutput run_simulation(const RunConfig& config) {
   const sim::BackendCounters counters = run.deployment->counters();
   out.server_commands = counters.commands;
   out.failovers = counters.failovers;
+  out.deadlocks = counters.deadlocks;
   return out;
 }
 

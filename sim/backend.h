@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "env/redis_connection.h"
+#include "env/sql_connection.h"
 #include "sim/node.h"
 
 namespace locksim::sim {
@@ -24,11 +25,13 @@ namespace locksim::sim {
 // Everything one client may talk to. A backend fills the part it serves.
 struct ClientConnections {
   std::vector<std::unique_ptr<RedisConnection>> redis;
+  std::unique_ptr<SqlConnection> sql;  // the MySQL backend's session
 };
 
 struct BackendCounters {
   uint64_t commands = 0;  // commands/statements the servers executed
   int failovers = 0;      // replicas promoted (or leaders elected) during the run
+  uint64_t deadlocks = 0;  // transactions a database killed to break a deadlock
 };
 
 class Deployment {
