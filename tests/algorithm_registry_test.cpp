@@ -35,7 +35,9 @@ TEST(Registry, EveryAlgorithmBuildsWithItsDefaults) {
     ASSERT_NE(a, nullptr);
     EXPECT_EQ(a->name(), name);
   }
-  EXPECT_EQ(algorithm_names(), "set-nx-lua, naive-setnx, getset-timestamp, redlock");
+  EXPECT_EQ(algorithm_names(),
+            "set-nx-lua, naive-setnx, getset-timestamp, redlock, mysql-v1, mysql-center, "
+            "mysql-segmented");
 
   const auto naive = build("naive-setnx");
   const NaiveSetnx::Params& np = dynamic_cast<NaiveSetnx&>(*naive).params();

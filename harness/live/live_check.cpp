@@ -17,6 +17,12 @@ harness::RunResult run_live_and_check(const harness::RunConfig& config) {
   if (config.redis.replicas != 0 || config.redis.failover || !config.faults.events.empty()) {
     throw ConfigError("live: replicas, failover and --fault are simulation-only for now");
   }
+  if (algorithms::find_algorithm(config.algorithm)->backend != "redis") {
+    // The live MySQL layer (mariadbd + libmariadb) is not built yet (issue 6).
+    throw ConfigError("--algorithm: " + config.algorithm +
+                      " runs in the simulation only for now (no live " +
+                      algorithms::find_algorithm(config.algorithm)->backend + " layer yet)");
+  }
   const sim::redis::Topology topology = harness::resolved_topology(config);
   auto algorithm = algorithms::find_algorithm(config.algorithm)
                        ->make(config.algorithm_params, config.param_field_prefix());
