@@ -83,6 +83,16 @@ StepResult Engine::run_statement(SessionId id, const SqlStatement& st,
   s.pending_params = params;
   s.wait_id = s.wait_seq = next_wait_++;
   if (std::optional<SqlResult> victim = block(id, *o.wait_for)) return StepResult{false, *victim};
+  if (!session_ref(id).pending) {
+    // Another transaction was the deadlock victim and its rollback let this
+    // statement finish at once: answer now rather than "blocked".
+    auto it = std::find_if(finished_.begin(), finished_.end(),
+                           [id](const FinishedStatement& f) { return f.session == id; });
+    LOCKSIM_ASSERT_MSG(it != finished_.end(), "a statement that stopped waiting has finished");
+    SqlResult r = std::move(it->result);
+    finished_.erase(it);
+    return StepResult{false, std::move(r)};
+  }
   return StepResult{true, SqlResult{}};
 }
 

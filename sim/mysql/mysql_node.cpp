@@ -46,6 +46,7 @@ void MysqlNode::run(SessionId session, const std::string& sql, const std::vector
     reply(session, incarnation_, std::move(r.result));
   } else {
     waiting_[session] = std::move(reply);
+    LOCKSIM_ASSERT_MSG(engine_.waiting(session).has_value(), "blocked means waiting");
     const uint64_t wait = *engine_.waiting(session);
     const uint64_t inc = incarnation_;
     world_.after(params_.lock_wait_timeout, [this, session, wait, inc] {
