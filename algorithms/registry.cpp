@@ -1,6 +1,7 @@
 #include "algorithms/registry.h"
 
 #include "algorithms/getset_timestamp.h"
+#include "algorithms/mysql_lock.h"
 #include "algorithms/naive_setnx.h"
 #include "algorithms/redlock.h"
 #include "algorithms/set_nx_lua.h"
@@ -18,6 +19,9 @@ const std::vector<AlgorithmSpec>& all_algorithms() {
         naive_setnx_spec(),
         getset_timestamp_spec(),
         redlock_spec(),
+        mysql_v1_spec(),
+        mysql_center_spec(),
+        mysql_segmented_spec(),
     };
     for (AlgorithmSpec& zk : zk_algorithm_specs()) v.push_back(std::move(zk));
     return v;

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "env/redis_connection.h"
+#include "env/sql_connection.h"
 #include "env/time.h"
 #include "env/zk_connection.h"
 
@@ -41,6 +42,12 @@ class Env {
   // std::logic_error: a ZooKeeper algorithm run against another backend.
   virtual ZkConnection& zk();
   virtual bool has_zk() const { return false; }
+
+  // The client's MySQL session, for the MySQL lock algorithms.
+  // Precondition: has_sql(). The default (an Env without MySQL) throws
+  // std::logic_error: a MySQL algorithm run against another backend.
+  virtual SqlConnection& sql();
+  virtual bool has_sql() const { return false; }
 
   // A name unique among the clients of one run ("c3"), for lock tokens.
   virtual std::string client_name() const = 0;

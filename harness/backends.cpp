@@ -6,7 +6,8 @@
 namespace locksim::harness {
 
 const std::vector<BackendSpec>& all_backends() {
-  static const std::vector<BackendSpec> backends = {redis_backend(), zookeeper_backend()};
+  static const std::vector<BackendSpec> backends = {redis_backend(), mysql_backend(),
+                                                     zookeeper_backend()};
   return backends;
 }
 

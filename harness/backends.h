@@ -40,5 +40,7 @@ const BackendSpec& backend_of(const RunConfig& config);
 BackendSpec redis_backend();
 // The ZooKeeper entry's (harness/backend_zookeeper.cpp).
 BackendSpec zookeeper_backend();
+// The MySQL entry (harness/backend_mysql.cpp).
+BackendSpec mysql_backend();
 
 }  // namespace locksim::harness

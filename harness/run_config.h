@@ -8,6 +8,7 @@
 #include "algorithms/registry.h"
 #include "faults/fault_schedule.h"
 #include "harness/workload.h"
+#include "sim/mysql/mysql_node.h"
 #include "sim/network.h"
 #include "sim/redis/topology.h"
 #include "sim/scheduler.h"
@@ -27,6 +28,7 @@ struct RunConfig {
   WorkloadParams workload;
   sim::redis::Topology redis;          // masters, replicas, persistence, failover, timeouts
   sim::zookeeper::ZkParams zookeeper;  // ensemble size, tick, session timeout, ...
+  sim::mysql::MysqlParams mysql;       // service time, lock wait timeout, client timeout
   // A lock unheld for this long at the end of the run, while clients kept
   // failing to take it, is reported as stuck (a liveness finding).
   Duration stuck_after = Duration::seconds(30);

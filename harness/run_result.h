@@ -36,7 +36,8 @@ struct RunResult {
   int64_t releases_fail = 0;
   int64_t releases_info = 0;
 
-  int64_t events = 0;  // simulated events executed (0 in live mode)
+  int64_t events = 0;     // simulated events executed (0 in live mode)
+  int64_t deadlocks = 0;  // transactions the database killed to break a deadlock (MySQL)
   // Exceptions caught inside client fibers, verbatim, in the order they were
   // caught. A fiber must not let one escape (that would std::terminate), so
   // they are kept here and make an otherwise valid run "unknown".

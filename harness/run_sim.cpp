@@ -28,6 +28,7 @@ SimRunReport simulate_and_check(const RunConfig& config) {
   r.liveness = check_liveness(r.history, config.stuck_after);
   fill_counts(r);
   r.events = static_cast<int64_t>(report.output.events);
+  r.deadlocks = static_cast<int64_t>(report.output.deadlocks);
   r.errors = report.output.errors;
   r.replay_command = replay_command(config);
   r.backend_notes = report.output.backend_notes;

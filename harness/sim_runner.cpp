@@ -141,6 +141,7 @@ void build(SimRun& run) {
     run.envs.push_back(std::make_unique<sim::ClientEnv>(world, node, world.rng().split(node.name()),
                                                         std::move(conns.redis)));
     if (conns.zk) run.envs.back()->set_zk(std::move(conns.zk));
+    run.envs.back()->set_sql(std::move(conns.sql));
   }
   LOCKSIM_ASSERT(run.envs.size() == static_cast<size_t>(clients));
 }
@@ -220,6 +221,7 @@ SimOutput run_simulation(const RunConfig& config) {
   out.server_commands = counters.commands;
   out.failovers = counters.failovers;
   out.backend_notes = run.deployment->notes();
+  out.deadlocks = counters.deadlocks;
   return out;
 }
 

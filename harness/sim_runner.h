@@ -25,6 +25,7 @@ struct SimOutput {
   uint64_t messages_dropped = 0;
   uint64_t server_commands = 0;     // commands/statements executed by the servers
   int failovers = 0;                // replicas promoted (leaders elected) by the backend
+  uint64_t deadlocks = 0;           // transactions the database killed to break deadlocks
   std::vector<std::string> errors;  // exceptions caught inside fibers
   // What the backend reports after the run (sim::Deployment::notes()).
   std::vector<std::pair<std::string, std::string>> backend_notes;

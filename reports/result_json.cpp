@@ -142,6 +142,8 @@ Json result_to_json(const RunResult& result) {
   counts["releases_fail"] = result.releases_fail;
   counts["releases_info"] = result.releases_info;
   counts["events"] = result.events;
+  // Only backends that can deadlock report it (MySQL's v1: the article's complaint).
+  if (result.deadlocks > 0) counts["deadlocks"] = result.deadlocks;
   counts["run_length_ns"] = result.history.run_length.ns;
   j["counts"] = std::move(counts);
 
@@ -200,6 +202,7 @@ std::string counts_text(const RunResult& result) {
       result.acquire_info, result.releases_ok, result.releases_fail, result.releases_info,
       format_seconds(result.history.run_length.ns));
   if (result.events > 0) out += fmt::format(", {} events", result.events);
+  if (result.deadlocks > 0) out += fmt::format(", {} deadlocks", result.deadlocks);
   return out + "\n";
 }
 

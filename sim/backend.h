@@ -19,6 +19,7 @@
 
 #include "env/redis_connection.h"
 #include "env/zk_connection.h"
+#include "env/sql_connection.h"
 #include "sim/node.h"
 
 namespace locksim::sim {
@@ -27,6 +28,7 @@ namespace locksim::sim {
 struct ClientConnections {
   std::vector<std::unique_ptr<RedisConnection>> redis;
   std::unique_ptr<ZkConnection> zk;  // the client's ZooKeeper handle (one session at a time)
+  std::unique_ptr<SqlConnection> sql;  // the MySQL backend's session
 };
 
 // One line a report shows about the backend, as (key, text): e.g.
@@ -37,6 +39,7 @@ using BackendNote = std::pair<std::string, std::string>;
 struct BackendCounters {
   uint64_t commands = 0;  // commands/statements the servers executed
   int failovers = 0;      // replicas promoted (or leaders elected) during the run
+  uint64_t deadlocks = 0;  // transactions a database killed to break a deadlock
 };
 
 class Deployment {

@@ -20,4 +20,9 @@ ZkConnection& ClientEnv::zk() {
   return *zk_;
 }
 
+SqlConnection& ClientEnv::sql() {
+  if (sql_ == nullptr) return Env::sql();  // throws: no MySQL in this run
+  return *sql_;
+}
+
 }  // namespace locksim::sim

@@ -25,9 +25,13 @@ class ClientEnv : public Env {
   std::string client_name() const override { return node_.name(); }
   ZkConnection& zk() override;
   bool has_zk() const override { return zk_ != nullptr; }
+  SqlConnection& sql() override;
+  bool has_sql() const override { return sql_ != nullptr; }
 
   // Gives the client its ZooKeeper handle (the ZooKeeper backend does).
   void set_zk(std::unique_ptr<ZkConnection> zk) { zk_ = std::move(zk); }
+  // Gives the client its MySQL session (the MySQL backend does); null: none.
+  void set_sql(std::unique_ptr<SqlConnection> sql) { sql_ = std::move(sql); }
 
  private:
   World& world_;
@@ -35,6 +39,7 @@ class ClientEnv : public Env {
   Rng rng_;
   std::vector<std::unique_ptr<RedisConnection>> redis_;
   std::unique_ptr<ZkConnection> zk_;
+  std::unique_ptr<SqlConnection> sql_;
 };
 
 }  // namespace locksim::sim

@@ -65,6 +65,9 @@ const std::map<std::string, Example>& examples() {
       {"--latency-base", {"1ms", "-1ms", "", Json::object()}},
       {"--latency-jitter-mean", {"2ms", "1", "", Json::object()}},
       {"--loss", {"0.01", "1.5", "", Json::object()}},
+      {"--mysql-service-time", {"1ms", "-1ms", "", Json::object()}},
+      {"--lock-wait-timeout", {"3s", "0s", "", Json::object()}},
+      {"--mysql-timeout", {"20s", "0s", "", Json::object()}},
       {"--fault", {"pause c1 at 2s for 1s", "pause c1 sometime", "", Json::object()}},
   };
   return table;

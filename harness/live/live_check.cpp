@@ -25,6 +25,12 @@ harness::History run_live_redis(const harness::RunConfig& config,
   if (config.redis.replicas != 0 || config.redis.failover) {
     throw ConfigError("live: replicas and failover are simulation-only for now");
   }
+  if (algorithms::find_algorithm(config.algorithm)->backend != "redis") {
+    // The live MySQL layer (mariadbd + libmariadb) is not built yet (issue 6).
+    throw ConfigError("--algorithm: " + config.algorithm +
+                      " runs in the simulation only for now (no live " +
+                      algorithms::find_algorithm(config.algorithm)->backend + " layer yet)");
+  }
   const sim::redis::Topology topology = harness::resolved_topology(config);
   RedisProcess::Options options;
   if (topology.persistence == sim::redis::Persistence::kAofAlways) options.appendfsync = "always";
