@@ -75,13 +75,11 @@ void World::block(Waiter& w) {
                      "a fiber blocked twice");
   w.fiber = &f;
   f.blocked_on = &w;
-  // Only signal() or cancellation makes us ready (wake_now is the one door
-  // into the scheduler), so a resume always finds one of them; the loop is a
-  // bound, not a retry.
+  // wake_now is the one door into the ready pool, and only a signal or a
+  // cancellation opens it: a resume always finds one of them, so this loop
+  // runs once (asserted), never spins.
   while (!w.signaled && !f.cancelled) {
     f.context->suspend();
-    // wake_now is the one door into the ready pool, and only a signal or a
-    // cancellation opens it.
     LOCKSIM_ASSERT_MSG(f.scheduled && (w.signaled || f.cancelled),
                        "a blocked fiber resumed without a reason");
     f.scheduled = false;
