@@ -1,11 +1,18 @@
 #include "harness/run_result.h"
 
+#include "env/assert.h"
+
 namespace locksim::harness {
 
 void fill_counts(RunResult& result) {
+  result.client_ops = 0;
   result.acquisitions = result.acquire_fail = result.acquire_info = 0;
   result.releases_ok = result.releases_fail = result.releases_info = 0;
   for (const Op& op : result.history.ops) {
+    if (!is_client_op(op)) continue;
+    // The recorder and parse_jsonl let no other f onto a client op.
+    LOCKSIM_ASSERT(op.f == OpF::kAcquire || op.f == OpF::kRelease);
+    ++result.client_ops;
     const bool acquire = op.f == OpF::kAcquire;
     switch (op.type) {
       case OpType::kInvoke:

@@ -19,19 +19,15 @@ struct RunResult {
   uint64_t seed = 0;
   nlohmann::json params;  // everything needed to replay, besides algorithm and seed
 
+  // Client ops and the nemesis's (the faults applied, their ends, skipped
+  // faults: a report's timeline markers) in one stream, as in Jepsen.
   History history;
   Verdict mutex;             // check_mutex(history): safety
   LivenessVerdict liveness;  // check_liveness(history, ...): a stuck lock
 
-  // Faults the nemesis applied, in order, with their true time: the markers
-  // on a report's timeline.
-  struct FaultMark {
-    int64_t time_ns = 0;
-    std::string what;
-  };
-  std::vector<FaultMark> faults;
-
-  // Op counts by outcome; derived from the history by fill_counts().
+  // Op counts, of client ops only (the nemesis's are not the workload's);
+  // derived from the history by fill_counts().
+  int64_t client_ops = 0;    // every client op, invocations included
   int64_t acquisitions = 0;  // acquire :ok
   int64_t acquire_fail = 0;
   int64_t acquire_info = 0;
@@ -47,8 +43,8 @@ struct RunResult {
   std::string replay_command;  // "locksim run --algorithm ... --seed 42 ..."
 };
 
-// Sets the op counters of `result` from result.history.ops (completions only;
-// invocations are not counted).
+// Sets the op counters of `result` from result.history.ops: client_ops, and
+// the completions by outcome. Nemesis ops are skipped, as Jepsen's checkers do.
 void fill_counts(RunResult& result);
 
 // The run's verdict for CI: kInvalid if any checker found a violation; else

@@ -22,10 +22,9 @@ struct SimOutput {
   uint64_t scheduler_switches = 0;  // fiber picks by the scheduler
   uint64_t messages_sent = 0;
   uint64_t messages_dropped = 0;
-  uint64_t redis_commands = 0;      // executed by the servers
-  int failovers = 0;                // replicas promoted by the Sentinel-like logic
+  uint64_t server_commands = 0;     // commands/statements executed by the servers
+  int failovers = 0;                // replicas promoted (leaders elected) by the backend
   std::vector<std::string> errors;  // exceptions caught inside fibers
-  std::vector<faults::AppliedFault> faults;
 };
 
 // Throws ConfigError for an invalid config (before anything runs).

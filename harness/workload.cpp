@@ -102,7 +102,8 @@ class ClientLoop {
       hold = std::max(held_->validity, Duration::zero());
     }
     LOCKSIM_ASSERT(hold >= Duration::zero() && hold <= params_.hold_max);
-    env_.sleep(hold);
+    // The algorithm may cut the hold short (it learned the lock may be lost).
+    algorithm_.hold(env_, *held_, hold);
   }
 
   void release() {

@@ -15,4 +15,9 @@ RedisConnection& ClientEnv::redis(size_t i) {
   return *redis_[i];
 }
 
+ZkConnection& ClientEnv::zk() {
+  if (zk_ == nullptr) return Env::zk();  // throws: no ZooKeeper in this run
+  return *zk_;
+}
+
 }  // namespace locksim::sim

@@ -12,40 +12,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/locksim_binary.h"
+
 namespace {
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-Outcome locksim(const std::string& args) {
-  const auto dir =
-      std::filesystem::temp_directory_path() / ("locksim_cli_" + std::to_string(::getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string cmd = std::string(LOCKSIM_BINARY) + " " + args + " >" + (dir / "out").string() +
-                          " 2>" + (dir / "err").string();
-  const int status = std::system(cmd.c_str());
-  Outcome o;
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = slurp(dir / "out");
-  o.err = slurp(dir / "err");
-  std::filesystem::remove_all(dir);
-  return o;
-}
+using locksim::testing::locksim;
+using locksim::testing::Outcome;
+using locksim::testing::slurp;
 
 size_t lines(const std::string& s) {
-  size_t n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
+  return locksim::testing::count_lines(s);
 }
 
 void expect_bad_input(const std::string& args, const std::string& must_mention) {
@@ -211,7 +187,7 @@ TEST(Cli, ViolationExitsOneAndReportsThePair) {
   const Outcome o = locksim("run --seed 5 --duration 20s --ttl 1s --hold 2s..3s");
   EXPECT_EQ(o.exit_code, 1) << o.out << o.err;
   EXPECT_EQ(o.out.rfind("VIOLATION", 0), 0u) << o.out;
-  EXPECT_NE(o.out.find("client"), std::string::npos);
+  EXPECT_NE(o.out.find("both held the lock in ["), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("replay: locksim run"), std::string::npos) << o.out;
 }
 

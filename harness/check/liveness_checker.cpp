@@ -1,15 +1,15 @@
 #include "harness/check/liveness_checker.h"
 
+#include "env/assert.h"
 #include "env/parse.h"
 
 #include <algorithm>
-#include <cassert>
 #include <vector>
 
 namespace locksim::harness {
 
 LivenessVerdict check_liveness(const History& history, Duration stuck_after) {
-  assert(stuck_after > Duration::zero());
+  LOCKSIM_ASSERT_MSG(stuck_after > Duration::zero(), "validate() rejects stuck_after <= 0");
   LivenessVerdict v;
   const TimePoint end = TimePoint{} + history.run_length;
 
@@ -41,6 +41,7 @@ LivenessVerdict check_liveness(const History& history, Duration stuck_after) {
   v.unheld_since = covered_until;
   v.unheld_for = end - covered_until;
   for (const Op& op : history.ops) {
+    if (!is_client_op(op)) continue;  // a fault is not an attempt, as in Jepsen
     if (op.f == OpF::kAcquire && op.time_ns >= covered_until.ns &&
         (op.type == OpType::kFail || op.type == OpType::kInfo)) {
       ++v.failed_attempts;

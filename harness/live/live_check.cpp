@@ -19,7 +19,7 @@ harness::RunResult run_live_and_check(const harness::RunConfig& config) {
   }
   const sim::redis::Topology topology = harness::resolved_topology(config);
   auto algorithm = algorithms::find_algorithm(config.algorithm)
-                       ->make(config.algorithm_params, config.param_field_prefix);
+                       ->make(config.algorithm_params, config.param_field_prefix());
 
   RedisProcess::Options options;
   if (topology.persistence == sim::redis::Persistence::kAofAlways) options.appendfsync = "always";
