@@ -32,7 +32,6 @@ class EventQueue {
   // Precondition: `at` is not before the last popped event's time.
   void push(TimePoint at, Action action) {
     LOCKSIM_ASSERT_MSG(at >= last_popped_, "an event scheduled before the last one run");
-    LOCKSIM_ASSERT(action != nullptr);
     heap_.push_back(Event{at, next_seq_++, std::move(action)});
     sift_up(heap_.size() - 1);
   }

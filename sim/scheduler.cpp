@@ -48,7 +48,6 @@ void SimScheduler::detach() {
 void SimScheduler::awakened(boost::fibers::context* ctx) noexcept {
   // Main and dispatcher are kept out of the pool: they run only when no
   // client fiber is ready, so time never advances under a runnable client.
-  LOCKSIM_ASSERT(ctx != nullptr);
   if (ctx->is_context(boost::fibers::type::main_context)) {
     LOCKSIM_ASSERT_MSG(main_ == nullptr, "main scheduled twice");
     main_ = ctx;
@@ -70,7 +69,6 @@ boost::fibers::context* SimScheduler::pick_next() noexcept {
     if (policy_ == SchedulePolicy::kSeeded && rng_ != nullptr && workers_.size() > 1) {
       i = static_cast<size_t>(rng_->below(workers_.size()));
     }
-    LOCKSIM_ASSERT(i < workers_.size());
     boost::fibers::context* ctx = workers_[i];
     workers_.erase(workers_.begin() + static_cast<std::ptrdiff_t>(i));
     // The pool holds only client fibers (awakened() keeps the others apart).

@@ -16,8 +16,8 @@
 #include <boost/fiber/context.hpp>
 
 #include <cstddef>
-#include <deque>
 #include <type_traits>
+#include <vector>
 
 #include "sim/rng.h"
 
@@ -62,7 +62,10 @@ class SimScheduler final : public boost::fibers::algo::algorithm {
   void notify() noexcept override;
 
  private:
-  std::deque<boost::fibers::context*> workers_;
+  // Ready client fibers, in the order they became ready. A vector: it holds
+  // a handful (at most one per client), so erasing from the middle is cheap
+  // and the double-scheduling check in awakened() is a short scan.
+  std::vector<boost::fibers::context*> workers_;
   boost::fibers::context* main_ = nullptr;
   boost::fibers::context* dispatcher_ = nullptr;
   SchedulePolicy policy_ = SchedulePolicy::kFifo;

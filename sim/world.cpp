@@ -69,18 +69,20 @@ void World::block(Waiter& w) {
   FiberRecord& f = current();
   if (f.cancelled) throw Cancelled();
   if (w.signaled) return;
-  LOCKSIM_ASSERT_MSG(w.fiber == nullptr, "two fibers blocked on one waiter");
-  LOCKSIM_ASSERT_MSG(f.blocked_on == nullptr && !f.scheduled, "a running fiber marked blocked");
+  // One fiber per waiter, one waiter per fiber, and a running fiber is not
+  // in the ready pool.
+  LOCKSIM_ASSERT_MSG(w.fiber == nullptr && f.blocked_on == nullptr && !f.scheduled,
+                     "a fiber blocked twice");
   w.fiber = &f;
   f.blocked_on = &w;
-  // Only signal() or cancellation makes us ready (wake_now is the one door
-  // into the scheduler), so a resume always finds one of them; the loop is a
-  // bound, not a retry.
+  // wake_now is the one door into the ready pool, and only a signal or a
+  // cancellation opens it: a resume always finds one of them, so this loop
+  // runs once (asserted), never spins.
   while (!w.signaled && !f.cancelled) {
     f.context->suspend();
-    LOCKSIM_ASSERT_MSG(f.scheduled, "a blocked fiber resumed without being woken");
+    LOCKSIM_ASSERT_MSG(f.scheduled && (w.signaled || f.cancelled),
+                       "a blocked fiber resumed without a reason");
     f.scheduled = false;
-    LOCKSIM_ASSERT_MSG(w.signaled || f.cancelled, "a fiber woken with nothing to wake it");
   }
   w.fiber = nullptr;
   f.blocked_on = nullptr;
