@@ -45,7 +45,9 @@
 
 #include <string>
 
+#include "algorithms/algorithm_spec.h"
 #include "algorithms/lock_algorithm.h"
+#include "algorithms/retry_policy.h"
 
 namespace locksim::algorithms {
 
@@ -53,11 +55,11 @@ class GetsetTimestamp : public LockAlgorithm {
  public:
   struct Params {
     Duration ttl = Duration::seconds(10);
-    int max_attempts = 20;                       // per acquire call
-    Duration retry_min = Duration::millis(50);   // backoff between attempts,
-    Duration retry_max = Duration::millis(150);  // drawn uniformly per attempt
-    size_t server = 0;                           // which Env redis connection
+    RetryPolicy retry = {20, Duration::millis(50), Duration::millis(150)};  // steps 1-6 each
+    size_t server = 0;  // which Env redis connection
   };
+
+  static constexpr const char* kName = "getset-timestamp";
 
   // Step 2's "key vanished, try SETNX again at once" loop, bounded so that a
   // key created and deleted in a tight cycle cannot keep us spinning.
@@ -67,12 +69,15 @@ class GetsetTimestamp : public LockAlgorithm {
 
   AcquireResult acquire(Env& env, const std::string& resource) override;
   ReleaseResult release(Env& env, const Lease& lease) override;
-  std::string name() const override { return "getset-timestamp"; }
+  std::string name() const override { return kName; }
 
   const Params& params() const { return params_; }
 
  private:
   Params params_;
 };
+
+// Its registry entry: parameters ttl, max-attempts, retry.
+const AlgorithmSpec& getset_timestamp_spec();
 
 }  // namespace locksim::algorithms

@@ -17,6 +17,12 @@
 namespace locksim::algorithms {
 
 // What a client holds after a successful acquire.
+//
+// Invariant of a lease an acquire returned with kOk (is_well_formed): it
+// names its resource and carries the non-empty token this acquire wrote.
+// Asserted where acquire makes it and where release uses it. Its validity is
+// NOT always positive: a reply slower than the TTL (or a client clock step)
+// leaves a lease that is already over, and the client is told so honestly.
 struct Lease {
   std::string resource;                  // the lock's name ("lock:resource")
   std::string token;                     // unique value written by this acquire
@@ -24,6 +30,11 @@ struct Lease {
   TimePoint acquired_local;              // client-clock time the acquire began
   Duration validity = Duration::zero();  // how long the client may assume it holds
 };
+
+// The invariant above: non-empty resource and token.
+inline bool is_well_formed(const Lease& lease) {
+  return !lease.resource.empty() && !lease.token.empty();
+}
 
 // Jepsen's three outcomes: the operation happened, it did not, or we cannot
 // know (a timeout: the server may have applied it).
@@ -61,9 +72,21 @@ class LockAlgorithm {
   virtual AcquireResult acquire(Env& env, const std::string& resource) = 0;
 
   // Gives the lease back. Called at most once per successful acquire.
+  // Precondition: is_well_formed(lease).
   virtual ReleaseResult release(Env& env, const Lease& lease) = 0;
 
   virtual std::string name() const = 0;
+
+  // The critical section: the client works for `planned` of true time while
+  // it believes it holds `lease`. Returns true when it worked to the end,
+  // false when it stopped early because the algorithm learned the lock may be
+  // lost (zk-curator on a SUSPENDED connection); either way the caller
+  // releases next. Default: sleeps `planned` and returns true.
+  virtual bool hold(Env& env, const Lease& lease, Duration planned) {
+    (void)lease;
+    env.sleep(planned);
+    return true;
+  }
 
   // Checks the parameters against the number of Redis servers (groups) the
   // run gives it; "" when fine, else a one-line reason naming the parameter

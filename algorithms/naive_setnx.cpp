@@ -1,16 +1,39 @@
 #include "algorithms/naive_setnx.h"
 
-#include <cassert>
-
+#include "algorithms/param_reader.h"
 #include "algorithms/set_nx_lua.h"  // make_token
+#include "env/assert.h"
 
 namespace locksim::algorithms {
 
+const AlgorithmSpec& naive_setnx_spec() {
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s;
+    s.name = NaiveSetnx::kName;
+    s.summary = "SETNX key token, then a separate EXPIRE (not atomic); release by plain DEL";
+    s.params = {
+        {"ttl", "10s", "lock expiry, set by EXPIRE in whole seconds (rounded up)"},
+        {kMaxAttemptsParam, "20", "SETNX attempts per acquire before giving up"},
+        {kRetryParam, "50ms..150ms", "random backoff between attempts, uniform in the range"},
+        {"expire-delay", "0s", "pause between SETNX and EXPIRE, widening the no-expiry window"},
+    };
+    s.make = [](const ParamValues& values, const std::string& prefix) {
+      const ParamReader r(naive_setnx_spec(), values, prefix);
+      NaiveSetnx::Params p;
+      p.ttl = r.positive_duration("ttl");
+      p.retry = read_retry_policy(r);
+      p.expire_delay = r.duration("expire-delay");
+      return std::unique_ptr<LockAlgorithm>(new NaiveSetnx(p));
+    };
+    return s;
+  }();
+  return spec;
+}
+
 NaiveSetnx::NaiveSetnx(Params params) : params_(params) {
-  assert(params_.ttl > Duration::zero());
-  assert(params_.max_attempts >= 1);
-  assert(params_.retry_min <= params_.retry_max);
-  assert(params_.expire_delay >= Duration::zero());
+  LOCKSIM_ASSERT(params_.ttl > Duration::zero());
+  LOCKSIM_ASSERT(params_.retry.valid());
+  LOCKSIM_ASSERT(params_.expire_delay >= Duration::zero());
 }
 
 int64_t NaiveSetnx::expire_seconds(Duration ttl) {
@@ -20,7 +43,7 @@ int64_t NaiveSetnx::expire_seconds(Duration ttl) {
 }
 
 AcquireResult NaiveSetnx::acquire(Env& env, const std::string& resource) {
-  assert(params_.server < env.redis_count());
+  LOCKSIM_ASSERT(params_.server < env.redis_count());
   RedisConnection& redis = env.redis(params_.server);
   AcquireResult result;
   const std::string token = make_token(env);
@@ -28,7 +51,7 @@ AcquireResult NaiveSetnx::acquire(Env& env, const std::string& resource) {
   const std::string ttl_s = std::to_string(expire_seconds(params_.ttl));
   bool outcome_unknown = false;  // an earlier SETNX timed out: it may have landed
 
-  for (int attempt = 1; attempt <= params_.max_attempts; ++attempt) {
+  for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
     Reply r = redis.command({"SETNX", resource, token});
     bool won = r.is_integer(1);
@@ -62,18 +85,18 @@ AcquireResult NaiveSetnx::acquire(Env& env, const std::string& resource) {
       // Counted from before the first SETNX, with the TTL the user asked for
       // (not the rounded-up one): the client must not assume more than that.
       result.lease.validity = params_.ttl - (env.now() - start);
+      LOCKSIM_ASSERT(is_well_formed(result.lease));
       return result;
     }
     result.detail = describe_failed_attempt(r, "held by another client", &outcome_unknown);
-    if (attempt < params_.max_attempts) {
-      sleep_random(env, params_.retry_min, params_.retry_max);
-    }
+    params_.retry.backoff_after(env, attempt);
   }
   result.outcome = outcome_unknown ? Outcome::kUnknown : Outcome::kFail;
   return result;
 }
 
 ReleaseResult NaiveSetnx::release(Env& env, const Lease& lease) {
+  LOCKSIM_ASSERT_MSG(is_well_formed(lease), "release takes a lease acquire returned");
   RedisConnection& redis = env.redis(params_.server);
   // No ownership check: if our lease expired and someone else took the lock,
   // this deletes *their* key. That is the flaw this algorithm exists to show.

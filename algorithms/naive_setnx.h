@@ -25,26 +25,28 @@
 
 #include <string>
 
+#include "algorithms/algorithm_spec.h"
 #include "algorithms/lock_algorithm.h"
+#include "algorithms/retry_policy.h"
 
 namespace locksim::algorithms {
 
 class NaiveSetnx : public LockAlgorithm {
  public:
   struct Params {
-    Duration ttl = Duration::seconds(10);        // rounded up to whole seconds for EXPIRE
-    int max_attempts = 20;                       // per acquire call
-    Duration retry_min = Duration::millis(50);   // backoff between attempts,
-    Duration retry_max = Duration::millis(150);  // drawn uniformly per attempt
-    Duration expire_delay = Duration::zero();    // sleep between SETNX and EXPIRE
-    size_t server = 0;                           // which Env redis connection
+    Duration ttl = Duration::seconds(10);  // rounded up to whole seconds for EXPIRE
+    RetryPolicy retry = {20, Duration::millis(50), Duration::millis(150)};  // SETNX attempts
+    Duration expire_delay = Duration::zero();  // sleep between SETNX and EXPIRE
+    size_t server = 0;                         // which Env redis connection
   };
+
+  static constexpr const char* kName = "naive-setnx";
 
   explicit NaiveSetnx(Params params);
 
   AcquireResult acquire(Env& env, const std::string& resource) override;
   ReleaseResult release(Env& env, const Lease& lease) override;
-  std::string name() const override { return "naive-setnx"; }
+  std::string name() const override { return kName; }
 
   const Params& params() const { return params_; }
 
@@ -54,5 +56,8 @@ class NaiveSetnx : public LockAlgorithm {
  private:
   Params params_;
 };
+
+// Its registry entry: parameters ttl, max-attempts, retry, expire-delay.
+const AlgorithmSpec& naive_setnx_spec();
 
 }  // namespace locksim::algorithms

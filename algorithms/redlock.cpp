@@ -1,13 +1,62 @@
 #include "algorithms/redlock.h"
 
 #include <algorithm>
-#include <cassert>
+#include <charconv>
 #include <cmath>
 
+#include "algorithms/param_reader.h"
 #include "algorithms/set_nx_lua.h"  // make_token, kReleaseScript
-#include "env/parse.h"              // format_duration
+#include "env/assert.h"
+#include "env/parse.h"  // format_duration, ConfigError
 
 namespace locksim::algorithms {
+
+namespace {
+
+// "auto" (0: a majority) or a whole number from 1 to kQuorumMax. Whether it
+// is <= N is checked by Redlock::validate once the harness knows N: the node
+// count is the run's, not the algorithm's.
+size_t read_quorum(const ParamReader& r) {
+  constexpr int64_t kQuorumMax = 1'000;
+  const std::string quorum = r.text("quorum");
+  if (quorum == "auto") return 0;
+  int64_t q = 0;
+  const auto [ptr, ec] = std::from_chars(quorum.data(), quorum.data() + quorum.size(), q);
+  if (ec != std::errc() || ptr != quorum.data() + quorum.size() || q < 1 || q > kQuorumMax) {
+    throw ConfigError(r.field("quorum") + ": expected 'auto' or a whole number from 1 to " +
+                      std::to_string(kQuorumMax) + ", got '" + quorum + "'");
+  }
+  return static_cast<size_t>(q);
+}
+
+}  // namespace
+
+const AlgorithmSpec& redlock_spec() {
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s;
+    s.name = Redlock::kName;
+    s.default_masters = 5;
+    s.summary = "SET NX PX on every one of N independent masters; held with a quorum and time left";
+    s.params = {
+        {"ttl", "10s", "lock expiry (PX) set on each node"},
+        {"quorum", "auto", "nodes that must agree: auto (N/2+1) or a number from 1 to N"},
+        {"drift-factor", "0.01", "validity = ttl - elapsed - (ttl * drift-factor + 2ms)"},
+        {kMaxAttemptsParam, "3", "rounds over all nodes per acquire before giving up"},
+        {kRetryParam, "50ms..200ms", "random delay between rounds, uniform in the range"},
+    };
+    s.make = [](const ParamValues& values, const std::string& prefix) {
+      const ParamReader r(redlock_spec(), values, prefix);
+      Redlock::Params p;
+      p.ttl = r.positive_duration("ttl");
+      p.quorum = read_quorum(r);
+      p.drift_factor = r.parse_double("drift-factor", 0.0, 1.0, "[0, 1)");
+      p.retry = read_retry_policy(r);
+      return std::unique_ptr<LockAlgorithm>(new Redlock(p));
+    };
+    return s;
+  }();
+  return spec;
+}
 
 namespace {
 
@@ -17,13 +66,51 @@ std::string count_text(size_t count, size_t n, size_t quorum) {
          std::to_string(quorum) + ")";
 }
 
+// What step 2 found on the nodes.
+struct SetTally {
+  size_t locked = 0;       // nodes that answered OK
+  size_t io_errors = 0;    // nodes that did not answer
+  std::string last_error;  // "redis-3: <error>" of the last node that errored
+};
+
+// Step 2: SET on every node, in order, even after a quorum is reached — the
+// documentation's clients do, so a slow node costs time on every acquire.
+// Marks in `may_hold` every node where our key may now be.
+SetTally set_on_every_node(Env& env, const std::string& resource, const std::string& token,
+                           const std::string& ttl_ms, std::vector<bool>& may_hold) {
+  LOCKSIM_ASSERT(may_hold.size() == env.redis_count());
+  SetTally tally;
+  for (size_t i = 0; i < may_hold.size(); ++i) {
+    const Reply r = env.redis(i).command({"SET", resource, token, "NX", "PX", ttl_ms});
+    if (r.is_ok() || r.is_io_error()) may_hold[i] = true;  // a lost reply may hide an OK
+    if (r.is_ok()) {
+      ++tally.locked;
+    } else if (r.is_io_error() || r.is_error()) {
+      tally.io_errors += r.is_io_error() ? 1 : 0;
+      tally.last_error = env.redis(i).server_name() + ": " + r.text;
+    }
+  }
+  return tally;
+}
+
+// Why a round that ended with `tally` and `validity` did not win.
+std::string failed_round_detail(const SetTally& tally, size_t n, size_t quorum, Duration validity,
+                                Duration elapsed) {
+  if (tally.locked >= quorum) {
+    return "locked " + count_text(tally.locked, n, quorum) + " but validity " +
+           format_duration(validity) + " <= 0 after " + format_duration(elapsed);
+  }
+  return "locked " + count_text(tally.locked, n, quorum) +
+         (tally.io_errors > 0 ? ", " + std::to_string(tally.io_errors) + " did not answer" : "") +
+         (tally.last_error.empty() ? "" : "; last error " + tally.last_error);
+}
+
 }  // namespace
 
 Redlock::Redlock(Params params) : params_(params) {
-  assert(params_.ttl > Duration::zero());
-  assert(params_.drift_factor >= 0.0 && params_.drift_factor < 1.0);
-  assert(params_.max_attempts >= 1);
-  assert(params_.retry_min <= params_.retry_max);
+  LOCKSIM_ASSERT(params_.ttl > Duration::zero());
+  LOCKSIM_ASSERT(params_.drift_factor >= 0.0 && params_.drift_factor < 1.0);
+  LOCKSIM_ASSERT(params_.retry.valid());
 }
 
 size_t Redlock::quorum_for(size_t n_servers) const {
@@ -49,6 +136,7 @@ std::string Redlock::validate(size_t n_servers) const {
 
 size_t Redlock::unlock_all(Env& env, const std::string& resource, const std::string& token,
                            std::vector<bool>& may_hold) {
+  LOCKSIM_ASSERT(may_hold.size() == env.redis_count());
   size_t unanswered = 0;
   for (size_t i = 0; i < env.redis_count(); ++i) {
     // Errors change nothing, as in the reference clients: a node that did not
@@ -66,12 +154,7 @@ size_t Redlock::unlock_all(Env& env, const std::string& resource, const std::str
 AcquireResult Redlock::acquire(Env& env, const std::string& resource) {
   const size_t n = env.redis_count();
   AcquireResult result;
-  const std::string problem = validate(n);
-  assert(problem.empty());
-  if (!problem.empty()) {  // NDEBUG builds: refuse cleanly rather than never win
-    result.detail = problem;
-    return result;
-  }
+  LOCKSIM_ASSERT_MSG(validate(n).empty(), "the harness runs check_servers() before any acquire");
   const size_t quorum = quorum_for(n);
   const std::string token = make_token(env);  // step 1, kept across attempts
   const std::string ttl_ms = std::to_string(params_.ttl.to_ms());
@@ -79,53 +162,28 @@ AcquireResult Redlock::acquire(Env& env, const std::string& resource) {
   // answer there, and no unlock has answered since.
   std::vector<bool> may_hold(n, false);
 
-  for (int attempt = 1; attempt <= params_.max_attempts; ++attempt) {
+  for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
     const TimePoint t1 = env.now();  // step 1: the client's clock, as the reference clients
-    // Step 2: every node, in order, even after a quorum is reached — the
-    // documentation's clients do, so a slow node costs time on every acquire.
-    size_t locked = 0;
-    size_t io_errors = 0;
-    std::string last_error;
-    for (size_t i = 0; i < n; ++i) {
-      const Reply r = env.redis(i).command({"SET", resource, token, "NX", "PX", ttl_ms});
-      if (r.is_ok() || r.is_io_error()) may_hold[i] = true;  // a lost reply may hide an OK
-      if (r.is_ok()) {
-        ++locked;
-      } else if (r.is_io_error() || r.is_error()) {
-        io_errors += r.is_io_error() ? 1 : 0;
-        last_error = env.redis(i).server_name() + ": " + r.text;
-      }
-    }
+    const SetTally tally = set_on_every_node(env, resource, token, ttl_ms, may_hold);  // step 2
     // Steps 3 and 4. A clock stepped back during step 2 makes elapsed
     // negative and validity larger than the TTL: faithful, and a known flaw.
     const Duration elapsed = env.now() - t1;
     const Duration validity = params_.ttl - elapsed - drift();
-    if (locked >= quorum && validity > Duration::zero()) {
+    if (tally.locked >= quorum && validity > Duration::zero()) {
       result.outcome = Outcome::kOk;
-      result.lease.resource = resource;
-      result.lease.token = token;
-      result.lease.acquired_local = t1;
-      result.lease.validity = validity;
+      result.lease = Lease{resource, token, std::nullopt, t1, validity};
       result.detail.clear();
+      LOCKSIM_ASSERT(is_well_formed(result.lease) && result.lease.validity > Duration::zero());
       return result;
     }
-    if (locked >= quorum) {
-      result.detail = "locked " + count_text(locked, n, quorum) + " but validity " +
-                      format_duration(validity) + " <= 0 after " + format_duration(elapsed);
-    } else {
-      result.detail = "locked " + count_text(locked, n, quorum) +
-                      (io_errors > 0 ? ", " + std::to_string(io_errors) + " did not answer" : "") +
-                      (last_error.empty() ? "" : "; last error " + last_error);
-    }
+    result.detail = failed_round_detail(tally, n, quorum, validity, elapsed);
     // Step 5. A SET that timed out may have landed; the unlock clears it.
     const size_t unanswered = unlock_all(env, resource, token, may_hold);
     if (unanswered > 0) {
       result.detail += "; unlock got no answer from " + std::to_string(unanswered) + " nodes";
     }
-    if (attempt < params_.max_attempts) {
-      sleep_random(env, params_.retry_min, params_.retry_max);
-    }
+    params_.retry.backoff_after(env, attempt);
   }
   // The token is the same in every attempt, so each unlock also covered the
   // SETs of earlier attempts. Our keys left behind on fewer than a quorum of
@@ -138,6 +196,7 @@ AcquireResult Redlock::acquire(Env& env, const std::string& resource) {
 }
 
 ReleaseResult Redlock::release(Env& env, const Lease& lease) {
+  LOCKSIM_ASSERT_MSG(is_well_formed(lease), "release takes a lease acquire returned");
   const size_t n = env.redis_count();
   const size_t quorum = quorum_for(n);
   size_t deleted = 0;
@@ -159,7 +218,8 @@ ReleaseResult Redlock::release(Env& env, const Lease& lease) {
 
 ExtendResult Redlock::extend(Env& env, Lease& lease) {
   const size_t n = env.redis_count();
-  assert(validate(n).empty());
+  LOCKSIM_ASSERT_MSG(validate(n).empty(), "the harness runs check_servers() before any extend");
+  LOCKSIM_ASSERT_MSG(is_well_formed(lease), "extend takes a lease acquire returned");
   const size_t quorum = quorum_for(n);
   // The old lease's end by our clock. Validity counts from when acquire (or
   // the last extend) returned, elapsed after acquired_local; the two cancel:
@@ -194,6 +254,7 @@ ExtendResult Redlock::extend(Env& env, Lease& lease) {
   }
   lease.acquired_local = t1;
   lease.validity = validity;
+  LOCKSIM_ASSERT(lease.validity > Duration::zero());
   return {Outcome::kOk, ""};
 }
 

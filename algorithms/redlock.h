@@ -50,7 +50,9 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/algorithm_spec.h"
 #include "algorithms/lock_algorithm.h"
+#include "algorithms/retry_policy.h"
 
 namespace locksim::algorithms {
 
@@ -63,12 +65,12 @@ class Redlock : public LockAlgorithm {
  public:
   struct Params {
     Duration ttl = Duration::seconds(10);
-    size_t quorum = 0;                           // 0: a majority of the nodes, N/2+1
-    double drift_factor = 0.01;                  // in [0, 1)
-    int max_attempts = 3;                        // per acquire call
-    Duration retry_min = Duration::millis(50);   // delay between attempts,
-    Duration retry_max = Duration::millis(200);  // drawn uniformly per attempt
+    size_t quorum = 0;           // 0: a majority of the nodes, N/2+1
+    double drift_factor = 0.01;  // in [0, 1)
+    RetryPolicy retry = {3, Duration::millis(50), Duration::millis(200)};  // rounds, steps 1-5
   };
+
+  static constexpr const char* kName = "redlock";
 
   // Extends a lease only if the key still holds our token.
   static constexpr const char* kExtendScript =
@@ -79,7 +81,7 @@ class Redlock : public LockAlgorithm {
 
   AcquireResult acquire(Env& env, const std::string& resource) override;
   ReleaseResult release(Env& env, const Lease& lease) override;
-  std::string name() const override { return "redlock"; }
+  std::string name() const override { return kName; }
 
   // Resets the lease's TTL on every node. On kOk, `lease.acquired_local`
   // becomes the moment the extension began and `lease.validity` the time left
@@ -110,5 +112,9 @@ class Redlock : public LockAlgorithm {
 
   Params params_;
 };
+
+// Its registry entry: parameters ttl, quorum, drift-factor, max-attempts,
+// retry; 5 masters unless the run says otherwise.
+const AlgorithmSpec& redlock_spec();
 
 }  // namespace locksim::algorithms

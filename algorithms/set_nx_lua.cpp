@@ -1,9 +1,33 @@
 #include "algorithms/set_nx_lua.h"
 
-#include <cassert>
 #include <cstdio>
 
+#include "algorithms/param_reader.h"
+#include "env/assert.h"
+
 namespace locksim::algorithms {
+
+const AlgorithmSpec& set_nx_lua_spec() {
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s;
+    s.name = SetNxLua::kName;
+    s.summary = "SET key token NX PX ttl on one Redis master; release by Lua compare-and-delete";
+    s.params = {
+        {"ttl", "10s", "lock expiry (PX) set with each acquire"},
+        {kMaxAttemptsParam, "20", "SET attempts per acquire before giving up"},
+        {kRetryParam, "50ms..150ms", "random backoff between attempts, uniform in the range"},
+    };
+    s.make = [](const ParamValues& values, const std::string& prefix) {
+      const ParamReader r(set_nx_lua_spec(), values, prefix);
+      SetNxLua::Params p;
+      p.ttl = r.positive_duration("ttl");
+      p.retry = read_retry_policy(r);
+      return std::unique_ptr<LockAlgorithm>(new SetNxLua(p));
+    };
+    return s;
+  }();
+  return spec;
+}
 
 std::string make_token(Env& env) {
   char hex[17];
@@ -12,13 +36,12 @@ std::string make_token(Env& env) {
 }
 
 SetNxLua::SetNxLua(Params params) : params_(params) {
-  assert(params_.ttl > Duration::zero());
-  assert(params_.max_attempts >= 1);
-  assert(params_.retry_min <= params_.retry_max);
+  LOCKSIM_ASSERT(params_.ttl > Duration::zero());
+  LOCKSIM_ASSERT(params_.retry.valid());
 }
 
 AcquireResult SetNxLua::acquire(Env& env, const std::string& resource) {
-  assert(params_.server < env.redis_count());
+  LOCKSIM_ASSERT(params_.server < env.redis_count());
   RedisConnection& redis = env.redis(params_.server);
   AcquireResult result;
   const std::string token = make_token(env);
@@ -26,7 +49,7 @@ AcquireResult SetNxLua::acquire(Env& env, const std::string& resource) {
   const std::string ttl_ms = std::to_string(params_.ttl.to_ms());
   bool outcome_unknown = false;  // an earlier SET timed out: it may have landed
 
-  for (int attempt = 1; attempt <= params_.max_attempts; ++attempt) {
+  for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
     Reply r = redis.command({"SET", resource, token, "NX", "PX", ttl_ms});
     bool won = r.is_ok();
@@ -45,18 +68,18 @@ AcquireResult SetNxLua::acquire(Env& env, const std::string& resource) {
       // Counted from before the first SET: the key may be that old.
       result.lease.validity = params_.ttl - (env.now() - start);
       result.detail.clear();
+      LOCKSIM_ASSERT(is_well_formed(result.lease));
       return result;
     }
     result.detail = describe_failed_attempt(r, "held by another client", &outcome_unknown);
-    if (attempt < params_.max_attempts) {
-      sleep_random(env, params_.retry_min, params_.retry_max);
-    }
+    params_.retry.backoff_after(env, attempt);
   }
   result.outcome = outcome_unknown ? Outcome::kUnknown : Outcome::kFail;
   return result;
 }
 
 ReleaseResult SetNxLua::release(Env& env, const Lease& lease) {
+  LOCKSIM_ASSERT_MSG(is_well_formed(lease), "release takes a lease acquire returned");
   RedisConnection& redis = env.redis(params_.server);
   Reply r = redis.command({"EVAL", kReleaseScript, "1", lease.resource, lease.token});
   if (r.is_integer(1)) return {Outcome::kOk, ""};

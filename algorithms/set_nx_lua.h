@@ -20,7 +20,9 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/algorithm_spec.h"
 #include "algorithms/lock_algorithm.h"
+#include "algorithms/retry_policy.h"
 
 namespace locksim::algorithms {
 
@@ -28,11 +30,11 @@ class SetNxLua : public LockAlgorithm {
  public:
   struct Params {
     Duration ttl = Duration::seconds(10);
-    int max_attempts = 20;                       // per acquire call
-    Duration retry_min = Duration::millis(50);   // backoff between attempts,
-    Duration retry_max = Duration::millis(150);  // drawn uniformly per attempt
-    size_t server = 0;                           // which Env redis connection
+    RetryPolicy retry = {20, Duration::millis(50), Duration::millis(150)};  // SET attempts
+    size_t server = 0;  // which Env redis connection
   };
+
+  static constexpr const char* kName = "set-nx-lua";
 
   static constexpr const char* kReleaseScript =
       "if redis.call(\"get\",KEYS[1]) == ARGV[1] then "
@@ -42,13 +44,16 @@ class SetNxLua : public LockAlgorithm {
 
   AcquireResult acquire(Env& env, const std::string& resource) override;
   ReleaseResult release(Env& env, const Lease& lease) override;
-  std::string name() const override { return "set-nx-lua"; }
+  std::string name() const override { return kName; }
 
   const Params& params() const { return params_; }
 
  private:
   Params params_;
 };
+
+// Its registry entry: parameters ttl, max-attempts, retry.
+const AlgorithmSpec& set_nx_lua_spec();
 
 // A token unique to one acquire: "<client>:<16 hex digits>".
 std::string make_token(Env& env);

@@ -1,11 +1,14 @@
 // locksim — the command line.
 //
-//   locksim run  --algorithm set-nx-lua --seed 42 [--clients 5] [--duration 60s]
-//                [--ttl 10s] [--hold 1s..3s] [--fault '...']... [--out DIR]
+//   locksim run  --algorithm set-nx-lua --seed 42 [any setting: see --help] [--out DIR]
+//   locksim run  --scenario NAME|FILE [--seed N] [--out DIR]
+//   locksim live --algorithm redlock [--duration 10s] ...
 //   locksim list
 //
+// The run settings' flags are generated from harness/settings.h (cli/run_options.h).
 // Exit codes (CI gates rely on them): 0 nothing found, 1 a violation found,
-// 2 bad input (one line naming the flag), 3 internal error.
+// 2 bad input (one line naming the flag), 3 internal error, 70 a broken
+// invariant (env/assert.h: a bug in locksim).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -17,11 +20,14 @@
 
 #include "algorithms/registry.h"
 #include "cli/check_command.h"
+#include "cli/run_options.h"
 #include "env/parse.h"
+#include "harness/backends.h"
 #include "harness/history_io.h"
 #include "harness/live/live_check.h"
 #include "harness/run_sim.h"
 #include "harness/scenario.h"
+#include "harness/settings.h"
 #include "reports/result_json.h"
 
 namespace {
@@ -65,111 +71,41 @@ int cmd_list() {
   return kExitClean;
 }
 
-struct RunFlags {
-  std::string algorithm = "set-nx-lua";
-  std::string seed = "1";
-  std::string clients = "5";
-  std::string duration = "60s";
-  std::string ttl;
-  std::string hold = "1s..3s";
-  std::string out;
-  std::vector<std::string> params;
-  std::vector<std::string> faults;
-  bool quiet = false;
-  std::string scenario;
-  std::string retry_pause;
-  bool hold_within_validity = false;
-  std::string masters, replicas, replication_lag, persistence, rdb_interval, down_after,
-      discovery_delay, timeout, stuck_after;
-  bool failover = false;
-  locksim::cli::KnossosFlags knossos;
-};
-
-locksim::harness::RunConfig to_config(const RunFlags& f) {
-  locksim::harness::RunConfig c;
-  c.algorithm = f.algorithm;
-  if (locksim::algorithms::find_algorithm(c.algorithm) == nullptr) {
-    throw ConfigError("--algorithm: expected one of " + locksim::algorithms::algorithm_names() +
-                      ", got '" + f.algorithm + "'");
-  }
-  c.seed = static_cast<uint64_t>(locksim::parse_integer(f.seed, "--seed", 0, INT64_MAX));
-  c.workload.clients = static_cast<int>(
-      locksim::parse_integer(f.clients, "--clients", 1, locksim::harness::RunConfig::kMaxClients));
-  c.duration = locksim::parse_duration(f.duration, "--duration");
-  if (c.duration <= locksim::Duration::zero()) {
-    throw ConfigError("--duration: expected a positive duration, got '" + f.duration + "'");
-  }
-  std::tie(c.workload.hold_min, c.workload.hold_max) =
-      locksim::parse_duration_range(f.hold, "--hold");
-  for (const std::string& p : f.params) {
-    const size_t eq = p.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw ConfigError("--param: expected NAME=VALUE, got '" + p + "'");
+// The settings table as Markdown (`locksim list --settings`): the README's
+// table of settings is this output, so the docs are generated from the table too.
+int cmd_list_settings() {
+  const locksim::harness::RunConfig defaults;
+  std::cout << "| flag | scenario file | value | default | meaning |\n"
+               "|---|---|---|---|---|\n";
+  for (const auto& s : locksim::harness::all_settings()) {
+    std::string def = s.format ? s.format(defaults) : "";
+    if (s.kind == locksim::harness::Setting::Kind::kFlag) def = "off";
+    std::string hint = s.value_hint;
+    for (size_t at = hint.find('|'); at != std::string::npos; at = hint.find('|', at + 2)) {
+      hint.replace(at, 1, "\\|");  // a literal | inside a Markdown table cell
     }
-    c.algorithm_params[p.substr(0, eq)] = p.substr(eq + 1);
+    std::cout << "| `" << s.flag << "` | `" << s.json_path << "` | " << hint << " | "
+              << (def.empty() ? "" : "`" + def + "`") << " | " << s.help
+              << (s.live ? " (also live)" : "") << " |\n";
   }
-  if (!f.ttl.empty()) c.algorithm_params["ttl"] = f.ttl;
-  // "--ttl" is the flag users type; the algorithm names its parameter "ttl".
-  c.param_field_prefix = "--";
-  for (size_t i = 0; i < f.faults.size(); ++i) {
-    c.faults.events.push_back(locksim::faults::parse_fault(f.faults[i], "--fault"));
-  }
-  if (!f.retry_pause.empty())
-    c.workload.retry_pause = locksim::parse_duration(f.retry_pause, "--retry-pause");
-  c.workload.hold_within_validity = f.hold_within_validity;
-  auto& t = c.redis;
-  if (!f.masters.empty()) {
-    t.masters = static_cast<int>(locksim::parse_integer(
-        f.masters, "--masters", 1, locksim::harness::RunConfig::kMaxRedisMasters));
-  }
-  if (!f.replicas.empty()) {
-    t.replicas = static_cast<int>(locksim::parse_integer(
-        f.replicas, "--replicas", 0, locksim::harness::RunConfig::kMaxReplicasPerMaster));
-  }
-  if (!f.replication_lag.empty())
-    t.replication_lag = locksim::parse_duration(f.replication_lag, "--replication-lag");
-  if (!f.persistence.empty()) {
-    const auto mode = locksim::sim::redis::persistence_from(f.persistence);
-    if (!mode) {
-      throw ConfigError(
-          "--persistence: expected one of none, aof-everysec, aof-always, rdb, got '" +
-          f.persistence + "'");
-    }
-    t.persistence = *mode;
-  }
-  if (!f.rdb_interval.empty())
-    t.rdb_interval = locksim::parse_duration(f.rdb_interval, "--rdb-interval");
-  t.failover = f.failover;
-  if (!f.down_after.empty()) t.down_after = locksim::parse_duration(f.down_after, "--down-after");
-  if (!f.discovery_delay.empty())
-    t.discovery_delay = locksim::parse_duration(f.discovery_delay, "--discovery-delay");
-  if (!f.timeout.empty()) t.timeout = locksim::parse_duration(f.timeout, "--timeout");
-  if (!f.stuck_after.empty())
-    c.stuck_after = locksim::parse_duration(f.stuck_after, "--stuck-after");
-  // Also builds the algorithm, so a bad parameter fails before any work.
-  locksim::harness::validate(c);
-  return c;
+  return kExitClean;
 }
+
+using locksim::cli::Mode;
+using locksim::cli::RunOptions;
 
 // A scenario run: the file decides everything but the seed (and where the
 // output goes), so a seed sweep over a scenario is one flag away.
-locksim::harness::RunConfig scenario_config(const RunFlags& f, const CLI::App& run,
+locksim::harness::RunConfig scenario_config(const RunOptions& o, const CLI::App& run,
                                             std::string* replay) {
-  for (const char* flag :
-       {"--algorithm", "--clients", "--duration", "--ttl", "--hold", "--param", "--fault",
-        "--retry-pause", "--hold-within-validity", "--masters", "--replicas", "--replication-lag",
-        "--persistence", "--rdb-interval", "--failover", "--down-after", "--discovery-delay",
-        "--timeout", "--stuck-after"}) {
-    if (run.count(flag) > 0) {
-      throw ConfigError(std::string(flag) +
-                        ": cannot be combined with --scenario (edit the scenario file instead)");
-    }
-  }
-  locksim::harness::Scenario sc = locksim::harness::load_scenario(f.scenario);
+  locksim::cli::refuse_with_scenario(run);
+  locksim::harness::Scenario sc = locksim::harness::load_scenario(o.scenario);
   if (run.count("--seed") > 0) {
-    sc.config.seed = static_cast<uint64_t>(locksim::parse_integer(f.seed, "--seed", 0, INT64_MAX));
+    const locksim::harness::Setting& seed = *locksim::harness::find_setting_by_flag("--seed");
+    seed.parse(sc.config, o.values.at("--seed").front(), "--seed");
   }
-  *replay = "locksim run --scenario " + f.scenario + " --seed " + std::to_string(sc.config.seed);
+  *replay = "locksim run --scenario " + locksim::harness::shell_quote(o.scenario) + " --seed " +
+            std::to_string(sc.config.seed);
   return sc.config;
 }
 
@@ -201,34 +137,47 @@ int exit_code(const locksim::harness::RunResult& result) {
   return kExitInternal;
 }
 
-// The same algorithm code against real redis-server processes on loopback.
-int cmd_live(const RunFlags& flags) {
-  const locksim::harness::RunConfig config = to_config(flags);
-  make_out_dir(flags.out);
-  if (!flags.quiet) {
-    std::cout << "live: " << config.algorithm << " against real redis-server on 127.0.0.1 for "
+// The same algorithm code against real servers (Redis or ZooKeeper) on loopback.
+int cmd_live(const CLI::App& live, const RunOptions& o) {
+  const locksim::harness::RunConfig config =
+      locksim::cli::config_from_options(live, Mode::kLive, o);
+  make_out_dir(o.out);
+  if (!o.quiet) {
+    std::cout << "live: " << config.algorithm << " against real "
+              << locksim::harness::backend_of(config).name << " on 127.0.0.1 for "
               << locksim::format_duration(config.duration) << " of real time...\n"
               << std::flush;
   }
   const auto result = locksim::live::run_live_and_check(config);
-  if (!flags.quiet) std::cout << locksim::reports::summary_text(result);
-  if (!flags.out.empty()) write_outputs(flags.out, result, flags.quiet);
+  if (!o.quiet) std::cout << locksim::reports::summary_text(result);
+  if (!o.out.empty()) write_outputs(o.out, result, o.quiet);
   return exit_code(result);
 }
 
-int cmd_run(const RunFlags& flags, const CLI::App& run) {
+int cmd_run(const CLI::App& run, const RunOptions& o) {
   std::string replay;
   const locksim::harness::RunConfig config =
-      flags.scenario.empty() ? to_config(flags) : scenario_config(flags, run, &replay);
-  make_out_dir(flags.out);
+      o.scenario.empty() ? locksim::cli::config_from_options(run, Mode::kRun, o)
+                         : scenario_config(o, run, &replay);
+  make_out_dir(o.out);
   auto report = locksim::harness::simulate_and_check(config);
   if (!replay.empty()) report.result.replay_command = replay;
-  locksim::cli::check_run_with_knossos(report.result, flags.knossos);
+  locksim::cli::check_run_with_knossos(report.result, o.knossos);
   const auto& result = report.result;
-  if (!flags.quiet) std::cout << locksim::reports::summary_text(result);
-  if (!flags.out.empty()) write_outputs(flags.out, result, flags.quiet);
+  if (!o.quiet) std::cout << locksim::reports::summary_text(result);
+  if (!o.out.empty()) write_outputs(o.out, result, o.quiet);
   if (locksim::harness::knossos_disagrees(result.linearizability)) return kExitInternal;
   return exit_code(result);
+}
+
+// CLI11's messages are one line already; keep them so, and add no help dump.
+int parse_error(const CLI::ParseError& e) {
+  std::string what = e.what();
+  for (char& ch : what) {
+    if (ch == '\n') ch = ' ';
+  }
+  std::cerr << "locksim: " << what << "\n";
+  return kExitBadInput;
 }
 
 }  // namespace
@@ -236,82 +185,40 @@ int cmd_run(const RunFlags& flags, const CLI::App& run) {
 int main(int argc, char** argv) {
   CLI::App app{"locksim: a deterministic testbed for distributed lock algorithms"};
   app.require_subcommand(1);
-  RunFlags flags;
+  RunOptions run_options, live_options;
   CLI::App* run = app.add_subcommand("run", "simulate one run and check it for violations");
-  run->add_option("--algorithm", flags.algorithm, "lock algorithm (see locksim list)");
-  run->add_option("--seed", flags.seed, "seed; the same seed replays the same run");
-  run->add_option("--clients", flags.clients, "number of lock clients");
-  run->add_option("--duration", flags.duration, "virtual run length, e.g. 60s");
-  run->add_option("--ttl", flags.ttl, "lock TTL, e.g. 10s (algorithm parameter ttl)");
-  run->add_option("--hold", flags.hold, "critical-section length range, e.g. 1s..3s");
-  run->add_option("--param", flags.params, "algorithm parameter NAME=VALUE (repeatable)");
-  run->add_option("--fault", flags.faults,
-                  "fault, e.g. 'pause c1 at 5s for 12s' (repeatable; see README)");
-  run->add_option("--out", flags.out, "write result.json, history.edn, history.jsonl here");
-  run->add_flag("--quiet", flags.quiet, "print nothing; rely on the exit code");
-  run->add_option("--scenario", flags.scenario,
-                  "run a shipped scenario (see locksim list) or a scenario file; --seed may "
-                  "override its seed");
-  run->add_option("--retry-pause", flags.retry_pause, "client pause after a failed acquire");
-  run->add_flag("--hold-within-validity", flags.hold_within_validity,
-                "cut each hold to the lease's validity (a careful Redlock client)");
-  run->add_option("--masters", flags.masters, "independent Redis masters (Redlock's N)");
-  run->add_option("--replicas", flags.replicas, "asynchronous replicas per master");
-  run->add_option("--replication-lag", flags.replication_lag, "how far replicas run behind");
-  run->add_option("--persistence", flags.persistence, "none, aof-everysec, aof-always or rdb");
-  run->add_option("--rdb-interval", flags.rdb_interval, "RDB snapshot period");
-  run->add_flag("--failover", flags.failover, "Sentinel-like failover to a replica");
-  run->add_option("--down-after", flags.down_after, "failover: master unreachable this long");
-  run->add_option("--discovery-delay", flags.discovery_delay,
-                  "failover: clients learn the new master this much later");
-  run->add_option("--timeout", flags.timeout, "client timeout of one Redis command");
-  run->add_option("--stuck-after", flags.stuck_after,
-                  "report a stuck lock unheld this long at the end of the run");
-  locksim::cli::add_knossos_options(run, flags.knossos);
+  locksim::cli::add_run_options(*run, Mode::kRun, run_options);
+  locksim::cli::add_knossos_options(run, run_options.knossos);
   locksim::cli::CheckFlags check_flags;
   CLI::App* check = locksim::cli::add_check_command(app, check_flags);
-  CLI::App* list = app.add_subcommand("list", "list algorithms and their parameters");
-  RunFlags live_flags;
-  live_flags.duration = "10s";
-  live_flags.hold = "50ms..200ms";
+  CLI::App* list = app.add_subcommand("list", "list algorithms, their parameters, and scenarios");
+  bool list_settings = false;
+  list->add_flag("--settings", list_settings, "print the run settings as a Markdown table");
   CLI::App* live = app.add_subcommand(
-      "live", "run the same algorithm code against real redis-server processes (loopback)");
-  live->add_option("--algorithm", live_flags.algorithm, "lock algorithm (see locksim list)");
-  live->add_option("--seed", live_flags.seed, "seed of the clients' random choices");
-  live->add_option("--clients", live_flags.clients, "number of client threads");
-  live->add_option("--duration", live_flags.duration, "real run length, e.g. 10s");
-  live->add_option("--ttl", live_flags.ttl, "lock TTL (algorithm parameter ttl)");
-  live->add_option("--hold", live_flags.hold, "critical-section length range");
-  live->add_option("--param", live_flags.params, "algorithm parameter NAME=VALUE (repeatable)");
-  live->add_option("--masters", live_flags.masters, "redis-server processes to start");
-  live->add_option("--persistence", live_flags.persistence, "none, aof-everysec or aof-always");
-  live->add_option("--timeout", live_flags.timeout, "client timeout of one Redis command");
-  live->add_option("--out", live_flags.out, "write result.json, history.edn, history.jsonl here");
-  live->add_flag("--quiet", live_flags.quiet, "print nothing; rely on the exit code");
-
+      "live",
+      "run the same algorithm code against real servers (redis-server or ZooKeeper, loopback)");
+  locksim::cli::add_run_options(*live, Mode::kLive, live_options);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
+    // The help of the subcommand asked about: its options come from the table.
+    const CLI::App* asked = run->parsed()     ? run
+                            : live->parsed()  ? live
+                            : check->parsed() ? check
+                                              : &app;
+    std::cout << asked->help();
     return kExitClean;
   } catch (const CLI::CallForAllHelp&) {
     std::cout << app.help("", CLI::AppFormatMode::All);
     return kExitClean;
   } catch (const CLI::ParseError& e) {
-    // CLI11's messages are one line already; keep them so, and add no help dump.
-    std::string what = e.what();
-    for (char& ch : what) {
-      if (ch == '\n') ch = ' ';
-    }
-    std::cerr << "locksim: " << what << "\n";
-    return kExitBadInput;
+    return parse_error(e);
   }
-
   try {
-    if (list->parsed()) return cmd_list();
+    if (list->parsed()) return list_settings ? cmd_list_settings() : cmd_list();
+    if (live->parsed()) return cmd_live(*live, live_options);
     if (check->parsed()) return locksim::cli::run_check_command(check_flags);
-    if (live->parsed()) return cmd_live(live_flags);
-    return cmd_run(flags, *run);
+    return cmd_run(*run, run_options);
   } catch (const ConfigError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitBadInput;

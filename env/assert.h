@@ -34,9 +34,10 @@ namespace locksim {
 inline constexpr int kExitInvariant = 70;
 
 // Prints the failure (and the current run's context, if any) and exits with
-// kExitInvariant. `why` may be null.
-[[noreturn]] void assertion_failed(const char* condition, const char* why, const char* file,
-                                   int line) noexcept;
+// kExitInvariant. `why` may be null. Cold: the hot paths it guards stay
+// laid out for the case where the invariant holds.
+[[noreturn]] [[gnu::cold]] void assertion_failed(const char* condition, const char* why,
+                                                 const char* file, int line) noexcept;
 
 // While alive, a failed assertion on this thread also prints `context` (e.g.
 // "seed 42; replay: locksim run ..."). Scopes nest; the innermost wins. Each
@@ -64,13 +65,13 @@ const std::string* current_assert_context();
 #define LOCKSIM_ASSERT_MSG(condition, why) ((void)sizeof(static_cast<bool>(condition)), (void)(why))
 #else
 // LOCKSIM_ASSERT(x): x must hold, in every build.
-#define LOCKSIM_ASSERT(condition)                                                   \
-  (static_cast<bool>(condition)                                                     \
-       ? static_cast<void>(0)                                                       \
+#define LOCKSIM_ASSERT(condition) \
+  (static_cast<bool>(condition)   \
+       ? static_cast<void>(0)     \
        : ::locksim::assertion_failed(#condition, nullptr, __FILE__, __LINE__))
 // LOCKSIM_ASSERT_MSG(x, "why it must"): the same, with the reason printed.
-#define LOCKSIM_ASSERT_MSG(condition, why)                                          \
-  (static_cast<bool>(condition)                                                     \
-       ? static_cast<void>(0)                                                       \
+#define LOCKSIM_ASSERT_MSG(condition, why) \
+  (static_cast<bool>(condition)            \
+       ? static_cast<void>(0)              \
        : ::locksim::assertion_failed(#condition, (why), __FILE__, __LINE__))
 #endif

@@ -1,8 +1,19 @@
 #include "env/env.h"
 
+#include <stdexcept>
+
 #include "env/random.h"
 
 namespace locksim {
+
+ZkConnection& Env::zk() {
+  throw std::logic_error(
+      "this Env has no ZooKeeper connection (a ZooKeeper algorithm on another backend)");
+}
+
+SqlConnection& Env::sql() {
+  throw std::logic_error("this Env has no MySQL connection (a MySQL algorithm on another backend)");
+}
 
 int64_t random_between(Env& env, int64_t lo, int64_t hi) {
   return uniform_between([&env] { return env.random(); }, lo, hi);

@@ -12,7 +12,9 @@
 #include <string>
 
 #include "env/redis_connection.h"
+#include "env/sql_connection.h"
 #include "env/time.h"
+#include "env/zk_connection.h"
 
 namespace locksim {
 
@@ -34,6 +36,18 @@ class Env {
   // Precondition: i < redis_count().
   virtual RedisConnection& redis(size_t i) = 0;
   virtual size_t redis_count() const = 0;
+
+  // The client's ZooKeeper session handle, for the ZooKeeper recipes.
+  // Precondition: has_zk(). The default (an Env without ZooKeeper) throws
+  // std::logic_error: a ZooKeeper algorithm run against another backend.
+  virtual ZkConnection& zk();
+  virtual bool has_zk() const { return false; }
+
+  // The client's MySQL session, for the MySQL lock algorithms.
+  // Precondition: has_sql(). The default (an Env without MySQL) throws
+  // std::logic_error: a MySQL algorithm run against another backend.
+  virtual SqlConnection& sql();
+  virtual bool has_sql() const { return false; }
 
   // A name unique among the clients of one run ("c3"), for lock tokens.
   virtual std::string client_name() const = 0;

@@ -73,6 +73,28 @@ std::string FaultEvent::describe() const {
   return "?";
 }
 
+std::vector<std::string> FaultEvent::value() const {
+  switch (kind) {
+    case FaultKind::kPause:
+      return {node, format_duration(duration)};
+    case FaultKind::kSetDrift:
+      return {node, (drift_ppm >= 0 ? "+" : "") + std::to_string(drift_ppm) + "ppm"};
+    case FaultKind::kJumpClock:
+      return {node, signed_duration(jump)};
+    case FaultKind::kCrash:
+      if (duration > Duration::zero()) return {node, format_duration(duration)};
+      return {node};
+    case FaultKind::kPartition:
+      if (duration > Duration::zero()) {
+        return {join(side_a), join(side_b), format_duration(duration)};
+      }
+      return {join(side_a), join(side_b)};
+    case FaultKind::kHeal:
+      return {};
+  }
+  return {};
+}
+
 FaultEvent parse_fault(std::string_view text, std::string_view field) {
   std::istringstream in{std::string(text)};
   std::vector<std::string> w;

@@ -36,6 +36,16 @@ struct FaultEvent {
 
   // "pause c1 at 5s for 12s" — the same syntax parse_fault() reads.
   std::string describe() const;
+
+  // Its targets, then its parameters: the :value of the :nemesis op that
+  // records it in the history (harness/history.h lists them all):
+  //   pause ["c1" "12s"]   drift ["c4" "+50000ppm"]   jump ["redis-1" "+20s"]
+  //   crash ["redis-1"] (stays down) or ["redis-1" "5s"] (restarts after 5 s)
+  //   partition ["c1,c3" "redis-1"] (until a heal) or ["c1,c3" "redis-1" "10s"]
+  //   heal []
+  // Strings in the syntax parse_fault() reads. The time is the op's own :time,
+  // so it is not repeated here.
+  std::vector<std::string> value() const;
 };
 
 struct FaultSchedule {

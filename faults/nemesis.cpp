@@ -2,13 +2,18 @@
 
 #include <algorithm>
 
+#include "env/assert.h"
 #include "env/parse.h"
 
 namespace locksim::faults {
 
 Nemesis::Nemesis(sim::World& world, sim::Network& net, std::map<std::string, sim::Node*> nodes,
-                 HolderLookup holder)
-    : world_(world), net_(net), nodes_(std::move(nodes)), holder_(std::move(holder)) {}
+                 HolderLookup holder, StepSink sink)
+    : world_(world),
+      net_(net),
+      nodes_(std::move(nodes)),
+      holder_(std::move(holder)),
+      sink_(std::move(sink)) {}
 
 std::string Nemesis::resolve(const std::string& name) const {
   if (name != kHolder) return name;
@@ -16,11 +21,15 @@ std::string Nemesis::resolve(const std::string& name) const {
 }
 
 sim::Node& Nemesis::node(const std::string& name) {
-  return *nodes_.at(name);
+  const auto it = nodes_.find(name);
+  // install() checked every name, and resolve() yields only known clients.
+  LOCKSIM_ASSERT_MSG(it != nodes_.end() && it->second != nullptr, "a fault names a known node");
+  return *it->second;
 }
 
-void Nemesis::note(std::string what) {
-  log_.push_back({world_.now(), std::move(what)});
+void Nemesis::report(std::string_view f, std::vector<std::string> value, std::string_view note) {
+  LOCKSIM_ASSERT(!f.empty());
+  if (sink_) sink_(f, std::move(value), note);
 }
 
 void Nemesis::install(const FaultSchedule& schedule, const std::string& field_prefix) {
@@ -61,36 +70,41 @@ void Nemesis::apply(const FaultEvent& event) {
   if ((e.kind != FaultKind::kPartition && e.kind != FaultKind::kHeal && e.node.empty()) ||
       std::any_of(e.side_a.begin(), e.side_a.end(), unresolved) ||
       std::any_of(e.side_b.begin(), e.side_b.end(), unresolved)) {
-    note("skipped (nobody holds the lock): " + event.describe());
+    // Recorded as its own keyword, not as the fault's: a reader that draws a
+    // :pause must be able to trust that something was paused.
+    std::vector<std::string> value = event.value();
+    value.insert(value.begin(), to_string(event.kind));
+    report("skip", std::move(value), "nobody holds the lock");
     return;
   }
+  const char* const f = to_string(e.kind);
   switch (e.kind) {
     case FaultKind::kPause: {
       sim::Node& n = node(e.node);
+      report(f, e.value());
       n.pause();
-      note("pause " + e.node + " for " + format_duration(e.duration));
       world_.after(e.duration, [this, &n] {
+        report("resume", {n.name()});
         n.resume();
-        note("resume " + n.name());
       });
       return;
     }
     case FaultKind::kSetDrift:
+      report(f, e.value());
       node(e.node).clock().set_drift(world_.now(), e.drift_ppm);
-      note(e.describe());
       return;
     case FaultKind::kJumpClock:
+      report(f, e.value());
       node(e.node).clock().jump(world_.now(), e.jump);
-      note(e.describe());
       return;
     case FaultKind::kCrash: {
       sim::Node& n = node(e.node);
+      report(f, e.value());
       n.crash();
-      note("crash " + e.node);
       if (e.duration > Duration::zero()) {
         world_.after(e.duration, [this, &n] {
+          report("restart", {n.name()});
           n.restart();
-          note("restart " + n.name());
         });
       }
       return;
@@ -99,19 +113,19 @@ void Nemesis::apply(const FaultEvent& event) {
       std::vector<const sim::Node*> a, b;
       for (const auto& name : e.side_a) a.push_back(&node(name));
       for (const auto& name : e.side_b) b.push_back(&node(name));
+      report(f, e.value());
       net_.partition(a, b);
-      note(e.describe());
       if (e.duration > Duration::zero()) {
         world_.after(e.duration, [this] {
+          report("heal", {});
           net_.heal();
-          note("heal");
         });
       }
       return;
     }
     case FaultKind::kHeal:
+      report(f, e.value());
       net_.heal();
-      note("heal");
       return;
   }
 }

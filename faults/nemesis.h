@@ -1,13 +1,17 @@
 // The nemesis: applies a fault schedule to the world, at its times.
 //
 // Jepsen's role split: clients do operations, the nemesis breaks things, and
-// neither knows about the other. Every fault applied is logged with its true
-// time, so reports can draw it on the timeline.
+// neither knows about the other. The nemesis reports every step it takes (a
+// fault, its end, a fault it had to skip) through a narrow sink, at the true
+// time it takes it; the runner turns each report into a :nemesis op of the
+// history (harness/history.h), so checkers, timelines and reports read faults
+// and client ops from one stream, as Jepsen's tools do.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "faults/fault_schedule.h"
@@ -17,22 +21,35 @@
 
 namespace locksim::faults {
 
-struct AppliedFault {
-  TimePoint at;  // true time it took effect
-  std::string what;
-};
-
 class Nemesis {
  public:
   // Returns the node name of a client holding the lock now, or "".
   using HolderLookup = std::function<std::string()>;
 
+  // Receives each step the moment the nemesis takes it, before the step's
+  // effects (a crashed client's unfinished op is closed after its crash is
+  // reported, so a history reads cause before effect):
+  //   f      a Jepsen keyword: the fault's own (to_string(FaultKind): pause,
+  //          drift, jump, crash, partition, heal), the end of one (resume,
+  //          restart, and heal for a partition with a `for`), or "skip" for
+  //          an @holder fault that found nobody holding the lock;
+  //   value  the targets, then the parameters: FaultEvent::value() of the
+  //          fault as resolved (@holder replaced by the node); [node] for
+  //          resume and restart; [] for heal; for skip, the skipped fault's
+  //          keyword followed by its value as scheduled (naming @holder);
+  //   note   why, for people: empty except for skip.
+  // Called on the simulation's one thread, in true-time order.
+  using StepSink = std::function<void(std::string_view f, std::vector<std::string> value,
+                                      std::string_view note)>;
+
   // `nodes` by name: every node a fault may name. A fault may also name
   // "@holder": whichever client holds the lock when the fault fires (none:
-  // the fault is skipped, and the log says so). That is how a scenario says
-  // "pause the holder" without depending on who won the race.
+  // the fault is skipped, and reported as a "skip" step). That is how a
+  // scenario says "pause the holder" without depending on who won the race.
+  // `sink` may be empty (the steps then go unrecorded: only for callers that
+  // keep no history).
   Nemesis(sim::World& world, sim::Network& net, std::map<std::string, sim::Node*> nodes,
-          HolderLookup holder = {});
+          HolderLookup holder = {}, StepSink sink = {});
 
   static constexpr const char* kHolder = "@holder";
 
@@ -40,20 +57,19 @@ class Nemesis {
   // ConfigError naming `field_prefix[i]` for the first bad event.
   void install(const FaultSchedule& schedule, const std::string& field_prefix);
 
-  const std::vector<AppliedFault>& log() const { return log_; }
-
  private:
   sim::Node& node(const std::string& name);
   // Resolves "@holder"; "" when nobody holds the lock.
   std::string resolve(const std::string& name) const;
   void apply(const FaultEvent& e);
-  void note(std::string what);
+  // Reports one step to the sink (see StepSink).
+  void report(std::string_view f, std::vector<std::string> value, std::string_view note = {});
 
   sim::World& world_;
   sim::Network& net_;
   std::map<std::string, sim::Node*> nodes_;
   HolderLookup holder_;
-  std::vector<AppliedFault> log_;
+  StepSink sink_;
 };
 
 }  // namespace locksim::faults

@@ -1,10 +1,13 @@
 #include "harness/history_io.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -97,8 +100,119 @@ int get_enum(const Json& obj, const char* field, const std::string& where,
 }
 
 constexpr const char* kTypeNames[] = {"invoke", "ok", "fail", "info"};  // OpType order
-constexpr const char* kFNames[] = {"acquire", "release"};               // OpF order
-constexpr const char* kEndNames[] = {"release", "crash", "run-end"};    // EndReason order
+constexpr const char* kClientFNames[] = {"acquire", "release"};         // OpF order, from 0
+constexpr const char* kNemesisFNames[] = {"pause", "resume", "crash", "restart", "partition",
+                                          "heal",  "drift",  "jump",  "skip"};  // from kPause
+constexpr const char* kEndNames[] = {"release", "crash", "run-end"};            // EndReason order
+constexpr const char* kNemesisName = "nemesis";  // "process" of nemesis ops
+
+// EDN string literal: quotes and backslashes escaped, control characters as
+// escapes EDN reads (\n \t \r, others \uXXXX).
+std::string edn_string(const std::string& s) {
+  std::string out = "\"";
+  for (const char c : s) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// A client process is an integer >= 0; the nemesis's is the string "nemesis".
+template <class Json>
+int64_t get_process(const Json& obj, const std::string& where) {
+  const Json* v = find_field(obj, "process", where, true);
+  if (v->is_string() && v->template get<std::string>() == kNemesisName) return kNemesisProcess;
+  // nlohmann reads every integer >= 0 as unsigned, every negative one as signed.
+  if (!v->is_number_unsigned()) {
+    fail(where, "process", "expected an integer >= 0 or \"nemesis\", got " + shown(*v));
+  }
+  return *get_int(obj, "process", where, true);  // rejects what int64_t cannot hold
+}
+
+template <class Json>
+std::vector<std::string> get_string_array(const Json& obj, const char* field,
+                                          const std::string& where) {
+  const Json* v = find_field(obj, field, where, true);
+  bool ok = v->is_array();
+  for (size_t i = 0; ok && i < v->size(); ++i) ok = (*v)[i].is_string();
+  if (!ok) fail(where, field, "expected an array of strings, got " + shown(*v));
+  return v->template get<std::vector<std::string>>();
+}
+
+// Fields one kind of op never has: present, they are a mistake, not noise.
+template <class Json>
+void reject_fields(const Json& obj, std::initializer_list<const char*> fields,
+                   const std::string& where, std::string_view why) {
+  for (const char* field : fields) {
+    if (obj.contains(field)) fail(where, field, why);
+  }
+}
+
+// The fields after "process" of one op; the index, time and process are read.
+template <class Json>
+void read_op_body(const Json& j, const std::string& where, Op& op) {
+  op.type = static_cast<OpType>(get_enum(j, "type", where, kTypeNames));
+  if (!is_client_op(op)) {
+    op.f =
+        static_cast<OpF>(static_cast<int>(OpF::kPause) + get_enum(j, "f", where, kNemesisFNames));
+    reject_fields(j, {"client", "token", "fence"}, where, "nemesis ops have none");
+    op.value = get_string_array(j, "value", where);
+    op.detail = get_string(j, "detail", where, false);
+    return;
+  }
+  op.f = static_cast<OpF>(get_enum(j, "f", where, kClientFNames));
+  reject_fields(j, {"value"}, where, "client ops have none (acquire and release take no value)");
+  op.client =
+      static_cast<int>(*get_int(j, "client", where, true, 0, std::numeric_limits<int>::max()));
+  op.token = get_string(j, "token", where, false);
+  op.fence = get_uint(j, "fence", where);
+  op.detail = get_string(j, "detail", where, false);
+}
+
+// A client holds at most one lease at a time, so its own intervals never
+// overlap (the recorder asserts it; a file may break it). O(n log n).
+void check_one_hold_per_client(const std::vector<HeldInterval>& held) {
+  std::vector<size_t> order(held.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    // End before start breaks ties, so an empty interval never "overlaps"
+    // one that begins at the same instant.
+    return std::make_tuple(held[x].client, held[x].start.ns, held[x].end.ns, x) <
+           std::make_tuple(held[y].client, held[y].start.ns, held[y].end.ns, y);
+  });
+  for (size_t k = 1; k < order.size(); ++k) {
+    const size_t i = std::min(order[k - 1], order[k]);
+    const size_t j = std::max(order[k - 1], order[k]);
+    if (held[i].client == held[j].client && held[order[k]].start < held[order[k - 1]].end) {
+      throw std::runtime_error(fmt::format(
+          "held[{}]: overlaps held[{}], an interval of the same client {} ([{}, {}) and [{}, {}) "
+          "ns); a client holds at most one lease at a time",
+          j, i, held[j].client, held[i].start.ns, held[i].end.ns, held[j].start.ns,
+          held[j].end.ns));
+    }
+  }
+}
 
 template <class Json>
 std::vector<HeldInterval> held_from_json_impl(const Json& held) {
@@ -121,8 +235,14 @@ std::vector<HeldInterval> held_from_json_impl(const Json& held) {
     h.release_index = *get_int(e, "release_index", where, true, -1);
     h.end_reason =
         static_cast<HeldInterval::EndReason>(get_enum(e, "end_reason", where, kEndNames));
+    if (h.end < h.start) {
+      fail(where, "end_ns",
+           fmt::format("ends before it starts ({} < start_ns {}); a held interval never does",
+                       h.end.ns, h.start.ns));
+    }
     out.push_back(h);
   }
+  check_one_hold_per_client(out);
   return out;
 }
 
@@ -131,8 +251,16 @@ std::vector<HeldInterval> held_from_json_impl(const Json& held) {
 std::string to_edn(const History& history) {
   std::string out;
   for (const Op& op : history.ops) {
-    out += fmt::format("{{:index {}, :time {}, :process {}, :type :{}, :f :{}, :value nil}}\n",
-                       op.index, op.time_ns, op.process, to_string(op.type), to_string(op.f));
+    if (is_client_op(op)) {
+      out += fmt::format("{{:index {}, :time {}, :process {}, :type :{}, :f :{}, :value nil}}\n",
+                         op.index, op.time_ns, op.process, to_string(op.type), to_string(op.f));
+      continue;
+    }
+    std::string value;
+    for (const std::string& v : op.value) value += (value.empty() ? "" : " ") + edn_string(v);
+    out +=
+        fmt::format("{{:index {}, :time {}, :process :{}, :type :{}, :f :{}, :value [{}]}}\n",
+                    op.index, op.time_ns, kNemesisName, to_string(op.type), to_string(op.f), value);
   }
   return out;
 }
@@ -143,12 +271,20 @@ std::string to_jsonl(const History& history) {
     nlohmann::ordered_json j;
     j["index"] = op.index;
     j["time_ns"] = op.time_ns;
-    j["process"] = op.process;
+    if (is_client_op(op)) {
+      j["process"] = op.process;
+    } else {
+      j["process"] = kNemesisName;
+    }
     j["type"] = to_string(op.type);
     j["f"] = to_string(op.f);
-    j["client"] = op.client;
-    j["token"] = op.token;
-    if (op.fence) j["fence"] = *op.fence;
+    if (is_client_op(op)) {
+      j["client"] = op.client;
+      j["token"] = op.token;
+      if (op.fence) j["fence"] = *op.fence;
+    } else {
+      j["value"] = op.value;
+    }
     if (!op.detail.empty()) j["detail"] = op.detail;
     out += dump_line(j);
     out += '\n';
@@ -158,6 +294,7 @@ std::string to_jsonl(const History& history) {
 
 History parse_jsonl(std::string_view text) {
   History history;
+  HistoryRules rules;
   size_t line_no = 0;
   int64_t last_time = std::numeric_limits<int64_t>::min();
   while (!text.empty()) {
@@ -195,14 +332,14 @@ History parse_jsonl(std::string_view text) {
                        op.time_ns, last_time));
     }
     last_time = op.time_ns;
-    op.process = *get_int(j, "process", where, true);
-    op.type = static_cast<OpType>(get_enum(j, "type", where, kTypeNames));
-    op.f = static_cast<OpF>(get_enum(j, "f", where, kFNames));
-    op.client =
-        static_cast<int>(*get_int(j, "client", where, true, 0, std::numeric_limits<int>::max()));
-    op.token = get_string(j, "token", where, false);
-    op.fence = get_uint(j, "fence", where);
-    op.detail = get_string(j, "detail", where, false);
+    op.process = get_process(j, where);
+    read_op_body(j, where, op);
+    // Each field is fine; the op must also fit the ones before it (the rules
+    // the recorder asserts), since every checker relies on them.
+    if (const std::string broken = rules.check(op); !broken.empty()) {
+      throw std::runtime_error(fmt::format("{}: op {}: {}", where, op.index, broken));
+    }
+    rules.admit(op);
     history.ops.push_back(std::move(op));
   }
   return history;

@@ -8,31 +8,40 @@
 #include "algorithms/registry.h"
 #include "faults/fault_schedule.h"
 #include "harness/workload.h"
+#include "sim/mysql/mysql_node.h"
 #include "sim/network.h"
 #include "sim/redis/topology.h"
 #include "sim/scheduler.h"
+#include "sim/zookeeper/zk_params.h"
 
 namespace locksim::harness {
 
 struct RunConfig {
   std::string algorithm = "set-nx-lua";
   algorithms::ParamValues algorithm_params;  // text, validated by the algorithm's spec
-  // How errors name an algorithm parameter: "--" for flags, a JSON path for files.
-  std::string param_field_prefix = "--";
-  // How errors name a topology field: "--" for flags, "redis." in files.
-  std::string topology_field_prefix = "--";
-  // How errors name a fault: "--fault" for flags, "FILE: faults" in files.
-  std::string fault_field_prefix = "--fault";
+  // Where the settings came from, which decides how errors name a field:
+  // "" for the command line (errors name the flag, "--timeout"), else the
+  // scenario file ("my.json", errors name "my.json: redis.timeout").
+  std::string source;
   uint64_t seed = 1;
   Duration duration = Duration::seconds(60);
   WorkloadParams workload;
-  sim::redis::Topology redis;  // masters, replicas, persistence, failover, timeouts
+  sim::redis::Topology redis;          // masters, replicas, persistence, failover, timeouts
+  sim::zookeeper::ZkParams zookeeper;  // ensemble size, tick, session timeout, ...
+  sim::mysql::MysqlParams mysql;       // service time, lock wait timeout, client timeout
   // A lock unheld for this long at the end of the run, while clients kept
   // failing to take it, is reported as stuck (a liveness finding).
   Duration stuck_after = Duration::seconds(30);
   sim::LinkParams link;
   faults::FaultSchedule faults;
   sim::SchedulePolicy policy = sim::SchedulePolicy::kSeeded;
+
+  // How errors name an algorithm parameter ("--ttl", "my.json: params.ttl")
+  // and a fault ("--fault[0]", "my.json: faults[0]"): prefixes to append to.
+  std::string param_field_prefix() const { return source.empty() ? "--" : source + ": params."; }
+  std::string fault_field_prefix() const {
+    return source.empty() ? "--fault" : source + ": faults";
+  }
 
   // Limits (Tiger Style): a run is bounded in clients, servers and length.
   static constexpr int kMaxClients = 1000;
@@ -41,13 +50,13 @@ struct RunConfig {
   static constexpr Duration kMaxDuration = Duration::seconds(7 * 24 * 3600);
 };
 
-// Throws ConfigError (one line, naming the flag) for anything out of range.
+// Checks what no single setting can check alone (values across settings,
+// parameters against the topology). Each value's own range is checked when
+// it is parsed (harness/settings.h). Throws ConfigError (one line, naming the
+// setting as the user wrote it).
 void validate(const RunConfig& config);
 
 // The topology with defaults filled in (masters from the algorithm's spec).
 sim::redis::Topology resolved_topology(const RunConfig& config);
-
-// The one command line that replays this run.
-std::string replay_command(const RunConfig& config);
 
 }  // namespace locksim::harness

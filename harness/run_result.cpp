@@ -1,14 +1,23 @@
 #include "harness/run_result.h"
 
+#include "env/assert.h"
+
 namespace locksim::harness {
 
 void fill_counts(RunResult& result) {
+  result.client_ops = 0;
+  int64_t invocations = 0;
   result.acquisitions = result.acquire_fail = result.acquire_info = 0;
   result.releases_ok = result.releases_fail = result.releases_info = 0;
   for (const Op& op : result.history.ops) {
+    if (!is_client_op(op)) continue;
+    // The recorder and parse_jsonl let no other f onto a client op.
+    LOCKSIM_ASSERT(op.f == OpF::kAcquire || op.f == OpF::kRelease);
+    ++result.client_ops;
     const bool acquire = op.f == OpF::kAcquire;
     switch (op.type) {
       case OpType::kInvoke:
+        ++invocations;
         break;
       case OpType::kOk:
         ++(acquire ? result.acquisitions : result.releases_ok);
@@ -21,9 +30,18 @@ void fill_counts(RunResult& result) {
         break;
     }
   }
+  // Each completion matches one invocation (the recorder and parse_jsonl both
+  // hold a history to that rule), so completions never outnumber invocations.
+  const int64_t completions = result.client_ops - invocations;
+  LOCKSIM_ASSERT(completions >= 0 && completions <= invocations);
+  LOCKSIM_ASSERT(completions == result.acquisitions + result.acquire_fail + result.acquire_info +
+                                    result.releases_ok + result.releases_fail +
+                                    result.releases_info);
 }
 
 Verdict::Kind overall_verdict(const RunResult& result) {
+  // An invalid verdict always comes with its evidence.
+  LOCKSIM_ASSERT(result.mutex.kind != Verdict::Kind::kInvalid || !result.mutex.overlaps.empty());
   if (result.mutex.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
   if (result.liveness.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
   if (result.mutex.kind == Verdict::Kind::kUnknown || !result.errors.empty()) {

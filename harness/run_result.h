@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -20,21 +21,17 @@ struct RunResult {
   uint64_t seed = 0;
   nlohmann::json params;  // everything needed to replay, besides algorithm and seed
 
+  // Client ops and the nemesis's (the faults applied, their ends, skipped
+  // faults: a report's timeline markers) in one stream, as in Jepsen.
   History history;
   Verdict mutex;             // check_mutex(history): safety
   LivenessVerdict liveness;  // check_liveness(history, ...): a stuck lock
   // The history alone: the built-in linearizability checker, and Knossos when asked.
   LinearizabilityReport linearizability;
 
-  // Faults the nemesis applied, in order, with their true time: the markers
-  // on a report's timeline.
-  struct FaultMark {
-    int64_t time_ns = 0;
-    std::string what;
-  };
-  std::vector<FaultMark> faults;
-
-  // Op counts by outcome; derived from the history by fill_counts().
+  // Op counts, of client ops only (the nemesis's are not the workload's);
+  // derived from the history by fill_counts().
+  int64_t client_ops = 0;    // every client op, invocations included
   int64_t acquisitions = 0;  // acquire :ok
   int64_t acquire_fail = 0;
   int64_t acquire_info = 0;
@@ -42,16 +39,21 @@ struct RunResult {
   int64_t releases_fail = 0;
   int64_t releases_info = 0;
 
-  int64_t events = 0;  // simulated events executed (0 in live mode)
+  int64_t events = 0;     // simulated events executed (0 in live mode)
+  int64_t deadlocks = 0;  // transactions the database killed to break a deadlock (MySQL)
   // Exceptions caught inside client fibers, verbatim, in the order they were
   // caught. A fiber must not let one escape (that would std::terminate), so
   // they are kept here and make an otherwise valid run "unknown".
   std::vector<std::string> errors;
   std::string replay_command;  // "locksim run --algorithm ... --seed 42 ..."
+  // What the backend said about the run, as (key, text) in its order: e.g.
+  // ZooKeeper's negotiated session timeout and its expired sessions. Reports
+  // show them without knowing the backend.
+  std::vector<std::pair<std::string, std::string>> backend_notes;
 };
 
-// Sets the op counters of `result` from result.history.ops (completions only;
-// invocations are not counted).
+// Sets the op counters of `result` from result.history.ops: client_ops, and
+// the completions by outcome. Nemesis ops are skipped, as Jepsen's checkers do.
 void fill_counts(RunResult& result);
 
 // The run's verdict for CI: kInvalid if any checker found a violation; else

@@ -1,42 +1,18 @@
 #include "harness/run_sim.h"
 
+#include "env/assert.h"
 #include "env/parse.h"
 #include "harness/check/linearizability.h"
 #include "harness/check/liveness_checker.h"
 #include "harness/check/mutex_checker.h"
+#include "harness/settings.h"
 
 namespace locksim::harness {
 
 nlohmann::json config_to_json(const RunConfig& c) {
-  nlohmann::json j;
-  j["clients"] = c.workload.clients;
-  j["duration"] = format_duration(c.duration);
-  j["hold"] = format_duration(c.workload.hold_min) + ".." + format_duration(c.workload.hold_max);
-  nlohmann::json params = nlohmann::json::object();
-  for (const auto& [k, v] : c.algorithm_params) params[k] = v;
-  j["algorithm_params"] = params;
-  nlohmann::json redis;
-  const sim::redis::Topology t = resolved_topology(c);
-  redis["masters"] = t.masters;
-  redis["replicas"] = c.redis.replicas;
-  redis["replication_lag"] = format_duration(c.redis.replication_lag);
-  redis["persistence"] = sim::redis::to_string(c.redis.persistence);
-  if (c.redis.persistence == sim::redis::Persistence::kRdb) {
-    redis["rdb_interval"] = format_duration(c.redis.rdb_interval);
-  }
-  redis["failover"] = c.redis.failover;
-  if (c.redis.failover) {
-    redis["down_after"] = format_duration(c.redis.down_after);
-    redis["discovery_delay"] = format_duration(c.redis.discovery_delay);
-  }
-  redis["timeout"] = format_duration(c.redis.timeout);
-  j["redis"] = redis;
-  j["stuck_after"] = format_duration(c.stuck_after);
-  nlohmann::json faults = nlohmann::json::array();
-  for (const auto& f : c.faults.events) faults.push_back(f.describe());
-  j["faults"] = faults;
-  j["schedule"] = c.policy == sim::SchedulePolicy::kSeeded ? "seeded" : "fifo";
-  return j;
+  RunConfig resolved = c;
+  resolved.redis = resolved_topology(c);  // the masters the run really had
+  return nlohmann::json::parse(settings_to_json(resolved).dump());
 }
 
 SimRunReport simulate_and_check(const RunConfig& config) {
@@ -47,15 +23,17 @@ SimRunReport simulate_and_check(const RunConfig& config) {
   r.seed = config.seed;
   r.params = config_to_json(config);
   r.history = std::move(report.output.history);
+  LOCKSIM_ASSERT_MSG(r.history.run_length <= config.duration, "a run ends by its duration");
   report.output.history = History{};
   r.mutex = check_mutex(r.history);
   r.liveness = check_liveness(r.history, config.stuck_after);
   r.linearizability.builtin = check_linearizable(r.history.ops);
-  for (const auto& f : report.output.faults) r.faults.push_back({f.at.ns, f.what});
   fill_counts(r);
   r.events = static_cast<int64_t>(report.output.events);
+  r.deadlocks = static_cast<int64_t>(report.output.deadlocks);
   r.errors = report.output.errors;
   r.replay_command = replay_command(config);
+  r.backend_notes = report.output.backend_notes;
   return report;
 }
 

@@ -16,12 +16,14 @@
 //               "failover": true, "down_after": "5s", "discovery_delay": "1s",
 //               "timeout": "500ms"},
 //     "network": {"latency_base": "200us", "latency_jitter_mean": "300us", "loss": 0},
-//     "stuck_after": "30s",
+//     "stuck_after": "30s", "schedule": "seeded",
 //     "faults": ["pause @holder at 3s for 15s", "crash redis-1 at 5s for 1s"]
 //   }
 //
-// Every key but "algorithm" is optional (defaults as for `locksim run`);
-// unknown keys are errors, so a typo never silently runs a default.
+// Besides name, description and expect, every key is a row of the settings
+// table (harness/settings.h), read by the same parser as its flag. Every key
+// but "algorithm" is optional (defaults as for `locksim run`); unknown keys
+// are errors, so a typo never silently runs a default.
 #pragma once
 
 #include <string>

@@ -4,10 +4,13 @@
 #include <memory>
 #include <optional>
 
+#include "env/assert.h"
+#include "harness/backends.h"
+#include "harness/settings.h"
+#include "sim/backend.h"
 #include "sim/client_env.h"
 #include "sim/network.h"
 #include "sim/node.h"
-#include "sim/redis/redis_node.h"
 #include "sim/world.h"
 
 namespace locksim::harness {
@@ -21,13 +24,28 @@ namespace {
 class SimTruth : public Truth {
  public:
   SimTruth(sim::World& world, TimePoint end, int clients)
-      : world_(world), end_(end), clients_(clients), next_process_(clients), pending_(clients) {}
+      : world_(world), end_(end), clients_(clients), next_process_(clients), pending_(clients) {
+    LOCKSIM_ASSERT(clients >= 1);
+    LOCKSIM_ASSERT_MSG(end > world.now(), "a run has a positive length");
+  }
 
   TimePoint true_now() override { return world_.now(); }
   bool stopping() override { return world_.now() >= end_; }
-  int64_t fresh_process() override { return next_process_++; }
+  int64_t fresh_process() override {
+    // Processes 0..clients-1 are the clients' first lives; fresh ones follow.
+    LOCKSIM_ASSERT(next_process_ >= clients_);
+    return next_process_++;
+  }
 
   int64_t record(Op op, bool begin_hold, bool end_hold) override {
+    LOCKSIM_ASSERT(op.client >= 0 && op.client < clients_);
+    LOCKSIM_ASSERT_MSG(op.process >= 0 && op.process < next_process_,
+                       "a client records only under a process id this run gave out");
+    LOCKSIM_ASSERT_MSG(!(begin_hold && end_hold), "one op opens or closes a hold, not both");
+    LOCKSIM_ASSERT_MSG(!begin_hold || (op.f == OpF::kAcquire && op.type == OpType::kOk),
+                       "a hold begins only at an acquire :ok");
+    LOCKSIM_ASSERT_MSG(!end_hold || (op.f == OpF::kRelease && op.type == OpType::kInvoke),
+                       "a hold ends at the release's invocation");
     op.time_ns = world_.now().ns;
     const int64_t index = recorder_.record(op);
     pending_[op.client] = op.type == OpType::kInvoke ? std::optional<Op>(op) : std::nullopt;
@@ -40,7 +58,9 @@ class SimTruth : public Truth {
 
   // The client's node crashed: whatever it was doing ends now, outcome unknown.
   void client_crashed(int client) {
+    LOCKSIM_ASSERT(client >= 0 && client < clients_);
     if (pending_[client]) {
+      LOCKSIM_ASSERT(pending_[client]->type == OpType::kInvoke);
       Op info = *pending_[client];
       info.type = OpType::kInfo;
       info.detail = "client crashed";
@@ -53,13 +73,26 @@ class SimTruth : public Truth {
     recorder_.end_hold(client, world_.now(), -1, HeldInterval::EndReason::kCrash);
   }
 
-  History finish() { return recorder_.finish(world_.now()); }
+  // A nemesis step, as a :nemesis :info op at the current true time.
+  void record_nemesis(std::string_view f, std::vector<std::string> value, std::string_view note) {
+    Op op = nemesis_op(f, std::move(value), std::string(note));
+    op.time_ns = world_.now().ns;
+    recorder_.record(std::move(op));
+  }
+
+  History finish() {
+    LOCKSIM_ASSERT_MSG(world_.now() <= end_, "the World stops at the run's end");
+    return recorder_.finish(world_.now());
+  }
 
   // A client that believes it holds the lock now (the lowest-numbered, if
   // several do), or -1. Lets faults target "@holder".
   int current_holder() const {
     for (int c = 0; c < clients_; ++c) {
-      if (recorder_.holding(c)) return c;
+      if (recorder_.holding(c)) {
+        LOCKSIM_ASSERT(c < clients_);
+        return c;
+      }
     }
     return -1;
   }
@@ -75,92 +108,124 @@ class SimTruth : public Truth {
 
 }  // namespace
 
-SimOutput run_simulation(const RunConfig& config) {
-  validate(config);
-  const algorithms::AlgorithmSpec& spec = *algorithms::find_algorithm(config.algorithm);
-  std::unique_ptr<algorithms::LockAlgorithm> algorithm =
-      spec.make(config.algorithm_params, config.param_field_prefix);
+namespace {
 
-  SimOutput out;
-  // Declaration order is teardown order in reverse: the World goes first
-  // (its shutdown joins the fibers that use everything below it).
+// Everything one run builds, in the order it must be torn down in reverse:
+// the World goes first (its shutdown joins the fibers that use the rest).
+struct SimRun {
+  explicit SimRun(const RunConfig& config)
+      : config(config), world(sim::WorldOptions{.seed = config.seed, .policy = config.policy}) {}
+
+  const RunConfig& config;
+  std::unique_ptr<algorithms::LockAlgorithm> algorithm;
+  std::unique_ptr<sim::Deployment> deployment;
   std::vector<std::unique_ptr<sim::Node>> client_nodes;
-  std::vector<std::unique_ptr<sim::redis::RedisNode>> servers;
-  std::vector<std::unique_ptr<sim::redis::ReplicaGroup>> groups;
-  std::unique_ptr<sim::Node> sentinel;
   std::vector<std::unique_ptr<sim::ClientEnv>> envs;
   std::unique_ptr<sim::Network> net;
   std::unique_ptr<SimTruth> truth;
   std::unique_ptr<faults::Nemesis> nemesis;
-  sim::World world(sim::WorldOptions{.seed = config.seed, .policy = config.policy});
+  sim::World world;
+};
 
-  // Split every component's stream up front, in a fixed order, so adding a
-  // draw to one component never changes another's numbers.
-  net = std::make_unique<sim::Network>(world, world.rng().split("network"));
-  net->set_default_link(config.link);
-  const sim::redis::Topology topology = resolved_topology(config);
-  if (topology.failover) sentinel = std::make_unique<sim::Node>(world, "sentinel");
-  for (int g = 0; g < topology.masters; ++g) {
-    const std::string group_name = "redis-" + std::to_string(g + 1);
-    std::vector<sim::redis::RedisNode*> members;
-    for (int r = 0; r <= topology.replicas; ++r) {
-      const std::string name = r == 0 ? group_name : group_name + "-r" + std::to_string(r);
-      servers.push_back(std::make_unique<sim::redis::RedisNode>(
-          world, *net, name, world.rng().split(name).next(), topology));
-      members.push_back(servers.back().get());
-    }
-    groups.push_back(std::make_unique<sim::redis::ReplicaGroup>(world, *net, group_name, members,
-                                                                sentinel.get(), topology));
-  }
+// Builds network, servers and clients. Every component's stream is split up
+// front, in a fixed order (network, servers, clients), so adding a draw to
+// one component never changes another's numbers.
+void build(SimRun& run) {
+  const RunConfig& config = run.config;
+  sim::World& world = run.world;
+  run.net = std::make_unique<sim::Network>(world, world.rng().split("network"));
+  run.net->set_default_link(config.link);
+  run.deployment = backend_of(config).make(world, *run.net, config);
   const int clients = config.workload.clients;
-  truth = std::make_unique<SimTruth>(world, TimePoint{} + config.duration, clients);
+  run.truth = std::make_unique<SimTruth>(world, TimePoint{} + config.duration, clients);
   for (int i = 0; i < clients; ++i) {
-    client_nodes.push_back(std::make_unique<sim::Node>(world, client_label(i)));
-    sim::Node& node = *client_nodes.back();
-    std::vector<std::unique_ptr<RedisConnection>> conns;
-    for (auto& g : groups) {
-      conns.push_back(
-          std::make_unique<sim::redis::GroupConnection>(world, *net, node, *g, topology.timeout));
-    }
-    envs.push_back(std::make_unique<sim::ClientEnv>(world, node, world.rng().split(node.name()),
-                                                    std::move(conns)));
+    run.client_nodes.push_back(std::make_unique<sim::Node>(world, client_label(i)));
+    sim::Node& node = *run.client_nodes.back();
+    sim::ClientConnections conns = run.deployment->connect(node);
+    run.envs.push_back(std::make_unique<sim::ClientEnv>(world, node, world.rng().split(node.name()),
+                                                        std::move(conns.redis)));
+    if (conns.zk) run.envs.back()->set_zk(std::move(conns.zk));
+    run.envs.back()->set_sql(std::move(conns.sql));
   }
+  LOCKSIM_ASSERT(run.envs.size() == static_cast<size_t>(clients));
+}
 
+// The nemesis, over every node a fault may name.
+void install_faults(SimRun& run) {
   std::map<std::string, sim::Node*> by_name;
-  for (auto& s : servers) by_name[s->node().name()] = &s->node();
-  for (auto& n : client_nodes) by_name[n->name()] = n.get();
-  if (sentinel) by_name[sentinel->name()] = sentinel.get();
-  nemesis = std::make_unique<faults::Nemesis>(world, *net, by_name, [&truth] {
-    const int holder = truth->current_holder();
-    return holder < 0 ? std::string() : client_label(holder);
-  });
-  nemesis->install(config.faults, config.fault_field_prefix);
+  run.deployment->name_nodes(by_name);
+  const size_t servers = by_name.size();
+  for (auto& n : run.client_nodes) by_name[n->name()] = n.get();
+  LOCKSIM_ASSERT_MSG(by_name.size() == servers + run.client_nodes.size(),
+                     "node names are unique across the run");
+  SimTruth* truth = run.truth.get();
+  run.nemesis = std::make_unique<faults::Nemesis>(
+      run.world, *run.net, by_name,
+      [truth] {
+        const int holder = truth->current_holder();
+        return holder < 0 ? std::string() : client_label(holder);
+      },
+      [truth](std::string_view f, std::vector<std::string> value, std::string_view note) {
+        truth->record_nemesis(f, std::move(value), note);
+      });
+  run.nemesis->install(run.config.faults, run.config.fault_field_prefix());
+}
 
-  for (int i = 0; i < clients; ++i) {
-    sim::Node& node = *client_nodes[i];
-    sim::ClientEnv& env = *envs[i];
-    auto start = [&world, &node, &env, &algorithm, &config, &truth, i](int64_t process) {
-      world.spawn(node.name(), &node, [&env, &algorithm, &config, &truth, i, process] {
-        run_client(env, *algorithm, i, config.workload, *truth, process);
+// Each client's loop in a fiber on its node; a crashed client restarts its
+// loop under a fresh process id.
+void start_clients(SimRun& run) {
+  for (int i = 0; i < run.config.workload.clients; ++i) {
+    sim::Node& node = *run.client_nodes[i];
+    sim::ClientEnv& env = *run.envs[i];
+    sim::World& world = run.world;
+    SimTruth& truth = *run.truth;
+    algorithms::LockAlgorithm& algorithm = *run.algorithm;
+    const WorkloadParams& workload = run.config.workload;
+    auto start = [&world, &node, &env, &algorithm, &workload, &truth, i](int64_t process) {
+      world.spawn(node.name(), &node, [&env, &algorithm, &workload, &truth, i, process] {
+        run_client(env, algorithm, i, workload, truth, process);
       });
     };
-    node.on_crash = [&truth, i] { truth->client_crashed(i); };
-    node.on_restart = [start, &truth] { start(truth->fresh_process()); };
+    sim::Deployment& deployment = *run.deployment;
+    node.on_crash = [&truth, &deployment, &node, i] {
+      deployment.client_crashed(node);
+      truth.client_crashed(i);
+    };
+    node.on_restart = [start, &truth] { start(truth.fresh_process()); };
     start(i);
   }
+}
 
+}  // namespace
+
+SimOutput run_simulation(const RunConfig& config) {
+  validate(config);
+  // A broken invariant anywhere below names the run that broke it.
+  const AssertContext context("seed " + std::to_string(config.seed) +
+                              "; replay: " + replay_command(config));
+  SimRun run(config);
+  run.algorithm = algorithms::find_algorithm(config.algorithm)
+                      ->make(config.algorithm_params, config.param_field_prefix());
+  build(run);
+  install_faults(run);
+  start_clients(run);
+
+  SimOutput out;
   const uint64_t switches_before = sim::SimScheduler::for_this_thread().switches();
-  world.run_until(TimePoint{} + config.duration);
-  out.events = world.events_executed();
-  world.shutdown();
-  out.errors = world.errors();
+  run.world.run_until(TimePoint{} + config.duration);
+  out.events = run.world.events_executed();
+  run.world.shutdown();
+  LOCKSIM_ASSERT(run.world.now() <= TimePoint{} + config.duration);
+  out.errors = run.world.errors();
   out.scheduler_switches = sim::SimScheduler::for_this_thread().switches() - switches_before;
-  out.history = truth->finish();
-  out.messages_sent = net->sent();
-  out.messages_dropped = net->dropped();
-  for (auto& s : servers) out.redis_commands += s->commands_executed();
-  for (auto& g : groups) out.failovers += g->failovers();
-  out.faults = nemesis->log();
+  out.history = run.truth->finish();
+  out.messages_sent = run.net->sent();
+  out.messages_dropped = run.net->dropped();
+  const sim::BackendCounters counters = run.deployment->counters();
+  out.server_commands = counters.commands;
+  out.failovers = counters.failovers;
+  out.backend_notes = run.deployment->notes();
+  out.deadlocks = counters.deadlocks;
   return out;
 }
 

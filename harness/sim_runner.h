@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "faults/nemesis.h"
@@ -22,10 +23,12 @@ struct SimOutput {
   uint64_t scheduler_switches = 0;  // fiber picks by the scheduler
   uint64_t messages_sent = 0;
   uint64_t messages_dropped = 0;
-  uint64_t redis_commands = 0;      // executed by the servers
-  int failovers = 0;                // replicas promoted by the Sentinel-like logic
+  uint64_t server_commands = 0;     // commands/statements executed by the servers
+  int failovers = 0;                // replicas promoted (leaders elected) by the backend
+  uint64_t deadlocks = 0;           // transactions the database killed to break deadlocks
   std::vector<std::string> errors;  // exceptions caught inside fibers
-  std::vector<faults::AppliedFault> faults;
+  // What the backend reports after the run (sim::Deployment::notes()).
+  std::vector<std::pair<std::string, std::string>> backend_notes;
 };
 
 // Throws ConfigError for an invalid config (before anything runs).

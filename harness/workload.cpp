@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <array>
-#include <cassert>
+#include <optional>
+
+#include "env/assert.h"
 
 namespace locksim::harness {
 
@@ -32,6 +34,119 @@ OpType release_type(algorithms::Outcome o) {
   return o == algorithms::Outcome::kOk ? OpType::kOk : OpType::kInfo;
 }
 
+// One client's loop and what it must never get wrong: a client holds at
+// most one lease, uses a lease only after its acquire returned :ok, and
+// releases each lease at most once; its ops are recorded in time order under
+// a process id that is never reused after an :info.
+class ClientLoop {
+ public:
+  ClientLoop(Env& env, algorithms::LockAlgorithm& algorithm, int client,
+             const WorkloadParams& params, Truth& truth, int64_t process)
+      : env_(env),
+        algorithm_(algorithm),
+        client_(client),
+        params_(params),
+        truth_(truth),
+        process_(process) {}
+
+  // One acquire; on :ok, the critical section and the release.
+  void cycle() {
+    LOCKSIM_ASSERT_MSG(!held_, "a client acquires while it holds a lease");
+    record(op(OpType::kInvoke, OpF::kAcquire), false, false);
+    const algorithms::AcquireResult acquired = algorithm_.acquire(env_, params_.resource);
+    const bool ok = acquired.outcome == algorithms::Outcome::kOk;
+    Op done = op(op_type(acquired.outcome), OpF::kAcquire);
+    done.detail = acquired.detail;
+    if (ok) {
+      // Pair of LockAlgorithm::acquire: an :ok hands over a lease on the
+      // resource asked for, with the token it wrote.
+      LOCKSIM_ASSERT_MSG(
+          acquired.lease.resource == params_.resource && !acquired.lease.token.empty(),
+          "an :ok acquire without a lease on the resource");
+      done.token = acquired.lease.token;
+      done.fence = acquired.lease.fence;
+      held_ = acquired.lease;
+    }
+    // The ground-truth interval opens in the same step as the :ok op, so no
+    // other client's op can fall between the two.
+    record(done, ok, false);
+    if (acquired.outcome == algorithms::Outcome::kUnknown) next_process();
+    if (!ok) {
+      env_.sleep(params_.retry_pause);
+      return;
+    }
+    hold();
+    release();
+  }
+
+ private:
+  Op op(OpType type, OpF f) const {
+    Op o;
+    o.process = process_;
+    o.client = client_;
+    o.type = type;
+    o.f = f;
+    return o;
+  }
+
+  // Records through Truth and checks what the loop relies on: true time and
+  // the history's index only move forward.
+  void record(Op o, bool begin_hold, bool end_hold) {
+    const TimePoint now = truth_.true_now();
+    LOCKSIM_ASSERT_MSG(now >= last_time_, "true time went back between a client's ops");
+    const int64_t index = truth_.record(std::move(o), begin_hold, end_hold);
+    LOCKSIM_ASSERT_MSG(index > last_index_, "a client's ops recorded out of order");
+    last_time_ = now;
+    last_index_ = index;
+  }
+
+  // An :info op's process never invokes again (Jepsen).
+  void next_process() {
+    const int64_t fresh = truth_.fresh_process();
+    LOCKSIM_ASSERT_MSG(fresh != process_ && fresh >= 0, "a Jepsen process id reused");
+    process_ = fresh;
+  }
+
+  // The critical section: the client believes it holds the lock throughout.
+  void hold() {
+    LOCKSIM_ASSERT(held_.has_value());
+    Duration hold{random_between(env_, params_.hold_min.ns, params_.hold_max.ns)};
+    if (params_.hold_within_validity && held_->validity < hold) {
+      hold = std::max(held_->validity, Duration::zero());
+    }
+    LOCKSIM_ASSERT(hold >= Duration::zero() && hold <= params_.hold_max);
+    // The algorithm may cut the hold short (it learned the lock may be lost).
+    algorithm_.hold(env_, *held_, hold);
+  }
+
+  void release() {
+    LOCKSIM_ASSERT_MSG(held_.has_value(), "a release without a held lease");
+    const algorithms::Lease lease = std::move(*held_);
+    held_.reset();  // at most once: whatever the outcome, it is not ours to release again
+    Op invoke = op(OpType::kInvoke, OpF::kRelease);
+    invoke.token = lease.token;
+    invoke.fence = lease.fence;
+    record(invoke, false, true);
+    const algorithms::ReleaseResult released = algorithm_.release(env_, lease);
+    Op done = op(release_type(released.outcome), OpF::kRelease);
+    done.token = lease.token;
+    done.fence = lease.fence;
+    done.detail = released.detail;
+    record(done, false, false);
+    if (done.type == OpType::kInfo) next_process();
+  }
+
+  Env& env_;
+  algorithms::LockAlgorithm& algorithm_;
+  const int client_;
+  const WorkloadParams& params_;
+  Truth& truth_;
+  int64_t process_;
+  std::optional<algorithms::Lease> held_;  // set from an :ok acquire to its release
+  TimePoint last_time_{};
+  int64_t last_index_ = -1;
+};
+
 }  // namespace
 
 std::array<Op, 2> abandoned_release(int client, int64_t process, const std::string& why) {
@@ -48,56 +163,13 @@ std::array<Op, 2> abandoned_release(int client, int64_t process, const std::stri
 
 void run_client(Env& env, algorithms::LockAlgorithm& algorithm, int client,
                 const WorkloadParams& params, Truth& truth, int64_t first_process) {
-  assert(params.hold_min <= params.hold_max);
-  int64_t process = first_process >= 0 ? first_process : client;
-
-  auto op = [&](OpType type, OpF f) {
-    Op o;
-    o.process = process;
-    o.client = client;
-    o.type = type;
-    o.f = f;
-    return o;
-  };
-
-  for (int64_t n = 0; n < params.max_ops_per_client && !truth.stopping(); ++n) {
-    truth.record(op(OpType::kInvoke, OpF::kAcquire), false, false);
-    const algorithms::AcquireResult acquired = algorithm.acquire(env, params.resource);
-    Op done = op(op_type(acquired.outcome), OpF::kAcquire);
-    done.detail = acquired.detail;
-    if (acquired.outcome == algorithms::Outcome::kOk) {
-      done.token = acquired.lease.token;
-      done.fence = acquired.lease.fence;
-    }
-    // The ground-truth interval opens in the same step as the :ok op, so no
-    // other client's op can fall between the two.
-    truth.record(done, acquired.outcome == algorithms::Outcome::kOk, false);
-    if (acquired.outcome == algorithms::Outcome::kUnknown) process = truth.fresh_process();
-    if (acquired.outcome != algorithms::Outcome::kOk) {
-      env.sleep(params.retry_pause);
-      continue;
-    }
-
-    // The critical section: the client believes it holds the lock throughout.
-    Duration hold{random_between(env, params.hold_min.ns, params.hold_max.ns)};
-    if (params.hold_within_validity && acquired.lease.validity < hold) {
-      hold = std::max(acquired.lease.validity, Duration::zero());
-    }
-    env.sleep(hold);
-
-    Op release = op(OpType::kInvoke, OpF::kRelease);
-    release.token = acquired.lease.token;
-    release.fence = acquired.lease.fence;
-    truth.record(release, false, true);
-    const algorithms::ReleaseResult released = algorithm.release(env, acquired.lease);
-    Op release_done = op(release_type(released.outcome), OpF::kRelease);
-    release_done.token = acquired.lease.token;
-    release_done.fence = acquired.lease.fence;
-    release_done.detail = released.detail;
-    truth.record(release_done, false, false);
-    // After :info a Jepsen process never invokes again (its op may still be running).
-    if (release_done.type == OpType::kInfo) process = truth.fresh_process();
-  }
+  // Run validation rejects these as bad input (exit 2) before any client starts.
+  LOCKSIM_ASSERT(params.hold_min >= Duration::zero() && params.hold_min <= params.hold_max);
+  LOCKSIM_ASSERT(params.retry_pause >= Duration::zero());
+  LOCKSIM_ASSERT(client >= 0 && client < params.clients);
+  ClientLoop loop(env, algorithm, client, params, truth,
+                  first_process >= 0 ? first_process : client);
+  for (int64_t n = 0; n < params.max_ops_per_client && !truth.stopping(); ++n) loop.cycle();
 }
 
 }  // namespace locksim::harness

@@ -52,7 +52,10 @@ class Truth {
 // Jepsen process `first_process` (-1: the client's index, as for its first
 // life; a client restarted after a crash continues under a fresh process).
 // Throws whatever Env throws on cancellation (sim::Cancelled); the caller
-// closes the client's open interval in that case.
+// closes the client's open interval in that case. Asserted throughout: the
+// client holds at most one lease, uses one only after an :ok acquire that
+// returned it for params.resource with a token, releases it at most once,
+// and records its ops in time and index order under never-reused processes.
 void run_client(Env& env, algorithms::LockAlgorithm& algorithm, int client,
                 const WorkloadParams& params, Truth& truth, int64_t first_process = -1);
 

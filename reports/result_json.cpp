@@ -3,9 +3,11 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
+#include "env/assert.h"
 #include "env/parse.h"
 #include "harness/history_io.h"
 
@@ -143,6 +145,13 @@ std::string linearizability_summary(const RunResult& result) {
   return out;
 }
 
+// The backend's notes as one object, key -> text, in the backend's order.
+Json backend_notes_json(const RunResult& result) {
+  Json notes = Json::object();
+  for (const auto& [key, text] : result.backend_notes) notes[key] = text;
+  return notes;
+}
+
 }  // namespace
 
 Json result_to_json(const RunResult& result) {
@@ -180,17 +189,22 @@ Json result_to_json(const RunResult& result) {
   liveness["explanation"] = l.explanation;
   j["liveness"] = std::move(liveness);
 
+  // The timeline's fault markers: the history's nemesis ops, not a second log.
   Json faults = Json::array();
-  for (const auto& f : result.faults) {
+  for (const harness::Op& op : result.history.ops) {
+    if (harness::is_client_op(op)) continue;
     Json fj;
-    fj["time_ns"] = f.time_ns;
-    fj["what"] = f.what;
+    fj["index"] = op.index;
+    fj["time_ns"] = op.time_ns;
+    fj["f"] = harness::to_string(op.f);
+    fj["value"] = op.value;
+    fj["what"] = harness::describe_nemesis_op(op);
     faults.push_back(std::move(fj));
   }
   j["faults"] = std::move(faults);
 
   Json counts;
-  counts["ops"] = result.history.ops.size();
+  counts["ops"] = result.client_ops;
   counts["held_intervals"] = result.history.held.size();
   counts["acquisitions"] = result.acquisitions;
   counts["acquire_fail"] = result.acquire_fail;
@@ -199,12 +213,15 @@ Json result_to_json(const RunResult& result) {
   counts["releases_fail"] = result.releases_fail;
   counts["releases_info"] = result.releases_info;
   counts["events"] = result.events;
+  // Only backends that can deadlock report it (MySQL's v1: the article's complaint).
+  if (result.deadlocks > 0) counts["deadlocks"] = result.deadlocks;
   counts["run_length_ns"] = result.history.run_length.ns;
   j["counts"] = std::move(counts);
 
   j["held"] = harness::held_to_json(result.history);
   j["errors"] = Json(result.errors);
   j["replay"] = result.replay_command;
+  j["backend"] = backend_notes_json(result);
   return j;
 }
 
@@ -212,52 +229,57 @@ std::string result_json_text(const RunResult& result) {
   return result_to_json(result).dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
-std::string summary_text(const RunResult& result) {
-  constexpr size_t kMaxListed = 10;  // one screen: the rest is in result.json
-  constexpr size_t kMaxErrors = 5;
-  const auto& overlaps = result.mutex.overlaps;
-  const Verdict::Kind kind = harness::overall_verdict(result);
-  std::string out;
+namespace {
 
-  const auto n = static_cast<int64_t>(overlaps.size());
-  const bool stuck = result.liveness.kind == Verdict::Kind::kInvalid;
-  switch (kind) {
+// One screen: the rest is in result.json.
+constexpr size_t kMaxListed = 10;
+constexpr size_t kMaxErrors = 5;
+
+// The first line: the verdict, and in a few words why.
+std::string headline_text(const RunResult& result) {
+  const auto n = static_cast<int64_t>(result.mutex.overlaps.size());
+  switch (harness::overall_verdict(result)) {
     case Verdict::Kind::kInvalid:
       if (result.mutex.kind == Verdict::Kind::kInvalid) {
-        out += fmt::format("VIOLATION: mutual exclusion broken {} {}\n", n,
+        return fmt::format("VIOLATION: mutual exclusion broken {} {}\n", n,
                            plural(n, "time", "times"));
-      } else {
-        out += fmt::format(
-            "LIVENESS: lock stuck for the last {} of the run (no mutual-exclusion violation)\n",
-            format_seconds(result.liveness.unheld_for.ns));
       }
-      break;
+      return fmt::format(
+          "LIVENESS: lock stuck for the last {} of the run (no mutual-exclusion violation)\n",
+          format_seconds(result.liveness.unheld_for.ns));
     case Verdict::Kind::kValid:
-      out += fmt::format("OK: no mutual-exclusion violation in {} {}\n", result.acquisitions,
+      return fmt::format("OK: no mutual-exclusion violation in {} {}\n", result.acquisitions,
                          plural(result.acquisitions, "acquisition", "acquisitions"));
-      break;
-    case Verdict::Kind::kUnknown:
+    case Verdict::Kind::kUnknown: {
       if (result.mutex.kind == Verdict::Kind::kUnknown) {
-        out += "UNKNOWN: " + result.mutex.explanation + "\n";
-      } else {
-        const auto e = static_cast<int64_t>(result.errors.size());
-        out += fmt::format(
-            "UNKNOWN: no mutual-exclusion violation in {} {}, but {} client {} recorded\n",
-            result.acquisitions, plural(result.acquisitions, "acquisition", "acquisitions"), e,
-            plural(e, "error was", "errors were"));
+        return "UNKNOWN: " + result.mutex.explanation + "\n";
       }
-      break;
+      const auto e = static_cast<int64_t>(result.errors.size());
+      return fmt::format(
+          "UNKNOWN: no mutual-exclusion violation in {} {}, but {} client {} recorded\n",
+          result.acquisitions, plural(result.acquisitions, "acquisition", "acquisitions"), e,
+          plural(e, "error was", "errors were"));
+    }
   }
+  return "";
+}
 
-  out += fmt::format(
+// The second line: what ran and how much happened.
+std::string counts_text(const RunResult& result) {
+  std::string out = fmt::format(
       "{}, seed {}: {} ops, {} acquisitions ({} failed, {} unknown), {} releases ({} failed, {} "
       "unknown), {} of true time",
-      result.algorithm, result.seed, result.history.ops.size(), result.acquisitions,
-      result.acquire_fail, result.acquire_info, result.releases_ok, result.releases_fail,
-      result.releases_info, format_seconds(result.history.run_length.ns));
+      result.algorithm, result.seed, result.client_ops, result.acquisitions, result.acquire_fail,
+      result.acquire_info, result.releases_ok, result.releases_fail, result.releases_info,
+      format_seconds(result.history.run_length.ns));
   if (result.events > 0) out += fmt::format(", {} events", result.events);
-  out += "\n";
+  if (result.deadlocks > 0) out += fmt::format(", {} deadlocks", result.deadlocks);
+  return out + "\n";
+}
 
+// Each overlapping pair of holders, the first kMaxListed of them.
+std::string overlaps_text(const std::vector<Overlap>& overlaps) {
+  std::string out;
   for (size_t i = 0; i < overlaps.size() && i < kMaxListed; ++i) {
     const Overlap& o = overlaps[i];
     out += fmt::format("  {}. {} and {} both held the lock in [{}, {}) for {}\n", i + 1,
@@ -268,32 +290,62 @@ std::string summary_text(const RunResult& result) {
   if (overlaps.size() > kMaxListed) {
     out += fmt::format("  ... and {} more\n", overlaps.size() - kMaxListed);
   }
+  return out;
+}
 
-  if (stuck) out += "  " + result.liveness.explanation + "\n";
+// The faults applied (the history's nemesis ops), on one line; "" when
+// there were none.
+std::string faults_text(const RunResult& result) {
+  std::vector<const harness::Op*> faults;
+  for (const harness::Op& op : result.history.ops) {
+    if (!harness::is_client_op(op)) faults.push_back(&op);
+  }
+  if (faults.empty()) return "";
+  std::string out = fmt::format("faults ({}):", faults.size());
+  for (size_t i = 0; i < faults.size() && i < kMaxListed; ++i) {
+    out += fmt::format(" {} {}{}", format_seconds(faults[i]->time_ns),
+                       harness::describe_nemesis_op(*faults[i]), i + 1 < faults.size() ? ";" : "");
+  }
+  if (faults.size() > kMaxListed) {
+    out += fmt::format(" ... and {} more", faults.size() - kMaxListed);
+  }
+  return out + "\n";
+}
+
+// The first line of each client error, the first kMaxErrors of them.
+std::string errors_text(const std::vector<std::string>& errors) {
+  if (errors.empty()) return "";
+  std::string out = fmt::format("client errors ({}):\n", errors.size());
+  for (size_t i = 0; i < errors.size() && i < kMaxErrors; ++i) {
+    out += "  " + first_line(errors[i]) + "\n";
+  }
+  if (errors.size() > kMaxErrors) {
+    out += fmt::format("  ... and {} more\n", errors.size() - kMaxErrors);
+  }
+  return out;
+}
+
+// The backend's notes, one per line; "" when it had none.
+std::string backend_notes_text(const RunResult& result) {
+  std::string out;
+  for (const auto& [key, text] : result.backend_notes) out += key + ": " + text + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string summary_text(const RunResult& result) {
+  std::string out = headline_text(result) + counts_text(result);
+  out += overlaps_text(result.mutex.overlaps);
+  if (result.liveness.kind == Verdict::Kind::kInvalid) {
+    out += "  " + result.liveness.explanation + "\n";
+  }
   out += linearizability_summary(result);
-  if (!result.faults.empty()) {
-    out += fmt::format("faults ({}):", result.faults.size());
-    for (size_t i = 0; i < result.faults.size() && i < kMaxListed; ++i) {
-      out += fmt::format(" {} {}{}", format_seconds(result.faults[i].time_ns),
-                         result.faults[i].what, i + 1 < result.faults.size() ? ";" : "");
-    }
-    if (result.faults.size() > kMaxListed) {
-      out += fmt::format(" ... and {} more", result.faults.size() - kMaxListed);
-    }
-    out += "\n";
-  }
-
-  if (!result.errors.empty()) {
-    out += fmt::format("client errors ({}):\n", result.errors.size());
-    for (size_t i = 0; i < result.errors.size() && i < kMaxErrors; ++i) {
-      out += "  " + first_line(result.errors[i]) + "\n";
-    }
-    if (result.errors.size() > kMaxErrors) {
-      out += fmt::format("  ... and {} more\n", result.errors.size() - kMaxErrors);
-    }
-  }
-
+  out += faults_text(result);
+  out += backend_notes_text(result);
+  out += errors_text(result.errors);
   if (!result.replay_command.empty()) out += "replay: " + result.replay_command + "\n";
+  LOCKSIM_ASSERT_MSG(!out.empty() && out.back() == '\n', "the summary ends in a newline");
   return out;
 }
 

@@ -25,8 +25,9 @@ namespace locksim::reports {
 //                        agrees, seconds, peak_rss_bytes, shared_call}}   (the history alone)
 //    "liveness": {checker, verdict, stuck, unheld_since_ns, unheld_for_ns, failed_attempts,
 //                 last_holder, longest_gap_ns, longest_gap_start_ns, explanation},
-//    "faults": [{time_ns, what}],
-//    "counts": {ops, held_intervals, acquisitions, acquire_fail, acquire_info,
+//    "faults": [{index, time_ns, f, value, what}]  (the history's nemesis ops, in order:
+//              index, f and value as in history.jsonl, what = describe_nemesis_op)
+//    "counts": {ops (client ops only), held_intervals, acquisitions, acquire_fail, acquire_info,
 //               releases_ok, releases_fail, releases_info, events, run_length_ns},
 //    "held": [...harness::held_to_json...], "errors": [...], "replay": "..."}
 // Times are integer nanoseconds since run start; the *_s fields repeat them in

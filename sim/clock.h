@@ -21,6 +21,8 @@ class LocalClock {
  public:
   explicit LocalClock(Duration offset = Duration::zero()) : base_local_(kLocalEpoch + offset) {}
 
+  // Precondition: true_now is not before the last set_drift/jump (true time
+  // only moves forward). Between changes, the result never goes back.
   TimePoint local(TimePoint true_now) const;
 
   // From `true_now` on, run fast (ppm > 0) or slow (ppm < 0). |ppm| < 1e6.

@@ -3,14 +3,18 @@
 // The sequence number breaks ties in insertion order, so two events at the
 // same instant always run in the order they were scheduled: the heap never
 // decides anything by itself that a seed did not.
+//
+// Invariant: events leave in non-decreasing (time, seq) order, and nothing is
+// pushed earlier than the last event popped (that would be scheduling into
+// the past). Both are asserted, in O(1), at push and at pop.
 #pragma once
 
-#include <cassert>
 #include <cstdint>
 #include <functional>
 #include <utility>
 #include <vector>
 
+#include "env/assert.h"
 #include "env/time.h"
 
 namespace locksim::sim {
@@ -25,7 +29,9 @@ class EventQueue {
     Action action;
   };
 
+  // Precondition: `at` is not before the last popped event's time.
   void push(TimePoint at, Action action) {
+    LOCKSIM_ASSERT_MSG(at >= last_popped_, "an event scheduled before the last one run");
     heap_.push_back(Event{at, next_seq_++, std::move(action)});
     sift_up(heap_.size() - 1);
   }
@@ -33,23 +39,32 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }
   TimePoint next_time() const {
-    assert(!heap_.empty());
+    LOCKSIM_ASSERT(!heap_.empty());
     return heap_.front().at;
   }
+  // The time of the last event popped: the queue's notion of "now".
+  TimePoint last_popped() const { return last_popped_; }
 
+  // Removes and returns the earliest event (ties: the first pushed).
   Event pop() {
-    assert(!heap_.empty());
+    LOCKSIM_ASSERT(!heap_.empty());
     Event top = std::move(heap_.front());
     if (heap_.size() > 1) {
       heap_.front() = std::move(heap_.back());
       heap_.pop_back();
       sift_down(0);
+      // Heap order, spot-checked where it matters: the new front does not
+      // come before the event just taken.
+      LOCKSIM_ASSERT_MSG(!before(heap_.front(), top), "event heap out of order");
     } else {
       heap_.pop_back();
     }
+    LOCKSIM_ASSERT_MSG(top.at >= last_popped_, "event time went back");
+    last_popped_ = top.at;
     return top;
   }
 
+  // Drops every pending event. Time does not go back: last_popped() stays.
   void clear() { heap_.clear(); }
 
  private:
@@ -80,6 +95,7 @@ class EventQueue {
 
   std::vector<Event> heap_;
   uint64_t next_seq_ = 0;
+  TimePoint last_popped_{};
 };
 
 }  // namespace locksim::sim

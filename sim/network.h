@@ -33,8 +33,10 @@ class Network {
  public:
   Network(World& world, Rng rng);
 
-  void set_default_link(const LinkParams& p) { default_link_ = p; }
-  // Both directions between the two nodes.
+  // Link parameters must be in range (latencies >= 0, loss in [0, 1]):
+  // validation of the run's input guarantees it.
+  void set_default_link(const LinkParams& p);
+  // Both directions between the two distinct nodes.
   void set_link(const Node& a, const Node& b, const LinkParams& p);
 
   // Cuts every link between a node in `side_a` and one in `side_b`.
@@ -46,13 +48,18 @@ class Network {
   // Sends `message` from `from` to `to`; it runs via to.deliver() on arrival.
   void send(const Node& from, Node& to, std::function<void()> message);
 
+  // Counts: every message sent is dropped, in flight, or arrived (handed to
+  // its node, which may still drop it if crashed). Asserted on every change.
   uint64_t sent() const { return sent_; }
   uint64_t dropped() const { return dropped_; }
+  uint64_t in_flight() const { return in_flight_; }
+  uint64_t arrived() const { return arrived_; }
 
  private:
   using Pair = std::pair<std::string, std::string>;  // by name: deterministic order
   static Pair key(const Node& a, const Node& b);
   const LinkParams& link(const Node& a, const Node& b) const;
+  void check_counts() const;
 
   World& world_;
   Rng rng_;
@@ -61,6 +68,8 @@ class Network {
   std::set<Pair> cut_;
   uint64_t sent_ = 0;
   uint64_t dropped_ = 0;
+  uint64_t in_flight_ = 0;
+  uint64_t arrived_ = 0;
 };
 
 }  // namespace locksim::sim

@@ -6,6 +6,9 @@
 //   crashed  — its fibers are cancelled, messages to it are dropped, and its
 //              owner decides what survives (on_crash); restart() brings it
 //              back and lets the owner rebuild (on_restart).
+//
+// Allowed transitions (transition_allowed, asserted on every change):
+//   running <-> paused,  running/paused -> crashed,  crashed -> running.
 #pragma once
 
 #include <cstddef>
@@ -41,10 +44,21 @@ class Node {
   // dropped if crashed (the sender's timeout covers it).
   void deliver(std::function<void()> message);
 
+  // Fault requests. Each changes the state only along an allowed transition
+  // (pause: running -> paused; resume: paused -> running; crash: running or
+  // paused -> crashed; restart: crashed -> running) and otherwise does
+  // nothing: a fault schedule is user input and may overlap two faults on one
+  // node (a pause that ends after a crash, a second crash before the first
+  // restart), which is not a bug. The nemesis should skip such requests
+  // itself (and log that it did); then these can assert their prior state, as
+  // TigerBeetle's cluster does.
   void pause();
   void resume();
   void crash();
   void restart();
+
+  // Whether `from -> to` is one of the transitions listed at the top.
+  static bool transition_allowed(State from, State to);
 
   // Set by whoever owns the node's software (a server, a client).
   std::function<void()> on_crash;
@@ -55,6 +69,9 @@ class Node {
   static constexpr size_t kMaxQueuedMessages = 100'000;
 
  private:
+  // The one place the state changes: asserts the transition is allowed.
+  void enter(State to);
+
   World& world_;
   std::string name_;
   LocalClock clock_;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "env/assert.h"
 #include "sim/network.h"
 #include "sim/node.h"
 #include "sim/world.h"
@@ -21,20 +22,33 @@ namespace locksim::sim {
 template <class Response>
 std::optional<Response> call(World& world, Network& net, Node& client, Node& server,
                              std::function<Response()> handler, Duration timeout) {
+  LOCKSIM_ASSERT_MSG(timeout > Duration::zero(), "an RPC needs a positive timeout");
   struct State {
     Waiter waiter;
     std::optional<Response> response;
   };
   auto state = std::make_shared<State>();
-  net.send(client, server, [&world, &net, &client, &server, state, handler = std::move(handler)] {
-    Response r = handler();
-    net.send(server, client, [&world, state, r = std::move(r)]() mutable {
-      if (state->waiter.signaled) return;  // timed out already
-      state->response = std::move(r);
-      world.signal(state->waiter);
-    });
+  const TimePoint deadline = world.now() + timeout;
+  net.send(
+      client, server,
+      [&world, &net, &client, &server, state, deadline, handler = std::move(handler)] {
+        // Node::deliver runs a message only on a running node.
+        LOCKSIM_ASSERT_MSG(server.running(), "a request handled by a node that is not running");
+        Response r = handler();
+        net.send(server, client, [&world, &client, state, deadline, r = std::move(r)]() mutable {
+          LOCKSIM_ASSERT_MSG(client.running(), "a reply handled by a node that is not running");
+          if (state->waiter.signaled) return;  // timed out already
+          // Pair of the timeout event: had the deadline passed, it would have
+          // signalled first.
+          LOCKSIM_ASSERT_MSG(world.now() <= deadline, "a reply accepted after the timeout");
+          state->response = std::move(r);
+          world.signal(state->waiter);
+        });
+      });
+  world.after(timeout, [&world, state, deadline] {
+    LOCKSIM_ASSERT(world.now() == deadline);
+    world.signal(state->waiter);
   });
-  world.after(timeout, [&world, state] { world.signal(state->waiter); });
   world.block(state->waiter);
   return std::move(state->response);
 }

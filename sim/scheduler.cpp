@@ -2,8 +2,10 @@
 
 #include <boost/fiber/operations.hpp>
 
-#include <cstdio>
-#include <cstdlib>
+#include <algorithm>
+#include <utility>
+
+#include "env/assert.h"
 
 namespace locksim::sim {
 
@@ -12,6 +14,7 @@ thread_local SimScheduler* g_scheduler = nullptr;
 }
 
 SimScheduler::SimScheduler() {
+  LOCKSIM_ASSERT_MSG(g_scheduler == nullptr, "two SimSchedulers on one thread");
   g_scheduler = this;
 }
 SimScheduler::~SimScheduler() {
@@ -20,15 +23,24 @@ SimScheduler::~SimScheduler() {
 
 SimScheduler& SimScheduler::for_this_thread() {
   if (g_scheduler == nullptr) boost::fibers::use_scheduling_algorithm<SimScheduler>();
+  LOCKSIM_ASSERT(g_scheduler != nullptr);
   return *g_scheduler;
 }
 
 void SimScheduler::attach(SchedulePolicy policy, Rng* rng) {
+  LOCKSIM_ASSERT_MSG(policy == SchedulePolicy::kFifo || rng != nullptr,
+                     "a seeded schedule needs its stream");
+  // One World per thread at a time: two would share this ready pool, and
+  // one World's main loop would run the other's fibers.
+  LOCKSIM_ASSERT_MSG(!attached_, "a second World attached on this thread");
+  attached_ = true;
   policy_ = policy;
   rng_ = rng;
 }
 
 void SimScheduler::detach() {
+  LOCKSIM_ASSERT(attached_);
+  attached_ = false;
   policy_ = SchedulePolicy::kFifo;
   rng_ = nullptr;
 }
@@ -37,10 +49,15 @@ void SimScheduler::awakened(boost::fibers::context* ctx) noexcept {
   // Main and dispatcher are kept out of the pool: they run only when no
   // client fiber is ready, so time never advances under a runnable client.
   if (ctx->is_context(boost::fibers::type::main_context)) {
+    LOCKSIM_ASSERT_MSG(main_ == nullptr, "main scheduled twice");
     main_ = ctx;
   } else if (ctx->is_context(boost::fibers::type::dispatcher_context)) {
+    LOCKSIM_ASSERT_MSG(dispatcher_ == nullptr, "dispatcher scheduled twice");
     dispatcher_ = ctx;
   } else {
+    // O(ready fibers): a handful, at most one per client.
+    LOCKSIM_ASSERT_MSG(std::find(workers_.begin(), workers_.end(), ctx) == workers_.end(),
+                       "a fiber scheduled twice");
     workers_.push_back(ctx);
   }
 }
@@ -54,6 +71,10 @@ boost::fibers::context* SimScheduler::pick_next() noexcept {
     }
     boost::fibers::context* ctx = workers_[i];
     workers_.erase(workers_.begin() + static_cast<std::ptrdiff_t>(i));
+    // The pool holds only client fibers (awakened() keeps the others apart).
+    LOCKSIM_ASSERT_MSG(!ctx->is_context(boost::fibers::type::main_context) &&
+                           !ctx->is_context(boost::fibers::type::dispatcher_context),
+                       "main or dispatcher in the worker pool");
     return ctx;
   }
   // The dispatcher before main: it frees the stacks of finished fibers, then
@@ -70,10 +91,11 @@ bool SimScheduler::has_ready_fibers() const noexcept {
 void SimScheduler::suspend_until(detail::SuspendTimePoint) noexcept {
   // Nothing is ready and nothing can become ready: every fiber, main
   // included, waits on something only the World can signal, and the World
-  // runs on main. That is a deadlock in locksim's own code; fail loudly
-  // rather than spin.
-  std::fputs("locksim: internal error: simulation deadlock (no runnable fiber)\n", stderr);
-  std::abort();
+  // runs on main. That is a deadlock in locksim's own code: a broken
+  // invariant, reported as one (exit 70, with the run's seed) in every build
+  // -- returning would spin.
+  ::locksim::assertion_failed("has_ready_fibers()", "simulation deadlock: no runnable fiber",
+                              __FILE__, __LINE__);
 }
 
 void SimScheduler::notify() noexcept {}

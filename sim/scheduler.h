@@ -16,8 +16,8 @@
 #include <boost/fiber/context.hpp>
 
 #include <cstddef>
-#include <deque>
 #include <type_traits>
+#include <vector>
 
 #include "sim/rng.h"
 
@@ -47,7 +47,8 @@ class SimScheduler final : public boost::fibers::algo::algorithm {
   static SimScheduler& for_this_thread();
 
   // Seeded choice draws from `rng` (which the caller keeps alive until
-  // detach); FIFO ignores it.
+  // detach); FIFO ignores it. One World attaches at a time (asserted):
+  // attach and detach come in pairs.
   void attach(SchedulePolicy policy, Rng* rng);
   void detach();
 
@@ -61,11 +62,15 @@ class SimScheduler final : public boost::fibers::algo::algorithm {
   void notify() noexcept override;
 
  private:
-  std::deque<boost::fibers::context*> workers_;
+  // Ready client fibers, in the order they became ready. A vector: it holds
+  // a handful (at most one per client), so erasing from the middle is cheap
+  // and the double-scheduling check in awakened() is a short scan.
+  std::vector<boost::fibers::context*> workers_;
   boost::fibers::context* main_ = nullptr;
   boost::fibers::context* dispatcher_ = nullptr;
   SchedulePolicy policy_ = SchedulePolicy::kFifo;
   Rng* rng_ = nullptr;
+  bool attached_ = false;
   uint64_t switches_ = 0;
 };
 

@@ -4,8 +4,7 @@
 #include <boost/fiber/fixedsize_stack.hpp>
 #include <boost/fiber/operations.hpp>
 
-#include <cassert>
-
+#include "env/assert.h"
 #include "sim/node.h"
 
 namespace locksim::sim {
@@ -24,12 +23,14 @@ World::~World() {
 }
 
 void World::at(TimePoint when, EventQueue::Action action) {
-  assert(when >= now_);
+  LOCKSIM_ASSERT_MSG(when >= now_, "an event scheduled in the past");
+  LOCKSIM_ASSERT_MSG(!shut_down_, "an event scheduled after shutdown");
   queue_.push(when, std::move(action));
 }
 
 void World::spawn(std::string name, Node* node, std::function<void()> body) {
-  assert(!shut_down_);
+  LOCKSIM_ASSERT_MSG(!shut_down_, "a fiber spawned after shutdown");
+  LOCKSIM_ASSERT_MSG(node == nullptr || !node->crashed(), "a fiber spawned on a crashed node");
   auto record = std::make_unique<FiberRecord>();
   record->name = std::move(name);
   record->node = node;
@@ -39,7 +40,8 @@ void World::spawn(std::string name, Node* node, std::function<void()> body) {
                                   boost::fibers::fixedsize_stack(options_.fiber_stack_bytes),
                                   [this, r, body = std::move(body)] {
                                     r->context = boost::fibers::context::active();
-                                    by_context_[r->context] = r;
+                                    const bool fresh = by_context_.emplace(r->context, r).second;
+                                    LOCKSIM_ASSERT_MSG(fresh, "two fibers share one context");
                                     try {
                                       if (!r->cancelled) body();
                                     } catch (const Cancelled&) {
@@ -52,13 +54,14 @@ void World::spawn(std::string name, Node* node, std::function<void()> body) {
                                       record_error(r->name + ": unknown exception");
                                     }
                                     by_context_.erase(r->context);
+                                    LOCKSIM_ASSERT(r->blocked_on == nullptr);
                                     r->finished = true;
                                   });
 }
 
 FiberRecord& World::current() {
   auto it = by_context_.find(boost::fibers::context::active());
-  assert(it != by_context_.end() && "blocking call outside a World fiber");
+  LOCKSIM_ASSERT_MSG(it != by_context_.end(), "blocking call outside a World fiber");
   return *it->second;
 }
 
@@ -66,12 +69,19 @@ void World::block(Waiter& w) {
   FiberRecord& f = current();
   if (f.cancelled) throw Cancelled();
   if (w.signaled) return;
+  // One fiber per waiter, one waiter per fiber, and a running fiber is not
+  // in the ready pool.
+  LOCKSIM_ASSERT_MSG(w.fiber == nullptr && f.blocked_on == nullptr && !f.scheduled,
+                     "a fiber blocked twice");
   w.fiber = &f;
   f.blocked_on = &w;
-  // Loop: only signal() or cancellation makes us ready, but be robust to a
-  // spurious resume.
+  // wake_now is the one door into the ready pool, and only a signal or a
+  // cancellation opens it: a resume always finds one of them, so this loop
+  // runs once (asserted), never spins.
   while (!w.signaled && !f.cancelled) {
     f.context->suspend();
+    LOCKSIM_ASSERT_MSG(f.scheduled && (w.signaled || f.cancelled),
+                       "a blocked fiber resumed without a reason");
     f.scheduled = false;
   }
   w.fiber = nullptr;
@@ -80,7 +90,7 @@ void World::block(Waiter& w) {
 }
 
 void World::sleep(Duration d) {
-  assert(d >= Duration::zero());
+  LOCKSIM_ASSERT_MSG(d >= Duration::zero(), "a negative sleep");
   auto w = std::make_shared<Waiter>();
   at(now_ + d, [this, w] { signal(*w); });
   block(*w);
@@ -91,6 +101,7 @@ void World::signal(Waiter& w) {
   w.signaled = true;
   FiberRecord* f = w.fiber;
   if (f == nullptr) return;  // nobody blocked (yet, or any more)
+  LOCKSIM_ASSERT_MSG(f->blocked_on == &w, "a waiter's fiber is blocked on something else");
   if (f->node != nullptr && f->node->paused()) {
     f->wake_held = true;
     return;
@@ -100,11 +111,15 @@ void World::signal(Waiter& w) {
 
 void World::wake_now(FiberRecord& f) {
   if (f.context == nullptr || f.finished || f.blocked_on == nullptr || f.scheduled) return;
+  // A GC pause freezes fibers: only cancellation may wake one on a paused node.
+  LOCKSIM_ASSERT_MSG(f.node == nullptr || !f.node->paused() || f.cancelled,
+                     "a fiber of a paused node made ready");
   f.scheduled = true;
   boost::fibers::context::active()->schedule(f.context);
 }
 
 void World::release_held_wakes(const Node& node) {
+  LOCKSIM_ASSERT_MSG(node.running(), "held wakes released on a node that is not running");
   for (auto& f : fibers_) {  // creation order: deterministic
     if (f->node == &node && f->wake_held) {
       f->wake_held = false;
@@ -114,6 +129,7 @@ void World::release_held_wakes(const Node& node) {
 }
 
 void World::cancel_fibers_of(const Node& node) {
+  LOCKSIM_ASSERT_MSG(node.crashed(), "fibers cancelled on a node that did not crash");
   for (auto& f : fibers_) {
     if (f->node == &node && !f->finished) {
       f->cancelled = true;
@@ -127,9 +143,13 @@ void World::drain_ready_fibers() {
   // Main yields once: the scheduler runs every ready client fiber (and any
   // they make ready) before it returns to main.
   if (scheduler_.has_ready_workers()) boost::this_fiber::yield();
+  // Main runs again only once no client fiber is ready (SimScheduler's
+  // rule), so time never advances under a runnable fiber.
+  LOCKSIM_ASSERT_MSG(!scheduler_.has_ready_workers(), "main resumed while a fiber was ready");
 }
 
 void World::run_until(TimePoint end) {
+  LOCKSIM_ASSERT_MSG(end >= now_, "run_until a time already past");
   drain_ready_fibers();
   while (!queue_.empty() && queue_.next_time() <= end) {
     if (events_ >= options_.max_events) {
@@ -137,6 +157,7 @@ void World::run_until(TimePoint end) {
       return;
     }
     EventQueue::Event e = queue_.pop();
+    LOCKSIM_ASSERT_MSG(e.at >= now_, "virtual time went back");
     now_ = e.at;
     ++events_;
     e.action();
@@ -157,7 +178,9 @@ void World::shutdown() {
   }
   for (auto& f : fibers_) {
     if (f->fiber.joinable()) f->fiber.join();
+    LOCKSIM_ASSERT_MSG(f->finished, "a joined fiber did not finish");
   }
+  LOCKSIM_ASSERT_MSG(by_context_.empty(), "a fiber outlived shutdown");
   queue_.clear();  // events may hold state owned by fibers' callers
 }
 

@@ -64,16 +64,20 @@ class World {
   Rng& rng() { return rng_; }  // the root stream: split it at setup only
   uint64_t events_executed() const { return events_; }
 
-  // Runs `action` on the main context at virtual time `at` (>= now()).
+  // Runs `action` on the main context at virtual time `at`. Asserted: `at`
+  // is not before now() (nothing is scheduled in the past) and the World is
+  // not shut down.
   void at(TimePoint at, EventQueue::Action action);
   void after(Duration d, EventQueue::Action action) { at(now_ + d, std::move(action)); }
 
   // Starts a fiber on `node` (may be null for fibers outside any node). An
   // exception escaping `body` is recorded in errors(), never std::terminate.
+  // Precondition (asserted): not shut down, and `node` is not crashed.
   void spawn(std::string name, Node* node, std::function<void()> body);
 
-  // --- Callable only from a fiber spawned by this World. ---
+  // --- Callable only from a fiber spawned by this World (asserted). ---
   // Blocks until `w` is signalled. Throws Cancelled if the fiber is cancelled.
+  // One fiber per waiter and one waiter per fiber at a time (asserted).
   void block(Waiter& w);
   // Blocks for d of virtual time (d >= 0).
   void sleep(Duration d);
@@ -84,13 +88,17 @@ class World {
   void signal(Waiter& w);
 
   // Cancels every fiber running on `node` (a crash): each throws Cancelled
-  // out of its current or next blocking call.
+  // out of its current or next blocking call. Precondition (asserted): the
+  // node is crashed.
   void cancel_fibers_of(const Node& node);
   // Called by a node when it resumes from a pause: delivers the held wakes.
+  // Precondition (asserted): the node is running again.
   void release_held_wakes(const Node& node);
 
   // Runs events and fibers until virtual time would pass `end` or no event
   // is left, then sets now() to `end` (unless the event limit stopped it).
+  // Precondition: end >= now(). Virtual time never goes back (asserted per
+  // event), and main runs only when no client fiber is ready.
   void run_until(TimePoint end);
 
   // Cancels and joins every fiber. Idempotent; the destructor calls it too.

@@ -78,7 +78,8 @@ TEST(HistoryIo, JsonlRoundTrips) {
   // Extremes that must survive as integers, not doubles.
   h.ops[2].fence = UINT64_MAX;
   h.ops[5].time_ns = INT64_MAX;
-  h.ops[5].process = INT64_MIN;
+  h.ops[3].process = INT64_MAX;  // process 0's release, invoked and completed as INT64_MAX
+  h.ops[5].process = INT64_MAX;
   const History back = parse_jsonl(to_jsonl(h));
   ASSERT_EQ(back.ops.size(), h.ops.size());
   for (size_t i = 0; i < h.ops.size(); ++i) {
@@ -168,12 +169,14 @@ TEST(HistoryIo, ParseErrorsNameLineAndField) {
 
 TEST(HistoryIo, InvalidUtf8IsReplacedNotThrown) {
   History h;
+  h.ops.push_back(make_op(0, 0, OpType::kInvoke, OpF::kAcquire, 0));
   Op op = make_op(0, 0, OpType::kFail, OpF::kAcquire, 0);
+  op.index = 1;
   op.detail = "bad \xff byte";
   h.ops.push_back(op);
   std::string text;
   ASSERT_NO_THROW(text = to_jsonl(h));
-  EXPECT_EQ(parse_jsonl(text).ops[0].detail, "bad \xEF\xBF\xBD byte");
+  EXPECT_EQ(parse_jsonl(text).ops[1].detail, "bad \xEF\xBF\xBD byte");
 }
 
 TEST(HistoryIo, HeldRoundTrips) {
@@ -206,6 +209,203 @@ TEST(HistoryIo, HeldRoundTrips) {
         e.what(),
         R"(held[0]: field 'end_reason': expected one of release|crash|run-end, got "gone")");
   }
+}
+
+std::string held_error(nlohmann::json held) {
+  try {
+    held_from_json(held);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(HistoryIo, HeldFromJsonRejectsWhatTheRecorderAsserts) {
+  nlohmann::json plain = nlohmann::json::parse(held_to_json(small_history()).dump());
+  nlohmann::json backwards = plain;
+  backwards[0]["end_ns"] = 1000000;
+  EXPECT_EQ(held_error(backwards),
+            "held[0]: field 'end_ns': ends before it starts (1000000 < start_ns 2000000); a held "
+            "interval never does");
+  // Client 0 again, starting inside its first interval: two leases at once.
+  nlohmann::json twice = plain;
+  twice.push_back(plain[0]);
+  twice[1]["start_ns"] = 4000000;
+  twice[1]["end_ns"] = 9000000;
+  EXPECT_EQ(held_error(twice),
+            "held[1]: overlaps held[0], an interval of the same client 0 ([2000000, 5000000) and "
+            "[4000000, 9000000) ns); a client holds at most one lease at a time");
+  // Back to back, or another client: fine.
+  twice[1]["start_ns"] = 5000000;
+  EXPECT_EQ(held_error(twice), "(no error)");
+  twice[1]["start_ns"] = 4000000;
+  twice[1]["client"] = 1;
+  EXPECT_EQ(held_error(twice), "(no error)");
+}
+
+// small_history() with the nemesis at work: c2 (client 1) paused while it
+// waits, resumed, and a skipped @holder crash, all at their true times.
+History history_with_faults() {
+  HistoryRecorder r;
+  r.record(make_op(1000000, 0, OpType::kInvoke, OpF::kAcquire, 0));
+  Op pause = nemesis_op("pause", {"c2", "3ms"}, "");
+  pause.time_ns = 1200000;
+  r.record(pause);
+  r.record(make_op(1500000, 1, OpType::kInvoke, OpF::kAcquire, 1));
+  Op ok = make_op(2000000, 0, OpType::kOk, OpF::kAcquire, 0);
+  ok.token = "c0-1";
+  r.begin_hold(0, 0, TimePoint{2000000}, r.record(ok));
+  Op resume = nemesis_op("resume", {"c2"}, "");
+  resume.time_ns = 4200000;
+  r.record(resume);
+  Op skip = nemesis_op("skip", {"crash", "@holder", "1s"}, "nobody holds the lock");
+  skip.time_ns = 4200000;
+  r.record(skip);
+  Op heal = nemesis_op("heal", {}, "");
+  heal.time_ns = 4300000;
+  r.record(heal);
+  Op rel = make_op(5000000, 0, OpType::kInvoke, OpF::kRelease, 0);
+  rel.token = "c0-1";
+  r.end_hold(0, TimePoint{5000000}, r.record(rel), HeldInterval::EndReason::kRelease);
+  return r.finish(TimePoint{10000000});
+}
+
+TEST(HistoryIo, NemesisOpsInEdnAsJepsenWritesThem) {
+  EXPECT_EQ(
+      to_edn(history_with_faults()),
+      "{:index 0, :time 1000000, :process 0, :type :invoke, :f :acquire, :value nil}\n"
+      "{:index 1, :time 1200000, :process :nemesis, :type :info, :f :pause, :value [\"c2\" "
+      "\"3ms\"]}\n"
+      "{:index 2, :time 1500000, :process 1, :type :invoke, :f :acquire, :value nil}\n"
+      "{:index 3, :time 2000000, :process 0, :type :ok, :f :acquire, :value nil}\n"
+      "{:index 4, :time 4200000, :process :nemesis, :type :info, :f :resume, :value [\"c2\"]}\n"
+      "{:index 5, :time 4200000, :process :nemesis, :type :info, :f :skip, :value [\"crash\" "
+      "\"@holder\" \"1s\"]}\n"
+      "{:index 6, :time 4300000, :process :nemesis, :type :info, :f :heal, :value []}\n"
+      "{:index 7, :time 5000000, :process 0, :type :invoke, :f :release, :value nil}\n");
+  // Strings are EDN-escaped, whatever a node is called.
+  History h;
+  Op odd = nemesis_op("resume", {"a\"b\\c\nd"}, "");
+  h.ops.push_back(odd);
+  EXPECT_EQ(to_edn(h),
+            "{:index 0, :time 0, :process :nemesis, :type :info, :f :resume, :value "
+            "[\"a\\\"b\\\\c\\nd\"]}\n");
+}
+
+TEST(HistoryIo, NemesisOpsInJsonlWithEveryFieldAndRoundTrip) {
+  const History h = history_with_faults();
+  const std::string text = to_jsonl(h);
+  EXPECT_NE(
+      text.find(
+          R"({"index":1,"time_ns":1200000,"process":"nemesis","type":"info","f":"pause","value":["c2","3ms"]})"
+          "\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(
+          R"({"index":5,"time_ns":4200000,"process":"nemesis","type":"info","f":"skip","value":["crash","@holder","1s"],"detail":"nobody holds the lock"})"
+          "\n"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(
+          R"({"index":6,"time_ns":4300000,"process":"nemesis","type":"info","f":"heal","value":[]})"),
+      std::string::npos)
+      << text;
+  const History back = parse_jsonl(text);
+  ASSERT_EQ(back.ops.size(), h.ops.size());
+  for (size_t i = 0; i < h.ops.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(back.ops[i].process, h.ops[i].process);
+    EXPECT_EQ(back.ops[i].type, h.ops[i].type);
+    EXPECT_EQ(back.ops[i].f, h.ops[i].f);
+    EXPECT_EQ(back.ops[i].value, h.ops[i].value);
+    EXPECT_EQ(back.ops[i].detail, h.ops[i].detail);
+    EXPECT_EQ(is_client_op(back.ops[i]), is_client_op(h.ops[i]));
+  }
+  EXPECT_EQ(to_jsonl(back), text);
+  EXPECT_EQ(to_edn(back), to_edn(h));
+}
+
+const std::string kNemesisPause =
+    R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"pause","value":["c1","1s"]})";
+
+TEST(HistoryIo, ParseErrorsForNemesisOps) {
+  EXPECT_EQ(parse_error(kNemesisPause), "(no error)");
+  EXPECT_EQ(
+      parse_error(
+          R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"acquire","value":[]})"),
+      "history.jsonl line 1: field 'f': expected one of "
+      R"(pause|resume|crash|restart|partition|heal|drift|jump|skip, got "acquire")");
+  EXPECT_EQ(parse_error(R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"pause"})"),
+            "history.jsonl line 1: field 'value': missing");
+  EXPECT_EQ(
+      parse_error(
+          R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"pause","value":["c1",2]})"),
+      R"(history.jsonl line 1: field 'value': expected an array of strings, got ["c1",2])");
+  EXPECT_EQ(
+      parse_error(
+          R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"heal","value":[],"client":0})"),
+      "history.jsonl line 1: field 'client': nemesis ops have none");
+  EXPECT_EQ(
+      parse_error(
+          R"({"index":0,"time_ns":5,"process":"nemesis","type":"invoke","f":"heal","value":[]})"),
+      "history.jsonl line 1: op 0: the nemesis records :invoke :heal (rule 2: nemesis ops are "
+      ":info with a fault keyword)");
+  EXPECT_EQ(
+      parse_error(R"({"index":0,"time_ns":5,"process":-1,"type":"info","f":"heal"})"),
+      R"(history.jsonl line 1: field 'process': expected an integer >= 0 or "nemesis", got -1)");
+  EXPECT_EQ(
+      parse_error(R"({"index":0,"time_ns":5,"process":"chaos","type":"info","f":"heal"})"),
+      R"(history.jsonl line 1: field 'process': expected an integer >= 0 or "nemesis", got "chaos")");
+  EXPECT_EQ(
+      parse_error(
+          R"({"index":0,"time_ns":5,"process":0,"type":"invoke","f":"acquire","client":0,"value":["x"]})"),
+      "history.jsonl line 1: field 'value': client ops have none (acquire and release take no "
+      "value)");
+}
+
+// Each field fine, the op impossible after the ones before it: bad input
+// naming the op and the rule, never an assertion.
+TEST(HistoryIo, ParseErrorsNameTheOpAndTheRuleItBreaks) {
+  const std::string ok0 =
+      R"({"index":0,"time_ns":5,"process":0,"type":"ok","f":"acquire","client":0})";
+  EXPECT_EQ(parse_error(ok0),
+            "history.jsonl line 1: op 0: process 0 completes :acquire without an open invocation "
+            "(rule 4: a completion matches its process's open invocation, and an op is "
+            "completed at most once)");
+  EXPECT_EQ(
+      parse_error(kGood + kGood2 +
+                  R"({"index":2,"time_ns":7,"process":0,"type":"ok","f":"acquire","client":0})"),
+      "history.jsonl line 3: op 2: process 0 completes :acquire without an open invocation "
+      "(rule 4: a completion matches its process's open invocation, and an op is "
+      "completed at most once)");
+  EXPECT_EQ(parse_error(
+                kGood +
+                R"({"index":1,"time_ns":6,"process":0,"type":"invoke","f":"release","client":0})"),
+            "history.jsonl line 2: op 1: process 0 invokes :release while its :acquire (op 0) is "
+            "still open (rule 3: at most one open op per process)");
+  EXPECT_EQ(
+      parse_error(kGood +
+                  R"({"index":1,"time_ns":6,"process":0,"type":"fail","f":"release","client":0})"),
+      "history.jsonl line 2: op 1: process 0 completes :release but its open invocation "
+      "(op 0) is :acquire (rule 4: a completion matches its process's open invocation)");
+  EXPECT_EQ(parse_error(
+                kGood +
+                R"({"index":1,"time_ns":6,"process":0,"type":"info","f":"acquire","client":0})"
+                "\n" +
+                R"({"index":2,"time_ns":7,"process":0,"type":"invoke","f":"acquire","client":0})"),
+            "history.jsonl line 3: op 2: process 0 records again after an :info op (rule 5: a "
+            "process whose op ended in :info never records again; the client continues under a "
+            "fresh process)");
+  // Nemesis ops between a client's invocation and its completion change nothing.
+  EXPECT_EQ(
+      parse_error(
+          kGood +
+          R"({"index":1,"time_ns":5,"process":"nemesis","type":"info","f":"pause","value":["c1","1s"]})"
+          "\n" +
+          R"({"index":2,"time_ns":6,"process":0,"type":"ok","f":"acquire","client":0})"),
+      "(no error)");
 }
 
 }  // namespace

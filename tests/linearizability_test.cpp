@@ -33,7 +33,7 @@ struct H {
   H& fail(int64_t p, OpF f) { return add(p, OpType::kFail, f); }
   H& info(int64_t p, OpF f) { return add(p, OpType::kInfo, f); }
   H& call(int64_t p, OpF f, OpType t = OpType::kOk) { return inv(p, f).add(p, t, f); }
-  H& nemesis() { return add(kNemesisProcess, OpType::kInfo, OpF::kAcquire); }
+  H& nemesis() { return add(kNemesisProcess, OpType::kInfo, OpF::kPause); }
 };
 
 constexpr OpF A = OpF::kAcquire;

@@ -262,9 +262,9 @@ TEST(LiveRun, SetNxLuaFourClientsKeepMutualExclusion) {
 
   algorithms::SetNxLua::Params lock;
   lock.ttl = Duration::seconds(2);
-  lock.max_attempts = 50;
-  lock.retry_min = Duration::millis(5);
-  lock.retry_max = Duration::millis(20);
+  lock.retry.max_attempts = 50;
+  lock.retry.retry_min = Duration::millis(5);
+  lock.retry.retry_max = Duration::millis(20);
   algorithms::SetNxLua algorithm(lock);
 
   harness::WorkloadParams workload;

@@ -32,6 +32,12 @@ class Script {
     op(t, client, OpType::kInvoke);
     op(t, client, OpType::kFail);
   }
+  // A nemesis op (a fault or its end), as the runner records one.
+  void fault(int64_t t, const char* f, std::vector<std::string> value) {
+    Op o = nemesis_op(f, std::move(value), "");
+    o.time_ns = sec(t).ns;
+    recorder_.record(o);
+  }
   History finish(int64_t end) { return recorder_.finish(sec(end)); }
 
  private:
@@ -50,6 +56,35 @@ TEST(LivenessChecker, LockUnheldAtTheEndWhileClientsTryIsStuck) {
   EXPECT_EQ(v.last_holder, 0);
   EXPECT_NE(v.explanation.find("c1"), std::string::npos) << v.explanation;
   EXPECT_NE(v.explanation.find("crash"), std::string::npos) << v.explanation;
+}
+
+// Jepsen's checkers judge client ops only: faults in the final stretch are
+// not failed attempts, and change nothing else either. (The nemesis ops are
+// :info, the outcome of a failed acquire attempt.)
+TEST(LivenessChecker, NemesisOpsAreNotAttempts) {
+  for (const int attempts : {0, 3}) {
+    LivenessVerdict v[2];
+    for (const bool faults : {false, true}) {
+      Script s;
+      if (faults) s.fault(0, "drift", {"c1", "+5000ppm"});
+      s.hold(0, 0, 2, HeldInterval::EndReason::kCrash);
+      if (faults) s.fault(2, "crash", {"c1"});
+      for (int64_t k = 0; k < attempts; ++k) s.failed_attempt(10 + k, 1);
+      if (faults) {
+        for (int64_t t = 20; t < 60; t += 10) s.fault(t, "pause", {"c2", "1s"});
+        s.fault(59, "skip", {"crash", "@holder"});
+      }
+      v[faults] = check_liveness(s.finish(60), Duration::seconds(30));
+    }
+    SCOPED_TRACE(attempts);
+    EXPECT_EQ(v[1].kind, attempts > 0 ? Verdict::Kind::kInvalid : Verdict::Kind::kValid);
+    EXPECT_EQ(v[1].kind, v[0].kind);
+    EXPECT_EQ(v[1].failed_attempts, attempts);
+    EXPECT_EQ(v[1].unheld_since, v[0].unheld_since);
+    EXPECT_EQ(v[1].unheld_for, v[0].unheld_for);
+    EXPECT_EQ(v[1].last_holder, v[0].last_holder);
+    EXPECT_EQ(v[1].longest_gap, v[0].longest_gap);
+  }
 }
 
 TEST(LivenessChecker, ALongGapThatEndsIsDelayNotStuck) {

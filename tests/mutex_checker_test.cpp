@@ -62,6 +62,12 @@ class Script {
   void crash(int64_t ms, int c) {
     recorder_.end_hold(c, at_ms(ms), -1, HeldInterval::EndReason::kCrash);
   }
+  // A nemesis op (a fault or its end), as the runner records one.
+  void fault(int64_t ms, const char* f, std::vector<std::string> value) {
+    Op o = nemesis_op(f, std::move(value), "");
+    o.time_ns = at_ms(ms).ns;
+    recorder_.record(o);
+  }
   History finish(int64_t ms) { return recorder_.finish(at_ms(ms)); }
 
  private:
@@ -124,6 +130,44 @@ TEST(MutexChecker, OverlapReportsBothOpsAndExactWindow) {
             "c1 (process 0) held the lock from 0.010s (acquire op 1) until 0.050s (release "
             "op 4), and c2 (process 1) acquired it at 0.030s (acquire op 3) while c1 "
             "still held it, so both held it in [0.030s, 0.050s) for 0.020s.");
+}
+
+// Jepsen's checkers judge client ops only; faults interleaved anywhere (even
+// between an invocation and its completion) change no verdict and no window.
+TEST(MutexChecker, NemesisOpsChangeNothing) {
+  for (const bool faults : {false, true}) {
+    Script s;
+    auto fault = [&](int64_t ms, const char* f, std::vector<std::string> v) {
+      if (faults) s.fault(ms, f, std::move(v));
+    };
+    fault(0, "partition", {"c1", "redis-1"});
+    s.invoke_acquire(0, 0);
+    fault(5, "heal", {});
+    s.acquired(10, 0);
+    s.invoke_acquire(20, 1);
+    fault(25, "pause", {"c1", "40ms"});
+    s.acquired(30, 1);
+    s.invoke_release(50, 0);
+    s.released(51, 0);
+    fault(65, "resume", {"c1"});
+    s.invoke_release(80, 1);
+    fault(80, "crash", {"c2"});
+    s.released(81, 1);
+    const History h = s.finish(100);
+    ASSERT_EQ(h.ops.size(), faults ? 13u : 8u);
+    const Verdict v = check_mutex(h);
+    SCOPED_TRACE(faults ? "with nemesis ops" : "without");
+    EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+    ASSERT_EQ(v.overlaps.size(), 1u);
+    EXPECT_EQ(v.overlaps[0].a.client, 0);
+    EXPECT_EQ(v.overlaps[0].b.client, 1);
+    EXPECT_EQ(v.overlaps[0].window_start, at_ms(30));
+    EXPECT_EQ(v.overlaps[0].window_end, at_ms(50));
+    // The explanation names op indices, which count nemesis ops too (one
+    // index space for the whole history, as in Jepsen).
+    EXPECT_NE(v.explanation.find(faults ? "(acquire op 3)" : "(acquire op 1)"), std::string::npos)
+        << v.explanation;
+  }
 }
 
 TEST(MutexChecker, TouchingIntervalsDoNotOverlap) {

@@ -24,8 +24,16 @@ TimePoint at_ms(int64_t ms) {
 
 // `pairs` clients each acquire at i ms and release at 100 + i ms, so every two
 // of them overlap: pairs*(pairs-1)/2 violations.
-RunResult overlapping_run(int clients) {
+// With `faults`, nemesis ops are interleaved (at 0, 500, 1500 and 2500 ms):
+// the client ops and every verdict and count must stay the same.
+RunResult overlapping_run(int clients, bool faults = false) {
   HistoryRecorder r;
+  auto fault = [&](int64_t ms, const char* f, std::vector<std::string> value, std::string why) {
+    if (!faults) return;
+    Op o = harness::nemesis_op(f, std::move(value), std::move(why));
+    o.time_ns = at_ms(ms).ns;
+    r.record(o);
+  };
   auto op = [&](int64_t ms, int c, OpType t, OpF f) {
     Op o;
     o.time_ns = at_ms(ms).ns;
@@ -35,16 +43,21 @@ RunResult overlapping_run(int clients) {
     o.f = f;
     return r.record(o);
   };
+  fault(0, "pause", {"c1", "1s"}, "");
   for (int c = 0; c < clients; ++c) op(0, c, OpType::kInvoke, OpF::kAcquire);
   for (int c = 0; c < clients; ++c) {
     r.begin_hold(c, c, at_ms(1 + c), op(1 + c, c, OpType::kOk, OpF::kAcquire));
   }
+  fault(500, "partition", {"c1,c2", "redis-1", "1s"}, "");
+  fault(1000, "resume", {"c1"}, "");
   for (int c = 0; c < clients; ++c) {
     r.end_hold(c, at_ms(1000 + c), op(1000 + c, c, OpType::kInvoke, OpF::kRelease),
                HeldInterval::EndReason::kRelease);
   }
   op(2000, 0, OpType::kOk, OpF::kRelease);
-  op(2001, 1, OpType::kFail, OpF::kRelease);
+  // Only a client that invoked a release may complete one (the recorder asserts it).
+  if (clients > 1) op(2001, 1, OpType::kFail, OpF::kRelease);
+  fault(2500, "skip", {"crash", "@holder"}, "nobody holds the lock");
 
   RunResult run;
   run.algorithm = "redlock";
@@ -67,6 +80,23 @@ TEST(ResultJson, CountsComeFromTheHistory) {
   EXPECT_EQ(run.releases_info, 0);
 }
 
+// A backend's notes (e.g. ZooKeeper's negotiated timeout) reach result.json
+// and the summary in the backend's order, without the report knowing it.
+TEST(ResultJson, BackendNotesInJsonAndSummary) {
+  RunResult run = overlapping_run(2);
+  run.backend_notes = {{"zookeeper.negotiated_session_timeout", "4s"},
+                       {"zookeeper.session_expired[0]", "c1's session 2: deadline 14.000s"}};
+  const nlohmann::ordered_json j = result_to_json(run);
+  ASSERT_EQ(j["backend"].size(), 2u);
+  EXPECT_EQ(j["backend"].begin().key(), "zookeeper.negotiated_session_timeout");
+  EXPECT_EQ(j["backend"]["zookeeper.negotiated_session_timeout"], "4s");
+  const std::string summary = summary_text(run);
+  EXPECT_NE(summary.find("zookeeper.negotiated_session_timeout: 4s\n"), std::string::npos)
+      << summary;
+  EXPECT_LT(summary.find("negotiated_session_timeout"), summary.find("session_expired[0]"));
+  EXPECT_TRUE(result_to_json(overlapping_run(2))["backend"].empty());
+}
+
 TEST(ResultJson, HasEveryTopLevelKeyInOrder) {
   const RunResult run = overlapping_run(2);
   const nlohmann::ordered_json j = result_to_json(run);
@@ -75,7 +105,7 @@ TEST(ResultJson, HasEveryTopLevelKeyInOrder) {
   EXPECT_EQ(keys, (std::vector<std::string>{"locksim_result", "algorithm", "seed", "params",
                                             "verdict", "finding", "safety", "linearizability",
                                             "liveness", "faults", "counts", "held", "errors",
-                                            "replay"}));
+                                            "replay", "backend"}));
   EXPECT_EQ(j["finding"], "safety");
   EXPECT_EQ(j["verdict"], "invalid");
   EXPECT_EQ(j["seed"], 42u);
@@ -114,6 +144,40 @@ TEST(ResultJson, SummaryListsTenViolationsThenTheRest) {
   EXPECT_EQ(text.find("  11. "), std::string::npos);
   EXPECT_NE(text.find("  ... and 5 more\n"), std::string::npos);
   EXPECT_NE(text.find("replay: locksim run --algorithm redlock --seed 42\n"), std::string::npos);
+}
+
+TEST(ResultJson, FaultsAreTheHistorysNemesisOpsAndCountNowhereElse) {
+  const RunResult plain = overlapping_run(6);
+  const RunResult run = overlapping_run(6, true);
+  ASSERT_EQ(run.history.ops.size(), plain.history.ops.size() + 4);
+  EXPECT_EQ(run.client_ops, plain.client_ops);
+  EXPECT_EQ(run.client_ops, 20);
+  const nlohmann::ordered_json j = result_to_json(run);
+  const nlohmann::ordered_json p = result_to_json(plain);
+  EXPECT_EQ(j["counts"], p["counts"]) << "nemesis ops are not the workload's";
+  EXPECT_EQ(j["safety"]["violations"], p["safety"]["violations"]);
+  EXPECT_EQ(j["verdict"], p["verdict"]);
+  EXPECT_TRUE(p["faults"].empty());
+  ASSERT_EQ(j["faults"].size(), 4u);
+  EXPECT_EQ(j["faults"][0].dump(),
+            R"({"index":0,"time_ns":0,"f":"pause","value":["c1","1s"],"what":"pause c1 for 1s"})");
+  EXPECT_EQ(j["faults"][1]["what"], "partition c1,c2|redis-1 for 1s");
+  EXPECT_EQ(j["faults"][2]["what"], "resume c1");
+  EXPECT_EQ(j["faults"][3]["what"], "skip crash @holder (nobody holds the lock)");
+  EXPECT_EQ(j["faults"][3]["time_ns"], at_ms(2500).ns);
+  // Each marker points at its op in the history.
+  for (const auto& f : j["faults"]) {
+    const harness::Op& op = run.history.ops[f["index"].get<size_t>()];
+    EXPECT_FALSE(harness::is_client_op(op));
+    EXPECT_EQ(f["time_ns"], op.time_ns);
+  }
+  const std::string text = summary_text(run);
+  EXPECT_NE(text.find("redlock, seed 42: 20 ops, 6 acquisitions"), std::string::npos) << text;
+  EXPECT_NE(text.find("faults (4): 0.000s pause c1 for 1s; 0.500s partition c1,c2|redis-1 for "
+                      "1s; 1.000s resume c1; 2.500s skip crash @holder (nobody holds the lock)\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(summary_text(plain).find("faults ("), std::string::npos);
 }
 
 TEST(ResultJson, ValidAndUnknownSummaries) {

@@ -33,16 +33,23 @@ inline const std::vector<FaultProfile>& fault_profiles() {
       {"pause-holder", {"pause @holder at 5s for 12s"}},
       {"client-clock-jump", {"jump c2 at 0s +9s"}},
       {"client-drift", {"drift c2 at 0s +300000ppm"}},
-      {"server-clock-jump", {"jump redis-1 at 4s +20s"}},
+      {"server-clock-jump", {"jump SERVER at 4s +20s"}},
       {"crash-holder", {"crash @holder at 5s for 3s", "crash @holder at 15s for 1s"}},
-      {"crash-server", {"crash redis-1 at 5s for 2s"}},
-      {"partition", {"partition c1|redis-1 at 4s for 12s"}},
+      {"crash-server", {"crash SERVER at 5s for 2s"}},
+      {"partition", {"partition c1|SERVER at 4s for 12s"}},
   };
   return profiles;
 }
 
+// The node a profile's SERVER means: the first server of the algorithm's backend.
+inline std::string server_node(const std::string& algorithm) {
+  if (algorithm.rfind("mysql", 0) == 0) return "mysql-1";
+  if (algorithm.rfind("zk", 0) == 0) return "zk-1";
+  return "redis-1";
+}
+
 // Every algorithm x fault profile x seeds [1, seeds], 30 s runs, 3 clients,
-// TTL 5 s, holds 1-3 s (short enough that faults bite).
+// TTL 5 s where the algorithm has one, holds 1-3 s (short enough that faults bite).
 inline std::vector<CorpusRun> algorithm_fault_runs(int seeds) {
   std::vector<CorpusRun> runs;
   for (const auto& spec : algorithms::all_algorithms()) {
@@ -53,8 +60,15 @@ inline std::vector<CorpusRun> algorithm_fault_runs(int seeds) {
         c.seed = static_cast<uint64_t>(s);
         c.duration = Duration::seconds(30);
         c.workload.clients = 3;
-        c.algorithm_params["ttl"] = "5s";
-        for (const char* f : p.faults) c.faults.events.push_back(faults::parse_fault(f, "fault"));
+        for (const auto& param : spec.params) {
+          if (param.name == "ttl") c.algorithm_params["ttl"] = "5s";
+        }
+        for (std::string f : p.faults) {
+          if (const size_t at = f.find("SERVER"); at != std::string::npos) {
+            f.replace(at, 6, server_node(spec.name));
+          }
+          c.faults.events.push_back(faults::parse_fault(f, "fault"));
+        }
         runs.push_back({spec.name + "/" + p.name + "/seed " + std::to_string(s), spec.name, c});
       }
     }

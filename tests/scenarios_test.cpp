@@ -16,9 +16,10 @@ SimRunReport run(const std::string& name) {
   return simulate_and_check(s.config);
 }
 
+// Faults are the history's nemesis ops.
 bool has_fault(const RunResult& r, const std::string& prefix) {
-  for (const auto& f : r.faults) {
-    if (f.what.rfind(prefix, 0) == 0) return true;
+  for (const Op& op : r.history.ops) {
+    if (!is_client_op(op) && describe_nemesis_op(op).rfind(prefix, 0) == 0) return true;
   }
   return false;
 }

@@ -1,12 +1,17 @@
 // set-nx-lua end to end in the simulation: safe without faults, broken when
-// the critical section outlasts the TTL, and every run replayable.
+// the critical section outlasts the TTL, and every run replayable; and step by
+// step (the SetNxLuaSteps tests at the end) on the hand-cranked Env of
+// algorithm_test_env.h.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
+#include "algorithms/set_nx_lua.h"
 #include "harness/history_io.h"
 #include "harness/run_sim.h"
 #include "sim/redis/sha1.h"
+#include "tests/algorithm_test_env.h"
 
 namespace locksim::harness {
 namespace {
@@ -81,7 +86,9 @@ TEST(SetNxLua, ClientPausePastTtlViolates) {
   }
   const SimRunReport r = simulate_and_check(c);
   EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kInvalid);
-  EXPECT_EQ(r.output.faults.size(), 10u);  // 5 pauses, 5 resumes
+  const auto& ops = r.result.history.ops;
+  EXPECT_EQ(std::count_if(ops.begin(), ops.end(), [](const Op& op) { return !is_client_op(op); }),
+            10);  // 5 pauses, 5 resumes: nemesis ops in the history
 }
 
 std::string edn_of(uint64_t seed) {
@@ -118,3 +125,113 @@ TEST(Determinism, SameSeedSameBytesWithFaults) {
 
 }  // namespace
 }  // namespace locksim::harness
+
+namespace locksim::algorithms {
+namespace {
+
+TEST(SetNxLuaSteps, AcquireThenReleaseHappyPath) {
+  Cluster cluster(1);
+  FakeEnv env(cluster, "c1");
+  SetNxLua lock(SetNxLua::Params{});
+
+  const AcquireResult a = lock.acquire(env, kKey);
+  ASSERT_EQ(a.outcome, Outcome::kOk) << a.detail;
+  EXPECT_EQ(a.attempts, 1);
+  EXPECT_TRUE(a.detail.empty());
+  EXPECT_EQ(a.lease.token.rfind("c1:", 0), 0u);
+  EXPECT_EQ(a.lease.token.size(), 3u + 16u);  // "c1:" and 64 random bits in hex
+  EXPECT_EQ(a.lease.validity, Duration::seconds(10));
+  EXPECT_EQ(cluster.get(0), Reply::bulk(a.lease.token));
+  EXPECT_EQ(cluster.pttl(0), 10'000);
+  EXPECT_EQ(env.conn(0).sent,
+            (std::vector<Argv>{{"SET", kKey, a.lease.token, "NX", "PX", "10000"}}));
+
+  const ReleaseResult r = lock.release(env, a.lease);
+  EXPECT_EQ(r.outcome, Outcome::kOk) << r.detail;
+  EXPECT_EQ(env.conn(0).sent.back(),
+            (Argv{"EVAL", SetNxLua::kReleaseScript, "1", kKey, a.lease.token}));
+  EXPECT_TRUE(cluster.get(0).is_nil());
+  // A second release finds the key gone: the compare-and-delete deletes nothing.
+  const ReleaseResult again = lock.release(env, a.lease);
+  EXPECT_EQ(again.outcome, Outcome::kFail);
+  EXPECT_EQ(again.detail, "lock no longer held by us (expired or taken over)");
+}
+
+TEST(SetNxLuaSteps, HeldLockRetriesWithSeededBackoffThenFails) {
+  Cluster cluster(1);
+  cluster.run(0, {"SET", kKey, "someone"});
+  FakeEnv env(cluster, "c1");
+  SetNxLua::Params p;
+  p.retry.max_attempts = 3;
+  const AcquireResult a = SetNxLua(p).acquire(env, kKey);
+  EXPECT_EQ(a.outcome, Outcome::kFail);
+  EXPECT_EQ(a.attempts, 3);
+  EXPECT_EQ(a.detail, "held by another client");
+  EXPECT_EQ(names(env.conn(0).sent), (std::vector<std::string>{"SET", "SET", "SET"}));
+  ASSERT_EQ(env.sleeps.size(), 2u);  // none after the last attempt
+  for (Duration d : env.sleeps) {
+    EXPECT_GE(d, Duration::millis(50));
+    EXPECT_LE(d, Duration::millis(150));
+  }
+  EXPECT_EQ(cluster.get(0), Reply::bulk("someone"));
+}
+
+TEST(SetNxLuaSteps, OwnLandedSetIsRecognisedByItsToken) {
+  Cluster cluster(1);
+  FakeEnv env(cluster, "c1");
+  env.faults(0).lose_next_replies(1);  // the first SET lands; its reply is lost
+  const AcquireResult a = SetNxLua(SetNxLua::Params{}).acquire(env, kKey);
+  ASSERT_EQ(a.outcome, Outcome::kOk) << a.detail;
+  EXPECT_EQ(a.attempts, 2);
+  EXPECT_EQ(names(env.conn(0).sent), (std::vector<std::string>{"SET", "SET", "GET"}));
+  // The key may be as old as the first SET: validity counts from before it.
+  EXPECT_EQ(a.lease.validity, Duration::seconds(10) - env.slept());
+  EXPECT_EQ(cluster.get(0), Reply::bulk(a.lease.token));
+}
+
+TEST(SetNxLuaSteps, AnotherHoldersKeyAfterALostReplyIsUnknown) {
+  Cluster cluster(1);
+  cluster.run(0, {"SET", kKey, "someone"});
+  FakeEnv env(cluster, "c1");
+  env.faults(0).lose_next_replies(1);  // SET answered nil, but we never saw it
+  SetNxLua::Params p;
+  p.retry.max_attempts = 2;
+  const AcquireResult a = SetNxLua(p).acquire(env, kKey);
+  // We asked: the key is someone else's. But the lost reply might have hidden
+  // an OK of ours that has since expired and been taken: undecidable.
+  EXPECT_EQ(a.outcome, Outcome::kUnknown);
+  EXPECT_EQ(a.detail, "held by another client");
+  EXPECT_EQ(names(env.conn(0).sent), (std::vector<std::string>{"SET", "SET", "GET"}));
+}
+
+TEST(SetNxLuaSteps, ReleaseOutcomes) {
+  Cluster cluster(1);
+  FakeEnv env(cluster, "c1");
+  SetNxLua lock(SetNxLua::Params{});
+  const AcquireResult a = lock.acquire(env, kKey);
+  ASSERT_EQ(a.outcome, Outcome::kOk);
+
+  env.faults(0).set_down(true);
+  const ReleaseResult lost = lock.release(env, a.lease);
+  EXPECT_EQ(lost.outcome, Outcome::kUnknown);
+  EXPECT_EQ(lost.detail, "timeout");
+  env.faults(0).set_down(false);
+
+  env.faults(0).fail_command("EVAL",
+                             Reply::error("READONLY You can't write against a read only replica."));
+  const ReleaseResult refused = lock.release(env, a.lease);
+  EXPECT_EQ(refused.outcome, Outcome::kFail);
+  EXPECT_EQ(refused.detail.rfind("READONLY", 0), 0u) << refused.detail;
+  env.faults(0).clear_failed_commands();
+
+  // The key expired and another client took it: our release leaves it alone.
+  cluster.true_now += Duration::seconds(11);
+  FakeEnv other(cluster, "c2", 2);
+  const AcquireResult b = lock.acquire(other, kKey);
+  ASSERT_EQ(b.outcome, Outcome::kOk);
+  EXPECT_EQ(lock.release(env, a.lease).outcome, Outcome::kFail);
+  EXPECT_EQ(cluster.get(0), Reply::bulk(b.lease.token));
+}
+
+}  // namespace
+}  // namespace locksim::algorithms

@@ -193,6 +193,62 @@ TEST(Node, CrashCancelsItsFibersOnly) {
   EXPECT_EQ(b_steps, 100);
 }
 
+TEST(Node, TransitionsFollowTheTable) {
+  using S = Node::State;
+  EXPECT_TRUE(Node::transition_allowed(S::kRunning, S::kPaused));
+  EXPECT_TRUE(Node::transition_allowed(S::kPaused, S::kRunning));
+  EXPECT_TRUE(Node::transition_allowed(S::kRunning, S::kCrashed));
+  EXPECT_TRUE(Node::transition_allowed(S::kPaused, S::kCrashed));
+  EXPECT_TRUE(Node::transition_allowed(S::kCrashed, S::kRunning));
+  EXPECT_FALSE(Node::transition_allowed(S::kCrashed, S::kPaused));
+  for (S s : {S::kRunning, S::kPaused, S::kCrashed}) EXPECT_FALSE(Node::transition_allowed(s, s));
+}
+
+// A fault schedule may overlap two faults on one node; a request that means
+// nothing in the node's state changes nothing (and trips no invariant).
+TEST(Node, RequestsThatMeanNothingAreIgnored) {
+  World w(WorldOptions{});
+  Node n(w, "c1");
+  n.resume();
+  n.restart();
+  EXPECT_TRUE(n.running());
+  n.pause();
+  n.pause();
+  n.restart();
+  EXPECT_TRUE(n.paused());
+  n.crash();
+  n.pause();
+  n.resume();
+  n.crash();
+  EXPECT_TRUE(n.crashed());
+  n.restart();
+  EXPECT_TRUE(n.running());
+}
+
+TEST(Network, EveryMessageIsDroppedInFlightOrArrived) {
+  World w(WorldOptions{});
+  Network net(w, Rng(3));
+  net.set_default_link(LinkParams{.latency_base = Duration::millis(5),
+                                  .latency_jitter_mean = Duration::millis(5),
+                                  .loss = 0.2});
+  Node a(w, "a"), b(w, "b");
+  int handled = 0;
+  for (int i = 0; i < 100; ++i) {
+    w.at(TimePoint{} + Duration::millis(i), [&] { net.send(a, b, [&] { ++handled; }); });
+  }
+  w.at(TimePoint{} + Duration::millis(50), [&] { net.partition({&a}, {&b}); });
+  w.at(TimePoint{} + Duration::millis(60), [&] { net.heal(); });
+  w.run_until(TimePoint{} + Duration::millis(30));
+  EXPECT_GT(net.in_flight(), 0u);
+  EXPECT_EQ(net.sent(), net.dropped() + net.in_flight() + net.arrived());
+  w.run_until(TimePoint{} + Duration::seconds(10));
+  EXPECT_EQ(net.sent(), 100u);
+  EXPECT_EQ(net.in_flight(), 0u);
+  EXPECT_EQ(net.arrived(), static_cast<uint64_t>(handled));
+  EXPECT_GT(net.dropped(), 10u);  // the loss and the partition both drop
+  EXPECT_EQ(net.sent(), net.dropped() + net.arrived());
+}
+
 TEST(Network, RpcTimesOutAcrossAPartitionAndWorksAfterHeal) {
   World w(WorldOptions{});
   Network net(w, Rng(1));

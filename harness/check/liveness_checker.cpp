@@ -1,15 +1,15 @@
 #include "harness/check/liveness_checker.h"
 
+#include "env/assert.h"
 #include "env/parse.h"
 
 #include <algorithm>
-#include <cassert>
 #include <vector>
 
 namespace locksim::harness {
 
 LivenessVerdict check_liveness(const History& history, Duration stuck_after) {
-  assert(stuck_after > Duration::zero());
+  LOCKSIM_ASSERT_MSG(stuck_after > Duration::zero(), "validate() rejects stuck_after <= 0");
   LivenessVerdict v;
   const TimePoint end = TimePoint{} + history.run_length;
 
@@ -24,6 +24,7 @@ LivenessVerdict check_liveness(const History& history, Duration stuck_after) {
   TimePoint covered_until{};
   const HeldInterval* last = nullptr;
   for (const HeldInterval* h : held) {
+    LOCKSIM_ASSERT_MSG(h->end <= end, "no hold outlasts the run");
     if (h->start - covered_until > v.longest_gap) {
       v.longest_gap = h->start - covered_until;
       v.longest_gap_start = covered_until;
@@ -40,7 +41,10 @@ LivenessVerdict check_liveness(const History& history, Duration stuck_after) {
 
   v.unheld_since = covered_until;
   v.unheld_for = end - covered_until;
+  LOCKSIM_ASSERT(v.unheld_for >= Duration::zero() && v.unheld_for <= v.longest_gap);
+  LOCKSIM_ASSERT(v.longest_gap_start + v.longest_gap <= end);
   for (const Op& op : history.ops) {
+    if (!is_client_op(op)) continue;  // a fault is not an attempt, as in Jepsen
     if (op.f == OpF::kAcquire && op.time_ns >= covered_until.ns &&
         (op.type == OpType::kFail || op.type == OpType::kInfo)) {
       ++v.failed_attempts;
@@ -51,6 +55,7 @@ LivenessVerdict check_liveness(const History& history, Duration stuck_after) {
     v.last_acquire_index = last->acquire_index;
   }
 
+  LOCKSIM_ASSERT(v.failed_attempts >= 0);
   if (v.unheld_for >= stuck_after && v.failed_attempts > 0) {
     v.kind = Verdict::Kind::kInvalid;
     v.explanation = "The lock was stuck: nobody held it for the last " +

@@ -6,7 +6,8 @@
 // run: if no client has held the lock for at least `stuck_after`, while
 // clients kept trying (acquire ops that did not succeed), the lock is stuck.
 // It also reports the longest unheld stretch anywhere in the run, as a
-// measure of delay, without judging it.
+// measure of delay, without judging it. Nemesis ops (faults) are skipped:
+// only client acquires count as attempts, as in Jepsen's checkers.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +32,7 @@ struct LivenessVerdict {
   std::string explanation;
 };
 
+// Precondition: stuck_after > 0 (RunConfig validation rejects the rest).
 LivenessVerdict check_liveness(const History& history, Duration stuck_after);
 
 }  // namespace locksim::harness

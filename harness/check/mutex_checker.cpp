@@ -1,4 +1,5 @@
 #include "harness/check/mutex_checker.h"
+#include "env/assert.h"
 #include "env/parse.h"
 
 #include <algorithm>
@@ -108,6 +109,9 @@ Verdict check_mutex(const History& history) {
     if (b.end == b.start) continue;
     for (const auto& [end_ns, apos] : active) {
       const HeldInterval& a = held[order[apos]];
+      // The sweep's invariant: everything active started no later than b and
+      // ends after b starts, so the window is non-empty.
+      LOCKSIM_ASSERT(a.start <= b.start && a.end > b.start && b.end > b.start);
       verdict.overlaps.push_back(Overlap{a, b, b.start, std::min(a.end, b.end)});
     }
     active.emplace(b.end.ns, pos);
@@ -116,6 +120,10 @@ Verdict check_mutex(const History& history) {
       verdict.overlaps.begin(), verdict.overlaps.end(),
       [](const Overlap& x, const Overlap& y) { return overlap_key(x) < overlap_key(y); });
 
+  for (const Overlap& o : verdict.overlaps) {
+    LOCKSIM_ASSERT_MSG(o.window_start < o.window_end, "an overlap has a non-empty window");
+  }
+  LOCKSIM_ASSERT(order.size() + malformed.size() == held.size());
   // A proven overlap is a violation whatever else is wrong with the history.
   if (!verdict.overlaps.empty()) {
     verdict.kind = Verdict::Kind::kInvalid;

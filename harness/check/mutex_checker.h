@@ -1,7 +1,8 @@
 // The mutual-exclusion checker: did two clients ever believe they held the
 // lock at the same instant of true time?
 //
-// It reads only the ground truth (History::held), not the Jepsen ops. An
+// It reads only the ground truth (History::held), not the Jepsen ops (client
+// or nemesis: faults change nothing about what it judges). An
 // algorithm can return perfectly linearizable-looking replies and still let two
 // clients into the critical section (a paused client whose lease expired is
 // the classic case), and the truth is what a user of the lock cares about.

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "env/assert.h"
+
 namespace locksim::live {
 
 namespace {
@@ -20,10 +22,12 @@ timeval to_timeval(Duration d) {
   // A zero timeval means "no timeout" to hiredis; a run must never hang on a
   // stopped server, so round a tiny timeout up instead.
   if (tv.tv_sec == 0 && tv.tv_usec == 0) tv.tv_usec = 1;
+  LOCKSIM_ASSERT(tv.tv_usec >= 0 && tv.tv_usec < 1'000'000 && (tv.tv_sec > 0 || tv.tv_usec > 0));
   return tv;
 }
 
 Reply convert(const redisReply* r) {
+  LOCKSIM_ASSERT(r != nullptr);
   switch (r->type) {
     case REDIS_REPLY_STATUS:
       return Reply::status(std::string(r->str, r->len));
@@ -106,7 +110,11 @@ void HiredisConnection::ContextDeleter::operator()(redisContext* c) const {
 }
 
 HiredisConnection::HiredisConnection(std::string host, int port, Duration timeout, std::string name)
-    : host_(std::move(host)), port_(port), timeout_(timeout), name_(std::move(name)) {}
+    : host_(std::move(host)), port_(port), timeout_(timeout), name_(std::move(name)) {
+  // The live runner builds these from servers it started itself.
+  LOCKSIM_ASSERT_MSG(port_ > 0 && port_ < 65536, "a TCP port out of range");
+  LOCKSIM_ASSERT_MSG(timeout_ > Duration::zero(), "a live command needs a positive timeout");
+}
 
 HiredisConnection::~HiredisConnection() = default;
 
@@ -121,6 +129,7 @@ std::string HiredisConnection::ensure_connected() {
   // SIGSTOPped server would block the client forever.
   if (redisSetTimeout(c.get(), tv) != REDIS_OK) return "connect: cannot set socket timeout";
   context_ = std::move(c);
+  LOCKSIM_ASSERT(context_->err == 0);
   return "";
 }
 
@@ -129,6 +138,9 @@ Reply HiredisConnection::command(const std::vector<std::string>& argv) {
   const std::string where = name_ + " (" + host_ + ":" + std::to_string(port_) + "): ";
 
   if (std::string why = ensure_connected(); !why.empty()) return Reply::io_error(where + why);
+  // Pair of ensure_connected: a held context is a usable one (a broken one
+  // is dropped below, never kept for the next command).
+  LOCKSIM_ASSERT(context_ != nullptr && context_->err == 0);
 
   std::vector<const char*> args;
   std::vector<size_t> lengths;
@@ -153,7 +165,10 @@ Reply HiredisConnection::command(const std::vector<std::string>& argv) {
     return Reply::io_error(where + why);
   }
   const std::unique_ptr<redisReply, decltype(&freeReplyObject)> owned(raw, &freeReplyObject);
-  return convert(owned.get());
+  Reply reply = convert(owned.get());
+  // io_error means "no reply" (the outcome is unknown): never a server answer.
+  LOCKSIM_ASSERT(!reply.is_io_error());
+  return reply;
 }
 
 }  // namespace locksim::live

@@ -4,24 +4,35 @@
 #include <vector>
 
 #include "env/parse.h"
+#include "harness/backends.h"
 #include "harness/check/linearizability.h"
 #include "harness/check/liveness_checker.h"
 #include "harness/check/mutex_checker.h"
 #include "harness/live/live_runner.h"
 #include "harness/live/redis_process.h"
+#include "harness/live/zk_live_env.h"
+#include "harness/live/zk_process.h"
 #include "harness/run_sim.h"
+#include "harness/settings.h"
 
 namespace locksim::live {
 
-harness::RunResult run_live_and_check(const harness::RunConfig& config) {
-  harness::validate(config);
-  if (config.redis.replicas != 0 || config.redis.failover || !config.faults.events.empty()) {
-    throw ConfigError("live: replicas, failover and --fault are simulation-only for now");
+namespace {
+
+// Redis: one redis-server per master, each client a LiveEnv over them.
+harness::History run_live_redis(const harness::RunConfig& config,
+                                algorithms::LockAlgorithm& algorithm,
+                                std::vector<std::string>* errors) {
+  if (config.redis.replicas != 0 || config.redis.failover) {
+    throw ConfigError("live: replicas and failover are simulation-only for now");
+  }
+  if (algorithms::find_algorithm(config.algorithm)->backend != "redis") {
+    // The live MySQL layer (mariadbd + libmariadb) is not built yet (issue 6).
+    throw ConfigError("--algorithm: " + config.algorithm +
+                      " runs in the simulation only for now (no live " +
+                      algorithms::find_algorithm(config.algorithm)->backend + " layer yet)");
   }
   const sim::redis::Topology topology = harness::resolved_topology(config);
-  auto algorithm = algorithms::find_algorithm(config.algorithm)
-                       ->make(config.algorithm_params, config.param_field_prefix);
-
   RedisProcess::Options options;
   if (topology.persistence == sim::redis::Persistence::kAofAlways) options.appendfsync = "always";
   if (topology.persistence == sim::redis::Persistence::kAofEverysec) {
@@ -34,13 +45,64 @@ harness::RunResult run_live_and_check(const harness::RunConfig& config) {
     servers.push_back(RedisProcess::start(options));
     addresses.emplace_back("127.0.0.1", servers.back()->port());
   }
-
-  harness::RunResult r;
   LiveOptions live_options;
   live_options.command_timeout = topology.timeout;
-  live_options.errors = &r.errors;
-  r.history =
-      run_live(*algorithm, config.workload, addresses, config.duration, config.seed, live_options);
+  live_options.errors = errors;
+  return run_live(algorithm, config.workload, addresses, config.duration, config.seed,
+                  live_options);
+}
+
+// ZooKeeper: its own ensemble of 1 or 3 JVMs on loopback (tickTime from
+// zookeeper.tick), each client one session through the C client. The
+// ensemble is owned here, so every JVM is stopped when this returns or
+// throws (and by PDEATHSIG if the process dies, e.g. on SIGINT).
+harness::History run_live_zookeeper(const harness::RunConfig& config,
+                                    algorithms::LockAlgorithm& algorithm,
+                                    std::vector<std::string>* errors) {
+  const sim::zookeeper::ZkParams& zk = config.zookeeper;
+  if (zk.servers != 1 && zk.servers != 3) {
+    throw ConfigError(harness::field_name(config, "zookeeper.servers") +
+                      ": live mode starts 1 or 3 servers, got " + std::to_string(zk.servers));
+  }
+  if (zk.tick.ns % Duration::millis(1).ns != 0) {
+    throw ConfigError(harness::field_name(config, "zookeeper.tick") +
+                      ": live mode needs whole milliseconds (tickTime), got " +
+                      format_duration(zk.tick));
+  }
+  const auto ensemble = ZkEnsembleProcess::start(
+      {.servers = zk.servers, .tick_ms = static_cast<int>(zk.tick.ns / Duration::millis(1).ns)});
+  LiveOptions live_options;
+  live_options.errors = errors;
+  const std::string hosts = ensemble->hosts();
+  const Duration session_timeout = zk.session_timeout;
+  const uint64_t seed = config.seed;
+  live_options.make_env = [hosts, session_timeout, seed](int client) -> std::unique_ptr<Env> {
+    return std::make_unique<ZkLiveEnv>(client, hosts, session_timeout, seed);
+  };
+  return run_live(algorithm, config.workload, {}, config.duration, config.seed, live_options);
+}
+
+}  // namespace
+
+harness::RunResult run_live_and_check(const harness::RunConfig& config) {
+  harness::validate(config);
+  if (!config.faults.events.empty()) {
+    throw ConfigError("live: --fault is simulation-only for now");
+  }
+  auto algorithm = algorithms::find_algorithm(config.algorithm)
+                       ->make(config.algorithm_params, config.param_field_prefix());
+  const bool zookeeper = harness::backend_of(config).name == "zookeeper";
+
+  harness::RunResult r;
+  r.history = zookeeper ? run_live_zookeeper(config, *algorithm, &r.errors)
+                        : run_live_redis(config, *algorithm, &r.errors);
+  if (zookeeper) {
+    const sim::zookeeper::ZkParams& zk = config.zookeeper;
+    r.backend_notes.emplace_back("zookeeper.negotiated_session_timeout",
+                                 format_duration(zk.negotiate(zk.session_timeout)) + " (asked " +
+                                     format_duration(zk.session_timeout) +
+                                     "; the server clamps it to [2, 20] x tick)");
+  }
   r.algorithm = config.algorithm;
   r.seed = config.seed;
   r.params = harness::config_to_json(config);

@@ -1,4 +1,5 @@
-// One live run, end to end: start real redis-server processes on loopback,
+// One live run, end to end: start real servers on loopback (redis-server
+// processes, or a ZooKeeper ensemble for the zk-* algorithms),
 // run the workload against them with real threads and time, stop the
 // servers (also on error), and check the history like a simulated one.
 #pragma once
@@ -10,7 +11,8 @@ namespace locksim::live {
 
 // Uses config.algorithm/params, workload, duration (real time!), seed and
 // redis.masters (one redis-server each; replicas, failover and faults are
-// simulation-only and rejected here). Throws ConfigError for a bad config,
+// simulation-only and rejected here), or for a ZooKeeper algorithm
+// zookeeper.servers (1 or 3), .tick and .session_timeout. Throws ConfigError for a bad config,
 // std::runtime_error when a server cannot be started.
 harness::RunResult run_live_and_check(const harness::RunConfig& config);
 

@@ -43,6 +43,7 @@ class LiveEnv : public Env {
  private:
   int client_;
   sim::Rng rng_;
+  TimePoint last_now_{};  // the last now() reading: it never goes back
   std::vector<std::unique_ptr<HiredisConnection>> connections_;
 };
 

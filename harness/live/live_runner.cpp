@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "env/assert.h"
 #include "harness/live/live_env.h"
 
 namespace locksim::live {
@@ -34,7 +35,12 @@ class LiveTruth : public harness::Truth {
     return aborted_.load(std::memory_order_relaxed) || true_now() >= TimePoint{} + run_length_;
   }
 
-  int64_t fresh_process() override { return next_process_.fetch_add(1); }
+  int64_t fresh_process() override {
+    const int64_t process = next_process_.fetch_add(1);
+    // Above every client's first process: ids never collide.
+    LOCKSIM_ASSERT(process >= static_cast<int64_t>(open_invoke_.size()));
+    return process;
+  }
 
   int64_t record(harness::Op op, bool begin_hold, bool end_hold) override {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -45,6 +51,7 @@ class LiveTruth : public harness::Truth {
   // (its effect is unknown, as for a crashed Jepsen process) and end its hold.
   void crash(int client, const std::string& why) {
     const std::lock_guard<std::mutex> lock(mutex_);
+    LOCKSIM_ASSERT(client >= 0 && static_cast<size_t>(client) < open_invoke_.size());
     const TimePoint t = true_now();
     auto& open = open_invoke_[static_cast<size_t>(client)];
     if (open.has_value()) {
@@ -58,35 +65,61 @@ class LiveTruth : public harness::Truth {
         record_locked(op, false, false);
       }
     }
+    LOCKSIM_ASSERT(!open.has_value());
     recorder_.end_hold(client, t, -1, harness::HeldInterval::EndReason::kCrash);
   }
 
   // Makes every client stop at its next step (used when the run cannot start).
   void abort() { aborted_.store(true, std::memory_order_relaxed); }
 
+  // Precondition: every client thread has returned or crash()ed.
   harness::History finish() {
     const std::lock_guard<std::mutex> lock(mutex_);
+    // Each client completed its last op, or crash() completed it as :info.
+    for (const auto& open : open_invoke_) {
+      LOCKSIM_ASSERT_MSG(!open.has_value(), "a live op left without a completion");
+    }
     return recorder_.finish(true_now());
   }
 
  private:
   int64_t record_locked(harness::Op op, bool begin_hold, bool end_hold) {
     const TimePoint t = true_now();
+    // Read under the mutex, so index order and time order agree.
+    LOCKSIM_ASSERT_MSG(t >= last_recorded_, "live history time went back");
+    last_recorded_ = t;
     op.time_ns = t.ns;
     const int client = op.client;
     const int64_t process = op.process;
-    if (client >= 0 && static_cast<size_t>(client) < open_invoke_.size()) {
-      auto& open = open_invoke_[static_cast<size_t>(client)];
-      if (op.type == harness::OpType::kInvoke) {
-        open = op;
-      } else {
-        open.reset();
-      }
-    }
+    LOCKSIM_ASSERT_MSG(client >= 0 && static_cast<size_t>(client) < open_invoke_.size(),
+                       "an op from a client this run does not have");
+    // Holds open at an acquire :ok and close at a release :invoke (Truth's contract).
+    LOCKSIM_ASSERT(!begin_hold ||
+                   (op.type == harness::OpType::kOk && op.f == harness::OpF::kAcquire));
+    LOCKSIM_ASSERT(!end_hold ||
+                   (op.type == harness::OpType::kInvoke && op.f == harness::OpF::kRelease));
+    track_open(op);
     const int64_t index = recorder_.record(std::move(op));
+    LOCKSIM_ASSERT(index == next_index_);  // dense, as Jepsen's :index
+    ++next_index_;
     if (begin_hold) recorder_.begin_hold(client, process, t, index);
     if (end_hold) recorder_.end_hold(client, t, index, harness::HeldInterval::EndReason::kRelease);
     return index;
+  }
+
+  // At most one op open per client: an :invoke opens one, and the next op of
+  // that client completes exactly it (same process, same :f).
+  void track_open(const harness::Op& op) {
+    auto& open = open_invoke_[static_cast<size_t>(op.client)];
+    if (op.type == harness::OpType::kInvoke) {
+      LOCKSIM_ASSERT_MSG(!open.has_value(), "a live client invoked with an op still open");
+      open = op;
+      return;
+    }
+    LOCKSIM_ASSERT_MSG(open.has_value(), "a live completion without its invoke");
+    LOCKSIM_ASSERT_MSG(open->process == op.process && open->f == op.f,
+                       "a live completion does not match its invoke");
+    open.reset();
   }
 
   const std::chrono::steady_clock::time_point start_;
@@ -96,6 +129,8 @@ class LiveTruth : public harness::Truth {
   std::mutex mutex_;
   harness::HistoryRecorder recorder_;                    // guarded by mutex_
   std::vector<std::optional<harness::Op>> open_invoke_;  // by client; guarded by mutex_
+  TimePoint last_recorded_{};                            // guarded by mutex_
+  int64_t next_index_ = 0;                               // guarded by mutex_
 };
 
 }  // namespace
@@ -104,7 +139,7 @@ harness::History run_live(algorithms::LockAlgorithm& algorithm,
                           const harness::WorkloadParams& params,
                           const std::vector<std::pair<std::string, int>>& servers,
                           Duration run_length, uint64_t seed, const LiveOptions& options) {
-  if (servers.empty()) throw std::invalid_argument("run_live: no servers");
+  if (servers.empty() && !options.make_env) throw std::invalid_argument("run_live: no servers");
   if (params.clients < 1) throw std::invalid_argument("run_live: clients must be >= 1");
 
   LiveTruth truth(params.clients, run_length);
@@ -114,8 +149,11 @@ harness::History run_live(algorithms::LockAlgorithm& algorithm,
   auto client_main = [&](int client) {
     std::string why;
     try {
-      LiveEnv env(client, servers, options.command_timeout, seed);
-      harness::run_client(env, algorithm, client, params, truth);
+      const std::unique_ptr<Env> env =
+          options.make_env
+              ? options.make_env(client)
+              : std::make_unique<LiveEnv>(client, servers, options.command_timeout, seed);
+      harness::run_client(*env, algorithm, client, params, truth);
       return;
     } catch (const std::exception& e) {
       why = e.what();
@@ -143,6 +181,7 @@ harness::History run_live(algorithms::LockAlgorithm& algorithm,
     throw;
   }
   for (std::thread& t : threads) t.join();
+  LOCKSIM_ASSERT(threads.size() == static_cast<size_t>(params.clients));
 
   harness::History history = truth.finish();
   if (options.errors != nullptr) {

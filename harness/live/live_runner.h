@@ -12,11 +12,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "algorithms/lock_algorithm.h"
+#include "env/env.h"
 #include "env/time.h"
 #include "harness/history.h"
 #include "harness/workload.h"
@@ -32,6 +35,10 @@ struct LiveOptions {
   // below). Set: each is appended as "c<i>: <what>" and run_live returns the
   // history normally, for callers that keep them (harness::RunResult::errors).
   std::vector<std::string>* errors = nullptr;
+  // Builds client i's Env. Null: a LiveEnv over `servers` (Redis). Set: the
+  // backend's own Env (ZooKeeper's ZkLiveEnv); `servers` may then be empty.
+  // Called on the client's thread; what it throws is that client's error.
+  std::function<std::unique_ptr<Env>(int client)> make_env;
 };
 
 // Runs params.clients clients against `servers` (host, port) for `run_length`
@@ -46,7 +53,7 @@ struct LiveOptions {
 // silently: unless options.errors collects it, run_live throws
 // std::runtime_error listing every one, after all threads have joined. No
 // exception ever reaches std::terminate. Throws std::invalid_argument for an
-// empty server list or no clients.
+// empty server list without options.make_env, or no clients.
 harness::History run_live(algorithms::LockAlgorithm& algorithm,
                           const harness::WorkloadParams& params,
                           const std::vector<std::pair<std::string, int>>& servers,

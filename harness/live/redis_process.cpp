@@ -17,11 +17,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
 
+#include "env/assert.h"
 #include "harness/live/hiredis_connection.h"
 
 namespace locksim::live {
@@ -84,7 +87,9 @@ int pick_free_port() {
     throw std::runtime_error(why);
   }
   ::close(fd);
-  return ntohs(addr.sin_port);
+  const int port = ntohs(addr.sin_port);
+  LOCKSIM_ASSERT_MSG(port > 0, "the kernel gave port 0 for a bind to port 0");
+  return port;
 }
 
 // Splits on whitespace; "..." groups (and may be empty, as in --save "").
@@ -152,6 +157,7 @@ std::string describe_status(int status) {
 // prepared before fork: in a multi-threaded parent only async-signal-safe
 // calls are allowed between fork and exec.
 pid_t spawn(const std::vector<std::string>& args, const std::string& log_path) {
+  LOCKSIM_ASSERT(!args.empty() && !args[0].empty());
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);
   for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -228,85 +234,138 @@ bool answers_ping(int port) {
   return r.kind == Reply::Kind::kStatus && r.text == "PONG";
 }
 
-}  // namespace
-
-std::unique_ptr<RedisProcess> RedisProcess::start(const Options& options) {
-  const std::string binary = find_on_path("redis-server");
+std::string find_redis_server() {
+  std::string binary = find_on_path("redis-server");
   if (binary.empty()) {
     throw std::runtime_error("redis-server not found on PATH (scripts/setup installs it)");
   }
-  const std::string& fsync = options.appendfsync;
+  return binary;
+}
+
+void check_appendfsync(const std::string& fsync) {
   if (!fsync.empty() && fsync != "always" && fsync != "everysec" && fsync != "no") {
     throw std::runtime_error(
         "RedisProcess: appendfsync must be \"\", always, everysec or no, not " + fsync);
   }
-  const std::vector<std::string> extra = split_args(options.extra_args);
+}
 
-  // Owns the dir (and later the child) from here on, so every throw below
-  // cleans up through the destructor.
-  std::unique_ptr<RedisProcess> process(new RedisProcess(-1, 0, ""));
+// A fresh private directory under $TMPDIR (or /tmp) for the AOF and the log.
+std::string make_temp_dir() {
   const char* tmp = std::getenv("TMPDIR");
   std::string dir_template =
       std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/locksim-redis-XXXXXX";
   if (::mkdtemp(dir_template.data()) == nullptr) {
     throw std::runtime_error(errno_text(("RedisProcess: mkdtemp " + dir_template).c_str()));
   }
-  process->dir_ = dir_template;
-  const std::string log_path = process->dir_ + "/redis.log";
+  return dir_template;
+}
+
+// The command line: loopback only, no RDB snapshots, the AOF as asked, then
+// the caller's extra arguments (last, so they override).
+std::vector<std::string> server_args(const std::string& binary, int port, const std::string& dir,
+                                     const std::string& fsync,
+                                     const std::vector<std::string>& extra) {
+  // clang-format off
+  std::vector<std::string> args = {binary,
+      "--port", std::to_string(port),
+      "--bind", "127.0.0.1",
+      "--protected-mode", "no",
+      "--daemonize", "no",
+      "--dir", dir,
+      "--save", ""};
+  // clang-format on
+  if (fsync.empty()) {
+    args.insert(args.end(), {"--appendonly", "no"});
+  } else {
+    args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", fsync});
+  }
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// Every child pid some RedisProcess owns. Process ownership is the live
+// layer's safety rule: exactly one owner signals and reaps each server, so a
+// second owner (a copy, a double stop) would kill or reap a stranger once
+// the kernel reuses the pid.
+std::mutex owned_mutex;
+std::set<pid_t> owned_pids;  // guarded by owned_mutex
+
+void claim(pid_t pid) {
+  LOCKSIM_ASSERT(pid > 0);
+  const std::lock_guard<std::mutex> lock(owned_mutex);
+  LOCKSIM_ASSERT_MSG(owned_pids.insert(pid).second, "a server process owned twice");
+}
+
+void release_claim(pid_t pid) {
+  const std::lock_guard<std::mutex> lock(owned_mutex);
+  LOCKSIM_ASSERT_MSG(owned_pids.erase(pid) == 1, "a server process released by a non-owner");
+}
+
+}  // namespace
+
+std::unique_ptr<RedisProcess> RedisProcess::start(const Options& options) {
+  const std::string binary = find_redis_server();
+  check_appendfsync(options.appendfsync);
+  const std::vector<std::string> extra = split_args(options.extra_args);
+
+  // Owns the dir (and later the child) from here on, so every throw below
+  // cleans up through the destructor.
+  std::unique_ptr<RedisProcess> process(new RedisProcess(-1, 0, ""));
+  process->dir_ = make_temp_dir();
 
   std::string last_failure;
   for (int attempt = 0; attempt < kMaxPortAttempts; ++attempt) {
     const int port = pick_free_port();
-    // clang-format off
-    std::vector<std::string> args = {binary,
-        "--port", std::to_string(port),
-        "--bind", "127.0.0.1",
-        "--protected-mode", "no",
-        "--daemonize", "no",
-        "--dir", process->dir_,
-        "--save", ""};
-    // clang-format on
-    if (fsync.empty()) {
-      args.insert(args.end(), {"--appendonly", "no"});
-    } else {
-      args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", fsync});
+    const std::vector<std::string> args =
+        server_args(binary, port, process->dir_, options.appendfsync, extra);
+    if (process->launch(args, port, &last_failure)) {
+      LOCKSIM_ASSERT(process->pid_ > 0 && process->port_ == port && !process->dir_.empty());
+      return process;
     }
-    args.insert(args.end(), extra.begin(), extra.end());
-
-    process->port_ = port;
-    process->pid_ = spawn(args, log_path);
-
-    const auto deadline = steady_clock::now() + kStartupTimeout;
-    bool exited = false;
-    int status = 0;
-    while (steady_clock::now() < deadline) {  // bounded by kStartupTimeout
-      if (reaped(process->pid_, &status)) {
-        exited = true;
-        break;
-      }
-      if (answers_ping(port)) return process;
-      std::this_thread::sleep_for(kPollInterval);
-    }
-    const std::string tail = log_tail(log_path);
-    if (!exited) {
-      stop_process(process->pid_);
-      process->pid_ = -1;
-      throw std::runtime_error("redis-server did not answer PING within " +
-                               std::to_string(kStartupTimeout.count()) + " ms on port " +
-                               std::to_string(port) + ": " + tail);
-    }
-    process->pid_ = -1;
-    last_failure = "redis-server " + describe_status(status) + " during startup on port " +
-                   std::to_string(port) + ": " + tail;
+    LOCKSIM_ASSERT(process->pid_ == -1 && !last_failure.empty());
     // Only a lost race for the port is worth another try; anything else
     // (a bad argument, a broken install) fails the same way every time.
-    if (tail.find("Address already in use") == std::string::npos) break;
+    if (last_failure.find("Address already in use") == std::string::npos) break;
   }
   throw std::runtime_error(last_failure);
 }
 
-RedisProcess::~RedisProcess() {
+bool RedisProcess::launch(const std::vector<std::string>& args, int port, std::string* failure) {
+  LOCKSIM_ASSERT_MSG(pid_ == -1, "a RedisProcess launched twice");
+  const std::string log_path = dir_ + "/redis.log";
+  port_ = port;
+  pid_ = spawn(args, log_path);
+  claim(pid_);
+
+  const auto deadline = steady_clock::now() + kStartupTimeout;
+  int status = 0;
+  while (steady_clock::now() < deadline) {  // bounded by kStartupTimeout
+    if (reaped(pid_, &status)) {
+      disown();
+      *failure = "redis-server " + describe_status(status) + " during startup on port " +
+                 std::to_string(port) + ": " + log_tail(log_path);
+      return false;
+    }
+    if (answers_ping(port)) return true;
+    std::this_thread::sleep_for(kPollInterval);
+  }
   stop_process(pid_);
+  disown();
+  throw std::runtime_error("redis-server did not answer PING within " +
+                           std::to_string(kStartupTimeout.count()) + " ms on port " +
+                           std::to_string(port) + ": " + log_tail(log_path));
+}
+
+void RedisProcess::disown() {
+  release_claim(pid_);
+  pid_ = -1;
+}
+
+RedisProcess::~RedisProcess() {
+  if (pid_ > 0) {
+    stop_process(pid_);
+    disown();
+  }
   if (!dir_.empty()) {
     std::error_code ignored;
     std::filesystem::remove_all(dir_, ignored);

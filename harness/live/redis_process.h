@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace locksim::live {
 
@@ -53,7 +54,15 @@ class RedisProcess {
   RedisProcess(pid_t pid, int port, std::string dir)
       : pid_(pid), port_(port), dir_(std::move(dir)) {}
 
-  pid_t pid_;
+  // Spawns the server with `args` on `port` and waits until it answers PING:
+  // true once it does. False, with *failure set and no child left, when it
+  // exited during startup (a port lost to a race, a bad argument); throws
+  // std::runtime_error when it neither answered nor exited in time.
+  bool launch(const std::vector<std::string>& args, int port, std::string* failure);
+  // Gives up ownership of the child, which is reaped already.
+  void disown();
+
+  pid_t pid_;  // -1 when no child is running; otherwise owned by this object alone
   int port_;
   std::string dir_;
 };

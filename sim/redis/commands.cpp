@@ -1,10 +1,10 @@
 // The command bodies of the simulated Redis server, each following the
 // corresponding function of Redis 7.0 (t_string.c, expire.c, db.c, eval.c)
 // closely enough to give the same reply and the same error text.
-#include <cassert>
 #include <climits>
 #include <optional>
 
+#include "env/assert.h"
 #include "sim/redis/server.h"
 #include "sim/redis/sha1.h"
 
@@ -101,6 +101,10 @@ std::optional<SetOptions> parse_set_options(const std::vector<std::string>& argv
       return std::nullopt;
     }
   }
+  // What cmd_set relies on: no conflicting pair got through, and an expiry
+  // argument comes with its unit.
+  LOCKSIM_ASSERT(!(o.nx && o.xx) && !(o.keepttl && o.expire_arg != nullptr));
+  LOCKSIM_ASSERT((o.expire_arg != nullptr) == (o.unit != Unit::kNone));
   return o;
 }
 
@@ -249,8 +253,10 @@ Reply Server::ttl_generic(const Argv& argv, int64_t now_ms, bool in_ms) {
   const Entry* entry = keyspace_.find(argv[1], now_ms);
   if (entry == nullptr) return Reply::integer_reply(-2);
   if (!entry->expire_at_ms) return Reply::integer_reply(-1);
-  int64_t ttl_ms = *entry->expire_at_ms - now_ms;
-  if (ttl_ms < 0) ttl_ms = 0;  // unreachable after lazy expiry, kept as Redis has it
+  // Redis clamps a negative TTL to 0; here lazy expiry (Keyspace::find) has
+  // already removed every key whose deadline passed, so it cannot happen.
+  const int64_t ttl_ms = *entry->expire_at_ms - now_ms;
+  LOCKSIM_ASSERT_MSG(ttl_ms >= 0, "lazy expiry let a dead key through");
   return Reply::integer_reply(in_ms ? ttl_ms : (ttl_ms + 500) / 1000);
 }
 
@@ -330,7 +336,8 @@ Reply Server::cmd_evalsha(const Argv& argv, int64_t now_ms) {
 
 Reply Server::run_script(const std::string& sha, const Argv& argv, int64_t numkeys,
                          int64_t now_ms) {
-  assert(numkeys >= 0 && 3 + static_cast<size_t>(numkeys) <= argv.size());
+  // check_numkeys made sure of it.
+  LOCKSIM_ASSERT(numkeys >= 0 && 3 + static_cast<size_t>(numkeys) <= argv.size());
   const auto keys_end = argv.begin() + 3 + numkeys;
   const Argv keys(argv.begin() + 3, keys_end);
   const Argv args(keys_end, argv.end());

@@ -1,13 +1,17 @@
 #include "sim/redis/keyspace.h"
 
-#include <cassert>
 #include <iterator>
+
+#include "env/assert.h"
 
 namespace locksim::sim::redis {
 
 Entry* Keyspace::find(const std::string& key, int64_t now_ms) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
+  // (The volatile index is not checked here, on every lookup: that cost a
+  // string search per command. active_expire checks it key by key and
+  // check_invariants in full, at a cost they pay anyway.)
   if (is_expired(it->second, now_ms)) {
     remove(key);
     return nullptr;
@@ -19,22 +23,24 @@ void Keyspace::put(const std::string& key, std::string value, std::optional<int6
   Entry& entry = entries_[key];
   entry.value = std::move(value);
   entry.expire_at_ms = expire_at_ms;
-  if (expire_at_ms) {
-    volatile_keys_.insert(key);
-  } else {
-    volatile_keys_.erase(key);
-  }
+  index_expiry(key, expire_at_ms);
 }
 
 void Keyspace::set_expire(const std::string& key, std::optional<int64_t> expire_at_ms) {
   auto it = entries_.find(key);
-  assert(it != entries_.end());
+  LOCKSIM_ASSERT_MSG(it != entries_.end(), "set_expire on a missing key");
   it->second.expire_at_ms = expire_at_ms;
+  index_expiry(key, expire_at_ms);
+}
+
+void Keyspace::index_expiry(const std::string& key, std::optional<int64_t> expire_at_ms) {
   if (expire_at_ms) {
     volatile_keys_.insert(key);
   } else {
     volatile_keys_.erase(key);
   }
+  // Every volatile key is a key: the index never outgrows the keyspace.
+  LOCKSIM_ASSERT(volatile_keys_.size() <= entries_.size());
 }
 
 bool Keyspace::erase(const std::string& key, int64_t now_ms) {
@@ -44,7 +50,8 @@ bool Keyspace::erase(const std::string& key, int64_t now_ms) {
 }
 
 void Keyspace::remove(const std::string& key) {
-  entries_.erase(key);
+  const size_t erased = entries_.erase(key);
+  LOCKSIM_ASSERT_MSG(erased == 1, "removing a key that is not there");
   volatile_keys_.erase(key);
 }
 
@@ -55,6 +62,7 @@ std::vector<std::string> Keyspace::active_expire(int64_t now_ms, Rng& rng) {
     // very likely hit them all anyway), else kSampleSize seeded draws with
     // replacement, deduplicated. std::set keeps the sample in key order.
     std::set<std::string> sample;
+    const size_t volatile_before = volatile_keys_.size();
     if (volatile_keys_.size() <= kSampleSize) {
       sample = volatile_keys_;
     } else {
@@ -65,16 +73,19 @@ std::vector<std::string> Keyspace::active_expire(int64_t now_ms, Rng& rng) {
         sample.insert(*it);
       }
     }
+    LOCKSIM_ASSERT(!sample.empty() && sample.size() <= kSampleSize);
     size_t expired = 0;
     for (const std::string& key : sample) {
       auto it = entries_.find(key);
-      assert(it != entries_.end());
+      LOCKSIM_ASSERT_MSG(it != entries_.end(), "a volatile key that is not a key");
+      LOCKSIM_ASSERT_MSG(it->second.expire_at_ms.has_value(), "a volatile key without an expiry");
       if (is_expired(it->second, now_ms)) {
         deleted.push_back(key);
         remove(key);
         ++expired;
       }
     }
+    LOCKSIM_ASSERT(volatile_keys_.size() == volatile_before - expired);
     // Redis 7.0 repeats while more than 10% of the sample was stale
     // (ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE at the default effort).
     if (expired * 10 <= sample.size()) break;
@@ -98,16 +109,16 @@ void Keyspace::clear() {
 }
 
 void Keyspace::check_invariants() const {
-#ifndef NDEBUG
+  // O(n): run after the bulk operations only (a whole-keyspace load, an
+  // expiry cycle), whose cost is O(n) already.
   size_t with_expiry = 0;
   for (const auto& [key, entry] : entries_) {
     if (entry.expire_at_ms) {
       ++with_expiry;
-      assert(volatile_keys_.count(key) == 1);
+      LOCKSIM_ASSERT_MSG(volatile_keys_.count(key) == 1, "volatile index misses a key");
     }
   }
-  assert(with_expiry == volatile_keys_.size());
-#endif
+  LOCKSIM_ASSERT_MSG(with_expiry == volatile_keys_.size(), "volatile index has extra keys");
 }
 
 }  // namespace locksim::sim::redis

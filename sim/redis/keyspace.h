@@ -71,7 +71,10 @@ class Keyspace {
   static constexpr int kMaxRounds = 16;
 
  private:
-  void remove(const std::string& key);
+  void remove(const std::string& key);  // precondition: key present
+  // Keeps volatile_keys_ in step with one key's new expiry.
+  void index_expiry(const std::string& key, std::optional<int64_t> expire_at_ms);
+  // The volatile index is exactly the keys with an expiry (O(n)).
   void check_invariants() const;
 
   std::map<std::string, Entry> entries_;

@@ -22,6 +22,11 @@
 // (RESP3), SCRIPT KILL of a running script, and a read-only protection of
 // library tables that survives rawset (rawset leftovers are wiped after each
 // script instead, so nothing leaks between scripts).
+//
+// Where it lives: this file and lua_scripting.cpp are the core (the cache,
+// one run, its limits); lua_sandbox.* builds the sandbox; lua_values.* turns
+// Lua values into replies and back; lua_callbacks.h names the C functions
+// registered into Lua.
 #pragma once
 
 #include <cstdint>
@@ -81,10 +86,13 @@ class LuaScripting {
   void set_instruction_limit(uint64_t limit) { instruction_limit_ = limit; }
 
  private:
-  friend struct LuaCallbacks;  // the C functions registered into Lua
+  friend struct LuaCallbacks;  // the C functions registered into Lua (lua_callbacks.h)
 
-  lua_State* state();  // creates the interpreter on first use
+  lua_State* state();  // creates the interpreter (and its sandbox) on first use
   void close();
+  // The reply for the run that just ended with lua_pcall `status`, its
+  // result or error on top of the stack (left there).
+  Reply script_reply(const std::string& sha, int status);
 
   lua_State* lua_ = nullptr;
   std::map<std::string, std::string> bodies_;  // sha -> body, sorted: order never leaks

@@ -1,9 +1,9 @@
 #include "sim/redis/redis_node.h"
 
 #include <algorithm>
-#include <cassert>
 #include <cctype>
 
+#include "env/assert.h"
 #include "sim/rpc.h"
 
 namespace locksim::sim::redis {
@@ -32,6 +32,9 @@ RedisNode::RedisNode(World& world, Network& net, std::string name, uint64_t seed
       node_(world, std::move(name), clock_offset),
       topology_(topology),
       server_(std::make_unique<Server>(seed)) {
+  // Run validation rejects these as bad input (exit 2); a negative lag would
+  // schedule into the past.
+  LOCKSIM_ASSERT(topology_.replication_lag >= Duration::zero());
   node_.on_crash = [this] { on_crash(); };
   node_.on_restart = [this] { on_restart(); };
   schedule_active_expiry();
@@ -40,6 +43,8 @@ RedisNode::RedisNode(World& world, Network& net, std::string name, uint64_t seed
 }
 
 Reply RedisNode::execute(const std::vector<std::string>& argv) {
+  // Commands arrive through Node::deliver, which runs them only when up.
+  LOCKSIM_ASSERT_MSG(node_.running(), "a command executed on a node that is not running");
   ++commands_;
   if (role_ == Role::kReplica) {
     if (!argv.empty() && is_write_command(argv[0])) {
@@ -47,6 +52,7 @@ Reply RedisNode::execute(const std::vector<std::string>& argv) {
     }
     // A replica hides logically expired keys but must not delete them on
     // its own clock: run the read, then put back anything lazy expiry removed.
+    LOCKSIM_ASSERT(master_ != nullptr);
     Keys before = server_->keys();
     Reply r = server_->execute(argv, node_.local_now());
     if (server_->keys() != before) server_->restore(std::move(before));
@@ -67,11 +73,23 @@ void RedisNode::replicate_if_changed(bool force) {
   if (!force && server_->keys() == last_shipped_) return;
   last_shipped_ = server_->keys();
   const uint64_t seq = ++shipped_seq_;
-  for (RedisNode* r : replicas_) ship(*r, seq, last_shipped_);
+  for (RedisNode* r : replicas_) {
+    // Pair of become_replica_of: a master's replica list and its replicas'
+    // master pointers agree.
+    LOCKSIM_ASSERT_MSG(r->master_ == this && r->role_ == Role::kReplica,
+                       "a master ships to a node that does not follow it");
+    ship(*r, seq, last_shipped_);
+  }
 }
 
 void RedisNode::ship(RedisNode& replica, uint64_t seq, const Keys& snapshot) {
-  sent_[replica.name()] = Sent{seq, world_.now()};
+  LOCKSIM_ASSERT_MSG(&replica != this, "a node ships to itself");
+  // Every shipment carries the newest number this node has handed out, and
+  // each replica sees its numbers rise.
+  LOCKSIM_ASSERT_MSG(seq == shipped_seq_, "a shipment with a stale sequence number");
+  Sent& sent = sent_[replica.name()];
+  LOCKSIM_ASSERT_MSG(seq > sent.seq, "shipment numbers to a replica went back");
+  sent = Sent{seq, world_.now()};
   const uint64_t incarnation = incarnation_;
   RedisNode* target = &replica;
   world_.after(topology_.replication_lag, [this, target, seq, snapshot, incarnation] {
@@ -87,12 +105,17 @@ void RedisNode::ship(RedisNode& replica, uint64_t seq, const Keys& snapshot) {
 
 void RedisNode::apply_shipment(const RedisNode* from, uint64_t seq, const Keys& snapshot) {
   if (role_ != Role::kReplica || master_ != from || seq <= applied_seq_) return;
+  // Pair of ship(): a replica never gets ahead of what its master numbered.
+  LOCKSIM_ASSERT_MSG(seq <= from->shipped_seq_, "a replica applied an unnumbered shipment");
+  LOCKSIM_ASSERT(node_.running());
   server_->restore(snapshot);
   applied_seq_ = seq;
   if (topology_.persistence == Persistence::kAofAlways) disk_ = server_->keys();
 }
 
 void RedisNode::become_master() {
+  // Only a replica is promoted (the group picks among its replicas).
+  LOCKSIM_ASSERT_MSG(role_ == Role::kReplica, "promoting a node that is not a replica");
   if (master_ != nullptr) {
     auto& siblings = master_->replicas_;
     siblings.erase(std::remove(siblings.begin(), siblings.end(), this), siblings.end());
@@ -100,10 +123,13 @@ void RedisNode::become_master() {
   role_ = Role::kMaster;
   master_ = nullptr;
   last_shipped_ = server_->keys();
+  LOCKSIM_ASSERT(replicas_.empty());  // a replica has none; followers are re-pointed by the group
 }
 
 void RedisNode::become_replica_of(RedisNode& master) {
-  assert(&master != this);
+  LOCKSIM_ASSERT_MSG(&master != this, "a node made a replica of itself");
+  // Chains are not modelled: a node follows only a master.
+  LOCKSIM_ASSERT_MSG(master.role_ == Role::kMaster, "a node made a replica of a replica");
   if (master_ != nullptr && master_ != &master) {
     auto& siblings = master_->replicas_;
     siblings.erase(std::remove(siblings.begin(), siblings.end(), this), siblings.end());
@@ -116,6 +142,7 @@ void RedisNode::become_replica_of(RedisNode& master) {
   if (std::find(master.replicas_.begin(), master.replicas_.end(), this) == master.replicas_.end()) {
     master.replicas_.push_back(this);
   }
+  LOCKSIM_ASSERT(std::count(master.replicas_.begin(), master.replicas_.end(), this) == 1);
   // Full resync: the replica's keyspace is replaced by the master's.
   master.ship(*this, ++master.shipped_seq_, master.server_->keys());
 }
@@ -129,11 +156,14 @@ void RedisNode::resync_if_behind(RedisNode& replica) {
 }
 
 void RedisNode::on_crash() {
+  LOCKSIM_ASSERT(node_.crashed());
   server_->flush_all();
   ++incarnation_;
 }
 
 void RedisNode::on_restart() {
+  LOCKSIM_ASSERT(node_.running());
+  LOCKSIM_ASSERT_MSG(server_->dbsize() == 0, "a crashed server kept keys in memory");
   server_->restore(disk_);
   if (role_ == Role::kMaster) {
     replicate_if_changed(true);  // replicas resync to whatever came back, even nothing
@@ -153,6 +183,8 @@ void RedisNode::schedule_active_expiry() {
 }
 
 void RedisNode::schedule_periodic_save(Duration period) {
+  // A zero period would reschedule itself at the same instant forever.
+  LOCKSIM_ASSERT_MSG(period > Duration::zero(), "a periodic save needs a positive period");
   world_.after(period, [this, period] {
     if (node_.running()) disk_ = server_->keys();
     schedule_periodic_save(period);
@@ -168,8 +200,11 @@ ReplicaGroup::ReplicaGroup(World& world, Network& net, std::string name,
       members_(std::move(members)),
       sentinel_(sentinel),
       topology_(topology) {
-  assert(!members_.empty());
+  LOCKSIM_ASSERT_MSG(!members_.empty(), "a replica group needs a master");
+  LOCKSIM_ASSERT(topology_.down_after > Duration::zero() &&
+                 topology_.discovery_delay >= Duration::zero());
   current_ = published_ = members_[0];
+  LOCKSIM_ASSERT(current_->role() == RedisNode::Role::kMaster);
   for (size_t i = 1; i < members_.size(); ++i) members_[i]->become_replica_of(*current_);
   if (members_.size() > 1) world_.after(kCheckPeriod, [this] { check(); });
 }
@@ -214,6 +249,22 @@ void ReplicaGroup::check() {
       current_->resync_if_behind(*m);  // a replica back from a partition catches up
     }
   }
+  check_roles();
+}
+
+void ReplicaGroup::check_roles() const {
+  // One master per group, as far as anyone can reach: the current master is
+  // a master, and every member reachable along with it follows it. (An old
+  // master cut off from the sentinel still believes it leads until it is
+  // reachable again and demoted: split brain is what failover tests show.)
+  LOCKSIM_ASSERT_MSG(current_->role() == RedisNode::Role::kMaster, "the group's master is not one");
+  LOCKSIM_ASSERT(std::count(members_.begin(), members_.end(), published_) == 1);
+  if (!reachable(*current_)) return;
+  for (RedisNode* m : members_) {
+    if (m == current_ || !reachable(*m)) continue;
+    LOCKSIM_ASSERT_MSG(m->role() == RedisNode::Role::kReplica && m->master() == current_,
+                       "two masters in one group");
+  }
 }
 
 GroupConnection::GroupConnection(World& world, Network& net, Node& client, ReplicaGroup& group,
@@ -226,6 +277,8 @@ Reply GroupConnection::command(const std::vector<std::string>& argv) {
       world_, net_, client_, target->node(), [target, argv] { return target->execute(argv); },
       timeout_);
   if (!reply) return Reply::io_error("timeout after " + std::to_string(timeout_.to_ms()) + " ms");
+  // io_error means "no reply": a server never answers with one.
+  LOCKSIM_ASSERT_MSG(!reply->is_io_error(), "a server replied with a transport error");
   return std::move(*reply);
 }
 

@@ -56,7 +56,8 @@ class RedisNode {
 
   // Role changes, made by the group's failover logic. become_replica_of
   // discards whatever this node has that `master` does not ("last failover
-  // wins") by taking a full copy from it.
+  // wins") by taking a full copy from it. Preconditions (asserted): only a
+  // replica is promoted; a node follows a master other than itself.
   void become_master();
   void become_replica_of(RedisNode& master);
 
@@ -127,6 +128,8 @@ class ReplicaGroup {
  private:
   bool reachable(RedisNode& n) const;
   void check();
+  // Asserts the group's role invariants after check() (see there).
+  void check_roles() const;
 
   World& world_;
   Network& net_;

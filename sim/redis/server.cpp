@@ -2,7 +2,7 @@
 // runs. The command bodies are in commands.cpp.
 #include "sim/redis/server.h"
 
-#include <cassert>
+#include "env/assert.h"
 
 namespace locksim::sim::redis {
 namespace {
@@ -90,7 +90,8 @@ Reply Server::execute(const std::vector<std::string>& argv, TimePoint now) {
 }
 
 Reply Server::execute_from_script(const Argv& argv, int64_t now_ms) {
-  assert(!argv.empty());
+  // The scripting layer answers an argument-less redis.call itself.
+  LOCKSIM_ASSERT(!argv.empty());
   const Command* command = find_command(lowercase(argv[0]));
   if (command == nullptr) return Reply::error("ERR Unknown Redis command called from script");
   if (!arity_ok(command->arity, argv.size())) {
@@ -111,6 +112,7 @@ void Server::restore(std::map<std::string, Entry> keys) {
 void Server::flush_all() {
   keyspace_.clear();
   scripting_.restart();
+  LOCKSIM_ASSERT(keyspace_.size() == 0 && scripting_.scripts().empty());
 }
 
 }  // namespace locksim::sim::redis

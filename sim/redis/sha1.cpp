@@ -1,6 +1,6 @@
 #include "sim/redis/sha1.h"
 
-#include <cassert>
+#include "env/assert.h"
 
 namespace locksim::sim::redis {
 namespace {
@@ -85,7 +85,7 @@ std::string sha1_hex(std::string_view data) {
     out += kHex[byte >> 4];
     out += kHex[byte & 0xf];
   }
-  assert(out.size() == 40);
+  LOCKSIM_ASSERT(out.size() == 40);
   return out;
 }
 

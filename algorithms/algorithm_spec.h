@@ -1,0 +1,37 @@
+// One algorithm's entry in the registry: its name, what it does, its
+// parameters and how to build it from text (CLI flags or a scenario file).
+//
+// Each algorithm declares its own entry beside its Params (e.g.
+// set_nx_lua_spec() in set_nx_lua.h), so the parameter names, defaults and
+// help texts live next to the code that reads them; algorithms/registry.h
+// lists the entries.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/lock_algorithm.h"
+
+namespace locksim::algorithms {
+
+using ParamValues = std::map<std::string, std::string>;  // name -> text, e.g. "ttl" -> "10s"
+
+struct AlgorithmSpec {
+  std::string name;
+  std::string summary;
+  std::vector<ParamInfo> params;
+  // Independent Redis masters a run gives it unless told otherwise (Redlock: 5).
+  int default_masters = 1;
+  // The store it runs against: a name in harness/backends.h's list.
+  std::string backend = "redis";
+  // Builds the algorithm from `values` (missing names take the defaults).
+  // Throws ConfigError naming `field_prefix + name` for a bad or unknown value.
+  std::function<std::unique_ptr<LockAlgorithm>(const ParamValues& values,
+                                               const std::string& field_prefix)>
+      make;
+};
+
+}  // namespace locksim::algorithms

@@ -1,0 +1,318 @@
+#include "algorithms/mysql_lock.h"
+
+#include <zlib.h>
+
+#include <cstdio>
+
+#include "algorithms/param_reader.h"
+#include "algorithms/set_nx_lua.h"
+#include "env/assert.h"
+#include "env/parse.h"
+
+namespace locksim::algorithms {
+
+namespace {
+
+constexpr int64_t kNsPerSecond = 1'000'000'000;
+constexpr int64_t kSecondsPerDay = 86'400;
+
+// Days since 1970-01-01 of a proleptic Gregorian date, and back: the
+// standard era-based conversion (400-year cycles of 146097 days).
+int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
+  y -= m <= 2 ? 1 : 0;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const int64_t yoe = y - era * 400;
+  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + doe - 719468;
+}
+
+void civil_from_days(int64_t z, int64_t& y, int64_t& m, int64_t& d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const int64_t doe = z - era * 146097;
+  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const int64_t mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp + (mp < 10 ? 3 : -9);
+  y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+
+// The instant MariaDB stores for `t` in a DATETIME(0): the fraction truncated.
+TimePoint truncate_to_second(TimePoint t) {
+  return TimePoint::from_ns(floor_div(t.ns, kNsPerSecond) * kNsPerSecond);
+}
+
+std::string describe(const SqlResult& r) {
+  return "error " + std::to_string(r.error_number) + " (" + r.sqlstate + "): " + r.message;
+}
+
+const char* kSelectForUpdate =
+    "SELECT Fcount, Fstatus, Fdeadline, Fdesc FROM t_tag_lock WHERE Flock_name = ? FOR UPDATE";
+const char* kSelectSnapshot =
+    "SELECT Fcount, Fstatus, Fdeadline, Fdesc FROM t_tag_lock WHERE Flock_name = ?";
+const char* kUpdateTake =
+    "UPDATE t_tag_lock SET Fdeadline = ?, Fstatus = 1, Fdesc = ?, Fcount = Fcount + 1, "
+    "Fmodify_time = ? WHERE Flock_name = ?";
+
+}  // namespace
+
+std::string format_datetime(TimePoint t) {
+  const int64_t secs = floor_div(t.ns, kNsPerSecond);
+  const int64_t micros = (t.ns - secs * kNsPerSecond) / 1000;
+  const int64_t days = floor_div(secs, kSecondsPerDay);
+  const int64_t sod = secs - days * kSecondsPerDay;
+  int64_t y = 0, m = 0, d = 0;
+  civil_from_days(days, y, m, d);
+  char buf[128];  // room for any int64 fields: the compiler checks the bound
+  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld %02lld:%02lld:%02lld.%06lld",
+                static_cast<long long>(y), static_cast<long long>(m), static_cast<long long>(d),
+                static_cast<long long>(sod / 3600), static_cast<long long>(sod / 60 % 60),
+                static_cast<long long>(sod % 60), static_cast<long long>(micros));
+  return buf;
+}
+
+TimePoint parse_datetime(const std::string& text) {
+  long long y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
+  const int n =
+      std::sscanf(text.c_str(), "%lld-%lld-%lld %lld:%lld:%lld", &y, &mo, &d, &h, &mi, &s);
+  LOCKSIM_ASSERT_MSG(n == 6, "the server returns DATETIME as YYYY-MM-DD HH:MM:SS");
+  const int64_t secs = days_from_civil(y, mo, d) * kSecondsPerDay + h * 3600 + mi * 60 + s;
+  return TimePoint::from_ns(secs * kNsPerSecond);
+}
+
+MysqlLock::MysqlLock(Params params) : params_(params) {
+  LOCKSIM_ASSERT_MSG(params_.ttl >= Duration::seconds(1), "the spec refuses a TTL below 1 s");
+  LOCKSIM_ASSERT(params_.retry.valid());
+}
+
+std::string MysqlLock::name() const {
+  switch (params_.version) {
+    case Version::kV1:
+      return "mysql-v1";
+    case Version::kCenter:
+      return "mysql-center";
+    case Version::kSegmented:
+      return "mysql-segmented";
+  }
+  return "mysql";
+}
+
+std::string MysqlLock::center_row(const std::string& resource) const {
+  if (params_.version != Version::kSegmented) return "center_lock";
+  const uLong crc = crc32(crc32(0L, Z_NULL, 0), reinterpret_cast<const Bytef*>(resource.data()),
+                          static_cast<uInt>(resource.size()));
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "center_lock_%02lu", static_cast<unsigned long>(crc % 100));
+  return buf;
+}
+
+AcquireResult MysqlLock::acquire(Env& env, const std::string& resource) {
+  SqlConnection& sql = env.sql();
+  AcquireResult result;
+  const std::string token = make_token(env);
+  const TimePoint start = env.now();
+  bool unknown = false;  // a COMMIT of ours was lost: the row may be ours already
+  for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
+    result.attempts = attempt;
+    const Attempt a = params_.version == Version::kV1
+                          ? attempt_v1(sql, env, resource, token, unknown)
+                          : attempt_center(sql, env, resource, token, unknown);
+    if (a.outcome == Outcome::kOk) {
+      result.outcome = Outcome::kOk;
+      result.lease.resource = resource;
+      result.lease.token = token;
+      result.lease.fence = a.fence;
+      result.lease.acquired_local = start;
+      // Until the stored deadline, by our clock: others judge it by theirs.
+      result.lease.validity = a.deadline - env.now();
+      result.detail.clear();
+      LOCKSIM_ASSERT(is_well_formed(result.lease));
+      return result;
+    }
+    unknown |= a.outcome == Outcome::kUnknown;
+    result.detail = a.detail;
+    params_.retry.backoff_after(env, attempt);
+  }
+  result.outcome = unknown ? Outcome::kUnknown : Outcome::kFail;
+  return result;
+}
+
+namespace {
+
+// An attempt that ends on an error before COMMIT: the transaction is rolled
+// back (by the server for 1213 and a lost connection, by us otherwise), so
+// nothing of it happened. Returns the detail for the history.
+std::string abort_attempt(SqlConnection& sql, const SqlResult& r) {
+  if (r.error_number != sql_errno::kDeadlock && r.error_number != sql_errno::kServerLost) {
+    (void)sql.query("ROLLBACK", {});
+  }
+  return describe(r);
+}
+
+}  // namespace
+
+MysqlLock::Attempt MysqlLock::attempt_v1(SqlConnection& sql, Env& env, const std::string& resource,
+                                         const std::string& token, bool maybe_ours) {
+  SqlResult r = sql.query("BEGIN", {});
+  if (!r.ok()) return Attempt{Outcome::kFail, describe(r), 0, {}};
+  r = sql.query(kSelectForUpdate, {resource});
+  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  if (!r.rows.empty()) return judge_row(sql, env, resource, token, maybe_ours, r.rows[0]);
+  // Missing: insert it held. Two sessions here at once is the article's deadlock.
+  const TimePoint now = env.now();
+  const std::string now_text = format_datetime(now);
+  r = sql.query(
+      "INSERT INTO t_tag_lock (Flock_name, Fcount, Fstatus, Fdeadline, Fdesc, Fcreate_time, "
+      "Fmodify_time) VALUES (?, 1, 1, ?, ?, ?, ?)",
+      {resource, format_datetime(now + params_.ttl), token, now_text, now_text});
+  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  return commit(sql, 1, truncate_to_second(now + params_.ttl));
+}
+
+MysqlLock::Attempt MysqlLock::attempt_center(SqlConnection& sql, Env& env,
+                                             const std::string& resource, const std::string& token,
+                                             bool maybe_ours) {
+  SqlResult r = sql.query("BEGIN", {});
+  if (!r.ok()) return Attempt{Outcome::kFail, describe(r), 0, {}};
+  const std::string center = center_row(resource);
+  r = sql.query(kSelectForUpdate, {center});
+  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  if (r.rows.empty()) {
+    // The first acquire ever creates the center row (held by our insert).
+    r = sql.query("INSERT INTO t_tag_lock (Flock_name, Fstatus, Fdesc) VALUES (?, 0, 'center')",
+                  {center});
+    if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  }
+  r = sql.query(kSelectSnapshot, {resource});
+  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  if (!r.rows.empty()) return judge_row(sql, env, resource, token, maybe_ours, r.rows[0]);
+  const std::string now_text = format_datetime(env.now());
+  r = sql.query(
+      "INSERT INTO t_tag_lock (Flock_name, Fcount, Fstatus, Fcreate_time, Fmodify_time) "
+      "VALUES (?, 0, 0, ?, ?)",
+      {resource, now_text, now_text});
+  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  return take(sql, env, resource, token, 0);
+}
+
+MysqlLock::Attempt MysqlLock::judge_row(SqlConnection& sql, Env& env, const std::string& resource,
+                                        const std::string& token, bool maybe_ours,
+                                        const SqlRow& row) {
+  LOCKSIM_ASSERT(row.size() == 4 && row[0] && row[1] && row[2] && row[3]);
+  const uint64_t count = std::stoull(*row[0]);
+  const bool held = *row[1] == "1";
+  const TimePoint deadline = parse_datetime(*row[2]);
+  if (held && maybe_ours && *row[3] == token) {
+    // An earlier attempt's COMMIT was lost on the way back but landed.
+    return commit(sql, count, deadline);
+  }
+  const TimePoint now = env.now();
+  if (held && deadline > now) {
+    (void)sql.query("ROLLBACK", {});
+    return Attempt{Outcome::kFail, "held by another client until " + *row[2], 0, {}};
+  }
+  return take(sql, env, resource, token, count);
+}
+
+MysqlLock::Attempt MysqlLock::take(SqlConnection& sql, Env& env, const std::string& resource,
+                                   const std::string& token, uint64_t count) {
+  const TimePoint now = env.now();
+  const SqlResult r = sql.query(
+      kUpdateTake, {format_datetime(now + params_.ttl), token, format_datetime(now), resource});
+  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  return commit(sql, count + 1, truncate_to_second(now + params_.ttl));
+}
+
+MysqlLock::Attempt MysqlLock::commit(SqlConnection& sql, uint64_t fence, TimePoint deadline) {
+  const SqlResult r = sql.query("COMMIT", {});
+  if (r.error_number == sql_errno::kServerLost) {
+    // The COMMIT may have landed: the lock may be ours.
+    return Attempt{Outcome::kUnknown, describe(r), 0, {}};
+  }
+  if (!r.ok()) return Attempt{Outcome::kFail, describe(r), 0, {}};
+  return Attempt{Outcome::kOk, "", fence, deadline};
+}
+
+ReleaseResult MysqlLock::release(Env& env, const Lease& lease) {
+  LOCKSIM_ASSERT_MSG(is_well_formed(lease), "release takes a lease acquire returned");
+  SqlConnection& sql = env.sql();
+  const std::string now_text = format_datetime(env.now());
+  const SqlResult r =
+      params_.release == Release::kChecked
+          ? sql.query(
+                "UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ? "
+                "AND Fdesc = ? AND Fstatus = 1",
+                {now_text, lease.resource, lease.token})
+          : sql.query("UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ?",
+                      {now_text, lease.resource});
+  if (r.error_number == sql_errno::kServerLost) return {Outcome::kUnknown, describe(r)};
+  if (!r.ok()) return {Outcome::kFail, describe(r)};
+  if (r.affected_rows == 1) return {Outcome::kOk, ""};
+  return {Outcome::kFail, "lock no longer held by us (expired or taken over)"};
+}
+
+namespace {
+
+AlgorithmSpec mysql_spec(const char* name, const char* summary, MysqlLock::Version version,
+                         const AlgorithmSpec& (*self)()) {
+  AlgorithmSpec s;
+  s.name = name;
+  s.summary = summary;
+  s.backend = "mysql";
+  s.params = {
+      {"ttl", "31536000s", "expire written to Fdeadline (whole seconds; at least 1s)"},
+      {"release", "checked", "checked: only our own row (Fdesc = token); blind: any holder's"},
+      {kMaxAttemptsParam, "20", "transactions per acquire before giving up"},
+      {kRetryParam, "50ms..150ms", "random backoff between attempts, uniform in the range"},
+  };
+  s.make = [version, self](const ParamValues& values, const std::string& prefix) {
+    const ParamReader r(self(), values, prefix);
+    MysqlLock::Params p;
+    p.version = version;
+    p.ttl = r.positive_duration("ttl");
+    if (p.ttl < Duration::seconds(1)) {
+      throw ConfigError(r.field("ttl") +
+                        ": expected at least 1s (Fdeadline is a DATETIME of whole seconds), got '" +
+                        r.text("ttl") + "'");
+    }
+    const std::string release = r.text("release");
+    if (release != "checked" && release != "blind") {
+      throw ConfigError(r.field("release") + ": expected checked or blind, got '" + release + "'");
+    }
+    p.release = release == "checked" ? MysqlLock::Release::kChecked : MysqlLock::Release::kBlind;
+    p.retry = read_retry_policy(r);
+    return std::unique_ptr<LockAlgorithm>(new MysqlLock(p));
+  };
+  return s;
+}
+
+}  // namespace
+
+const AlgorithmSpec& mysql_v1_spec() {
+  static const AlgorithmSpec spec =
+      mysql_spec("mysql-v1", "MySQL lock table v1: SELECT FOR UPDATE, then UPDATE or INSERT",
+                 MysqlLock::Version::kV1, mysql_v1_spec);
+  return spec;
+}
+
+const AlgorithmSpec& mysql_center_spec() {
+  static const AlgorithmSpec spec = mysql_spec(
+      "mysql-center", "MySQL lock table v2: serialise on one center row, then take the lock row",
+      MysqlLock::Version::kCenter, mysql_center_spec);
+  return spec;
+}
+
+const AlgorithmSpec& mysql_segmented_spec() {
+  static const AlgorithmSpec spec = mysql_spec(
+      "mysql-segmented", "MySQL lock table v3: 100 center rows chosen by CRC32 of the lock name",
+      MysqlLock::Version::kSegmented, mysql_segmented_spec);
+  return spec;
+}
+
+}  // namespace locksim::algorithms

@@ -1,0 +1,112 @@
+// mysql-v1, mysql-center, mysql-segmented: the MySQL lock table of a widely
+// read 2018 article on Redis/MySQL distributed locks. Its author replaced a
+// Redis lock after a Redis inventory counter "gave out 14 prizes where there
+// were 10", put the lock in a MySQL table (t_tag_lock, see
+// sim/mysql/schema.h) and iterated three versions:
+//
+// v1 (mysql-v1), one transaction per attempt:
+//   1. BEGIN; SELECT ... FROM t_tag_lock WHERE Flock_name=? FOR UPDATE
+//   2. row present: if Fstatus=1 AND Fdeadline > now, the lock is held:
+//      ROLLBACK and retry; else UPDATE it (deadline, status, owner, Fcount+1).
+//      row missing: INSERT it (held, deadline, owner, Fcount=1).
+//   3. COMMIT.
+//   The article reports "a serious deadlock problem": two sessions that both
+//   find the row missing both hold a gap lock, both INSERT, and InnoDB kills
+//   one of them (1213). Here that attempt simply fails and is retried.
+// v2 (mysql-center): every acquire first serialises on one center row:
+//   1. BEGIN; SELECT ... WHERE Flock_name='center_lock' FOR UPDATE (inserting
+//      the center row when it is missing).
+//   2. Read the lock's row (a plain, snapshot SELECT: its snapshot starts
+//      after the center lock is ours, so it sees every committed acquire);
+//      INSERT it (free) when missing.
+//   3. Fstatus=1 AND Fdeadline > now: held, ROLLBACK and retry. Else UPDATE
+//      Fdeadline = now + expire, Fstatus=1, Fdesc=<our token>, Fcount+1.
+//   4. COMMIT.
+// v3 (mysql-segmented): as v2 with 100 center rows center_lock_00..99, the
+//   one chosen by the last two decimal digits of zlib's CRC32 of the name.
+//
+// `now` is the client's clock (the article's `new Date()`), read once the
+// center lock is held, and the deadline is a DATETIME: whole seconds, the
+// fraction truncated by MariaDB. The article's expiry is 31,536,000 s (a
+// year), kept as the default `ttl`, so a crashed holder keeps the lock a
+// year; ttl below 1 s is refused (the column cannot hold it).
+//
+// The article does not show its release. Two are provided (parameter
+// `release`): checked (default) — UPDATE ... SET Fstatus=0 WHERE Flock_name=?
+// AND Fdesc=<our token> — and blind, without the owner check.
+//
+// Fcount is incremented by every successful acquire and returned as the
+// lease's fencing token.
+//
+// What it does not protect against (and locksim shows): a client clock ahead
+// by more than ttl - hold (it sees a live deadline as past), a holder pausing
+// past its deadline, and everything a single database loses (failover to a
+// replica without the commit, a crash with innodb_flush_log_at_trx_commit=0).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "algorithms/algorithm_spec.h"
+#include "algorithms/lock_algorithm.h"
+#include "algorithms/retry_policy.h"
+
+namespace locksim::algorithms {
+
+class MysqlLock : public LockAlgorithm {
+ public:
+  enum class Version { kV1, kCenter, kSegmented };
+  enum class Release { kChecked, kBlind };
+
+  struct Params {
+    Version version = Version::kCenter;
+    Duration ttl = Duration::seconds(31'536'000);  // the article's expire: a year
+    Release release = Release::kChecked;
+    RetryPolicy retry = {20, Duration::millis(50), Duration::millis(150)};
+  };
+
+  explicit MysqlLock(Params params);
+
+  AcquireResult acquire(Env& env, const std::string& resource) override;
+  ReleaseResult release(Env& env, const Lease& lease) override;
+  std::string name() const override;
+
+  // The center row guarding `resource`: "center_lock" for v2,
+  // "center_lock_NN" with NN = CRC32(resource) mod 100 for v3.
+  std::string center_row(const std::string& resource) const;
+
+ private:
+  // One attempt's outcome.
+  struct Attempt {
+    Outcome outcome = Outcome::kFail;
+    std::string detail;
+    uint64_t fence = 0;
+    TimePoint deadline;  // the stored (truncated) deadline, on the client's clock scale
+  };
+  Attempt attempt_v1(SqlConnection& sql, Env& env, const std::string& resource,
+                     const std::string& token, bool maybe_ours);
+  Attempt attempt_center(SqlConnection& sql, Env& env, const std::string& resource,
+                         const std::string& token, bool maybe_ours);
+  // The lock row, read under the (center) lock: take it if free or expired.
+  Attempt judge_row(SqlConnection& sql, Env& env, const std::string& resource,
+                    const std::string& token, bool maybe_ours, const SqlRow& row);
+  // UPDATE the row to ours (count: its Fcount before), then COMMIT.
+  Attempt take(SqlConnection& sql, Env& env, const std::string& resource, const std::string& token,
+               uint64_t count);
+  Attempt commit(SqlConnection& sql, uint64_t fence, TimePoint deadline);
+
+  Params params_;
+};
+
+// The registry entries: parameters ttl, release, max-attempts, retry.
+const AlgorithmSpec& mysql_v1_spec();
+const AlgorithmSpec& mysql_center_spec();
+const AlgorithmSpec& mysql_segmented_spec();
+
+// DATETIME text of a client-clock time point (unix ns), with the fraction
+// (".ffffff") as a client library sends it, and back (whole seconds).
+std::string format_datetime(TimePoint t);
+// Precondition: text is "YYYY-MM-DD HH:MM:SS" as the server returns it.
+TimePoint parse_datetime(const std::string& text);
+
+}  // namespace locksim::algorithms

@@ -1,0 +1,306 @@
+#include "algorithms/zk_lock.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <optional>
+
+#include "env/assert.h"
+#include "env/parse.h"
+
+namespace locksim::algorithms {
+
+namespace {
+
+// Upper bound on turns of one wait loop (a wake-up per watch event or per
+// check): far above what a bounded wait produces, so it only stops a bug.
+constexpr int kWaitTurnsMax = 1'000'000;
+// Curator's guaranteed delete of a waiter's node (LockInternals.deleteOurPath)
+// retries until it succeeds or the session ends; here T/4 apart, at most this
+// often (10 session timeouts: the session has ended by then or the ensemble
+// serves again).
+constexpr int kLeaveTriesMax = 40;
+
+std::string hex_guid(Env& env) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(env.random()),
+                static_cast<unsigned long long>(env.random()));
+  return buf;
+}
+
+// Sort key of a lock child: its sequence number, then its name (ties only
+// between names that are not ours to break).
+bool by_sequence(const std::string& a, const std::string& b) {
+  const int64_t sa = zk_sequence_of(a);
+  const int64_t sb = zk_sequence_of(b);
+  return sa != sb ? sa < sb : a < b;
+}
+
+}  // namespace
+
+std::string zk_lock_path(const std::string& resource) {
+  std::string name = resource;
+  std::replace(name.begin(), name.end(), '/', '_');
+  return "/locksim/locks/" + name;
+}
+
+ZkLock::ZkLock(const Params& p) : params_(p) {
+  LOCKSIM_ASSERT_MSG(p.wait > Duration::zero(), "the spec rejects a non-positive wait");
+  LOCKSIM_ASSERT_MSG(p.retries_max >= 0, "the spec rejects negative retries");
+}
+
+std::string ZkLock::name() const {
+  switch (params_.variant) {
+    case Variant::kRecipe:
+      return "zk-recipe";
+    case Variant::kCurator:
+      return "zk-curator";
+    case Variant::kHerd:
+      return "zk-herd";
+  }
+  return "zk";
+}
+
+bool ZkLock::ensure_parents(ZkConnection& zk, const std::string& lock) const {
+  // Curator's creatingParentsIfNeeded: persistent parents, NODEEXISTS is fine.
+  size_t slash = 0;
+  // One create per path component: bounded by the path's length.
+  while (slash != std::string::npos) {
+    slash = lock.find('/', slash + 1);
+    const std::string prefix = lock.substr(0, slash);
+    const ZkError e = zk.create(prefix, "", {}).error;
+    if (e != ZkError::kOk && e != ZkError::kNodeExists) return false;
+  }
+  return true;
+}
+
+ZkLock::Attempt ZkLock::find_protected(ZkConnection& zk, const std::string& lock,
+                                       const std::string& prefix) const {
+  Attempt out;
+  const ZkChildrenResult ch = zk.get_children(lock, false);
+  out.error = ch.error;
+  if (ch.error != ZkError::kOk) return out;
+  for (const std::string& child : ch.children) {
+    if (child.rfind(prefix, 0) != 0) continue;
+    const std::string path = lock + "/" + child;
+    const ZkStatResult st = zk.exists(path, false);
+    if (st.error != ZkError::kOk) continue;
+    if (st.stat.ephemeral_owner == zk.session_id()) {
+      out.node = path;
+      out.stat = st.stat;
+      return out;
+    }
+    // Made under an older session: it is going anyway; Curator deletes it.
+    zk.remove(path, -1);
+  }
+  return out;
+}
+
+ZkLock::Attempt ZkLock::create_node(Env& env, ZkConnection& zk, const std::string& lock) const {
+  const ZkCreateFlags flags{.ephemeral = true, .sequential = true};
+  const std::string prefix = curator_rules() ? "_c_" + hex_guid(env) + "-" : "";
+  Attempt out;
+  for (int attempt = 0; attempt <= params_.retries_max; ++attempt) {
+    const ZkCreateResult r = zk.create(lock + "/" + prefix + "lock-", "", flags);
+    out.error = r.error;
+    if (r.error == ZkError::kOk) {
+      out.node = r.path;
+      out.stat = r.stat;
+      out.unknown = false;
+      return out;
+    }
+    if (r.error != ZkError::kConnectionLoss) return out;
+    out.unknown = true;              // the node may exist
+    if (!curator_rules()) continue;  // the bare recipe simply creates again
+    // Protected mode: look for the node we may have made before making another.
+    if (zk.connect() != ZkError::kOk) continue;
+    Attempt found = find_protected(zk, lock, prefix);
+    if (found.error == ZkError::kOk && !found.node.empty()) return found;
+  }
+  return out;
+}
+
+bool ZkLock::session_lost(Env& env, ZkConnection& zk, const ZkEvent& e,
+                          std::optional<TimePoint>& suspended_since) const {
+  if (e.type == ZkEventType::kSession) {
+    if (e.state == ZkSessionState::kExpired) return true;
+    if (e.state == ZkSessionState::kConnecting && !suspended_since) suspended_since = env.now();
+    if (e.state == ZkSessionState::kConnected) suspended_since.reset();
+  }
+  // Curator's LOST: the session timeout ran out, on our clock, since SUSPENDED.
+  return curator_rules() && suspended_since &&
+         env.now() - *suspended_since >= zk.negotiated_timeout();
+}
+
+ZkLock::Turn ZkLock::wait_for_turn(Env& env, ZkConnection& zk, const std::string& lock,
+                                   const std::string& node, TimePoint deadline_local) const {
+  const bool herd = params_.variant == Variant::kHerd;
+  const std::string mine = node.substr(lock.size() + 1);
+  std::optional<TimePoint> suspended_since;
+  for (int turn = 0; turn < kWaitTurnsMax; ++turn) {
+    if (env.now() >= deadline_local) return Turn::kTimedOut;
+    ZkChildrenResult ch = zk.get_children(lock, herd);
+    if (ch.error == ZkError::kSessionExpired) return Turn::kSessionLost;
+    if (ch.error == ZkError::kConnectionLoss) {
+      if (curator_rules() && zk.connect() == ZkError::kSessionExpired) return Turn::kSessionLost;
+      continue;
+    }
+    if (ch.error != ZkError::kOk) return Turn::kError;
+    std::sort(ch.children.begin(), ch.children.end(), by_sequence);
+    const auto me = std::find(ch.children.begin(), ch.children.end(), mine);
+    if (me == ch.children.end()) return Turn::kNodeGone;
+    if (me == ch.children.begin()) return Turn::kHeld;
+    const std::string watched = herd ? lock : lock + "/" + *(me - 1);
+    if (!herd) {
+      const ZkStatResult st = zk.exists(watched, true);
+      if (st.error == ZkError::kNoNode || st.error == ZkError::kConnectionLoss) continue;
+      if (st.error == ZkError::kSessionExpired) return Turn::kSessionLost;
+      if (st.error != ZkError::kOk) return Turn::kError;
+    }
+    // Wait for the watch (or the deadline); session events on the way.
+    for (int wake = 0; wake < kWaitTurnsMax; ++wake) {
+      Duration remaining = deadline_local - env.now();
+      if (remaining <= Duration::zero()) break;
+      if (suspended_since) remaining = std::min(remaining, zk.negotiated_timeout() / 4);
+      const std::optional<ZkEvent> e = zk.next_event(remaining);
+      if (!e) {
+        if (session_lost(env, zk, ZkEvent{ZkEventType::kDataChanged, "", zk.state()},
+                         suspended_since)) {
+          return Turn::kSessionLost;
+        }
+        continue;
+      }
+      if (e->type == ZkEventType::kSession) {
+        if (session_lost(env, zk, *e, suspended_since)) return Turn::kSessionLost;
+        continue;
+      }
+      if (e->path == watched) break;  // our predecessor went (or the children changed)
+    }
+  }
+  return Turn::kError;
+}
+
+ZkError ZkLock::leave_queue(Env& env, ZkConnection& zk, const std::string& node) const {
+  ZkError e = zk.remove(node, -1);
+  for (int tries = 0; curator_rules() && e == ZkError::kConnectionLoss && tries < kLeaveTriesMax;
+       ++tries) {
+    const ZkError c = zk.connect();
+    if (c == ZkError::kSessionExpired) return c;  // the node went with the session
+    // A server that lost its leader answers at once: give the ensemble time.
+    env.sleep(zk.negotiated_timeout() / 4);
+    e = zk.remove(node, -1);
+  }
+  return e;
+}
+
+AcquireResult ZkLock::acquire(Env& env, const std::string& resource) {
+  ZkConnection& zk = env.zk();
+  const std::string lock = zk_lock_path(resource);
+  AcquireResult out;
+  const TimePoint started = env.now();
+  const TimePoint deadline = started + params_.wait;
+  for (int round = 0; round <= params_.retries_max; ++round) {
+    ++out.attempts;
+    // Any application must open a new session after expiry; Curator does it for us.
+    if (zk.state() == ZkSessionState::kExpired) zk.new_session();
+    if (curator_rules() && zk.connect() != ZkError::kOk) {
+      out.detail = "not connected to ZooKeeper";
+      continue;
+    }
+    if (!ensure_parents(zk, lock)) {
+      out.detail = "could not create the lock's parent nodes";
+      continue;
+    }
+    const Attempt a = create_node(env, zk, lock);
+    if (a.error == ZkError::kSessionExpired) continue;
+    if (a.error != ZkError::kOk) {
+      out.outcome = a.unknown ? Outcome::kUnknown : Outcome::kFail;
+      out.detail = std::string("create: ") + to_string(a.error);
+      return out;
+    }
+    switch (wait_for_turn(env, zk, lock, a.node, deadline)) {
+      case Turn::kHeld:
+        out.outcome = Outcome::kOk;
+        out.lease.resource = resource;
+        out.lease.token = a.node;
+        out.lease.fence = static_cast<uint64_t>(a.stat.czxid);
+        out.lease.acquired_local = started;
+        out.lease.validity = Duration::max();  // no TTL: held while the session lives
+        return out;
+      case Turn::kTimedOut: {
+        // Give up and leave the queue, so nobody waits behind us.
+        const ZkError e = leave_queue(env, zk, a.node);
+        out.outcome = e == ZkError::kOk || e == ZkError::kNoNode || e == ZkError::kSessionExpired
+                          ? Outcome::kFail
+                          : Outcome::kUnknown;
+        out.detail = "timed out waiting for the lock";
+        return out;
+      }
+      case Turn::kSessionLost:
+      case Turn::kNodeGone:
+        if (curator_rules() && zk.state() != ZkSessionState::kExpired) zk.new_session();
+        out.detail = "session lost while waiting";
+        continue;
+      case Turn::kError:
+        out.outcome = Outcome::kUnknown;
+        out.detail = "unexpected ZooKeeper error while waiting";
+        return out;
+    }
+  }
+  out.outcome = Outcome::kFail;
+  if (out.detail.empty()) out.detail = "gave up";
+  return out;
+}
+
+bool ZkLock::hold(Env& env, const Lease& lease, Duration planned) {
+  if (!curator_rules()) return LockAlgorithm::hold(env, lease, planned);
+  ZkConnection& zk = env.zk();
+  // The connection-state rule: a holder that is not connected stops.
+  if (zk.state() != ZkSessionState::kConnected) return false;
+  const TimePoint start = env.now();
+  for (int wake = 0; wake < kWaitTurnsMax; ++wake) {
+    const Duration remaining = planned - (env.now() - start);
+    if (remaining <= Duration::zero()) return true;
+    const std::optional<ZkEvent> e = zk.next_event(remaining);
+    if (e && e->type == ZkEventType::kSession && zk.state() != ZkSessionState::kConnected) {
+      return false;
+    }
+  }
+  return true;
+}
+
+ReleaseResult ZkLock::release(Env& env, const Lease& lease) {
+  ZkConnection& zk = env.zk();
+  ReleaseResult out;
+  for (int attempt = 0; attempt <= params_.retries_max; ++attempt) {
+    const ZkError e = zk.remove(lease.token, -1);
+    switch (e) {
+      case ZkError::kOk:
+        out.outcome = Outcome::kOk;
+        return out;
+      case ZkError::kNoNode:
+      case ZkError::kSessionExpired:
+        out.outcome = Outcome::kFail;
+        out.detail = std::string("our node was already gone: ") + to_string(e);
+        return out;
+      case ZkError::kConnectionLoss:
+        out.outcome = Outcome::kUnknown;
+        out.detail = "delete: CONNECTIONLOSS";
+        // Curator's guaranteed delete retries; the bare recipe gives up.
+        if (!curator_rules()) return out;
+        if (zk.connect() == ZkError::kSessionExpired) {
+          out.outcome = Outcome::kFail;
+          out.detail = "session expired: the node went with it";
+          return out;
+        }
+        continue;
+      default:
+        out.outcome = Outcome::kUnknown;
+        out.detail = std::string("delete: ") + to_string(e);
+        return out;
+    }
+  }
+  (void)env;
+  return out;
+}
+
+}  // namespace locksim::algorithms

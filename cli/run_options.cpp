@@ -1,0 +1,88 @@
+#include "cli/run_options.h"
+
+#include "env/assert.h"
+#include "env/parse.h"
+#include "harness/settings.h"
+
+namespace locksim::cli {
+
+namespace {
+
+bool offered(const harness::Setting& s, Mode mode) {
+  return mode == Mode::kRun || s.live;
+}
+
+}  // namespace
+
+harness::RunConfig default_config(Mode mode) {
+  harness::RunConfig c;
+  if (mode == Mode::kLive) {
+    // Real time: seconds, not minutes, and holds a real server turns around fast.
+    c.duration = Duration::seconds(10);
+    c.workload.hold_min = Duration::millis(50);
+    c.workload.hold_max = Duration::millis(200);
+  }
+  return c;
+}
+
+void add_run_options(CLI::App& app, Mode mode, RunOptions& options) {
+  const harness::RunConfig defaults = default_config(mode);
+  for (const harness::Setting& s : harness::all_settings()) {
+    if (!offered(s, mode)) continue;
+    if (s.kind == harness::Setting::Kind::kFlag) {
+      app.add_flag(s.flag, options.flags[s.flag], s.help);
+      continue;
+    }
+    CLI::Option* o = app.add_option(s.flag, options.values[s.flag], s.help);
+    o->type_name(s.value_hint);
+    if (s.format) o->default_str(s.format(defaults));
+    o->expected(1);  // one value per occurrence; repeatable rows repeat the flag
+  }
+  app.add_option("--ttl", options.ttl, "lock TTL, short for --param ttl=D")->type_name("DURATION");
+  if (mode == Mode::kRun) {
+    app.add_option("--scenario", options.scenario,
+                   "run a shipped scenario (see locksim list) or a scenario file; --seed may "
+                   "override its seed");
+  }
+  app.add_option("--out", options.out, "write result.json, history.edn, history.jsonl here");
+  app.add_flag("--quiet", options.quiet, "print nothing; rely on the exit code");
+}
+
+harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const RunOptions& options) {
+  harness::RunConfig c = default_config(mode);
+  LOCKSIM_ASSERT(c.source.empty());  // errors name flags
+  for (const harness::Setting& s : harness::all_settings()) {
+    if (!offered(s, mode) || app.count(s.flag) == 0) continue;
+    if (s.kind == harness::Setting::Kind::kFlag) {
+      s.parse(c, options.flags.at(s.flag) ? "true" : "false", s.flag);
+      continue;
+    }
+    const std::vector<std::string>& given = options.values.at(s.flag);
+    LOCKSIM_ASSERT(!given.empty());
+    if (given.size() > 1 && !s.items) {
+      // Given twice: an error, not a silent "last one wins".
+      throw ConfigError(s.flag + ": expected once, given " + std::to_string(given.size()) +
+                        " times");
+    }
+    for (const std::string& text : given) s.parse(c, text, s.flag);
+  }
+  if (app.count("--ttl") > 0) c.algorithm_params["ttl"] = options.ttl;
+  harness::validate(c);
+  return c;
+}
+
+void refuse_with_scenario(const CLI::App& app) {
+  std::vector<std::string> refused = {"--ttl"};
+  for (const harness::Setting& s : harness::all_settings()) {
+    if (s.flag != "--seed") refused.push_back(s.flag);
+  }
+  for (const std::string& flag : refused) {
+    if (app.count(flag) > 0) {
+      throw ConfigError(flag +
+                        ": cannot be combined with --scenario (edit the scenario file "
+                        "instead)");
+    }
+  }
+}
+
+}  // namespace locksim::cli

@@ -1,0 +1,89 @@
+#include "env/zk_connection.h"
+
+#include <cstdio>
+
+namespace locksim {
+
+const char* to_string(ZkError e) {
+  switch (e) {
+    case ZkError::kOk:
+      return "OK";
+    case ZkError::kSystemError:
+      return "SYSTEMERROR";
+    case ZkError::kConnectionLoss:
+      return "CONNECTIONLOSS";
+    case ZkError::kOperationTimeout:
+      return "OPERATIONTIMEOUT";
+    case ZkError::kBadArguments:
+      return "BADARGUMENTS";
+    case ZkError::kApiError:
+      return "APIERROR";
+    case ZkError::kNoNode:
+      return "NONODE";
+    case ZkError::kBadVersion:
+      return "BADVERSION";
+    case ZkError::kNoChildrenForEphemerals:
+      return "NOCHILDRENFOREPHEMERALS";
+    case ZkError::kNodeExists:
+      return "NODEEXISTS";
+    case ZkError::kNotEmpty:
+      return "NOTEMPTY";
+    case ZkError::kSessionExpired:
+      return "SESSIONEXPIRED";
+    case ZkError::kClosing:
+      return "CLOSING";
+  }
+  return "UNKNOWN";
+}
+
+const char* to_string(ZkSessionState s) {
+  switch (s) {
+    case ZkSessionState::kNotStarted:
+      return "not-started";
+    case ZkSessionState::kConnecting:
+      return "connecting";
+    case ZkSessionState::kConnected:
+      return "connected";
+    case ZkSessionState::kExpired:
+      return "expired";
+    case ZkSessionState::kClosed:
+      return "closed";
+  }
+  return "unknown";
+}
+
+const char* to_string(ZkEventType t) {
+  switch (t) {
+    case ZkEventType::kCreated:
+      return "created";
+    case ZkEventType::kDeleted:
+      return "deleted";
+    case ZkEventType::kDataChanged:
+      return "data-changed";
+    case ZkEventType::kChildrenChanged:
+      return "children-changed";
+    case ZkEventType::kSession:
+      return "session";
+  }
+  return "unknown";
+}
+
+std::string zk_sequence_suffix(int32_t n) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "%010d", n);
+  return buf;
+}
+
+int64_t zk_sequence_of(const std::string& name) {
+  constexpr size_t kDigits = 10;
+  if (name.size() < kDigits) return -1;
+  int64_t v = 0;
+  for (size_t i = name.size() - kDigits; i < name.size(); ++i) {
+    const char c = name[i];
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+}  // namespace locksim

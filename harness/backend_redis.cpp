@@ -1,0 +1,94 @@
+// The Redis backend's entry: its settings (the scenario's "redis" section,
+// flags --masters ... --timeout), the checks across them, and its deployment.
+#include "algorithms/registry.h"
+#include "harness/backends.h"
+#include "harness/setting_rows.h"
+#include "sim/redis/redis_deployment.h"
+
+namespace locksim::harness {
+
+namespace {
+
+// "auto" (the algorithm's default: 1, or 5 for Redlock) or 1..64.
+Setting masters_row() {
+  Setting s{"--masters",
+            "redis.masters",
+            Setting::Kind::kInteger,
+            "auto|1.." + std::to_string(RunConfig::kMaxRedisMasters),
+            "independent Redis masters (Redlock's N); auto: the algorithm's default",
+            true};
+  s.parse = [](RunConfig& c, const std::string& text, const std::string& field) {
+    c.redis.masters =
+        text == "auto"
+            ? 0
+            : static_cast<int>(parse_integer(text, field, 1, RunConfig::kMaxRedisMasters));
+  };
+  s.format = [](const RunConfig& c) {
+    return c.redis.masters == 0 ? std::string("auto") : std::to_string(c.redis.masters);
+  };
+  return s;
+}
+
+std::vector<Setting> redis_rows() {
+  using sim::redis::Persistence;
+  std::vector<Setting> rows;
+  rows.push_back(masters_row());
+  rows.push_back(int_row(
+      "--replicas", "redis.replicas", "asynchronous replicas per master", false, 0,
+      RunConfig::kMaxReplicasPerMaster, [](auto& c) -> auto& { return c.redis.replicas; }));
+  rows.push_back(duration_row(
+      "--replication-lag", "redis.replication_lag", "how far replicas run behind their master",
+      false, DurationRule::kNonNegative, [](auto& c) -> auto& { return c.redis.replication_lag; }));
+  rows.push_back(choice_row(
+      "--persistence", "redis.persistence", "what a crash-restart keeps", true,
+      {"none", "aof-everysec", "aof-always", "rdb"},
+      [](auto& c) -> auto& { return c.redis.persistence; },
+      [](const std::string& n) { return *sim::redis::persistence_from(n); },
+      [](Persistence p) { return sim::redis::to_string(p); }));
+  rows.push_back(duration_row(
+      "--rdb-interval", "redis.rdb_interval", "RDB snapshot period (persistence rdb)", false,
+      DurationRule::kPositive, [](auto& c) -> auto& { return c.redis.rdb_interval; }));
+  rows.push_back(flag_row(
+      "--failover", "redis.failover", "Sentinel-like failover to the most up-to-date replica",
+      [](auto& c) -> auto& { return c.redis.failover; }));
+  rows.push_back(duration_row(
+      "--down-after", "redis.down_after", "failover: the master unreachable this long", false,
+      DurationRule::kPositive, [](auto& c) -> auto& { return c.redis.down_after; }));
+  rows.push_back(duration_row(
+      "--discovery-delay", "redis.discovery_delay",
+      "failover: clients learn the new master this much later", false, DurationRule::kNonNegative,
+      [](auto& c) -> auto& { return c.redis.discovery_delay; }));
+  rows.push_back(duration_row(
+      "--timeout", "redis.timeout", "client timeout of one Redis command", true,
+      DurationRule::kPositive, [](auto& c) -> auto& { return c.redis.timeout; }));
+  return rows;
+}
+
+void validate_redis(const RunConfig& c) {
+  const sim::redis::Topology t = resolved_topology(c);
+  if (t.failover && t.replicas == 0) {
+    throw ConfigError(field_name(c, "redis.failover") + ": needs " +
+                      field_name(c, "redis.replicas") + " >= 1");
+  }
+  // Parameters that only make sense against the topology (Redlock's quorum).
+  const auto algorithm =
+      algorithms::find_algorithm(c.algorithm)->make(c.algorithm_params, c.param_field_prefix());
+  const std::string problem = algorithm->check_servers(static_cast<size_t>(t.masters));
+  if (!problem.empty()) throw ConfigError(c.param_field_prefix() + problem);
+}
+
+}  // namespace
+
+BackendSpec redis_backend() {
+  BackendSpec b;
+  b.name = "redis";
+  b.settings = redis_rows;
+  b.validate = validate_redis;
+  b.make = [](sim::World& world, sim::Network& net, const RunConfig& c) {
+    return std::unique_ptr<sim::Deployment>(
+        new sim::redis::RedisDeployment(world, net, resolved_topology(c)));
+  };
+  return b;
+}
+
+}  // namespace locksim::harness

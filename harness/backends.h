@@ -1,0 +1,46 @@
+// The backends a run can use, each as one entry: its settings (its section of
+// the scenario format, its flags), the checks across them, and how to build
+// its simulated deployment. The runner, the CLI and the scenario loader reach
+// backends only through this list, so none of them names one.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/run_config.h"
+#include "harness/settings.h"
+#include "sim/backend.h"
+#include "sim/network.h"
+#include "sim/world.h"
+
+namespace locksim::harness {
+
+struct BackendSpec {
+  std::string name;  // "redis"; what AlgorithmSpec::backend names
+  // Its rows of the settings table, JSON paths under "<name>.".
+  std::function<std::vector<Setting>()> settings;
+  // Checks across its settings and against the algorithm (e.g. failover
+  // needs a replica; Redlock's quorum <= masters). Throws ConfigError naming
+  // the setting as the user wrote it (harness::field_name).
+  std::function<void(const RunConfig& config)> validate;
+  // Its deployment for a validated config.
+  std::function<std::unique_ptr<sim::Deployment>(sim::World& world, sim::Network& net,
+                                                 const RunConfig& config)>
+      make;
+};
+
+const std::vector<BackendSpec>& all_backends();
+
+// The backend the config's algorithm runs on. Precondition: the algorithm exists.
+const BackendSpec& backend_of(const RunConfig& config);
+
+// The Redis entry's rows and checks (harness/backend_redis.cpp).
+BackendSpec redis_backend();
+// The ZooKeeper entry's (harness/backend_zookeeper.cpp).
+BackendSpec zookeeper_backend();
+// The MySQL entry (harness/backend_mysql.cpp).
+BackendSpec mysql_backend();
+
+}  // namespace locksim::harness

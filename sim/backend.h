@@ -1,0 +1,71 @@
+// The backend seam: what a simulated store (Redis today; MySQL and ZooKeeper
+// next) offers the runner, so the runner knows none of them by name.
+//
+// A deployment is built by the backend from its section of the run's
+// settings (harness/backends.h), on the run's World and Network. It then
+//   - names its nodes, which is what faults target ("redis-1", "redis-1-r1");
+//   - hands each client its connections, from that client's node;
+//   - reports the counters a run shows (commands executed, failovers).
+// Adding a backend touches its own folder (sim/<backend>/), one connection
+// seam in env/, one row list of settings, and the live layer.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "env/redis_connection.h"
+#include "env/zk_connection.h"
+#include "env/sql_connection.h"
+#include "sim/node.h"
+
+namespace locksim::sim {
+
+// Everything one client may talk to. A backend fills the part it serves.
+struct ClientConnections {
+  std::vector<std::unique_ptr<RedisConnection>> redis;
+  std::unique_ptr<ZkConnection> zk;  // the client's ZooKeeper handle (one session at a time)
+  std::unique_ptr<SqlConnection> sql;  // the MySQL backend's session
+};
+
+// One line a report shows about the backend, as (key, text): e.g.
+// ("zookeeper.negotiated_session_timeout", "10s"). Keys are stable; the
+// text is for people.
+using BackendNote = std::pair<std::string, std::string>;
+
+struct BackendCounters {
+  uint64_t commands = 0;  // commands/statements the servers executed
+  int failovers = 0;      // replicas promoted (or leaders elected) during the run
+  uint64_t deadlocks = 0;  // transactions a database killed to break a deadlock
+};
+
+class Deployment {
+ public:
+  virtual ~Deployment() = default;
+
+  // Adds every node of this deployment that a fault may name, by name.
+  // Names are unique across the run (the runner checks it).
+  virtual void name_nodes(std::map<std::string, Node*>& nodes) = 0;
+
+  // The connections of the client running on `client`. Called once per
+  // client, before the run starts; the connections live as long as the
+  // deployment and must be destroyed before it.
+  virtual ClientConnections connect(Node& client) = 0;
+
+  // What the servers did, read after the run.
+  virtual BackendCounters counters() const = 0;
+
+  // The process on `client` crashed (called from the client node's on_crash,
+  // before its fibers are cancelled): state its connections keep outside the
+  // process (a session's library handle) dies with it.
+  virtual void client_crashed(Node& client) { (void)client; }
+
+  // What a report should say about this backend after the run (settings it
+  // negotiated, events such as expired sessions), in a fixed order.
+  virtual std::vector<BackendNote> notes() const { return {}; }
+};
+
+}  // namespace locksim::sim

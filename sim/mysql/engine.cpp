@@ -1,0 +1,308 @@
+// The engine's sessions, transactions, waits and deadlocks. The statement
+// bodies (what a SELECT, INSERT or UPDATE reads, locks and writes) are in
+// engine_statements.cpp.
+#include "sim/mysql/engine.h"
+
+#include <algorithm>
+#include <variant>
+
+#include "env/assert.h"
+
+namespace locksim::sim::mysql {
+
+SessionId Engine::open() {
+  const SessionId id = next_session_++;
+  sessions_.emplace(id, Session{});
+  return id;
+}
+
+Engine::Session& Engine::session_ref(SessionId id) {
+  auto it = sessions_.find(id);
+  LOCKSIM_ASSERT_MSG(it != sessions_.end(), "statement on a session that is not open");
+  return it->second;
+}
+
+bool Engine::in_transaction(SessionId session) const {
+  auto it = sessions_.find(session);
+  return it != sessions_.end() && it->second.trx != 0;
+}
+
+std::optional<uint64_t> Engine::waiting(SessionId session) const {
+  auto it = sessions_.find(session);
+  if (it == sessions_.end() || !it->second.pending) return std::nullopt;
+  return it->second.wait_id;
+}
+
+std::vector<FinishedStatement> Engine::take_finished() {
+  std::vector<FinishedStatement> out;
+  out.swap(finished_);
+  return out;
+}
+
+StepResult Engine::execute(SessionId id, const std::string& sql,
+                           const std::vector<SqlValue>& params) {
+  Session& s = session_ref(id);
+  LOCKSIM_ASSERT_MSG(!s.pending, "a blocked session sent another statement");
+  ++statements_;
+  auto parsed = parse_sql(sql);
+  if (auto* err = std::get_if<SqlResult>(&parsed)) return StepResult{false, *err};
+  const SqlStatement& st = std::get<SqlStatement>(parsed);
+  if (st.param_count != params.size()) {
+    return StepResult{
+        false,
+        SqlResult::error(sql_errno::kParseError,
+                         "statement has " + std::to_string(st.param_count) + " placeholders but " +
+                             std::to_string(params.size()) + " values were bound: " + sql)};
+  }
+  return run_statement(id, st, params);
+}
+
+StepResult Engine::run_statement(SessionId id, const SqlStatement& st,
+                                 const std::vector<SqlValue>& params) {
+  Session& s = session_ref(id);
+  switch (st.kind) {
+    case SqlStatement::Kind::kBegin:
+      commit(s);  // BEGIN inside a transaction commits it first, as MySQL does
+      ensure_trx(s);
+      s.explicit_trx = true;
+      return StepResult{false, SqlResult{}};
+    case SqlStatement::Kind::kCommit:
+      commit(s);
+      return StepResult{false, SqlResult{}};
+    case SqlStatement::Kind::kRollback:
+      rollback(s);
+      return StepResult{false, SqlResult{}};
+    default:
+      break;
+  }
+  ensure_trx(s);
+  const size_t mark = s.undo.size();
+  Outcome o = run_body(s, st, params);
+  if (!o.wait_for) return StepResult{false, finish(s, std::move(o), mark)};
+  s.pending = st;
+  s.pending_params = params;
+  s.wait_id = s.wait_seq = next_wait_++;
+  if (std::optional<SqlResult> victim = block(id, *o.wait_for)) return StepResult{false, *victim};
+  if (!session_ref(id).pending) {
+    // Another transaction was the deadlock victim and its rollback let this
+    // statement finish at once: answer now rather than "blocked".
+    auto it = std::find_if(finished_.begin(), finished_.end(),
+                           [id](const FinishedStatement& f) { return f.session == id; });
+    LOCKSIM_ASSERT_MSG(it != finished_.end(), "a statement that stopped waiting has finished");
+    SqlResult r = std::move(it->result);
+    finished_.erase(it);
+    return StepResult{false, std::move(r)};
+  }
+  return StepResult{true, SqlResult{}};
+}
+
+Engine::Outcome Engine::run_body(Session& s, const SqlStatement& st,
+                                 const std::vector<SqlValue>& params) {
+  switch (st.kind) {
+    case SqlStatement::Kind::kSelect:
+      return do_select(s, st, params);
+    case SqlStatement::Kind::kInsert:
+      return do_insert(s, st, params);
+    case SqlStatement::Kind::kUpdate:
+      return do_update(s, st, params, false);
+    case SqlStatement::Kind::kDelete:
+      return do_update(s, st, params, true);
+    default:
+      LOCKSIM_ASSERT_MSG(false, "transaction control is not a statement body");
+      return Outcome{};
+  }
+}
+
+SqlResult Engine::finish(Session& s, Outcome outcome, size_t undo_mark) {
+  LOCKSIM_ASSERT(!outcome.wait_for);
+  if (!outcome.result.ok()) rollback_statement(s, undo_mark);
+  if (!s.explicit_trx) {
+    // Autocommit: the statement was its own transaction.
+    if (outcome.result.ok()) {
+      commit(s);
+    } else {
+      rollback(s);
+    }
+  }
+  return std::move(outcome.result);
+}
+
+std::optional<SqlResult> Engine::block(SessionId id, TrxId for_trx) {
+  Session& s = session_ref(id);
+  locks_.set_waiting(s.trx, for_trx);
+  const std::vector<TrxId> cycle = locks_.cycle_through(s.trx);
+  if (cycle.empty()) return std::nullopt;
+  // The victim: least weight; the requester (cycle[0]) on a tie with the least.
+  SessionId victim = id;
+  uint64_t least = weight(s);
+  for (size_t i = 1; i < cycle.size(); ++i) {
+    const SessionId other = session_of_trx(cycle[i]);
+    const uint64_t w = weight(session_ref(other));
+    if (w < least) {
+      least = w;
+      victim = other;
+    }
+  }
+  ++deadlocks_;
+  Session& v = session_ref(victim);
+  v.pending.reset();
+  locks_.clear_waiting(v.trx);
+  SqlResult dead = SqlResult::error(sql_errno::kDeadlock,
+                                    "Deadlock found when trying to get lock; try restarting "
+                                    "transaction");
+  // The victim's answer goes first: the waiters its rollback frees finish after it.
+  if (victim != id) finished_.push_back(FinishedStatement{victim, dead});
+  rollback(v);  // the whole transaction; frees its locks and re-runs the waiters
+  if (victim == id) return dead;
+  return std::nullopt;
+}
+
+void Engine::rerun_waiters() {
+  if (rerunning_) {
+    rerun_again_ = true;
+    return;
+  }
+  rerunning_ = true;
+  do {
+    rerun_again_ = false;
+    std::vector<std::pair<uint64_t, SessionId>> order;
+    for (const auto& [id, s] : sessions_) {
+      if (s.pending) order.emplace_back(s.wait_seq, id);
+    }
+    std::sort(order.begin(), order.end());
+    for (const auto& [seq, id] : order) {
+      Session& s = session_ref(id);
+      if (!s.pending || s.wait_seq != seq) continue;  // finished or a victim meanwhile
+      locks_.clear_waiting(s.trx);
+      const SqlStatement st = *s.pending;
+      const std::vector<SqlValue> params = s.pending_params;
+      const size_t mark = s.undo.size();
+      Outcome o = run_body(s, st, params);
+      if (o.wait_for) {
+        // Still blocked (perhaps on another holder): the same wait goes on.
+        if (std::optional<SqlResult> dead = block(id, *o.wait_for)) {
+          finished_.push_back(FinishedStatement{id, *dead});
+        }
+        continue;
+      }
+      s.pending.reset();
+      SqlResult r = finish(s, std::move(o), mark);
+      finished_.push_back(FinishedStatement{id, std::move(r)});
+    }
+  } while (rerun_again_);
+  rerunning_ = false;
+}
+
+void Engine::lock_wait_timeout(SessionId id, uint64_t wait_id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end() || !it->second.pending || it->second.wait_id != wait_id) return;
+  Session& s = it->second;
+  s.pending.reset();
+  locks_.clear_waiting(s.trx);
+  // A blocked statement has written nothing yet (every body locks before it
+  // writes), so rolling back the statement is only ending its wait.
+  if (!s.explicit_trx) rollback(s);
+  finished_.push_back(FinishedStatement{
+      id, SqlResult::error(sql_errno::kLockWaitTimeout,
+                           "Lock wait timeout exceeded; try restarting transaction")});
+}
+
+void Engine::close(SessionId id) {
+  auto it = sessions_.find(id);
+  if (it == sessions_.end()) return;
+  it->second.pending.reset();
+  if (it->second.trx != 0) locks_.clear_waiting(it->second.trx);
+  rollback(it->second);
+  sessions_.erase(id);
+}
+
+void Engine::drop_all_sessions() {
+  std::vector<SessionId> ids;
+  for (const auto& [id, s] : sessions_) ids.push_back(id);
+  for (SessionId id : ids) close(id);
+  finished_.clear();
+}
+
+void Engine::ensure_trx(Session& s) {
+  if (s.trx != 0) return;
+  s.trx = next_trx_++;
+  s.explicit_trx = false;
+  s.read_view.reset();
+}
+
+void Engine::commit(Session& s) {
+  if (s.trx == 0) return;
+  if (!s.written.empty()) ++commit_seq_;
+  for (int64_t fi : s.written) {
+    auto it = latest_.find(fi);
+    if (it == latest_.end() || it->second.writer != s.trx)
+      continue;  // undone by a statement rollback
+    Latest& l = it->second;
+    history_[fi].push_back(
+        Version{commit_seq_, l.deleted ? std::nullopt : std::optional<Row>(l.row)});
+    l.writer = 0;
+    if (l.deleted) latest_.erase(it);
+  }
+  const TrxId trx = s.trx;
+  s = Session{};
+  locks_.release_all(trx);
+  rebuild_unique();
+  rerun_waiters();
+}
+
+void Engine::rollback(Session& s) {
+  if (s.trx == 0) return;
+  rollback_statement(s, 0);
+  const TrxId trx = s.trx;
+  s = Session{};
+  locks_.release_all(trx);
+  rerun_waiters();
+}
+
+void Engine::rollback_statement(Session& s, size_t undo_mark) {
+  LOCKSIM_ASSERT(undo_mark <= s.undo.size());
+  while (s.undo.size() > undo_mark) {
+    Undo u = std::move(s.undo.back());
+    s.undo.pop_back();
+    if (u.before) {
+      latest_[u.findex] = std::move(*u.before);
+    } else {
+      latest_.erase(u.findex);
+    }
+  }
+  rebuild_unique();
+}
+
+void Engine::rebuild_unique() {
+  unique_.clear();
+  for (const auto& [fi, l] : latest_) {
+    const std::string key = unique_key_of(l.row[kFlockName]);
+    auto it = unique_.find(key);
+    // A live row wins over a delete-marked one with the same name.
+    if (it == unique_.end() || latest_.at(it->second).deleted) unique_[key] = fi;
+  }
+}
+
+SessionId Engine::session_of_trx(TrxId trx) const {
+  for (const auto& [id, s] : sessions_) {
+    if (s.trx == trx) return id;
+  }
+  LOCKSIM_ASSERT_MSG(false, "a waits-for edge names a transaction no session has");
+  return 0;
+}
+
+uint64_t Engine::weight(const Session& s) const {
+  // InnoDB's TRX_WEIGHT: undo records plus lock structs (the waiting one included).
+  return s.undo.size() + locks_.lock_count(s.trx) + (s.pending ? 1 : 0);
+}
+
+std::optional<Row> Engine::committed_row(const std::string& lock_name) const {
+  const std::string key = unique_key_of(lock_name);
+  for (const auto& [fi, versions] : history_) {
+    if (versions.empty() || !versions.back().row) continue;
+    if (unique_key_of((*versions.back().row)[kFlockName]) == key) return versions.back().row;
+  }
+  return std::nullopt;
+}
+
+}  // namespace locksim::sim::mysql

@@ -1,0 +1,195 @@
+// The simulated MariaDB/InnoDB server: a pure step function over sessions.
+//
+// Pure means: no network, no fibers, no timers. The node wrapper delivers
+// each statement with the server's clock; a statement that must wait for a
+// row lock returns "blocked" and is finished later — when the lock holder
+// commits or rolls back (the engine re-runs waiting statements, oldest wait
+// first, and reports what finished through take_finished()), or when the
+// wrapper's innodb_lock_wait_timeout timer calls lock_wait_timeout().
+//
+// Semantics modelled (MariaDB 10.11, InnoDB, REPEATABLE READ):
+//   - autocommit: a statement outside BEGIN/START TRANSACTION is its own
+//     transaction; BEGIN commits an open one first (implicit commit).
+//   - plain SELECT reads the transaction's snapshot, taken at its first plain
+//     SELECT; FOR UPDATE / LOCK IN SHARE MODE, UPDATE, DELETE and INSERT's
+//     duplicate check read the latest committed row (and the own writes).
+//   - locks (see lock_manager.h): a key lookup that finds its row locks the
+//     record (S or X) on the unique key and the primary key; one that finds
+//     none locks the gap before the next key. INSERT takes an insert
+//     intention on that gap, checks for a duplicate under an S lock (1062
+//     when the row exists, the S lock kept, as InnoDB keeps it), and holds
+//     the new row X-locked until the end of the transaction.
+//   - deadlock: when a wait closes a cycle in the wait-for graph, the victim
+//     is the transaction of least weight — undo entries plus locks held, as
+//     InnoDB's TRX_WEIGHT — and on a tie the requester itself (MariaDB's
+//     Deadlock::report prefers the transaction whose wait closed the cycle
+//     when it is as light as the lightest). The victim's statement gets 1213
+//     and its whole transaction rolls back.
+//   - a lock wait timeout (1205) rolls back the waiting statement only; the
+//     transaction stays open (innodb_rollback_on_timeout=OFF).
+//   - errors inside a transaction (1062, a bad value) roll back the statement.
+//   - close(): rolls the session's transaction back and frees its locks.
+//   - AUTO_INCREMENT values are never given back, even on rollback.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "env/sql_connection.h"
+#include "sim/mysql/lock_manager.h"
+#include "sim/mysql/schema.h"
+#include "sim/mysql/sql_statement.h"
+
+namespace locksim::sim::mysql {
+
+using SessionId = uint64_t;
+
+// What execute() answered: a result, or "blocked" (the result comes later
+// through take_finished()).
+struct StepResult {
+  bool blocked = false;
+  SqlResult result;
+};
+
+struct FinishedStatement {
+  SessionId session;
+  SqlResult result;
+};
+
+class Engine {
+ public:
+  Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Opens a session (a client connection). Ids are never reused.
+  SessionId open();
+
+  // Runs one statement of `session`. Precondition: the session is open and
+  // not blocked (a client waits for its answer before the next statement).
+  StepResult execute(SessionId session, const std::string& sql,
+                     const std::vector<SqlValue>& params);
+
+  // Statements that finished after blocking, in the order they finished
+  // (including 1213 for a victim chosen while waiting). Clears the list.
+  std::vector<FinishedStatement> take_finished();
+
+  // The session's current lock wait, numbered so a timer can tell whether
+  // the wait it was set for is still the one in progress; nullopt when the
+  // session is not blocked.
+  std::optional<uint64_t> waiting(SessionId session) const;
+
+  // innodb_lock_wait_timeout expired for wait `wait_id` of `session`: if that
+  // wait is still in progress, its statement finishes with 1205 (reported by
+  // take_finished()) and the statement alone is rolled back.
+  void lock_wait_timeout(SessionId session, uint64_t wait_id);
+
+  // The connection closed or broke: rolls back the open transaction, drops a
+  // blocked statement, frees the locks. Unknown or closed sessions: nothing.
+  void close(SessionId session);
+
+  // A crash of the server: every session and open transaction is gone, the
+  // committed rows stay (the caller decides what survives the restart).
+  void drop_all_sessions();
+
+  // Observation for tests, the node and the exposure checker.
+  // The latest committed row of lock `name`, if any.
+  std::optional<Row> committed_row(const std::string& lock_name) const;
+  uint64_t deadlocks() const { return deadlocks_; }
+  uint64_t statements() const { return statements_; }
+  bool in_transaction(SessionId session) const;
+  bool is_open(SessionId session) const { return sessions_.count(session) != 0; }
+
+ private:
+  struct Latest {
+    Row row;
+    bool deleted = false;  // delete-marked by `writer`, not yet committed
+    TrxId writer = 0;      // 0 when committed
+  };
+  struct Version {
+    uint64_t commit_seq;
+    std::optional<Row> row;  // nullopt: deleted at commit_seq
+  };
+  struct Undo {
+    int64_t findex;
+    std::optional<Latest> before;  // nullopt: the row did not exist
+  };
+  struct Session {
+    TrxId trx = 0;  // 0: no transaction open
+    bool explicit_trx = false;
+    std::optional<uint64_t> read_view;  // commit_seq of the snapshot
+    std::vector<Undo> undo;
+    std::vector<int64_t> written;  // rows this transaction changed
+    // The blocked statement, when waiting.
+    std::optional<SqlStatement> pending;
+    std::vector<SqlValue> pending_params;
+    uint64_t wait_id = 0;
+    uint64_t wait_seq = 0;  // order of waits, for re-running oldest first
+  };
+
+  // Outcome of a statement body: done with a result, or must wait for `trx`.
+  struct Outcome {
+    std::optional<TrxId> wait_for;
+    SqlResult result;
+  };
+
+  Session& session_ref(SessionId id);
+  StepResult run_statement(SessionId id, const SqlStatement& st,
+                           const std::vector<SqlValue>& params);
+  Outcome run_body(Session& s, const SqlStatement& st, const std::vector<SqlValue>& params);
+  // Ends a statement that did not block: statement rollback on error, the
+  // autocommit commit or rollback.
+  SqlResult finish(Session& s, Outcome outcome, size_t undo_mark);
+  // Makes the session wait for `for_trx` and runs deadlock detection.
+  // Returns the session's own 1213 when it was chosen as the victim.
+  std::optional<SqlResult> block(SessionId id, TrxId for_trx);
+  void rerun_waiters();
+  void rebuild_unique();
+
+  // Transactions.
+  void ensure_trx(Session& s);
+  void commit(Session& s);
+  void rollback(Session& s);
+  void rollback_statement(Session& s, size_t undo_mark);
+  SessionId session_of_trx(TrxId trx) const;
+  uint64_t weight(const Session& s) const;
+
+  // Statement bodies (engine_statements.cpp).
+  Outcome do_select(Session& s, const SqlStatement& st, const std::vector<SqlValue>& params);
+  Outcome do_insert(Session& s, const SqlStatement& st, const std::vector<SqlValue>& params);
+  Outcome do_update(Session& s, const SqlStatement& st, const std::vector<SqlValue>& params,
+                    bool is_delete);
+  // Finds the row a WHERE's key names and locks it (or its gap) with `kind`.
+  // Sets *findex to the row found (latest version, own writes included).
+  std::optional<TrxId> lock_key(Session& s, const SqlCondition& key,
+                                const std::vector<SqlValue>& params, LockKind kind,
+                                std::optional<int64_t>* findex);
+  std::optional<Row> snapshot_row(const Session& s, int64_t findex) const;
+  std::optional<int64_t> find_latest(const SqlCondition& key,
+                                     const std::vector<SqlValue>& params) const;
+  std::optional<int64_t> find_snapshot(const Session& s, const SqlCondition& key,
+                                       const std::vector<SqlValue>& params) const;
+  std::string next_key_after(const std::string& unique_key) const;
+  void write_row(Session& s, int64_t findex, Row row, bool deleted);
+
+  std::map<SessionId, Session> sessions_;
+  LockManager locks_;
+  std::map<int64_t, Latest> latest_;                 // by Findex
+  std::map<int64_t, std::vector<Version>> history_;  // committed versions, oldest first
+  std::map<std::string, int64_t> unique_;            // unique_key_of(name) -> Findex, over latest_
+  std::vector<FinishedStatement> finished_;
+  SessionId next_session_ = 1;
+  TrxId next_trx_ = 1;
+  uint64_t commit_seq_ = 0;
+  uint64_t next_wait_ = 1;
+  int64_t auto_increment_ = 1;
+  uint64_t deadlocks_ = 0;
+  bool rerunning_ = false;  // rerun_waiters is on the stack: loop there, do not recurse
+  bool rerun_again_ = false;
+  uint64_t statements_ = 0;
+};
+
+}  // namespace locksim::sim::mysql

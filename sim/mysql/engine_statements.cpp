@@ -1,0 +1,266 @@
+// The statement bodies of the engine: what SELECT, INSERT, UPDATE and DELETE
+// read, lock and write. Each body takes every lock it needs before it writes
+// anything, so a body that has to wait has changed nothing and can simply be
+// run again from the start once the lock is free (engine.cpp does).
+#include <algorithm>
+#include <cstdio>
+#include <variant>
+
+#include "env/assert.h"
+#include "sim/mysql/engine.h"
+
+namespace locksim::sim::mysql {
+
+namespace {
+
+const SqlValue& bound(const SqlOperand& op, const std::vector<SqlValue>& params) {
+  if (op.param) {
+    LOCKSIM_ASSERT(*op.param < params.size());
+    return params[*op.param];
+  }
+  return op.literal;
+}
+
+// The primary key as a lock key: zero-padded so text order is number order.
+std::string pk_key(int64_t findex) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%020lld", static_cast<long long>(findex));
+  return buf;
+}
+
+// Does the stored `value` of column `col` equal the operand? Compared as the
+// column would store the operand (VARCHAR under a case-insensitive PAD SPACE
+// collation); an operand the column cannot hold matches nothing.
+bool column_equals(size_t col, const std::string& value, const SqlValue& operand) {
+  auto stored = store_value(col, operand);
+  if (std::holds_alternative<SqlResult>(stored)) return false;
+  const std::string& v = std::get<std::string>(stored);
+  if (table_columns()[col].type == ColumnType::kVarchar) {
+    return unique_key_of(v) == unique_key_of(value);
+  }
+  return v == value;
+}
+
+bool row_matches(const Row& row, const std::vector<SqlCondition>& where,
+                 const std::vector<SqlValue>& params) {
+  return std::all_of(where.begin(), where.end(), [&](const SqlCondition& c) {
+    const size_t col = *column_index(c.column);
+    return column_equals(col, row[col], bound(c.value, params));
+  });
+}
+
+SqlRow project(const Row& row, const std::vector<std::string>& columns) {
+  SqlRow out;
+  for (const std::string& c : columns) out.emplace_back(row[*column_index(c)]);
+  return out;
+}
+
+std::optional<int64_t> findex_of(const SqlValue& v) {
+  auto stored = store_value(kFindex, v);
+  if (std::holds_alternative<SqlResult>(stored)) return std::nullopt;
+  return std::stoll(std::get<std::string>(stored));
+}
+
+}  // namespace
+
+std::optional<int64_t> Engine::find_latest(const SqlCondition& key,
+                                           const std::vector<SqlValue>& params) const {
+  const SqlValue& v = bound(key.value, params);
+  if (!v) return std::nullopt;
+  if (*column_index(key.column) == kFindex) {
+    std::optional<int64_t> fi = findex_of(v);
+    if (fi && latest_.count(*fi)) return fi;
+    return std::nullopt;
+  }
+  auto it = unique_.find(unique_key_of(*v));
+  if (it == unique_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<Row> Engine::snapshot_row(const Session& s, int64_t findex) const {
+  if (std::find(s.written.begin(), s.written.end(), findex) != s.written.end()) {
+    auto it = latest_.find(findex);
+    if (it != latest_.end() && it->second.writer == s.trx) {
+      if (it->second.deleted) return std::nullopt;
+      return it->second.row;
+    }
+  }
+  auto h = history_.find(findex);
+  if (h == history_.end()) return std::nullopt;
+  LOCKSIM_ASSERT(s.read_view.has_value());
+  std::optional<Row> seen;
+  for (const Version& v : h->second) {
+    if (v.commit_seq > *s.read_view) break;
+    seen = v.row;
+  }
+  return seen;
+}
+
+std::optional<int64_t> Engine::find_snapshot(const Session& s, const SqlCondition& key,
+                                             const std::vector<SqlValue>& params) const {
+  std::vector<int64_t> candidates;
+  for (const auto& [fi, versions] : history_) candidates.push_back(fi);
+  for (int64_t fi : s.written) candidates.push_back(fi);
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  for (int64_t fi : candidates) {
+    std::optional<Row> row = snapshot_row(s, fi);
+    if (row && row_matches(*row, {key}, params)) return fi;
+  }
+  return std::nullopt;
+}
+
+std::string Engine::next_key_after(const std::string& unique_key) const {
+  auto it = unique_.upper_bound(unique_key);
+  return it == unique_.end() ? std::string() : it->first;  // "" is the supremum
+}
+
+std::optional<TrxId> Engine::lock_key(Session& s, const SqlCondition& key,
+                                      const std::vector<SqlValue>& params, LockKind kind,
+                                      std::optional<int64_t>* findex) {
+  findex->reset();
+  const bool by_pk = *column_index(key.column) == kFindex;
+  std::optional<int64_t> fi = find_latest(key, params);
+  if (!fi) {
+    // No such row: lock the gap it would go into, so no one can insert it.
+    std::string next;
+    if (by_pk) {
+      const std::optional<int64_t> wanted = findex_of(bound(key.value, params));
+      auto it = wanted ? latest_.upper_bound(*wanted) : latest_.end();
+      next = it == latest_.end() ? std::string() : pk_key(it->first);
+    } else if (const SqlValue& v = bound(key.value, params)) {
+      next = next_key_after(unique_key_of(*v));
+    }
+    return locks_.acquire(s.trx, LockTarget{by_pk ? "pk" : "uniq", next}, LockKind::kGap);
+  }
+  const Latest& l = latest_.at(*fi);
+  if (!by_pk) {
+    const std::string uk = unique_key_of(l.row[kFlockName]);
+    if (auto w = locks_.acquire(s.trx, LockTarget{"uniq", uk}, kind)) return w;
+  }
+  if (auto w = locks_.acquire(s.trx, LockTarget{"pk", pk_key(*fi)}, kind)) return w;
+  if (!latest_.at(*fi).deleted) *findex = fi;
+  return std::nullopt;
+}
+
+Engine::Outcome Engine::do_select(Session& s, const SqlStatement& st,
+                                  const std::vector<SqlValue>& params) {
+  SqlResult r;
+  r.columns = st.columns;
+  if (st.lock == SqlLockMode::kNone) {
+    if (!s.read_view) s.read_view = commit_seq_;  // the snapshot starts at the first read
+    if (std::optional<int64_t> fi = find_snapshot(s, st.where[0], params)) {
+      std::optional<Row> row = snapshot_row(s, *fi);
+      if (row && row_matches(*row, st.where, params)) r.rows.push_back(project(*row, st.columns));
+    }
+    return Outcome{std::nullopt, std::move(r)};
+  }
+  const LockKind kind =
+      st.lock == SqlLockMode::kUpdate ? LockKind::kRecordExclusive : LockKind::kRecordShared;
+  std::optional<int64_t> fi;
+  if (auto w = lock_key(s, st.where[0], params, kind, &fi)) return Outcome{w, {}};
+  if (fi) {
+    const Row& row = latest_.at(*fi).row;
+    if (row_matches(row, st.where, params)) r.rows.push_back(project(row, st.columns));
+  }
+  return Outcome{std::nullopt, std::move(r)};
+}
+
+Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
+                                  const std::vector<SqlValue>& params) {
+  Row row = default_row();
+  bool explicit_findex = false;
+  for (size_t i = 0; i < st.columns.size(); ++i) {
+    const size_t col = *column_index(st.columns[i]);
+    auto stored = store_value(col, bound(st.values[i], params));
+    if (auto* err = std::get_if<SqlResult>(&stored)) return Outcome{std::nullopt, *err};
+    row[col] = std::get<std::string>(stored);
+    explicit_findex |= col == kFindex && row[col] != "0";
+  }
+  const std::string uk = unique_key_of(row[kFlockName]);
+  if (auto it = unique_.find(uk); it != unique_.end()) {
+    // The duplicate check reads the latest row under a shared lock; it waits
+    // for an uncommitted insert or update of that row to end.
+    if (auto w = locks_.acquire(s.trx, LockTarget{"uniq", uk}, LockKind::kRecordShared)) {
+      return Outcome{w, {}};
+    }
+    const Latest& l = latest_.at(it->second);
+    if (!l.deleted) {
+      return Outcome{std::nullopt,
+                     SqlResult::error(sql_errno::kDupEntry, "Duplicate entry '" + row[kFlockName] +
+                                                                "' for key 'uniq_Flock_name'")};
+    }
+  }
+  if (auto w = locks_.acquire(s.trx, LockTarget{"uniq", next_key_after(uk)},
+                              LockKind::kInsertIntention)) {
+    return Outcome{w, {}};
+  }
+  int64_t fi = explicit_findex ? std::stoll(row[kFindex]) : auto_increment_;
+  if (explicit_findex && latest_.count(fi)) {
+    return Outcome{std::nullopt,
+                   SqlResult::error(sql_errno::kDupEntry,
+                                    "Duplicate entry '" + row[kFindex] + "' for key 'PRIMARY'")};
+  }
+  auto_increment_ = std::max(auto_increment_, fi + 1);  // never given back, even on rollback
+  row[kFindex] = std::to_string(fi);
+  // The new row is the inserter's until it commits: X on both keys.
+  LOCKSIM_ASSERT(!locks_.acquire(s.trx, LockTarget{"uniq", uk}, LockKind::kRecordExclusive));
+  LOCKSIM_ASSERT(!locks_.acquire(s.trx, LockTarget{"pk", pk_key(fi)}, LockKind::kRecordExclusive));
+  write_row(s, fi, std::move(row), false);
+  SqlResult r;
+  r.affected_rows = 1;
+  r.last_insert_id = explicit_findex ? 0 : static_cast<uint64_t>(fi);
+  return Outcome{std::nullopt, std::move(r)};
+}
+
+Engine::Outcome Engine::do_update(Session& s, const SqlStatement& st,
+                                  const std::vector<SqlValue>& params, bool is_delete) {
+  std::optional<int64_t> fi;
+  if (auto w = lock_key(s, st.where[0], params, LockKind::kRecordExclusive, &fi)) {
+    return Outcome{w, {}};
+  }
+  SqlResult r;
+  if (!fi || !row_matches(latest_.at(*fi).row, st.where, params)) return Outcome{std::nullopt, r};
+  Row row = latest_.at(*fi).row;
+  if (is_delete) {
+    write_row(s, *fi, std::move(row), true);
+    r.affected_rows = 1;
+    return Outcome{std::nullopt, std::move(r)};
+  }
+  for (const SqlAssignment& a : st.set) {
+    const size_t col = *column_index(a.column);
+    SqlValue value = bound(a.value, params);
+    if (a.base_column) {
+      // An integer column plus a constant (Fcount = Fcount + 1); values are
+      // stored as canonical integer text, so this parse cannot fail.
+      value = std::to_string(std::stoll(row[*column_index(*a.base_column)]) + a.delta);
+    }
+    auto stored = store_value(col, value);
+    if (auto* err = std::get_if<SqlResult>(&stored)) return Outcome{std::nullopt, *err};
+    if (col == kFlockName &&
+        unique_key_of(std::get<std::string>(stored)) != unique_key_of(row[kFlockName])) {
+      return Outcome{std::nullopt, SqlResult::error(sql_errno::kParseError,
+                                                    "renaming a lock (SET Flock_name) is outside "
+                                                    "the simulated subset")};
+    }
+    row[col] = std::get<std::string>(stored);
+  }
+  // MySQL counts only rows whose values changed (no CLIENT_FOUND_ROWS).
+  if (row == latest_.at(*fi).row) return Outcome{std::nullopt, r};
+  write_row(s, *fi, std::move(row), false);
+  r.affected_rows = 1;
+  return Outcome{std::nullopt, std::move(r)};
+}
+
+void Engine::write_row(Session& s, int64_t findex, Row row, bool deleted) {
+  auto it = latest_.find(findex);
+  s.undo.push_back(
+      Undo{findex, it == latest_.end() ? std::nullopt : std::optional<Latest>(it->second)});
+  if (std::find(s.written.begin(), s.written.end(), findex) == s.written.end()) {
+    s.written.push_back(findex);
+  }
+  latest_[findex] = Latest{std::move(row), deleted, s.trx};
+  rebuild_unique();
+}
+
+}  // namespace locksim::sim::mysql

@@ -1,0 +1,148 @@
+#include "sim/mysql/schema.h"
+
+#include <cctype>
+#include <cstdio>
+#include <limits>
+
+#include "env/assert.h"
+
+namespace locksim::sim::mysql {
+
+namespace {
+
+std::string lower(const std::string& s) {
+  std::string out = s;
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Strict integer text: optional sign, digits, nothing else (MariaDB in strict
+// mode refuses '12abc' with 1366).
+std::optional<int64_t> parse_integer(const std::string& s) {
+  size_t i = 0;
+  bool negative = false;
+  if (i < s.size() && (s[i] == '-' || s[i] == '+')) negative = s[i++] == '-';
+  if (i == s.size() || s.size() - i > 18) return std::nullopt;  // 18 digits fit int64
+  int64_t v = 0;
+  for (; i < s.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
+    v = v * 10 + (s[i] - '0');
+  }
+  return negative ? -v : v;
+}
+
+bool two_digits(const std::string& s, size_t at, int lo, int hi, int& out) {
+  if (!std::isdigit(static_cast<unsigned char>(s[at])) ||
+      !std::isdigit(static_cast<unsigned char>(s[at + 1]))) {
+    return false;
+  }
+  out = (s[at] - '0') * 10 + (s[at + 1] - '0');
+  return out >= lo && out <= hi;
+}
+
+// 'YYYY-MM-DD HH:MM:SS[.ffffff]' -> 'YYYY-MM-DD HH:MM:SS', the fraction
+// truncated (see the header for why truncated). Day-of-month is checked
+// against 31 only: the algorithms format real dates.
+std::optional<std::string> parse_datetime(const std::string& s) {
+  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':') {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i < 4; ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
+  }
+  int month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!two_digits(s, 5, 1, 12, month) || !two_digits(s, 8, 1, 31, day) ||
+      !two_digits(s, 11, 0, 23, hour) || !two_digits(s, 14, 0, 59, minute) ||
+      !two_digits(s, 17, 0, 59, second)) {
+    return std::nullopt;
+  }
+  if (s.size() > 19) {
+    if (s[19] != '.' || s.size() == 20 || s.size() > 26) return std::nullopt;
+    for (size_t i = 20; i < s.size(); ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
+    }
+  }
+  return s.substr(0, 19);
+}
+
+}  // namespace
+
+const std::vector<Column>& table_columns() {
+  static const std::vector<Column> kColumns = {
+      {"Findex", ColumnType::kInt, 0, "0"},
+      {"Flock_name", ColumnType::kVarchar, 128, ""},
+      {"Fcount", ColumnType::kInt, 0, "0"},
+      {"Fdeadline", ColumnType::kDatetime, 0, "1970-01-01 00:00:00"},
+      {"Fdesc", ColumnType::kVarchar, 255, ""},
+      {"Fcreate_time", ColumnType::kDatetime, 0, "1970-01-01 00:00:00"},
+      {"Fmodify_time", ColumnType::kDatetime, 0, "1970-01-01 00:00:00"},
+      {"Fstatus", ColumnType::kTinyInt, 0, "1"},
+  };
+  return kColumns;
+}
+
+std::optional<size_t> column_index(const std::string& name) {
+  const std::string wanted = lower(name);
+  const auto& cols = table_columns();
+  for (size_t i = 0; i < cols.size(); ++i) {
+    if (lower(cols[i].name) == wanted) return i;
+  }
+  return std::nullopt;
+}
+
+Row default_row() {
+  Row row;
+  for (const Column& c : table_columns()) row.emplace_back(c.default_value);
+  return row;
+}
+
+std::variant<std::string, SqlResult> store_value(size_t col, const SqlValue& value) {
+  const auto& cols = table_columns();
+  LOCKSIM_ASSERT(col < cols.size());
+  const Column& c = cols[col];
+  if (!value) {
+    return SqlResult::error(1048, std::string("Column '") + c.name + "' cannot be null");
+  }
+  const std::string& v = *value;
+  switch (c.type) {
+    case ColumnType::kInt:
+    case ColumnType::kTinyInt: {
+      std::optional<int64_t> n = parse_integer(v);
+      if (!n) {
+        return SqlResult::error(
+            1366, "Incorrect integer value: '" + v + "' for column `" + c.name + "` at row 1");
+      }
+      const int64_t hi = c.type == ColumnType::kInt ? std::numeric_limits<int32_t>::max() : 127;
+      const int64_t lo = c.type == ColumnType::kInt ? std::numeric_limits<int32_t>::min() : -128;
+      if (*n < lo || *n > hi) {
+        return SqlResult::error(
+            1264, std::string("Out of range value for column '") + c.name + "' at row 1");
+      }
+      return std::to_string(*n);
+    }
+    case ColumnType::kVarchar:
+      if (v.size() > c.varchar_max) {
+        return SqlResult::error(1406,
+                                std::string("Data too long for column '") + c.name + "' at row 1");
+      }
+      return v;
+    case ColumnType::kDatetime: {
+      std::optional<std::string> dt = parse_datetime(v);
+      if (!dt) {
+        return SqlResult::error(
+            1292, "Incorrect datetime value: '" + v + "' for column `" + c.name + "` at row 1");
+      }
+      return *dt;
+    }
+  }
+  LOCKSIM_ASSERT_MSG(false, "unknown column type");
+  return std::string();
+}
+
+std::string unique_key_of(const std::string& lock_name) {
+  std::string key = lower(lock_name);
+  while (!key.empty() && key.back() == ' ') key.pop_back();
+  return key;
+}
+
+}  // namespace locksim::sim::mysql

@@ -1,0 +1,72 @@
+// The one table the simulated server holds: the article's t_tag_lock, with
+// its column types, defaults, and how MariaDB 10.11 stores a value put into
+// each column (strict mode, Debian's default sql_mode).
+//
+// CREATE TABLE t_tag_lock (
+//   Findex INT NOT NULL AUTO_INCREMENT,
+//   Flock_name VARCHAR(128) NOT NULL DEFAULT '',
+//   Fcount INT NOT NULL DEFAULT 0,
+//   Fdeadline DATETIME NOT NULL DEFAULT '1970-01-01 00:00:00',
+//   Fdesc VARCHAR(255) NOT NULL DEFAULT '',
+//   Fcreate_time DATETIME NOT NULL DEFAULT '1970-01-01 00:00:00',
+//   Fmodify_time DATETIME NOT NULL DEFAULT '1970-01-01 00:00:00',
+//   Fstatus TINYINT NOT NULL DEFAULT 1,
+//   PRIMARY KEY (Findex), UNIQUE KEY uniq_Flock_name (Flock_name),
+//   KEY idx_Fmodify_time (Fmodify_time)
+// ) ENGINE=InnoDB;
+//
+// DATETIME (precision 0) holds whole seconds. MariaDB *truncates* a fraction
+// on conversion to a lower precision unless sql_mode has TIME_ROUND_FRACTIONAL
+// (added in 10.4 precisely because truncation is the default; MySQL 5.6.4+
+// rounds instead, and has TIME_TRUNCATE_FRACTIONAL for the opposite). So
+// '2026-11-23 14:00:05.999' is stored as '2026-11-23 14:00:05': a deadline
+// written as now + expire can lose up to a second.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "env/sql_connection.h"
+
+namespace locksim::sim::mysql {
+
+inline constexpr const char* kTableName = "t_tag_lock";
+
+enum class ColumnType { kInt, kTinyInt, kVarchar, kDatetime };
+
+struct Column {
+  const char* name;
+  ColumnType type;
+  size_t varchar_max = 0;  // characters, for kVarchar
+  const char* default_value;
+};
+
+// The columns in table order; index i is the row's field i.
+const std::vector<Column>& table_columns();
+// The index of `name` (case-insensitive, as MySQL column names are), or nullopt.
+std::optional<size_t> column_index(const std::string& name);
+inline constexpr size_t kFindex = 0;
+inline constexpr size_t kFlockName = 1;
+
+// A row: one text value per column (NOT NULL everywhere, so never NULL).
+using Row = std::vector<std::string>;
+
+// The row an INSERT starts from: every column at its default.
+Row default_row();
+
+// Converts `value` as the server stores it into column `col`: integers to
+// their canonical text (range-checked), DATETIME truncated to whole seconds,
+// VARCHAR length-checked. On a value the column cannot take (strict mode)
+// returns the error: 1048 for NULL, 1366 for a bad integer, 1264 out of range,
+// 1292 a bad datetime, 1406 too long.
+std::variant<std::string, SqlResult> store_value(size_t col, const SqlValue& value);
+
+// The key under which the unique index compares Flock_name: MariaDB's default
+// collations are case-insensitive and PAD SPACE, so 'Lock ' and 'lock' are
+// the same key (ASCII folding; the algorithms' names are ASCII).
+std::string unique_key_of(const std::string& lock_name);
+
+}  // namespace locksim::sim::mysql

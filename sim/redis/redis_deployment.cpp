@@ -1,0 +1,51 @@
+#include "sim/redis/redis_deployment.h"
+
+#include "env/assert.h"
+
+namespace locksim::sim::redis {
+
+RedisDeployment::RedisDeployment(World& world, Network& net, const Topology& topology)
+    : world_(world), net_(net), topology_(topology) {
+  LOCKSIM_ASSERT_MSG(topology.masters >= 1, "the harness resolves the algorithm's default");
+  LOCKSIM_ASSERT(topology.replicas >= 0);
+  LOCKSIM_ASSERT_MSG(!topology.failover || topology.replicas >= 1, "validated by the harness");
+  if (topology.failover) sentinel_ = std::make_unique<Node>(world, "sentinel");
+  for (int g = 0; g < topology.masters; ++g) {
+    const std::string group_name = "redis-" + std::to_string(g + 1);
+    std::vector<RedisNode*> members;
+    for (int r = 0; r <= topology.replicas; ++r) {
+      const std::string name = r == 0 ? group_name : group_name + "-r" + std::to_string(r);
+      servers_.push_back(
+          std::make_unique<RedisNode>(world, net, name, world.rng().split(name).next(), topology));
+      members.push_back(servers_.back().get());
+    }
+    groups_.push_back(
+        std::make_unique<ReplicaGroup>(world, net, group_name, members, sentinel_.get(), topology));
+  }
+  LOCKSIM_ASSERT(groups_.size() == static_cast<size_t>(topology.masters));
+  LOCKSIM_ASSERT(servers_.size() == groups_.size() * static_cast<size_t>(topology.replicas + 1));
+}
+
+void RedisDeployment::name_nodes(std::map<std::string, Node*>& nodes) {
+  for (auto& s : servers_) nodes[s->node().name()] = &s->node();
+  if (sentinel_) nodes[sentinel_->name()] = sentinel_.get();
+}
+
+ClientConnections RedisDeployment::connect(Node& client) {
+  ClientConnections out;
+  for (auto& g : groups_) {
+    out.redis.push_back(
+        std::make_unique<GroupConnection>(world_, net_, client, *g, topology_.timeout));
+  }
+  LOCKSIM_ASSERT(out.redis.size() == groups_.size());
+  return out;
+}
+
+BackendCounters RedisDeployment::counters() const {
+  BackendCounters c;
+  for (const auto& s : servers_) c.commands += s->commands_executed();
+  for (const auto& g : groups_) c.failovers += g->failovers();
+  return c;
+}
+
+}  // namespace locksim::sim::redis

@@ -1,0 +1,43 @@
+// The simulated Redis deployment behind the backend seam: `masters`
+// independent groups redis-1..redis-N, each a master with `replicas`
+// asynchronous replicas (redis-1-r1, ...), and, with failover, one
+// Sentinel-like observer node "sentinel". Each client gets one connection per
+// group, in group order (Redlock's N servers; the others use the first).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/backend.h"
+#include "sim/network.h"
+#include "sim/redis/redis_node.h"
+#include "sim/redis/topology.h"
+#include "sim/world.h"
+
+namespace locksim::sim::redis {
+
+class RedisDeployment : public Deployment {
+ public:
+  // `topology` must be resolved (masters >= 1). Each server's Lua random
+  // stream is split from the World's root stream under the server's name, in
+  // group order, so adding a component elsewhere never changes its numbers.
+  RedisDeployment(World& world, Network& net, const Topology& topology);
+
+  void name_nodes(std::map<std::string, Node*>& nodes) override;
+  ClientConnections connect(Node& client) override;
+  BackendCounters counters() const override;
+
+ private:
+  World& world_;
+  Network& net_;
+  Topology topology_;
+  // Declaration order is teardown order in reverse: groups refer to servers
+  // and the sentinel, so they go first.
+  std::unique_ptr<Node> sentinel_;
+  std::vector<std::unique_ptr<RedisNode>> servers_;
+  std::vector<std::unique_ptr<ReplicaGroup>> groups_;
+};
+
+}  // namespace locksim::sim::redis

@@ -1,0 +1,160 @@
+#include "sim/zookeeper/ensemble.h"
+
+#include <algorithm>
+
+#include "env/assert.h"
+
+namespace locksim::sim::zookeeper {
+
+ZkEnsemble::ZkEnsemble(World& world, Network& net, const ZkParams& params)
+    : world_(world), net_(net), params_(params) {
+  params_.validate();
+  for (int id = 1; id <= params_.servers; ++id) {
+    servers_.push_back(std::make_unique<ZkServer>(world_, net_, *this, id, params_));
+  }
+  quorum_heard_.assign(servers_.size(), world_.now());
+  leader_heard_.assign(servers_.size(), world_.now());
+  // The first leader, at once: every log is empty, so the highest id wins.
+  ZkServer& first = *servers_.back();
+  first.lead(1);
+  ++elections_;
+  for (auto& s : servers_) {
+    if (s.get() != &first) s->follow(first);
+  }
+  world_.after(params_.tick / 2, [this] { periodic(); });
+}
+
+ZkServer& ZkEnsemble::server(int id) {
+  LOCKSIM_ASSERT_MSG(id >= 1 && id <= size(), "server ids are 1..N");
+  return *servers_[static_cast<size_t>(id - 1)];
+}
+
+bool ZkEnsemble::hears(const ZkServer& a, const ZkServer& b) const {
+  return a.node().running() && b.node().running() && net_.connected(a.node(), b.node());
+}
+
+ZkServer* ZkEnsemble::serving_leader() {
+  ZkServer* best = nullptr;
+  for (auto& s : servers_) {
+    if (s->role() != ZkServer::Role::kLeading || !s->node().running()) continue;
+    if (world_.now() - quorum_heard_[s->id() - 1] >= params_.sync_limit()) continue;
+    int have = 1;
+    for (auto& f : servers_) {
+      if (f->role() == ZkServer::Role::kFollowing && f->leader_id() == s->id() &&
+          f->epoch() == s->epoch() && hears(*s, *f)) {
+        ++have;
+      }
+    }
+    if (have < quorum()) continue;
+    if (best == nullptr || s->epoch() > best->epoch()) best = s.get();
+  }
+  return best;
+}
+
+void ZkEnsemble::periodic() {
+  world_.after(params_.tick / 2, [this] { periodic(); });
+  for (auto& s : servers_) s->periodic();
+  check_leaders();
+  check_followers();
+  admit_or_elect();
+}
+
+void ZkEnsemble::check_leaders() {
+  for (auto& s : servers_) {
+    if (s->role() != ZkServer::Role::kLeading || !s->node().running()) continue;
+    int have = 1;
+    for (auto& f : servers_) {
+      if (f->role() == ZkServer::Role::kFollowing && f->leader_id() == s->id() &&
+          f->epoch() == s->epoch() && hears(*s, *f)) {
+        ++have;
+      }
+    }
+    if (have >= quorum()) {
+      quorum_heard_[s->id() - 1] = world_.now();
+    } else if (world_.now() - quorum_heard_[s->id() - 1] >= params_.sync_limit()) {
+      s->stop_serving();
+    }
+  }
+}
+
+void ZkEnsemble::check_followers() {
+  for (auto& f : servers_) {
+    if (f->role() != ZkServer::Role::kFollowing || !f->node().running()) continue;
+    ZkServer& l = server(f->leader_id());
+    if (l.role() != ZkServer::Role::kLeading || l.epoch() != f->epoch()) {
+      f->stop_serving();  // the leader closed its sockets: noticed at once
+    } else if (hears(*f, l)) {
+      leader_heard_[f->id() - 1] = world_.now();
+    } else if (world_.now() - leader_heard_[f->id() - 1] >= params_.sync_limit()) {
+      f->stop_serving();
+    }
+  }
+}
+
+std::vector<ZkServer*> ZkEnsemble::component_of(ZkServer& s,
+                                                const std::vector<ZkServer*>& pool) const {
+  std::vector<ZkServer*> out{&s};
+  // Breadth-first over `pool`; each server joins at most once.
+  for (size_t i = 0; i < out.size(); ++i) {
+    for (ZkServer* t : pool) {
+      if (std::find(out.begin(), out.end(), t) == out.end() && hears(*out[i], *t)) {
+        out.push_back(t);
+      }
+    }
+  }
+  return out;
+}
+
+void ZkEnsemble::admit_or_elect() {
+  if (ZkServer* leader = serving_leader()) {
+    for (auto& s : servers_) {
+      if (s->role() == ZkServer::Role::kLooking && hears(*s, *leader)) {
+        s->follow(*leader);
+        leader_heard_[s->id() - 1] = world_.now();
+      }
+    }
+    return;
+  }
+  std::vector<ZkServer*> ready;
+  for (auto& s : servers_) {
+    if (s->role() == ZkServer::Role::kLooking && s->node().running() &&
+        world_.now() - s->role_since() >= params_.election_delay) {
+      ready.push_back(s.get());
+    }
+  }
+  for (ZkServer* s : ready) {
+    const std::vector<ZkServer*> component = component_of(*s, ready);
+    if (static_cast<int>(component.size()) >= quorum()) {
+      elect(component);
+      return;
+    }
+  }
+}
+
+void ZkEnsemble::elect(const std::vector<ZkServer*>& component) {
+  ZkServer* winner = component.front();
+  for (ZkServer* s : component) {
+    if (s->last_logged_zxid() > winner->last_logged_zxid() ||
+        (s->last_logged_zxid() == winner->last_logged_zxid() && s->id() > winner->id())) {
+      winner = s;
+    }
+  }
+  int64_t epoch = 0;
+  for (auto& s : servers_) epoch = std::max(epoch, s->epoch());
+  winner->lead(epoch + 1);
+  ++elections_;
+  quorum_heard_[winner->id() - 1] = world_.now();
+  for (ZkServer* s : component) {
+    if (s == winner) continue;
+    s->follow(*winner);
+    leader_heard_[s->id() - 1] = world_.now();
+  }
+}
+
+void ZkEnsemble::note_expiry(const SessionExpiry& e) {
+  LOCKSIM_ASSERT_MSG(e.deadline_ns > e.last_heard_ns, "a deadline follows the last packet");
+  ++expiries_total_;
+  if (expiries_.size() < kExpiriesMax) expiries_.push_back(e);
+}
+
+}  // namespace locksim::sim::zookeeper

@@ -1,0 +1,27 @@
+#include "sim/zookeeper/wire.h"
+
+namespace locksim::sim::zookeeper {
+
+void OrderedPipe::send(Network& net, const Node& from, Node& to, std::function<void()> message,
+                       std::shared_ptr<void> keep) {
+  const uint64_t seq = next_send_++;
+  net.send(from, to, [this, seq, keep = std::move(keep), message = std::move(message)]() mutable {
+    arrive(seq, std::move(message));
+  });
+}
+
+void OrderedPipe::arrive(uint64_t seq, std::function<void()> message) {
+  if (seq < next_run_) return;  // cannot happen on one pipe; harmless if it did
+  if (held_.size() >= kHeldMax) return;
+  held_.emplace(seq, std::move(message));
+  // Runs every message that is now next in line. A message may send on this
+  // pipe again (a reply to a reply), which only appends: iteration is safe.
+  for (auto it = held_.find(next_run_); it != held_.end(); it = held_.find(next_run_)) {
+    std::function<void()> run = std::move(it->second);
+    held_.erase(it);
+    ++next_run_;
+    run();
+  }
+}
+
+}  // namespace locksim::sim::zookeeper
