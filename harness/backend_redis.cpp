@@ -1,6 +1,7 @@
 // The Redis backend's entry: its settings (the scenario's "redis" section,
 // flags --masters ... --timeout), the checks across them, and its deployment.
 #include "algorithms/registry.h"
+#include "env/assert.h"
 #include "harness/backends.h"
 #include "harness/setting_rows.h"
 #include "sim/redis/redis_deployment.h"
@@ -85,8 +86,11 @@ BackendSpec redis_backend() {
   b.settings = redis_rows;
   b.validate = validate_redis;
   b.make = [](sim::World& world, sim::Network& net, const RunConfig& c) {
-    return std::unique_ptr<sim::Deployment>(
-        new sim::redis::RedisDeployment(world, net, resolved_topology(c)));
+    const sim::redis::Topology t = resolved_topology(c);
+    // make() is handed validated configs only (run_simulation validates first).
+    LOCKSIM_ASSERT(t.masters >= 1 && t.masters <= RunConfig::kMaxRedisMasters);
+    LOCKSIM_ASSERT(!t.failover || t.replicas >= 1);
+    return std::unique_ptr<sim::Deployment>(new sim::redis::RedisDeployment(world, net, t));
   };
   return b;
 }

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 
+#include "env/assert.h"
 #include "faults/fault_schedule.h"
 
 namespace locksim::harness {
@@ -50,6 +51,7 @@ Setting params_row() {
     }
     // Checked by the algorithm's own spec once the whole config is read.
     c.algorithm_params[text.substr(0, eq)] = text.substr(eq + 1);
+    LOCKSIM_ASSERT(c.algorithm_params.count(text.substr(0, eq)) == 1);
   };
   s.items = [](const RunConfig& c) {
     std::vector<std::string> out;
@@ -78,7 +80,9 @@ Setting faults_row() {
             "a fault (repeatable; syntax in the README)",
             false};
   s.parse = [](RunConfig& c, const std::string& text, const std::string& field) {
+    const size_t before = c.faults.events.size();
     c.faults.events.push_back(faults::parse_fault(text, field));
+    LOCKSIM_ASSERT(c.faults.events.size() == before + 1);
   };
   s.items = [](const RunConfig& c) {
     std::vector<std::string> out;

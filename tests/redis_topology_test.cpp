@@ -596,6 +596,5 @@ TEST(RedisTopology, SameSeedSameRunExactly) {
   EXPECT_EQ(first.failovers, second.failovers);
   EXPECT_EQ(first.messages_sent, second.messages_sent);
 }
-
 }  // namespace
 }  // namespace locksim::sim::redis

@@ -113,6 +113,8 @@ Verdict check_mutex(const History& history) {
       // ends after b starts, so the window is non-empty.
       LOCKSIM_ASSERT(a.start <= b.start && a.end > b.start && b.end > b.start);
       verdict.overlaps.push_back(Overlap{a, b, b.start, std::min(a.end, b.end)});
+      LOCKSIM_ASSERT_MSG(verdict.overlaps.back().window_start < verdict.overlaps.back().window_end,
+                         "an overlap has a non-empty window");
     }
     active.emplace(b.end.ns, pos);
   }
@@ -120,9 +122,6 @@ Verdict check_mutex(const History& history) {
       verdict.overlaps.begin(), verdict.overlaps.end(),
       [](const Overlap& x, const Overlap& y) { return overlap_key(x) < overlap_key(y); });
 
-  for (const Overlap& o : verdict.overlaps) {
-    LOCKSIM_ASSERT_MSG(o.window_start < o.window_end, "an overlap has a non-empty window");
-  }
   LOCKSIM_ASSERT(order.size() + malformed.size() == held.size());
   // A proven overlap is a violation whatever else is wrong with the history.
   if (!verdict.overlaps.empty()) {
