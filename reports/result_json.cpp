@@ -10,6 +10,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/history_io.h"
+#include "reports/consequences_report.h"
 
 namespace locksim::reports {
 
@@ -173,6 +174,8 @@ Json result_to_json(const RunResult& result) {
   for (const Overlap& o : result.mutex.overlaps) overlaps.push_back(overlap_json(o));
   safety["overlaps"] = std::move(overlaps);
   j["safety"] = std::move(safety);
+  j["consequences"] = consequences_json(result.consequences);
+  j["exposure"] = exposure_json(result.exposure);
   j["linearizability"] = linearizability_json(result);
 
   const harness::LivenessVerdict& l = result.liveness;
@@ -244,12 +247,16 @@ std::string headline_text(const RunResult& result) {
         return fmt::format("VIOLATION: mutual exclusion broken {} {}\n", n,
                            plural(n, "time", "times"));
       }
+      if (result.consequences.kind == Verdict::Kind::kInvalid) {
+        return "VIOLATION: the guarded resource was damaged (mutual exclusion held)\n";
+      }
       return fmt::format(
           "LIVENESS: lock stuck for the last {} of the run (no mutual-exclusion violation)\n",
           format_seconds(result.liveness.unheld_for.ns));
     case Verdict::Kind::kValid:
-      return fmt::format("OK: no mutual-exclusion violation in {} {}\n", result.acquisitions,
-                         plural(result.acquisitions, "acquisition", "acquisitions"));
+      return fmt::format("OK: no mutual-exclusion violation in {} {}{}\n", result.acquisitions,
+                         plural(result.acquisitions, "acquisition", "acquisitions"),
+                         result.exposure.latent ? " (but a latent exposure: see below)" : "");
     case Verdict::Kind::kUnknown: {
       if (result.mutex.kind == Verdict::Kind::kUnknown) {
         return "UNKNOWN: " + result.mutex.explanation + "\n";
@@ -337,6 +344,7 @@ std::string backend_notes_text(const RunResult& result) {
 std::string summary_text(const RunResult& result) {
   std::string out = headline_text(result) + counts_text(result);
   out += overlaps_text(result.mutex.overlaps);
+  out += consequences_summary(result);
   if (result.liveness.kind == Verdict::Kind::kInvalid) {
     out += "  " + result.liveness.explanation + "\n";
   }
