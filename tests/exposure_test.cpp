@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "algorithms/registry.h"
 #include "harness/check/exposure_checker.h"
@@ -157,15 +158,16 @@ RunConfig drift_config(uint64_t seed, double rate) {
 }
 
 TEST(Exposure, RedlockServerDriftBoundaryToOnePercent) {
-  for (uint64_t seed = 1; seed <= 20; ++seed) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
     const SimRunReport under = simulate_and_check(drift_config(seed, kDriftBoundary * 0.99));
     EXPECT_EQ(under.result.exposure.total, Duration::zero())
         << "seed " << seed << ": " << under.result.exposure.explanation;
     EXPECT_GE(under.result.acquisitions, 2);
     const SimRunReport over = simulate_and_check(drift_config(seed, kDriftBoundary * 1.01));
     EXPECT_GT(over.result.exposure.total, Duration::zero()) << "seed " << seed;
-    EXPECT_EQ(over.result.exposure.intervals_exposed, over.result.acquisitions)
-        << "seed " << seed << ": every lease is exposed";
+    // Latent: the window is milliseconds wide, and no contender retried inside it.
+    EXPECT_EQ(over.result.mutex.kind, Verdict::Kind::kValid) << "seed " << seed;
+    EXPECT_TRUE(over.result.exposure.latent) << "seed " << seed;
   }
 }
 
@@ -186,26 +188,42 @@ TEST(Exposure, AnExposureNobodyStepsIntoIsLatentAndExitsClean) {
 }
 
 // Every algorithm's backend answers, and none is exposed without faults.
-TEST(Exposure, ThousandFaultFreeSeedsOfEveryAlgorithmShowNone) {
+// One test per algorithm, so ctest runs them side by side.
+class FaultFree : public ::testing::TestWithParam<std::string> {};
+
+std::vector<std::string> algorithm_names_list() {
+  std::vector<std::string> out;
   for (const algorithms::AlgorithmSpec& spec : algorithms::all_algorithms()) {
-    SCOPED_TRACE(spec.name);
-    int64_t acquisitions = 0;
-    for (uint64_t seed = 1; seed <= 1000; ++seed) {
-      RunConfig c;
-      c.algorithm = spec.name;
-      c.seed = seed;
-      c.duration = Duration::seconds(8);
-      c.workload.clients = 3;
-      const SimRunReport r = simulate_and_check(c);
-      ASSERT_TRUE(r.result.exposure.supported);
-      ASSERT_EQ(r.result.exposure.total, Duration::zero())
-          << "seed " << seed << ": " << r.result.exposure.explanation
-          << "\nreplay: " << r.result.replay_command;
-      acquisitions += r.result.acquisitions;
-    }
-    EXPECT_GT(acquisitions, 1000);
+    out.push_back(spec.name);
   }
+  return out;
 }
+
+TEST_P(FaultFree, ThousandSeedsShowNoExposure) {
+  int64_t acquisitions = 0;
+  for (uint64_t seed = 1; seed <= 1000; ++seed) {
+    RunConfig c;
+    c.algorithm = GetParam();
+    c.seed = seed;
+    c.duration = Duration::seconds(6);
+    c.workload.clients = 3;
+    const SimRunReport r = simulate_and_check(c);
+    ASSERT_TRUE(r.result.exposure.supported);
+    ASSERT_EQ(r.result.exposure.total, Duration::zero())
+        << "seed " << seed << ": " << r.result.exposure.explanation
+        << "\nreplay: " << r.result.replay_command;
+    acquisitions += r.result.acquisitions;
+  }
+  EXPECT_GT(acquisitions, 1000);
+  ::testing::Test::RecordProperty("acquisitions", std::to_string(acquisitions));
+}
+
+INSTANTIATE_TEST_SUITE_P(Exposure, FaultFree, ::testing::ValuesIn(algorithm_names_list()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& ch : name) ch = ch == '-' ? '_' : ch;
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace locksim::harness

@@ -4,11 +4,16 @@
 // token counter (failover) is caught.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "harness/run_sim.h"
 #include "harness/scenario.h"
 #include "sim/rng.h"
+#include "tests/locksim_binary.h"
 
 namespace locksim::harness {
 namespace {
@@ -159,6 +164,69 @@ TEST(Fencing, FailoverLosingTheCounterIsCaughtAcrossSeeds) {
   }
   EXPECT_GT(caught, 0);
   ::testing::Test::RecordProperty("caught", caught);
+}
+
+// --- What a user sees: exit codes, the summary, result.json. ---
+
+using locksim::testing::locksim;
+
+TEST(FencingCli, BadResourceInputExitsTwoNamingTheField) {
+  struct Case {
+    std::string args;
+    std::string error;
+  };
+  for (const Case& c : {
+           Case{"--workload bank",
+                "--workload: expected one of none, register, counter, "
+                "inventory, got 'bank'"},
+           Case{"--workload register --fencing read",
+                "--fencing: expected one of none, write-check, read-write-check, got 'read'"},
+           Case{"--workload inventory --items -3",
+                "--items: expected a whole number from 0 to 1000000000, got '-3'"},
+       }) {
+    const auto o = locksim("run --quiet " + c.args);
+    EXPECT_EQ(o.exit_code, 2) << c.args;
+    EXPECT_NE(o.err.find(c.error), std::string::npos) << o.err;
+  }
+  const auto dir = std::filesystem::temp_directory_path() / "locksim_fencing_bad";
+  std::filesystem::create_directories(dir);
+  const auto file = dir / "bad.json";
+  std::ofstream(file) << R"({"algorithm": "set-nx-lua", "resource": {"items": -1}})";
+  const auto o = locksim("run --quiet --scenario " + file.string());
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("bad.json: resource.items: expected a whole number"), std::string::npos)
+      << o.err;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FencingCli, ResultJsonAndSummaryCarryConsequencesAndExposure) {
+  const auto dir = std::filesystem::temp_directory_path() / "locksim_fencing_out";
+  const auto o = locksim("run --scenario inventory-oversell --out " + dir.string());
+  EXPECT_EQ(o.exit_code, 1);
+  EXPECT_NE(o.out.find("Oversold: 14 items sold of 10"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("exposure: "), std::string::npos) << o.out;
+  const auto j = nlohmann::json::parse(locksim::testing::slurp(dir / "result.json"));
+  EXPECT_EQ(j["consequences"]["verdict"], "invalid");
+  EXPECT_EQ(j["consequences"]["sold"], 14);
+  EXPECT_EQ(j["consequences"]["oversale_evidence"].size(), 4u);
+  EXPECT_EQ(j["consequences"]["fencing_token"], "none");
+  EXPECT_GT(j["exposure"]["total_ns"].get<int64_t>(), 0);
+  EXPECT_FALSE(j["exposure"]["first_window"].is_null());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FencingCli, LatentExposureExitsZeroAndSaysSo) {
+  const auto dir = std::filesystem::temp_directory_path() / "locksim_fencing_latent";
+  const auto o = locksim(
+      "run --clients 1 --ttl 2s --duration 10s --fault 'pause @holder at 1s "
+      "for 5s' --out " +
+      dir.string());
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("exposure (LATENT)"), std::string::npos) << o.out;
+  const auto j = nlohmann::json::parse(locksim::testing::slurp(dir / "result.json"));
+  EXPECT_EQ(j["finding"], "latent");
+  EXPECT_TRUE(j["exposure"]["latent"].get<bool>());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
