@@ -54,6 +54,9 @@ void work_on_resource(Env& env, algorithms::LockAlgorithm& algorithm,
     const ResourceReply reply = store.access(request);
     if (reply.status != ResourceReply::Status::kOk) return;
     read = reply.value;
+    // Pair of the store's writes: a count never goes below zero (a sale
+    // needs a positive stock, an increment a read).
+    LOCKSIM_ASSERT_MSG(read >= 0, "the store handed out a negative count");
   }
   // The algorithm may cut the hold short (it learned the lock may be lost):
   // then the holder does not write.

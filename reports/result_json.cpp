@@ -153,6 +153,22 @@ Json backend_notes_json(const RunResult& result) {
   return notes;
 }
 
+// The timeline's fault markers: the history's nemesis ops, not a second log.
+Json faults_json(const RunResult& result) {
+  Json faults = Json::array();
+  for (const harness::Op& op : result.history.ops) {
+    if (harness::is_client_op(op)) continue;
+    Json fj;
+    fj["index"] = op.index;
+    fj["time_ns"] = op.time_ns;
+    fj["f"] = harness::to_string(op.f);
+    fj["value"] = op.value;
+    fj["what"] = harness::describe_nemesis_op(op);
+    faults.push_back(std::move(fj));
+  }
+  return faults;
+}
+
 }  // namespace
 
 Json result_to_json(const RunResult& result) {
@@ -192,19 +208,7 @@ Json result_to_json(const RunResult& result) {
   liveness["explanation"] = l.explanation;
   j["liveness"] = std::move(liveness);
 
-  // The timeline's fault markers: the history's nemesis ops, not a second log.
-  Json faults = Json::array();
-  for (const harness::Op& op : result.history.ops) {
-    if (harness::is_client_op(op)) continue;
-    Json fj;
-    fj["index"] = op.index;
-    fj["time_ns"] = op.time_ns;
-    fj["f"] = harness::to_string(op.f);
-    fj["value"] = op.value;
-    fj["what"] = harness::describe_nemesis_op(op);
-    faults.push_back(std::move(fj));
-  }
-  j["faults"] = std::move(faults);
+  j["faults"] = faults_json(result);
 
   Json counts;
   counts["ops"] = result.client_ops;

@@ -99,6 +99,25 @@ TEST(Fencing, RedlockSaysItHasNoFencingToken) {
   EXPECT_NE(fencing_note(r.result.consequences).find("no fencing token"), std::string::npos);
 }
 
+// The MySQL lock's Fcount and the ZooKeeper node's czxid are fencing tokens
+// too: every access carries one, and a fault-free run stays consistent.
+TEST(Fencing, MysqlAndZooKeeperHandOutTokens) {
+  for (const char* algorithm : {"mysql-center", "mysql-v1", "zk-recipe", "zk-curator"}) {
+    RunConfig c;
+    c.algorithm = algorithm;
+    c.duration = Duration::seconds(15);
+    c.workload.store.workload = sim::Workload::kCounter;
+    c.workload.store.fencing = sim::Fencing::kReadWriteCheck;
+    const SimRunReport r = simulate_and_check(c);
+    const ConsequenceVerdict& v = r.result.consequences;
+    EXPECT_EQ(v.kind, Verdict::Kind::kValid) << algorithm << ": " << v.explanation;
+    EXPECT_EQ(v.unfenced_accesses, 0) << algorithm;
+    EXPECT_EQ(v.rejected, 0) << algorithm;
+    EXPECT_GE(v.writes_accepted, 3) << algorithm;
+    EXPECT_EQ(v.final_value, v.writes_accepted) << algorithm;
+  }
+}
+
 // Seeded per-seed faults: a pause of whoever holds, and a partition of a
 // client from the lock's server or from the store.
 RunConfig swarm_config(uint64_t seed, bool failover) {

@@ -60,6 +60,8 @@ void tally(const std::vector<sim::StoreAccess>& log, ConsequenceVerdict& v) {
                               : log.back().value_after;
   if (v.workload == sim::Workload::kCounter) v.lost_increments = v.writes_accepted - v.final_value;
   if (v.workload == sim::Workload::kInventory) v.oversold = std::max<int64_t>(0, v.sold - v.items);
+  LOCKSIM_ASSERT(v.sold <= v.writes_accepted && v.oversold <= v.sold && v.lost_increments >= 0);
+  LOCKSIM_ASSERT(v.oversales.size() == static_cast<size_t>(v.oversold));
 }
 
 std::string explain(const ConsequenceVerdict& v) {
