@@ -28,6 +28,8 @@ SimRunReport simulate_and_check(const RunConfig& config) {
   r.mutex = check_mutex(r.history);
   r.liveness = check_liveness(r.history, config.stuck_after);
   r.linearizability.builtin = check_linearizable(r.history.ops);
+  r.consequences = check_consequences(config.workload.store, report.output.store_log);
+  r.exposure = check_exposure(r.history, report.output.exposure, r.mutex);
   fill_counts(r);
   r.events = static_cast<int64_t>(report.output.events);
   r.deadlocks = static_cast<int64_t>(report.output.deadlocks);

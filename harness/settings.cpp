@@ -62,6 +62,7 @@ std::vector<Setting> general_settings() {
 
 std::vector<Setting> build_table() {
   std::vector<Setting> rows = general_settings();
+  for (auto& row : resource_settings()) rows.push_back(std::move(row));
   for (const BackendSpec& b : all_backends()) {
     for (auto& row : b.settings()) rows.push_back(std::move(row));
   }

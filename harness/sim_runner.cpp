@@ -6,11 +6,13 @@
 
 #include "env/assert.h"
 #include "harness/backends.h"
+#include "harness/exposure_monitor.h"
 #include "harness/settings.h"
 #include "sim/backend.h"
 #include "sim/client_env.h"
 #include "sim/network.h"
 #include "sim/node.h"
+#include "sim/store_node.h"
 #include "sim/world.h"
 
 namespace locksim::harness {
@@ -49,7 +51,10 @@ class SimTruth : public Truth {
     op.time_ns = world_.now().ns;
     const int64_t index = recorder_.record(op);
     pending_[op.client] = op.type == OpType::kInvoke ? std::optional<Op>(op) : std::nullopt;
-    if (begin_hold) recorder_.begin_hold(op.client, op.process, world_.now(), index);
+    if (begin_hold) {
+      recorder_.begin_hold(op.client, op.process, world_.now(), index);
+      if (exposure_ != nullptr) exposure_->hold_began();
+    }
     if (end_hold) {
       recorder_.end_hold(op.client, world_.now(), index, HeldInterval::EndReason::kRelease);
     }
@@ -85,6 +90,28 @@ class SimTruth : public Truth {
     return recorder_.finish(world_.now());
   }
 
+  ResourceConnection* resource(int client) override {
+    LOCKSIM_ASSERT(client >= 0 && client < clients_);
+    return resources_.empty() ? nullptr : resources_[client];
+  }
+
+  // The run's guarded store connections, by client (none: no store), and
+  // the exposure monitor told of each hold that begins.
+  void attach(std::vector<ResourceConnection*> resources, ExposureMonitor* exposure) {
+    LOCKSIM_ASSERT(resources.empty() || resources.size() == static_cast<size_t>(clients_));
+    resources_ = std::move(resources);
+    exposure_ = exposure;
+  }
+
+  // Every client holding now, as (client, acquire :ok op index).
+  std::vector<std::pair<int, int64_t>> holders() const {
+    std::vector<std::pair<int, int64_t>> out;
+    for (int c = 0; c < clients_; ++c) {
+      if (const HeldInterval* h = recorder_.open_hold(c)) out.emplace_back(c, h->acquire_index);
+    }
+    return out;
+  }
+
   // A client that believes it holds the lock now (the lowest-numbered, if
   // several do), or -1. Lets faults target "@holder".
   int current_holder() const {
@@ -104,6 +131,8 @@ class SimTruth : public Truth {
   int64_t next_process_;
   HistoryRecorder recorder_;
   std::vector<std::optional<Op>> pending_;
+  std::vector<ResourceConnection*> resources_;  // by client; owned by SimRun
+  ExposureMonitor* exposure_ = nullptr;         // owned by SimRun
 };
 
 }  // namespace
@@ -124,8 +153,33 @@ struct SimRun {
   std::unique_ptr<sim::Network> net;
   std::unique_ptr<SimTruth> truth;
   std::unique_ptr<faults::Nemesis> nemesis;
+  std::unique_ptr<sim::StoreNode> store;  // the guarded resource, if any
+  std::vector<std::unique_ptr<ResourceConnection>> store_connections;
+  std::unique_ptr<ExposureMonitor> exposure;
   sim::World world;
 };
+
+// The guarded store (workload other than none) with a connection per client,
+// and the exposure monitor over the algorithm's lock.
+void build_resource_and_exposure(SimRun& run) {
+  const RunConfig& config = run.config;
+  std::vector<ResourceConnection*> connections;
+  if (config.workload.store.workload != sim::Workload::kNone) {
+    run.store = std::make_unique<sim::StoreNode>(run.world, *run.net, config.workload.store);
+    for (int i = 0; i < config.workload.clients; ++i) {
+      run.store_connections.push_back(run.store->connect(*run.client_nodes[i], i));
+      connections.push_back(run.store_connections.back().get());
+    }
+  }
+  const algorithms::StoreShape shape = run.algorithm->store_shape(
+      config.workload.resource, static_cast<size_t>(resolved_topology(config).masters));
+  SimTruth* truth = run.truth.get();
+  run.exposure = std::make_unique<ExposureMonitor>(
+      run.world, *run.deployment,
+      sim::LockProbe{shape.key, shape.quorum, shape.value_is_deadline_ms},
+      [truth] { return truth->holders(); });
+  run.truth->attach(std::move(connections), run.exposure.get());
+}
 
 // Builds network, servers and clients. Every component's stream is split up
 // front, in a fixed order (network, servers, clients), so adding a draw to
@@ -156,7 +210,9 @@ void install_faults(SimRun& run) {
   run.deployment->name_nodes(by_name);
   const size_t servers = by_name.size();
   for (auto& n : run.client_nodes) by_name[n->name()] = n.get();
-  LOCKSIM_ASSERT_MSG(by_name.size() == servers + run.client_nodes.size(),
+  const size_t stores = run.store ? 1 : 0;
+  if (run.store) by_name[run.store->node().name()] = &run.store->node();
+  LOCKSIM_ASSERT_MSG(by_name.size() == servers + run.client_nodes.size() + stores,
                      "node names are unique across the run");
   SimTruth* truth = run.truth.get();
   run.nemesis = std::make_unique<faults::Nemesis>(
@@ -207,6 +263,7 @@ SimOutput run_simulation(const RunConfig& config) {
   run.algorithm = algorithms::find_algorithm(config.algorithm)
                       ->make(config.algorithm_params, config.param_field_prefix());
   build(run);
+  build_resource_and_exposure(run);
   install_faults(run);
   start_clients(run);
 
@@ -214,6 +271,8 @@ SimOutput run_simulation(const RunConfig& config) {
   const uint64_t switches_before = sim::SimScheduler::for_this_thread().switches();
   run.world.run_until(TimePoint{} + config.duration);
   out.events = run.world.events_executed();
+  out.exposure = run.exposure->finish(run.world.now());
+  if (run.store) out.store_log = run.store->store().log();
   run.world.shutdown();
   LOCKSIM_ASSERT(run.world.now() <= TimePoint{} + config.duration);
   out.errors = run.world.errors();

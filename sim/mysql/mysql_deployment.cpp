@@ -1,6 +1,8 @@
 #include "sim/mysql/mysql_deployment.h"
 
 #include "env/assert.h"
+#include "sim/clock.h"
+#include "sim/mysql/lock_exposure.h"
 
 namespace locksim::sim::mysql {
 
@@ -27,6 +29,12 @@ BackendCounters MysqlDeployment::counters() const {
   c.commands = primary_->engine().statements();
   c.deadlocks = primary_->engine().deadlocks();
   return c;
+}
+
+std::optional<bool> MysqlDeployment::lock_free_for_fresh_contender(const LockProbe& probe) {
+  if (!primary_->node().running()) return false;
+  return row_free_for_fresh_contender(primary_->engine(), probe.key,
+                                      kLocalEpoch + (world_.now() - TimePoint{}));
 }
 
 }  // namespace locksim::sim::mysql

@@ -22,6 +22,9 @@ class MysqlDeployment : public Deployment {
   ClientConnections connect(Node& client) override;
   // commands: statements executed; deadlocks: InnoDB deadlocks detected.
   BackendCounters counters() const override;
+  // The primary's committed row (sim/mysql/lock_exposure.h); a crashed or
+  // frozen primary grants nothing.
+  std::optional<bool> lock_free_for_fresh_contender(const LockProbe& probe) override;
 
   MysqlNode& primary() { return *primary_; }
 

@@ -1,0 +1,46 @@
+#include "sim/store_node.h"
+
+#include "env/assert.h"
+#include "sim/rpc.h"
+
+namespace locksim::sim {
+
+// One client's connection: each access is one RPC with the store's timeout.
+class StoreConnection : public ResourceConnection {
+ public:
+  StoreConnection(StoreNode& store, Node& client, int client_index)
+      : store_(store), client_(client), client_index_(client_index) {}
+
+  ResourceReply access(const ResourceRequest& request) override {
+    // The workload fills in who asks; a mismatch would corrupt the evidence.
+    LOCKSIM_ASSERT_MSG(request.client == client_index_, "a request sent on another's connection");
+    StoreNode& s = store_;
+    const Duration timeout = s.store_.params().timeout;
+    std::optional<ResourceReply> reply = call<ResourceReply>(
+        s.world_, s.net_, client_, s.node_,
+        [&s, request] { return s.store_.execute(request, s.world_.now()); }, timeout);
+    if (reply) return *reply;
+    ResourceReply lost;
+    lost.status = ResourceReply::Status::kTimeout;
+    lost.detail = "store timeout after " + std::to_string(timeout.to_ms()) + " ms";
+    return lost;
+  }
+
+ private:
+  StoreNode& store_;
+  Node& client_;
+  int client_index_;
+};
+
+StoreNode::StoreNode(World& world, Network& net, const ResourceParams& params)
+    : world_(world), net_(net), node_(world, kName), store_(params) {
+  LOCKSIM_ASSERT(params.workload != Workload::kNone);
+  LOCKSIM_ASSERT(params.timeout > Duration::zero());
+}
+
+std::unique_ptr<ResourceConnection> StoreNode::connect(Node& client, int client_index) {
+  LOCKSIM_ASSERT(client_index >= 0);
+  return std::make_unique<StoreConnection>(*this, client, client_index);
+}
+
+}  // namespace locksim::sim
