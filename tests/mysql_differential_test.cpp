@@ -75,6 +75,24 @@ std::vector<Step> missing_key_race() {
           sql(2, "SELECT Flock_name, Fcount, Fdesc FROM t_tag_lock WHERE Flock_name = 'race'")};
 }
 
+// The deadlock victim is the lighter transaction (undo entries and locks),
+// not the one whose wait closed the cycle: s1 has written three rows before
+// the race, so s2 dies although s1 closes the cycle.
+std::vector<Step> deadlock_victim_is_the_lighter() {
+  return {sql(1, "BEGIN"),
+          sql(1, kInsert, {"heavy-1", "0", ""}),
+          sql(1, kInsert, {"heavy-2", "0", ""}),
+          sql(1, kInsert, {"heavy-3", "0", ""}),
+          sql(1, kForUpdate, {"victim"}),
+          sql(2, "BEGIN"),
+          sql(2, kForUpdate, {"victim"}),
+          sql(2, kInsert, {"victim", "1", "s2"}),
+          sql(1, kInsert, {"victim", "1", "s1"}),
+          sql(1, "COMMIT"),
+          sql(2, "COMMIT"),
+          sql(2, "SELECT Flock_name, Fdesc FROM t_tag_lock WHERE Flock_name = 'victim'")};
+}
+
 // innodb_lock_wait_timeout=1: the waiting statement gets 1205 and only it is
 // rolled back (s2's earlier INSERT survives and commits).
 std::vector<Step> lock_wait_timeout() {
@@ -164,6 +182,7 @@ struct Script {
 const std::vector<Script>& scripts() {
   static const std::vector<Script> all = {
       {"missing_key_race", 2, missing_key_race},
+      {"deadlock_victim_is_the_lighter", 2, deadlock_victim_is_the_lighter},
       {"lock_wait_timeout", 2, lock_wait_timeout},
       {"snapshot_beside_locking_read", 2, snapshot_beside_locking_read},
       {"duplicate_key", 2, duplicate_key},

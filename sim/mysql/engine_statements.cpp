@@ -177,6 +177,11 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
     row[col] = std::get<std::string>(stored);
     explicit_findex |= col == kFindex && row[col] != "0";
   }
+  // InnoDB hands out the AUTO_INCREMENT value when the row is written, before
+  // its duplicate check and lock waits (innodb_autoinc_lock_mode=1), once per
+  // statement: an INSERT that then fails (1062, 1205, 1213) burns it, as the
+  // differential test shows on MariaDB. A re-run after a wait keeps it.
+  if (!explicit_findex && s.statement_autoinc == 0) s.statement_autoinc = auto_increment_++;
   const std::string uk = unique_key_of(row[kFlockName]);
   if (auto it = unique_.find(uk); it != unique_.end()) {
     // The duplicate check reads the latest row under a shared lock; it waits
@@ -195,7 +200,8 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
                               LockKind::kInsertIntention)) {
     return Outcome{w, {}};
   }
-  int64_t fi = explicit_findex ? std::stoll(row[kFindex]) : auto_increment_;
+  const int64_t fi = explicit_findex ? std::stoll(row[kFindex]) : s.statement_autoinc;
+  LOCKSIM_ASSERT(fi > 0);
   if (explicit_findex && latest_.count(fi)) {
     return Outcome{std::nullopt,
                    SqlResult::error(sql_errno::kDupEntry,
