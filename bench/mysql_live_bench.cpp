@@ -19,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,6 +35,9 @@ namespace {
 
 constexpr int kClients = 50;
 constexpr int kAcquiresPerClient = 100;
+#ifndef LOCKSIM_MYSQL_BENCH_REPETITIONS
+#define LOCKSIM_MYSQL_BENCH_REPETITIONS 3
+#endif
 
 // The center rows v2 and v3 serialise on, inserted free.
 void create_center_rows(const live::MariadbConnection::Address& at) {
@@ -53,7 +57,16 @@ void create_center_rows(const live::MariadbConnection::Address& at) {
 struct Tally {
   std::atomic<int64_t> ok{0};
   std::atomic<int64_t> failed{0};
+  std::atomic<int64_t> attempts{0};  // transactions, retries after a deadlock included
 };
+
+// A global status counter of the server (Innodb_deadlocks, ...), or -1.
+double server_status(const live::MariadbConnection::Address& at, const std::string& name) {
+  live::MariadbConnection c(at, Duration::seconds(30));
+  const SqlResult r = c.query("SHOW GLOBAL STATUS LIKE '" + name + "'", {});
+  if (!r.ok() || r.rows.size() != 1 || !r.rows[0][1]) return -1;
+  return std::stod(*r.rows[0][1]);
+}
 
 // One client: kAcquiresPerClient acquire/release pairs of its own lock name.
 void client_loop(algorithms::LockAlgorithm& algorithm, const live::MariadbConnection::Address& at,
@@ -63,6 +76,7 @@ void client_loop(algorithms::LockAlgorithm& algorithm, const live::MariadbConnec
   std::snprintf(name, sizeof name, "article-%02d", client);
   for (int i = 0; i < kAcquiresPerClient; ++i) {
     const algorithms::AcquireResult a = algorithm.acquire(env, name);
+    tally.attempts.fetch_add(a.attempts);
     if (a.outcome != algorithms::Outcome::kOk) {
       tally.failed.fetch_add(1);
       continue;
@@ -97,18 +111,30 @@ void BM_MysqlLiveArticle(benchmark::State& state, const char* algorithm_name) {
     state.counters["acquires_per_s"] = static_cast<double>(tally.ok.load()) / seconds;
     state.counters["failed"] = static_cast<double>(tally.failed.load());
     state.counters["wall_s"] = seconds;
+    state.counters["attempts_per_acquire"] =
+        static_cast<double>(tally.attempts.load()) / static_cast<double>(tally.ok.load());
+    state.counters["deadlocks"] = server_status(at, "Innodb_deadlocks");
+    state.counters["row_lock_waits"] = server_status(at, "Innodb_row_lock_waits");
+    // LOCKSIM_MYSQL_BENCH_STATUS=1: InnoDB's account of its latest deadlock.
+    if (std::getenv("LOCKSIM_MYSQL_BENCH_STATUS") != nullptr) {
+      live::MariadbConnection c(at, Duration::seconds(30));
+      const SqlResult r = c.query("SHOW ENGINE INNODB STATUS", {});
+      if (r.ok() && !r.rows.empty() && r.rows[0].size() == 3 && r.rows[0][2]) {
+        std::fprintf(stderr, "%s\n", r.rows[0][2]->c_str());
+      }
+    }
     state.ResumeTiming();
   }
 }
 
 BENCHMARK_CAPTURE(BM_MysqlLiveArticle, center, "mysql-center")
     ->Iterations(1)
-    ->Repetitions(3)
+    ->Repetitions(LOCKSIM_MYSQL_BENCH_REPETITIONS)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_MysqlLiveArticle, segmented, "mysql-segmented")
     ->Iterations(1)
-    ->Repetitions(3)
+    ->Repetitions(LOCKSIM_MYSQL_BENCH_REPETITIONS)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 

@@ -93,6 +93,30 @@ std::vector<Step> deadlock_victim_is_the_lighter() {
           sql(2, "SELECT Flock_name, Fdesc FROM t_tag_lock WHERE Flock_name = 'victim'")};
 }
 
+// A locking read or UPDATE that finds its row through uniq_Flock_name takes a
+// next-key lock (the record and the gap before it): an INSERT of a name that
+// sorts just before it waits, and so does the inserting holder itself when
+// another session's request for the row is queued in that gap — the deadlock
+// behind v2's first acquire of each lock name ('article-..' < 'center_lock').
+std::vector<Step> next_key_lock_on_a_found_row() {
+  return {sql(1, kInsert, {"center_lock", "0", "center"}),
+          sql(1, "BEGIN"),
+          sql(1, kForUpdate, {"center_lock"}),
+          sql(2, kInsert, {"article-01", "0", ""}),
+          sql(1, "COMMIT"),
+          sql(1, "BEGIN"),
+          sql(1, kBump, {"center_lock"}),
+          sql(2, kInsert, {"article-02", "0", ""}),
+          sql(1, "COMMIT"),
+          sql(1, "BEGIN"),
+          sql(1, kForUpdate, {"center_lock"}),
+          sql(2, "BEGIN"),
+          sql(2, kForUpdate, {"center_lock"}),
+          sql(1, kInsert, {"article-03", "0", "s1"}),
+          sql(1, "COMMIT"),
+          sql(2, "ROLLBACK")};
+}
+
 // innodb_lock_wait_timeout=1: the waiting statement gets 1205 and only it is
 // rolled back (s2's earlier INSERT survives and commits).
 std::vector<Step> lock_wait_timeout() {
@@ -183,6 +207,7 @@ const std::vector<Script>& scripts() {
   static const std::vector<Script> all = {
       {"missing_key_race", 2, missing_key_race},
       {"deadlock_victim_is_the_lighter", 2, deadlock_victim_is_the_lighter},
+      {"next_key_lock_on_a_found_row", 2, next_key_lock_on_a_found_row},
       {"lock_wait_timeout", 2, lock_wait_timeout},
       {"snapshot_beside_locking_read", 2, snapshot_beside_locking_read},
       {"duplicate_key", 2, duplicate_key},

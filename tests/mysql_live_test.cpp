@@ -33,15 +33,15 @@
 namespace locksim::live {
 namespace {
 
-#define SKIP_WITHOUT_MARIADB()                                                   \
-  do {                                                                           \
-    if (const std::string why = MariadbProcess::missing(); !why.empty()) {       \
-      const char* ci = std::getenv("CI");                                        \
-      if (ci != nullptr && std::string(ci) == "true") {                          \
-        FAIL() << "mariadb-server is required in CI: " << why;                   \
-      }                                                                          \
-      GTEST_SKIP() << "mariadb-server not installed: " << why;                   \
-    }                                                                            \
+#define SKIP_WITHOUT_MARIADB()                                             \
+  do {                                                                     \
+    if (const std::string why = MariadbProcess::missing(); !why.empty()) { \
+      const char* ci = std::getenv("CI");                                  \
+      if (ci != nullptr && std::string(ci) == "true") {                    \
+        FAIL() << "mariadb-server is required in CI: " << why;             \
+      }                                                                    \
+      GTEST_SKIP() << "mariadb-server not installed: " << why;             \
+    }                                                                      \
   } while (0)
 
 // The mariadbd processes whose parent is `parent`, with their command lines.
