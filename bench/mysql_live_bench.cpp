@@ -93,7 +93,12 @@ void BM_MysqlLiveArticle(benchmark::State& state, const char* algorithm_name) {
   }
   for (auto _ : state) {
     state.PauseTiming();
-    const auto server = live::MariadbProcess::start({});
+    // LOCKSIM_MYSQL_BENCH_FLUSH=0|2: innodb_flush_log_at_trx_commit (default 1).
+    live::MariadbProcess::Options options;
+    if (const char* f = std::getenv("LOCKSIM_MYSQL_BENCH_FLUSH")) {
+      options.flush_log_at_trx_commit = std::atoi(f);
+    }
+    const auto server = live::MariadbProcess::start(options);
     const live::MariadbConnection::Address at{.port = server->port()};
     create_center_rows(at);
     auto algorithm = algorithms::find_algorithm(algorithm_name)->make({}, "--");
