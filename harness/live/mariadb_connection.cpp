@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <utility>
 
 #include "env/assert.h"
@@ -59,6 +60,10 @@ unsigned long MariadbConnection::thread_id() const {
 
 std::string MariadbConnection::ensure_connected() {
   if (mysql_ != nullptr) return "";
+  // mysql_init initialises the library on first use, which is not
+  // thread-safe; the clients of a live run connect from their own threads.
+  static std::once_flag library_once;
+  std::call_once(library_once, [] { mysql_library_init(0, nullptr, nullptr); });
   MYSQL* m = mysql_init(nullptr);
   if (m == nullptr) return "mysql_init failed (out of memory)";
   mysql_optionsv(m, MYSQL_OPT_CONNECT_TIMEOUT, &timeout_s_);
