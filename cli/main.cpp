@@ -25,6 +25,7 @@
 #include "harness/backends.h"
 #include "harness/history_io.h"
 #include "harness/live/live_check.h"
+#include "harness/live/owned_processes.h"
 #include "harness/run_sim.h"
 #include "harness/scenario.h"
 #include "harness/settings.h"
@@ -139,6 +140,8 @@ int exit_code(const locksim::harness::RunResult& result) {
 
 // The same algorithm code against real servers (Redis or ZooKeeper) on loopback.
 int cmd_live(const CLI::App& live, const RunOptions& o) {
+  // Before any thread exists: Ctrl-C stops the servers this run starts.
+  locksim::live::stop_owned_on_interrupt();
   const locksim::harness::RunConfig config =
       locksim::cli::config_from_options(live, Mode::kLive, o);
   make_out_dir(o.out);

@@ -17,11 +17,11 @@ std::vector<Setting> mysql_rows() {
       [](auto& c) -> auto& { return c.mysql.service_time; }));
   rows.push_back(duration_row(
       "--lock-wait-timeout", "mysql.lock_wait_timeout",
-      "innodb_lock_wait_timeout: a row-lock wait ends in error 1205 after this", false,
+      "innodb_lock_wait_timeout: a row-lock wait ends in error 1205 after this", true,
       DurationRule::kPositive, [](auto& c) -> auto& { return c.mysql.lock_wait_timeout; }));
   rows.push_back(duration_row(
       "--mysql-timeout", "mysql.timeout",
-      "client read timeout of one SQL statement (then error 2013, connection dropped)", false,
+      "client read timeout of one SQL statement (then error 2013, connection dropped)", true,
       DurationRule::kPositive, [](auto& c) -> auto& { return c.mysql.client_timeout; }));
   return rows;
 }

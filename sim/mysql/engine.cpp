@@ -43,6 +43,7 @@ StepResult Engine::execute(SessionId id, const std::string& sql,
                            const std::vector<SqlValue>& params) {
   Session& s = session_ref(id);
   LOCKSIM_ASSERT_MSG(!s.pending, "a blocked session sent another statement");
+  s.statement_autoinc = 0;  // a new statement allocates its own
   ++statements_;
   auto parsed = parse_sql(sql);
   if (auto* err = std::get_if<SqlResult>(&parsed)) return StepResult{false, *err};

@@ -127,7 +127,8 @@ class Engine {
     std::optional<SqlStatement> pending;
     std::vector<SqlValue> pending_params;
     uint64_t wait_id = 0;
-    uint64_t wait_seq = 0;  // order of waits, for re-running oldest first
+    uint64_t wait_seq = 0;          // order of waits, for re-running oldest first
+    int64_t statement_autoinc = 0;  // the AUTO_INCREMENT value this statement took; 0: none
   };
 
   // Outcome of a statement body: done with a result, or must wait for `trx`.
