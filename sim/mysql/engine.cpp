@@ -61,14 +61,15 @@ StepResult Engine::run_statement(SessionId id, const SqlStatement& st,
                                  const std::vector<SqlValue>& params) {
   Session& s = session_ref(id);
   switch (st.kind) {
-    case SqlStatement::Kind::kBegin:
-      commit(s);  // BEGIN inside a transaction commits it first, as MySQL does
+    case SqlStatement::Kind::kBegin: {
+      // BEGIN inside a transaction commits it first, as MySQL does.
+      const uint64_t seq = commit(s);
       ensure_trx(s);
       s.explicit_trx = true;
-      return StepResult{false, SqlResult{}};
+      return StepResult{false, SqlResult{}, seq};
+    }
     case SqlStatement::Kind::kCommit:
-      commit(s);
-      return StepResult{false, SqlResult{}};
+      return StepResult{false, SqlResult{}, commit(s)};
     case SqlStatement::Kind::kRollback:
       rollback(s);
       return StepResult{false, SqlResult{}};
@@ -76,9 +77,22 @@ StepResult Engine::run_statement(SessionId id, const SqlStatement& st,
       break;
   }
   ensure_trx(s);
+  if (read_only_ && st.kind != SqlStatement::Kind::kSelect) {
+    SqlResult err = SqlResult::error(
+        kReadOnlyErrno,
+        "The MariaDB server is running with the --read-only option so it cannot execute this "
+        "statement");
+    uint64_t none = 0;
+    return StepResult{false,
+                      finish(s, Outcome{std::nullopt, std::move(err)}, s.undo.size(), &none)};
+  }
   const size_t mark = s.undo.size();
   Outcome o = run_body(s, st, params);
-  if (!o.wait_for) return StepResult{false, finish(s, std::move(o), mark)};
+  if (!o.wait_for) {
+    uint64_t seq = 0;
+    SqlResult r = finish(s, std::move(o), mark, &seq);
+    return StepResult{false, std::move(r), seq};
+  }
   s.pending = st;
   s.pending_params = params;
   s.wait_id = s.wait_seq = next_wait_++;
@@ -89,9 +103,9 @@ StepResult Engine::run_statement(SessionId id, const SqlStatement& st,
     auto it = std::find_if(finished_.begin(), finished_.end(),
                            [id](const FinishedStatement& f) { return f.session == id; });
     LOCKSIM_ASSERT_MSG(it != finished_.end(), "a statement that stopped waiting has finished");
-    SqlResult r = std::move(it->result);
+    StepResult r{false, std::move(it->result), it->commit_seq};
     finished_.erase(it);
-    return StepResult{false, std::move(r)};
+    return r;
   }
   return StepResult{true, SqlResult{}};
 }
@@ -113,13 +127,14 @@ Engine::Outcome Engine::run_body(Session& s, const SqlStatement& st,
   }
 }
 
-SqlResult Engine::finish(Session& s, Outcome outcome, size_t undo_mark) {
+SqlResult Engine::finish(Session& s, Outcome outcome, size_t undo_mark, uint64_t* committed) {
   LOCKSIM_ASSERT(!outcome.wait_for);
+  *committed = 0;
   if (!outcome.result.ok()) rollback_statement(s, undo_mark);
   if (!s.explicit_trx) {
     // Autocommit: the statement was its own transaction.
     if (outcome.result.ok()) {
-      commit(s);
+      *committed = commit(s);
     } else {
       rollback(s);
     }
@@ -186,8 +201,9 @@ void Engine::rerun_waiters() {
         continue;
       }
       s.pending.reset();
-      SqlResult r = finish(s, std::move(o), mark);
-      finished_.push_back(FinishedStatement{id, std::move(r)});
+      uint64_t committed = 0;
+      SqlResult r = finish(s, std::move(o), mark, &committed);
+      finished_.push_back(FinishedStatement{id, std::move(r), committed});
     }
   } while (rerun_again_);
   rerunning_ = false;
@@ -230,9 +246,9 @@ void Engine::ensure_trx(Session& s) {
   s.read_view.reset();
 }
 
-void Engine::commit(Session& s) {
-  if (s.trx == 0) return;
-  if (!s.written.empty()) ++commit_seq_;
+uint64_t Engine::commit(Session& s) {
+  if (s.trx == 0) return 0;
+  const uint64_t seq = s.written.empty() ? 0 : ++commit_seq_;
   for (int64_t fi : s.written) {
     auto it = latest_.find(fi);
     if (it == latest_.end() || it->second.writer != s.trx)
@@ -248,6 +264,8 @@ void Engine::commit(Session& s) {
   locks_.release_all(trx);
   rebuild_unique();
   rerun_waiters();
+  LOCKSIM_ASSERT(seq == 0 || seq <= commit_seq_);
+  return seq;
 }
 
 void Engine::rollback(Session& s) {
