@@ -44,7 +44,13 @@ StepResult Engine::execute(SessionId id, const std::string& sql,
   Session& s = session_ref(id);
   LOCKSIM_ASSERT_MSG(!s.pending, "a blocked session sent another statement");
   ++statements_;
-  auto parsed = parse_sql(sql);
+  // Clients send the same few statement texts over and over: parse each once.
+  auto cached = parsed_.find(sql);
+  if (cached == parsed_.end()) {
+    if (parsed_.size() >= kParsedMax) parsed_.clear();
+    cached = parsed_.emplace(sql, parse_sql(sql)).first;
+  }
+  const auto& parsed = cached->second;
   if (auto* err = std::get_if<SqlResult>(&parsed)) return StepResult{false, *err};
   const SqlStatement& st = std::get<SqlStatement>(parsed);
   if (st.param_count != params.size()) {
@@ -260,9 +266,9 @@ uint64_t Engine::commit(Session& s) {
     if (l.deleted) latest_.erase(it);
   }
   const TrxId trx = s.trx;
+  for (int64_t fi : s.written) refresh_key(fi);
   s = Session{};
   locks_.release_all(trx);
-  rebuild_unique();
   rerun_waiters();
   LOCKSIM_ASSERT(seq == 0 || seq <= commit_seq_);
   return seq;
@@ -287,17 +293,42 @@ void Engine::rollback_statement(Session& s, size_t undo_mark) {
     } else {
       latest_.erase(u.findex);
     }
+    refresh_key(u.findex);
   }
-  rebuild_unique();
 }
 
 void Engine::rebuild_unique() {
   unique_.clear();
   for (const auto& [fi, l] : latest_) {
-    const std::string key = unique_key_of(l.row[kFlockName]);
+    remember_key(fi, l.row[kFlockName]);
+    const std::string& key = key_of_.at(fi);
     auto it = unique_.find(key);
     // A live row wins over a delete-marked one with the same name.
     if (it == unique_.end() || latest_.at(it->second).deleted) unique_[key] = fi;
+  }
+}
+
+void Engine::remember_key(int64_t findex, const std::string& lock_name) {
+  auto [it, fresh] = key_of_.emplace(findex, unique_key_of(lock_name));
+  LOCKSIM_ASSERT_MSG(fresh || it->second == unique_key_of(lock_name), "a row changed its name");
+  if (!fresh) return;
+  std::vector<int64_t>& same = keyed_[it->second];
+  same.insert(std::upper_bound(same.begin(), same.end(), findex), findex);
+}
+
+void Engine::refresh_key(int64_t findex) {
+  const auto k = key_of_.find(findex);
+  LOCKSIM_ASSERT_MSG(k != key_of_.end(), "a row changed before its key was remembered");
+  std::optional<int64_t> chosen;
+  for (int64_t fi : keyed_.at(k->second)) {  // ascending, as rebuild_unique walks latest_
+    auto l = latest_.find(fi);
+    if (l == latest_.end()) continue;
+    if (!chosen || latest_.at(*chosen).deleted) chosen = fi;
+  }
+  if (chosen) {
+    unique_[k->second] = *chosen;
+  } else {
+    unique_.erase(k->second);
   }
 }
 

@@ -36,6 +36,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "env/sql_connection.h"
@@ -180,7 +181,11 @@ class Engine {
   // Returns the session's own 1213 when it was chosen as the victim.
   std::optional<SqlResult> block(SessionId id, TrxId for_trx);
   void rerun_waiters();
+  // The unique index over latest_: rebuilt whole (rebuild_unique) or for the
+  // one key a change touched (refresh_key). A key names the first live row
+  // with it in Findex order, else the last delete-marked one.
   void rebuild_unique();
+  void refresh_key(int64_t findex);
 
   // Transactions.
   void ensure_trx(Session& s);
@@ -214,6 +219,12 @@ class Engine {
   std::map<int64_t, Latest> latest_;                 // by Findex
   std::map<int64_t, std::vector<Version>> history_;  // committed versions, oldest first
   std::map<std::string, int64_t> unique_;            // unique_key_of(name) -> Findex, over latest_
+  // Every Findex ever written and its unique key, both ways. A row's name
+  // never changes (renames are refused), so these only grow; they make the
+  // unique index and snapshot lookups by name O(log n) instead of a scan.
+  std::map<int64_t, std::string> key_of_;
+  std::map<std::string, std::vector<int64_t>> keyed_;  // ascending Findex
+  void remember_key(int64_t findex, const std::string& lock_name);
   std::vector<FinishedStatement> finished_;
   SessionId next_session_ = 1;
   TrxId next_trx_ = 1;
@@ -225,6 +236,10 @@ class Engine {
   bool rerun_again_ = false;
   uint64_t statements_ = 0;
   bool read_only_ = false;
+  // Parsed statements by text; parse_sql is a pure function of the text. A
+  // client sending ever new texts (literals inlined) only refills it.
+  std::map<std::string, std::variant<SqlStatement, SqlResult>> parsed_;
+  static constexpr size_t kParsedMax = 256;
 };
 
 }  // namespace locksim::sim::mysql

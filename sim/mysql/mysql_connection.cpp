@@ -37,9 +37,9 @@ SqlResult MysqlConnection::query(const std::string& sql, const std::vector<SqlVa
   MysqlNode& server = *target;
   net_.send(
       client_, server.node(),
-      [&world, &net, &client, &server, state, session, incarnation, sql, params] {
+      [&world, &net, &client, &server, state, session, incarnation, sql, params]() mutable {
         server.submit(
-            session, incarnation, sql, params,
+            session, incarnation, std::move(sql), std::move(params),
             [&world, &net, &client, &server, state](SessionId s, uint64_t inc, SqlResult r) {
               net.send(server.node(), client,
                        [&world, &net, &client, &server, state, s, inc, r = std::move(r)]() mutable {

@@ -25,6 +25,13 @@ void MysqlDeployment::name_nodes(std::map<std::string, Node*>& nodes) {
   if (monitor_) nodes[monitor_->name()] = monitor_.get();
 }
 
+MysqlNode* MysqlDeployment::server(const std::string& name) {
+  for (auto& s : servers_) {
+    if (s->name() == name) return s.get();
+  }
+  return nullptr;
+}
+
 ClientConnections MysqlDeployment::connect(Node& client) {
   ClientConnections out;
   out.sql =

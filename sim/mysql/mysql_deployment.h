@@ -33,6 +33,8 @@ class MysqlDeployment : public Deployment {
   std::vector<BackendNote> notes() const override;
 
   MysqlNode& primary() { return *servers_.front(); }
+  // The server named `name` ("mysql-1", "mysql-1-r1", ...), or nullptr.
+  MysqlNode* server(const std::string& name);
   MysqlGroup& group() { return *group_; }
 
  private:

@@ -37,14 +37,16 @@ void MysqlNode::submit(SessionId session, uint64_t incarnation, std::string sql,
     return;
   }
   const uint64_t inc = incarnation_;
-  world_.after(params_.service_time, [this, session, inc, sql = std::move(sql),
-                                      params = std::move(params), reply = std::move(reply)] {
-    // The statement's thread runs on the node: a pause holds it, a crash ends it.
-    node_.deliver([this, session, inc, sql, params, reply] {
-      if (inc != incarnation_) return;
-      run(session, sql, params, reply);
-    });
-  });
+  world_.after(params_.service_time,
+               [this, session, inc, sql = std::move(sql), params = std::move(params),
+                reply = std::move(reply)]() mutable {
+                 // The statement's thread runs on the node: a pause holds it, a crash ends it.
+                 node_.deliver([this, session, inc, sql = std::move(sql),
+                                params = std::move(params), reply = std::move(reply)] {
+                   if (inc != incarnation_) return;
+                   run(session, sql, params, reply);
+                 });
+               });
 }
 
 void MysqlNode::run(SessionId session, const std::string& sql, const std::vector<SqlValue>& params,
