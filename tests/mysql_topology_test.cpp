@@ -194,6 +194,46 @@ TEST(MysqlImage, ApplyingAnImageIsOneTransactionThatOpenSnapshotsDoNotSee) {
   EXPECT_TRUE(e.committed_image() == image);
 }
 
+// The shipped MySQL scenarios fail for the reason their stories give.
+TEST(MysqlScenarios, FailoverLosesTheCommitAndSemiSyncKeepsIt) {
+  const auto run = [](const char* name) {
+    return harness::simulate_and_check(harness::load_scenario(name).config);
+  };
+  for (const char* name : {"mysql-center-failover", "mysql-segmented-failover"}) {
+    SCOPED_TRACE(name);
+    const harness::SimRunReport r = run(name);
+    EXPECT_EQ(r.output.failovers, 1);
+    ASSERT_EQ(r.result.mutex.kind, harness::Verdict::Kind::kInvalid);
+    // The intruder got in on the promoted replica: after down_after (2 s).
+    EXPECT_GE(r.result.mutex.overlaps.front().b.start, TimePoint{} + Duration::seconds(2));
+  }
+  const harness::SimRunReport safe = run("mysql-center-failover-semisync");
+  EXPECT_EQ(safe.output.failovers, 1);
+  EXPECT_EQ(safe.result.mutex.kind, harness::Verdict::Kind::kValid);
+  EXPECT_GE(safe.result.acquisitions, 3);
+}
+
+TEST(MysqlScenarios, CrashRestartKeepsTheRowOnlyWithFlushAtCommit) {
+  const auto run = [](const char* name) {
+    return harness::simulate_and_check(harness::load_scenario(name).config);
+  };
+  const harness::SimRunReport kept = run("mysql-center-crash-durable");
+  const harness::SimRunReport lost = run("mysql-center-crash-flush-0");
+  EXPECT_EQ(kept.result.mutex.kind, harness::Verdict::Kind::kValid);
+  EXPECT_GE(kept.result.acquisitions, 3);
+  ASSERT_EQ(lost.result.mutex.kind, harness::Verdict::Kind::kInvalid);
+  // The intruder took the lock after the restart at 1.5 s.
+  EXPECT_GE(lost.result.mutex.overlaps.front().b.start, TimePoint{} + Duration::millis(1500));
+}
+
+TEST(MysqlScenarios, V1DeadlocksGoOnForTheWholeRun) {
+  const harness::SimRunReport r =
+      harness::simulate_and_check(harness::load_scenario("mysql-v1-deadlock").config);
+  EXPECT_EQ(r.result.mutex.kind, harness::Verdict::Kind::kValid);
+  EXPECT_GE(r.result.deadlocks, 20);
+  EXPECT_GE(r.result.acquisitions, 20);
+}
+
 // Bad topology settings exit 2 naming the field (flag or JSON path).
 TEST(MysqlSettings, BadTopologyNamesTheField) {
   const auto error_of = [](const std::string& json) -> std::string {
