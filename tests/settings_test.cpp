@@ -74,6 +74,14 @@ const std::map<std::string, Example>& examples() {
       {"--mysql-service-time", {"1ms", "-1ms", "", Json::object()}},
       {"--lock-wait-timeout", {"3s", "0s", "", Json::object()}},
       {"--mysql-timeout", {"20s", "0s", "", Json::object()}},
+      {"--flush-log-at-trx-commit", {"2", "3", "", Json::object()}},
+      {"--mysql-replicas", {"2", "9", "", Json::object()}},
+      {"--mysql-replication-lag", {"50ms", "-1ms", "", Json::object()}},
+      {"--semi-sync", {"true", "", "--mysql-replicas 1", Json{{"mysql", {{"replicas", 1}}}}}},
+      {"--semi-sync-timeout", {"3s", "0s", "", Json::object()}},
+      {"--mysql-failover", {"true", "", "--mysql-replicas 1", Json{{"mysql", {{"replicas", 1}}}}}},
+      {"--mysql-down-after", {"700ms", "0s", "", Json::object()}},
+      {"--mysql-discovery-delay", {"300ms", "-1s", "", Json::object()}},
       {"--fault", {"pause c1 at 2s for 1s", "pause c1 sometime", "", Json::object()}},
   };
   return table;
