@@ -29,9 +29,14 @@ struct SimOutput {
   std::vector<std::string> errors;  // exceptions caught inside fibers
   // What the backend reports after the run (sim::Deployment::notes()).
   std::vector<std::pair<std::string, std::string>> backend_notes;
+  // The faults the config's profile drew for this seed and deployment
+  // (applied besides config.faults); empty without a profile.
+  faults::FaultSchedule profile_faults;
 };
 
-// Throws ConfigError for an invalid config (before anything runs).
+// Throws ConfigError for an invalid config (before anything runs). A
+// config with a profile runs as with_profile_deployment(config)
+// (harness/profile_run.h).
 SimOutput run_simulation(const RunConfig& config);
 
 }  // namespace locksim::harness

@@ -202,6 +202,14 @@ Json result_to_json(const RunResult& result) {
     faults.push_back(std::move(fj));
   }
   j["faults"] = std::move(faults);
+  // The schedule a profile drew (data: `locksim run --fault ...` with these
+  // replays the same faults without the profile); only runs with a profile.
+  if (!result.profile.empty()) {
+    Json profile;
+    profile["name"] = result.profile;
+    profile["schedule"] = Json(result.profile_faults);
+    j["profile"] = std::move(profile);
+  }
 
   Json counts;
   counts["ops"] = result.client_ops;

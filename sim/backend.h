@@ -66,6 +66,16 @@ class Deployment {
   // What a report should say about this backend after the run (settings it
   // negotiated, events such as expired sessions), in a fixed order.
   virtual std::vector<BackendNote> notes() const { return {}; }
+
+  // What fault profiles (faults/profile.h) may aim at, which know no backend
+  // by name: the named nodes that are primaries (masters, leaders: their loss
+  // forces a failover) and the ones that are observers, not servers (a
+  // failover monitor). Default: every named node is a plain server.
+  struct Roles {
+    std::vector<std::string> primaries;
+    std::vector<std::string> observers;
+  };
+  virtual Roles roles() const { return {}; }
 };
 
 }  // namespace locksim::sim

@@ -68,6 +68,7 @@ const std::map<std::string, Example>& examples() {
       {"--mysql-service-time", {"1ms", "-1ms", "", Json::object()}},
       {"--lock-wait-timeout", {"3s", "0s", "", Json::object()}},
       {"--mysql-timeout", {"20s", "0s", "", Json::object()}},
+      {"--profile", {"pause+partition", "pause+paws", "", Json::object()}},
       {"--fault", {"pause c1 at 2s for 1s", "pause c1 sometime", "", Json::object()}},
   };
   return table;

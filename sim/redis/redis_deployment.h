@@ -28,6 +28,8 @@ class RedisDeployment : public Deployment {
   void name_nodes(std::map<std::string, Node*>& nodes) override;
   ClientConnections connect(Node& client) override;
   BackendCounters counters() const override;
+  // Primaries: each group's first master; the observer: the sentinel.
+  Roles roles() const override;
 
  private:
   World& world_;
