@@ -20,6 +20,10 @@ using locksim::testing::slurp;
 const char* kSmall =
     "--algorithms set-nx-lua,naive-setnx --profiles none,pause,crash-restart "
     "--seeds 1..6 --duration 10s --quiet";
+// Enough runs (240) that a kill lands halfway, not after the end.
+const char* kLonger =
+    "--algorithms set-nx-lua,naive-setnx --profiles none,pause,crash-restart "
+    "--seeds 1..40 --duration 20s --quiet";
 const char* kReportFiles[] = {"matrix.json", "matrix.md", "matrix.html", "junit.xml"};
 
 fs::path scratch(const std::string& name) {
@@ -84,20 +88,20 @@ TEST(SweepCli, ShardsMergedWithGnuParallelEqualUnsharded) {
 // gives the report an uninterrupted sweep gives.
 TEST(SweepCli, KilledThenResumedEqualsUninterrupted) {
   const fs::path whole = scratch("uninterrupted"), killed = scratch("killed");
-  ASSERT_EQ(locksim(std::string("sweep ") + kSmall + " --jobs 2 --out " + whole.string()).exit_code, 0);
+  ASSERT_EQ(locksim(std::string("sweep ") + kLonger + " --jobs 2 --out " + whole.string()).exit_code, 0);
   const std::string runs = (killed / "runs.jsonl").string();
-  const std::string cmd = std::string(LOCKSIM_BINARY) + " sweep " + kSmall + " --jobs 1 --out " +
+  const std::string cmd = std::string(LOCKSIM_BINARY) + " sweep " + kLonger + " --jobs 1 --out " +
                           killed.string() + " & pid=$!; while [ \"$(cat " + runs +
-                          " 2>/dev/null | wc -l)\" -lt 12 ]; do sleep 0.02; done; kill -9 $pid; "
+                          " 2>/dev/null | wc -l)\" -lt 40 ]; do sleep 0.02; done; kill -9 $pid; "
                           "wait $pid; exit 0";
   ASSERT_EQ(shell(cmd), 0);
   const size_t before = lines_of(killed / "runs.jsonl");
-  EXPECT_GE(before, 12u);
-  EXPECT_LT(before, 36u) << "the kill came too late to test anything";
+  EXPECT_GE(before, 40u);
+  EXPECT_LT(before, 240u) << "the kill came too late to test anything";
   const Outcome r =
-      locksim(std::string("sweep ") + kSmall + " --jobs 2 --resume --out " + killed.string());
+      locksim(std::string("sweep ") + kLonger + " --jobs 2 --resume --out " + killed.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(lines_of(killed / "runs.jsonl"), 36u) << "only the missing runs were done";
+  EXPECT_EQ(lines_of(killed / "runs.jsonl"), 240u) << "only the missing runs were done";
   expect_same_reports(whole, killed);
   fs::remove_all(whole);
   fs::remove_all(killed);
@@ -106,16 +110,16 @@ TEST(SweepCli, KilledThenResumedEqualsUninterrupted) {
 TEST(SweepCli, SigintWritesTheReportOfWhatIsDone) {
   const fs::path dir = scratch("sigint");
   const std::string runs = (dir / "runs.jsonl").string();
-  const std::string cmd = std::string(LOCKSIM_BINARY) + " sweep " + kSmall + " --jobs 1 --out " +
+  const std::string cmd = std::string(LOCKSIM_BINARY) + " sweep " + kLonger + " --jobs 1 --out " +
                           dir.string() + " & pid=$!; while [ \"$(cat " + runs +
-                          " 2>/dev/null | wc -l)\" -lt 6 ]; do sleep 0.02; done; kill -INT $pid; "
+                          " 2>/dev/null | wc -l)\" -lt 30 ]; do sleep 0.02; done; kill -INT $pid; "
                           "wait $pid; exit $?";
   EXPECT_EQ(shell(cmd), 130);
   const std::string md = slurp(dir / "matrix.md");
   ASSERT_FALSE(md.empty()) << "the report of the finished runs is written";
-  EXPECT_EQ(md.find("Runs done: 36 of 36"), std::string::npos) << md;
-  EXPECT_EQ(locksim(std::string("sweep ") + kSmall + " --resume --out " + dir.string()).exit_code, 0);
-  EXPECT_NE(slurp(dir / "matrix.md").find("Runs done: 36 of 36"), std::string::npos);
+  EXPECT_EQ(md.find("Runs done: 240 of 240"), std::string::npos) << md;
+  EXPECT_EQ(locksim(std::string("sweep ") + kLonger + " --resume --out " + dir.string()).exit_code, 0);
+  EXPECT_NE(slurp(dir / "matrix.md").find("Runs done: 240 of 240"), std::string::npos);
   fs::remove_all(dir);
 }
 
