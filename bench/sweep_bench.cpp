@@ -20,8 +20,8 @@ void BM_SweepRun(benchmark::State& state, std::string algorithm, std::string pro
     auto report = locksim::harness::simulate_and_check(c);
     benchmark::DoNotOptimize(report.result.acquisitions);
   }
-  state.counters["runs/s"] = benchmark::Counter(static_cast<double>(state.iterations()),
-                                                benchmark::Counter::kIsRate);
+  state.counters["runs/s"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 
 int register_all() {

@@ -32,7 +32,9 @@ constexpr int kExitInterrupted = 130;
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
 
-void on_sigint(int) { g_stop.store(true); }
+void on_sigint(int) {
+  g_stop.store(true);
+}
 
 int64_t wall_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -92,6 +94,9 @@ harness::SweepPlan plan_from_flags(const SweepFlags& f) {
   std::tie(plan.seed_first, plan.seed_last) = harness::parse_seed_range(f.seeds, "--seeds");
   std::tie(plan.shard_index, plan.shard_count) = harness::parse_shard(f.shard, "--shard");
   harness::find_setting_by_flag("--duration")->parse(plan.base, f.duration, "--duration");
+  // A lock unheld for half the run at its end is stuck (the run default, 30 s,
+  // would never fire in a 20 s run); never more than the run default.
+  plan.base.stuck_after = std::min(plan.base.stuck_after, plan.base.duration / 2);
   return plan;
 }
 
@@ -135,14 +140,16 @@ int run_sweep_command(const SweepFlags& f) {
   harness::Expectations expectations;
   if (!f.expect.empty()) expectations = harness::load_expectations(f.expect);
   harness::SweepOptions o;
-  o.jobs = f.jobs != 0 ? f.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  o.jobs =
+      f.jobs != 0 ? f.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   o.resume = f.resume;
   o.stop = &g_stop;
   o.wall_now_ns = wall_ns;
   Progress progress;
   progress.quiet = f.quiet;
   // Runs/s counts this process's runs only, not the ones a resume keeps.
-  if (f.resume) progress.resumed = harness::read_runs((fs::path(f.out) / "runs.jsonl").string()).size();
+  if (f.resume)
+    progress.resumed = harness::read_runs((fs::path(f.out) / "runs.jsonl").string()).size();
   o.on_progress = [&progress](uint64_t done, uint64_t total, uint64_t findings) {
     progress.update(done, total, findings, false);
   };

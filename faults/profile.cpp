@@ -229,9 +229,9 @@ const std::map<std::string, Generator>& generators() {
 }  // namespace
 
 const std::vector<std::string>& profile_names() {
-  static const std::vector<std::string> names = {
-      "none",          "client-clock", "server-clock", "pause", "failover",
-      "crash-restart", "partition",    "client-crash"};
+  static const std::vector<std::string> names = {"none",      "client-clock", "server-clock",
+                                                 "pause",     "failover",     "crash-restart",
+                                                 "partition", "client-crash"};
   return names;
 }
 

@@ -58,9 +58,11 @@ CellExpectation parse_cell(const Json& cell, const std::string& field) {
     }
     e.seeds_within = v.get<int64_t>();
   } else if (e.verdict == Expected::kViolation) {
-    throw ConfigError(field + ".seeds_within: missing (a violation cell says within how many seeds)");
+    throw ConfigError(field +
+                      ".seeds_within: missing (a violation cell says within how many seeds)");
   }
   if (cell.contains("note")) e.note = string_field(cell, "note", field);
+  LOCKSIM_ASSERT((e.verdict == Expected::kViolation) == (e.seeds_within >= 1));
   return e;
 }
 
@@ -128,25 +130,26 @@ GateOutcome judge_cell(const CellExpectation* e, const CellFacts& f) {
   GateOutcome g;
   LOCKSIM_ASSERT(f.safety <= f.runs && f.unknown <= f.runs);
   if (e == nullptr || e->verdict == Expected::kAny) return g;
+  LOCKSIM_ASSERT_MSG(e->verdict != Expected::kViolation || e->seeds_within >= 1,
+                     "parse_cell gives every violation cell its bound");
   g.gated = true;
   if (f.unknown > 0) {
     g.holds = false;
     g.failure = "unknown verdicts";
-    g.message = std::to_string(f.unknown) + " run(s) ended with a client error; first: " +
-                f.first_unknown_replay;
+    g.message = std::to_string(f.unknown) +
+                " run(s) ended with a client error; first: " + f.first_unknown_replay;
   } else if (e->verdict == Expected::kViolation) {
     const bool found =
         f.first_violation_position > 0 && f.first_violation_position <= e->seeds_within;
     if (!found) {
       g.holds = false;
       g.failure = "lost detection";
-      g.message = "expected a violation within " + std::to_string(e->seeds_within) +
-                  " seeds, " +
-                  (f.first_violation_position == 0
-                       ? "found none in " + std::to_string(f.seeds_run)
-                       : "first found at seed position " +
-                             std::to_string(f.first_violation_position) + ": " +
-                             f.first_violation_replay);
+      g.message =
+          "expected a violation within " + std::to_string(e->seeds_within) + " seeds, " +
+          (f.first_violation_position == 0
+               ? "found none in " + std::to_string(f.seeds_run)
+               : "first found at seed position " + std::to_string(f.first_violation_position) +
+                     ": " + f.first_violation_replay);
     }
   } else if (f.safety > 0) {
     g.holds = false;

@@ -65,8 +65,8 @@ struct GateOutcome {
 // The facts of a cell the gate reads (reports/matrix.h fills them).
 struct CellFacts {
   int64_t runs = 0;
-  int64_t safety = 0;   // runs with a mutual-exclusion violation
-  int64_t unknown = 0;  // runs with a client error
+  int64_t safety = 0;                    // runs with a mutual-exclusion violation
+  int64_t unknown = 0;                   // runs with a client error
   int64_t first_violation_position = 0;  // 1-based seed position of the first violation; 0 none
   int64_t seeds_run = 0;                 // seeds of this cell the sweep ran
   std::string first_violation_replay;

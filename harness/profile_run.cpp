@@ -35,6 +35,7 @@ RunConfig with_profile_deployment(const RunConfig& config) {
     const BackendSpec& backend = backend_of(config);
     if (backend.add_failover) backend.add_failover(out);
   }
+  LOCKSIM_ASSERT(out.seed == config.seed && out.algorithm == config.algorithm);
   return out;
 }
 
@@ -60,8 +61,8 @@ faults::DeploymentView deployment_view(const RunConfig& config,
   faults::DeploymentView view;
   for (int i = 0; i < config.workload.clients; ++i) view.clients.push_back(client_label(i));
   for (const auto& [name, node] : servers) {
-    const bool observer = std::find(roles.observers.begin(), roles.observers.end(), name) !=
-                          roles.observers.end();
+    const bool observer =
+        std::find(roles.observers.begin(), roles.observers.end(), name) != roles.observers.end();
     if (!observer) view.servers.push_back(name);
   }
   for (const auto& p : roles.primaries) {

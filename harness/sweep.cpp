@@ -74,6 +74,7 @@ std::vector<PendingRun> pending_runs(const SweepPlan& plan, const std::set<uint6
       for (uint64_t seed = plan.seed_first; seed <= plan.seed_last; ++seed) {
         const uint64_t index = plan.index_of(a, p, seed);
         if (plan.in_shard(index) && done.count(index) == 0) out.push_back({index, a, p, seed});
+        LOCKSIM_ASSERT_MSG(out.empty() || out.back().index <= index, "runs in number order");
       }
     }
   }
@@ -115,6 +116,9 @@ void worker(const SweepPlan& plan, const std::vector<PendingRun>& runs, const Sw
       return;
     }
     s.wall_ns = o.wall_now_ns ? o.wall_now_ns() - started : 0;
+    // The summary names the run it was taken for (pair: summarize_run).
+    LOCKSIM_ASSERT(s.index == run.index && s.seed == run.seed);
+    LOCKSIM_ASSERT(s.algorithm == plan.algorithms[run.algorithm]);
     const std::string line = summary_to_json(s).dump() + "\n";
     std::lock_guard<std::mutex> lock(shared.mu);
     shared.out << line << std::flush;
@@ -147,6 +151,9 @@ std::vector<RunSummary> read_runs(const std::string& path) {
   }
   std::sort(runs.begin(), runs.end(),
             [](const RunSummary& a, const RunSummary& b) { return a.index < b.index; });
+  for (size_t i = 1; i < runs.size(); ++i) {
+    LOCKSIM_ASSERT_MSG(runs[i - 1].index < runs[i].index, "each run once, in number order");
+  }
   return runs;
 }
 
@@ -180,13 +187,16 @@ std::vector<RunSummary> run_sweep(const SweepPlan& plan, const std::string& dir,
   shared.out.open(runs_path, std::ios::app);
   if (!shared.out) throw std::runtime_error("cannot open " + runs_path);
   const uint64_t shard_total = done.size() + runs.size();
+  LOCKSIM_ASSERT_MSG(shard_total == (plan.runs_total() + static_cast<uint64_t>(plan.shard_count) -
+                                     static_cast<uint64_t>(plan.shard_index)) /
+                                        static_cast<uint64_t>(plan.shard_count),
+                     "done and pending runs make up the shard exactly");
   std::vector<std::thread> threads;
   const int jobs = std::min<int>(options.jobs, std::max<int>(1, static_cast<int>(runs.size())));
   for (int t = 0; t < jobs; ++t) {
-    threads.emplace_back(
-        [&plan, &runs, &options, shard_total, &shared] {
-          worker(plan, runs, options, shard_total, shared);
-        });
+    threads.emplace_back([&plan, &runs, &options, shard_total, &shared] {
+      worker(plan, runs, options, shard_total, shared);
+    });
   }
   for (auto& t : threads) t.join();
   shared.out.close();

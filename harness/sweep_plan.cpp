@@ -45,7 +45,9 @@ RunConfig base_from_json(const nlohmann::json& j, const std::string& source) {
 uint64_t SweepPlan::index_of(size_t algorithm, size_t profile, uint64_t seed) const {
   LOCKSIM_ASSERT(algorithm < algorithms.size() && profile < profiles.size());
   LOCKSIM_ASSERT(seed >= seed_first && seed <= seed_last);
-  return (algorithm * profiles.size() + profile) * seeds() + (seed - seed_first);
+  const uint64_t index = (algorithm * profiles.size() + profile) * seeds() + (seed - seed_first);
+  LOCKSIM_ASSERT(index < runs_total());
+  return index;
 }
 
 RunConfig SweepPlan::config_of(const std::string& algorithm, const std::string& profile,
@@ -55,6 +57,8 @@ RunConfig SweepPlan::config_of(const std::string& algorithm, const std::string& 
   c.profile = profile == "none" ? "" : profile;
   c.seed = seed;
   c.faults = base.faults;
+  LOCKSIM_ASSERT(c.seed == seed && c.algorithm == algorithm);
+  LOCKSIM_ASSERT_MSG(c.profile.empty() || c.profile == profile, "none runs without a profile");
   return c;
 }
 
@@ -70,6 +74,7 @@ std::pair<uint64_t, uint64_t> parse_seed_range(const std::string& text, const st
   if (last - first >= 100'000'000) {
     throw ConfigError(field + ": at most 100000000 seeds, got '" + text + "'");
   }
+  LOCKSIM_ASSERT(first <= last);
   return {first, last};
 }
 
@@ -83,6 +88,7 @@ std::pair<int, int> parse_shard(const std::string& text, const std::string& fiel
   if (i > n) {
     throw ConfigError(field + ": expected i/N with 1 <= i <= N, got '" + text + "'");
   }
+  LOCKSIM_ASSERT(i >= 1 && i <= n);
   return {i, n};
 }
 

@@ -68,6 +68,7 @@ std::map<int, int64_t> latency_histogram(const History& h) {
     } else if (op.type == OpType::kOk) {
       const auto it = invoked.find(op.process);
       LOCKSIM_ASSERT_MSG(it != invoked.end(), "an acquire :ok follows its invocation");
+      LOCKSIM_ASSERT(op.time_ns >= it->second);
       ++out[latency_bucket(op.time_ns - it->second)];
     }
   }
@@ -81,6 +82,7 @@ int latency_bucket(int64_t latency_ns) {
   const int msb = 63 - std::countl_zero(us);
   if (msb < 2) return static_cast<int>(us);  // 1..3 us: exact
   const int sub = static_cast<int>((us >> (msb - 2)) & 3);
+  LOCKSIM_ASSERT(msb >= 2 && msb < 64 && sub >= 0 && sub < 4);
   return msb * 4 + sub;
 }
 
@@ -89,6 +91,7 @@ int64_t latency_bucket_floor_ns(int bucket) {
   if (bucket < 8) return static_cast<int64_t>(bucket) * 1000;  // the exact ones
   const int msb = bucket / 4;
   const int sub = bucket % 4;
+  LOCKSIM_ASSERT_MSG(msb >= 2, "buckets 4..7 are never made (latency_bucket)");
   return static_cast<int64_t>((4 + sub)) * (int64_t{1} << (msb - 2)) * 1000;
 }
 
@@ -111,6 +114,7 @@ bool fault_touched_holder(const History& h, int64_t* faults_applied) {
       }
     }
   }
+  LOCKSIM_ASSERT_MSG(applied > 0 || !touched, "only an applied fault touches anyone");
   if (faults_applied != nullptr) *faults_applied = applied;
   return touched;
 }
@@ -132,6 +136,7 @@ RunSummary summarize_run(const RunResult& result, uint64_t index, const std::str
   s.replay = result.replay_command;
   if (!result.errors.empty()) s.error = result.errors.front();
   LOCKSIM_ASSERT_MSG(s.finding != "safety" || s.overlaps > 0, "a safety finding has its overlap");
+  LOCKSIM_ASSERT(s.acquisitions >= 0 && s.run_length_ns >= 0);
   return s;
 }
 

@@ -92,12 +92,11 @@ OJson cell_json(const MatrixCell& c) {
   j["liveness_findings"] = c.liveness;
   j["unknown"] = c.unknown;
   j["violation_rate"] = percent(c.violation_rate());
-  j["first_violation"] = c.first_violation_seed
-                             ? OJson{{"seed", *c.first_violation_seed},
-                                     {"seeds_to_first", c.seeds_to_first},
-                                     {"events_to_first", c.events_to_first},
-                                     {"replay", c.first_violation_replay}}
-                             : OJson();
+  j["first_violation"] = c.first_violation_seed ? OJson{{"seed", *c.first_violation_seed},
+                                                        {"seeds_to_first", c.seeds_to_first},
+                                                        {"events_to_first", c.events_to_first},
+                                                        {"replay", c.first_violation_replay}}
+                                                : OJson();
   j["first_liveness"] = c.first_liveness_seed ? OJson{{"seed", *c.first_liveness_seed},
                                                       {"replay", c.first_liveness_replay}}
                                               : OJson();
@@ -210,7 +209,8 @@ void write_matrix_reports(const Matrix& m, const std::string& dir) {
     if (!seed) continue;
     // The same seed replays the same run: draw it again rather than keep
     // every history of the sweep.
-    const auto report = harness::simulate_and_check(m.plan.config_of(c.algorithm, c.profile, *seed));
+    const auto report =
+        harness::simulate_and_check(m.plan.config_of(c.algorithm, c.profile, *seed));
     LOCKSIM_ASSERT_MSG(report.result.seed == *seed, "the counterexample replays its own seed");
     timelines[c.algorithm + "/" + c.profile] = timeline_svg(report.result);
   }

@@ -41,7 +41,7 @@ struct MatrixCell {
   std::string first_liveness_replay;
   std::string first_unknown_replay;
   int64_t acquisitions = 0;
-  int64_t virtual_ns = 0;  // total simulated time of the cell's runs
+  int64_t virtual_ns = 0;          // total simulated time of the cell's runs
   std::map<int, int64_t> latency;  // merged acquire-latency histogram
   harness::GateOutcome gate;
   std::string expected;  // the expectation's verdict, "" when the file has none

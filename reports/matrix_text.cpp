@@ -25,6 +25,8 @@ std::string latency_text(int64_t ns) {
 // One matrix cell in a line: "V 12/100 @3", "L 4/100", "ok 0/100", plus marks.
 std::string cell_brief(const MatrixCell& c) {
   std::string s;
+  LOCKSIM_ASSERT_MSG(c.safety == 0 || c.first_violation_seed,
+                     "add_run records the first violation");
   if (c.safety > 0) {
     s = "**V** " + std::to_string(c.safety) + "/" + std::to_string(c.runs) + " (seed " +
         std::to_string(*c.first_violation_seed) + ")";
@@ -57,7 +59,8 @@ void overview(const Matrix& m, std::string& out) {
   out += "\n";
   for (size_t a = 0; a < m.plan.algorithms.size(); ++a) {
     out += "| " + m.plan.algorithms[a] + " |";
-    for (size_t p = 0; p < m.plan.profiles.size(); ++p) out += " " + cell_brief(m.cell(a, p)) + " |";
+    for (size_t p = 0; p < m.plan.profiles.size(); ++p)
+      out += " " + cell_brief(m.cell(a, p)) + " |";
     out += "\n";
   }
 }
@@ -76,10 +79,13 @@ void details(const Matrix& m, std::string& out) {
            (c.first_violation_seed ? std::to_string(c.events_to_first) : "-") + " | " +
            latency_text(c.latency_quantile_ns(0.5)) + " | " +
            latency_text(c.latency_quantile_ns(0.99)) + " | " +
-           std::to_string(static_cast<int64_t>(c.acquisitions_per_virtual_minute() + 0.5)) +
-           " | " + percent(c.coverage()) + (c.low_coverage() ? " (low)" : "") + " | " +
+           std::to_string(static_cast<int64_t>(c.acquisitions_per_virtual_minute() + 0.5)) + " | " +
+           percent(c.coverage()) + (c.low_coverage() ? " (low)" : "") + " | " +
            (c.expected.empty() ? "-" : c.expected) + " | " +
-           (!c.gate.gated ? "-" : c.gate.holds ? "holds" : c.gate.failure) + " |\n";
+           (!c.gate.gated  ? "-"
+            : c.gate.holds ? "holds"
+                           : c.gate.failure) +
+           " |\n";
   }
 }
 

@@ -35,7 +35,9 @@ struct Frame {
   int height() const { return lane_y(clients + 1) + 8; }
 };
 
-std::string fmt_s(int64_t ns) { return format_seconds(ns); }
+std::string fmt_s(int64_t ns) {
+  return format_seconds(ns);
+}
 
 std::string rect(const std::string& cls, int x0, int x1, int y, int h, const std::string& fill,
                  const std::string& title, const std::string& extra = "") {
@@ -68,32 +70,34 @@ void draw_lanes(const Frame& f, std::string& out) {
   for (int lane = 0; lane <= f.clients; ++lane) {
     const std::string name = lane == 0 ? "nemesis" : harness::client_label(lane - 1);
     out += "<g class=\"lane\" data-lane=\"" + name + "\"><text x=\"4\" y=\"" +
-           std::to_string(f.lane_y(lane) + 17) + "\" font-size=\"12\">" + name +
-           "</text></g>\n";
+           std::to_string(f.lane_y(lane) + 17) + "\" font-size=\"12\">" + name + "</text></g>\n";
   }
 }
 
 void draw_held(const harness::RunResult& r, const Frame& f, std::string& out) {
   for (const HeldInterval& h : r.history.held) {
+    LOCKSIM_ASSERT_MSG(h.start <= h.end && h.client < f.clients, "a held interval fits its lane");
     const std::string who = harness::client_label(h.client);
-    out += rect("held", f.x(h.start.ns), f.x(h.end.ns), f.lane_y(h.client + 1) + 5, 16, "#4a7fb5",
-                who + " held the lock [" + fmt_s(h.start.ns) + ", " + fmt_s(h.end.ns) +
-                    ") as process " + std::to_string(h.process) + ", acquire op " +
-                    std::to_string(h.acquire_index) + ", ended by " + harness::to_string(h.end_reason),
-                " data-client=\"" + who + "\"");
+    out +=
+        rect("held", f.x(h.start.ns), f.x(h.end.ns), f.lane_y(h.client + 1) + 5, 16, "#4a7fb5",
+             who + " held the lock [" + fmt_s(h.start.ns) + ", " + fmt_s(h.end.ns) +
+                 ") as process " + std::to_string(h.process) + ", acquire op " +
+                 std::to_string(h.acquire_index) + ", ended by " + harness::to_string(h.end_reason),
+             " data-client=\"" + who + "\"");
   }
 }
 
 void draw_overlaps(const harness::RunResult& r, const Frame& f, std::string& out) {
   for (const harness::Overlap& o : r.mutex.overlaps) {
+    LOCKSIM_ASSERT(o.window_start <= o.window_end);
     const std::string a = harness::client_label(o.a.client);
     const std::string b = harness::client_label(o.b.client);
     const std::string title = "OVERLAP: " + a + " and " + b + " both held the lock in [" +
                               fmt_s(o.window_start.ns) + ", " + fmt_s(o.window_end.ns) + ")";
     const std::string data = " data-a=\"" + a + "\" data-b=\"" + b + "\"";
     for (const int client : {o.a.client, o.b.client}) {
-      out += rect("overlap", f.x(o.window_start.ns), f.x(o.window_end.ns),
-                  f.lane_y(client + 1) + 2, 22, "#d62728", title, data + " fill-opacity=\"0.85\"");
+      out += rect("overlap", f.x(o.window_start.ns), f.x(o.window_end.ns), f.lane_y(client + 1) + 2,
+                  22, "#d62728", title, data + " fill-opacity=\"0.85\"");
     }
   }
 }
@@ -166,12 +170,23 @@ std::string xml_escape(std::string_view text) {
   out.reserve(text.size());
   for (const char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -184,8 +199,8 @@ std::string timeline_svg(const harness::RunResult& r) {
   LOCKSIM_ASSERT(f.clients >= 1 && f.run_ns >= 1);
   std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"" +
                     std::to_string(kLabelWidth + kPlotWidth + 10) + "\" height=\"" +
-                    std::to_string(f.height()) + "\" data-lanes=\"" +
-                    std::to_string(f.clients) + "\" font-family=\"sans-serif\">\n";
+                    std::to_string(f.height()) + "\" data-lanes=\"" + std::to_string(f.clients) +
+                    "\" font-family=\"sans-serif\">\n";
   draw_lanes(f, out);
   draw_faults(r, f, out);
   draw_held(r, f, out);

@@ -78,7 +78,8 @@ TEST(FaultProfile, AimsAtWhatTheDeploymentExposes) {
       EXPECT_TRUE(e.node.rfind("s-", 0) == 0) << "only servers: " << e.describe();
     }
   }
-  EXPECT_EQ(first_crashed, (std::set<std::string>{"s-1", "s-2"})) << "a failover starts at a primary";
+  EXPECT_EQ(first_crashed, (std::set<std::string>{"s-1", "s-2"}))
+      << "a failover starts at a primary";
   std::set<FaultKind> clock_kinds;
   for (uint64_t seed = 1; seed <= 100; ++seed) {
     for (const auto& e : generate_schedule({"server-clock"}, seed, view()).events) {

@@ -27,8 +27,8 @@ const char* kLonger =
 const char* kReportFiles[] = {"matrix.json", "matrix.md", "matrix.html", "junit.xml"};
 
 fs::path scratch(const std::string& name) {
-  const fs::path p = fs::temp_directory_path() /
-                     ("locksim_sweep_" + std::to_string(::getpid()) + "_" + name);
+  const fs::path p =
+      fs::temp_directory_path() / ("locksim_sweep_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(p);
   return p;
 }
@@ -52,8 +52,10 @@ size_t lines_of(const fs::path& p) {
 
 TEST(SweepCli, JobsOneAndTwoGiveTheSameReport) {
   const fs::path one = scratch("j1"), two = scratch("j2");
-  EXPECT_EQ(locksim(std::string("sweep ") + kSmall + " --jobs 1 --out " + one.string()).exit_code, 0);
-  EXPECT_EQ(locksim(std::string("sweep ") + kSmall + " --jobs 2 --out " + two.string()).exit_code, 0);
+  EXPECT_EQ(locksim(std::string("sweep ") + kSmall + " --jobs 1 --out " + one.string()).exit_code,
+            0);
+  EXPECT_EQ(locksim(std::string("sweep ") + kSmall + " --jobs 2 --out " + two.string()).exit_code,
+            0);
   expect_same_reports(one, two);
   EXPECT_EQ(lines_of(one / "runs.jsonl"), 36u);
   const std::string md = slurp(one / "matrix.md");
@@ -70,13 +72,14 @@ TEST(SweepCli, ShardsMergedWithGnuParallelEqualUnsharded) {
     GTEST_SKIP() << "GNU parallel not installed";
   }
   const fs::path whole = scratch("whole"), shards = scratch("shards"), merged = scratch("merged");
-  ASSERT_EQ(locksim(std::string("sweep ") + kSmall + " --jobs 1 --out " + whole.string()).exit_code, 0);
-  const std::string cmd = "parallel --will-cite --halt now,fail=1 -j 3 " + std::string(LOCKSIM_BINARY) +
-                          " sweep " + kSmall + " --jobs 1 --shard {}/3 --out " + shards.string() +
-                          "/s{} ::: 1 2 3";
+  ASSERT_EQ(locksim(std::string("sweep ") + kSmall + " --jobs 1 --out " + whole.string()).exit_code,
+            0);
+  const std::string cmd = "parallel --will-cite --halt now,fail=1 -j 3 " +
+                          std::string(LOCKSIM_BINARY) + " sweep " + kSmall +
+                          " --jobs 1 --shard {}/3 --out " + shards.string() + "/s{} ::: 1 2 3";
   ASSERT_EQ(shell(cmd), 0) << cmd;
-  const Outcome m = locksim("merge --out " + merged.string() + " " + (shards / "s1").string() + " " +
-                            (shards / "s2").string() + " " + (shards / "s3").string());
+  const Outcome m = locksim("merge --out " + merged.string() + " " + (shards / "s1").string() +
+                            " " + (shards / "s2").string() + " " + (shards / "s3").string());
   ASSERT_EQ(m.exit_code, 0) << m.err;
   expect_same_reports(whole, merged);
   fs::remove_all(whole);
@@ -88,7 +91,8 @@ TEST(SweepCli, ShardsMergedWithGnuParallelEqualUnsharded) {
 // gives the report an uninterrupted sweep gives.
 TEST(SweepCli, KilledThenResumedEqualsUninterrupted) {
   const fs::path whole = scratch("uninterrupted"), killed = scratch("killed");
-  ASSERT_EQ(locksim(std::string("sweep ") + kLonger + " --jobs 2 --out " + whole.string()).exit_code, 0);
+  ASSERT_EQ(
+      locksim(std::string("sweep ") + kLonger + " --jobs 2 --out " + whole.string()).exit_code, 0);
   const std::string runs = (killed / "runs.jsonl").string();
   const std::string cmd = std::string(LOCKSIM_BINARY) + " sweep " + kLonger + " --jobs 1 --out " +
                           killed.string() + " & pid=$!; while [ \"$(cat " + runs +
@@ -118,7 +122,8 @@ TEST(SweepCli, SigintWritesTheReportOfWhatIsDone) {
   const std::string md = slurp(dir / "matrix.md");
   ASSERT_FALSE(md.empty()) << "the report of the finished runs is written";
   EXPECT_EQ(md.find("Runs done: 240 of 240"), std::string::npos) << md;
-  EXPECT_EQ(locksim(std::string("sweep ") + kLonger + " --resume --out " + dir.string()).exit_code, 0);
+  EXPECT_EQ(locksim(std::string("sweep ") + kLonger + " --resume --out " + dir.string()).exit_code,
+            0);
   EXPECT_NE(slurp(dir / "matrix.md").find("Runs done: 240 of 240"), std::string::npos);
   fs::remove_all(dir);
 }
