@@ -1,5 +1,6 @@
 #include "harness/expectations.h"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 
@@ -141,7 +142,14 @@ GateOutcome judge_cell(const CellExpectation* e, const CellFacts& f) {
   } else if (e->verdict == Expected::kViolation) {
     const bool found =
         f.first_violation_position > 0 && f.first_violation_position <= e->seeds_within;
-    if (!found) {
+    const int64_t needed = std::min(e->seeds_within, f.seeds_planned);
+    if (!found && f.first_violation_position == 0 && f.seeds_run < needed) {
+      // Not every seed within the bound ran (interrupted, or one shard): no
+      // verdict yet, rather than a lost detection that is not one.
+      g.gated = false;
+      g.message = "not judged: " + std::to_string(f.seeds_run) + " of the first " +
+                  std::to_string(needed) + " seeds ran";
+    } else if (!found) {
       g.holds = false;
       g.failure = "lost detection";
       g.message =

@@ -17,7 +17,7 @@
 //
 // File format:
 //   {"locksim_expectations": 1, "description": "...",
-//    "cells": [{"algorithm": "set-nx-lua", "profile": "pause",
+//    "cells": [{"algorithm": "ALGORITHM", "profile": "pause",
 //               "verdict": "violation", "seeds_within": 10, "note": "why"}, ...]}
 // Unknown keys, algorithms, profiles or verdicts, a duplicate cell, or
 // seeds_within on a verdict other than violation are errors naming the field
@@ -68,7 +68,10 @@ struct CellFacts {
   int64_t safety = 0;                    // runs with a mutual-exclusion violation
   int64_t unknown = 0;                   // runs with a client error
   int64_t first_violation_position = 0;  // 1-based seed position of the first violation; 0 none
-  int64_t seeds_run = 0;                 // seeds of this cell the sweep ran
+  // Seeds of this cell that ran, counted from the plan's first seed without a
+  // gap (an interrupted sweep or one shard has holes), and the plan's seeds.
+  int64_t seeds_run = 0;
+  int64_t seeds_planned = 0;
   std::string first_violation_replay;
   std::string first_unknown_replay;
 };

@@ -21,6 +21,7 @@ constexpr double kCoverageLow = 0.25;
 void add_run(MatrixCell& c, const harness::RunSummary& r, uint64_t seed_first) {
   LOCKSIM_ASSERT(r.algorithm == c.algorithm && r.profile == c.profile);
   ++c.runs;
+  if (r.seed == seed_first + static_cast<uint64_t>(c.contiguous)) ++c.contiguous;
   if (r.faults > 0) ++c.faulted;
   if (r.fault_touched) ++c.touched;
   c.acquisitions += r.acquisitions;
@@ -62,7 +63,8 @@ void judge(MatrixCell& c, const harness::SweepPlan& plan, const harness::Expecta
   f.safety = c.safety;
   f.unknown = c.unknown;
   f.first_violation_position = c.seeds_to_first;
-  f.seeds_run = static_cast<int64_t>(plan.seeds());
+  f.seeds_run = c.contiguous;
+  f.seeds_planned = static_cast<int64_t>(plan.seeds());
   f.first_violation_replay = c.first_violation_replay;
   f.first_unknown_replay = c.first_unknown_replay;
   c.gate = harness::judge_cell(x, f);
@@ -109,7 +111,7 @@ OJson cell_json(const MatrixCell& c) {
   j["low_coverage"] = c.low_coverage();
   j["expected"] = c.expected.empty() ? OJson() : OJson(c.expected);
   j["gate"] = !c.gate.gated ? OJson("not gated") : OJson(c.gate.holds ? "holds" : c.gate.failure);
-  if (!c.gate.holds) j["gate_message"] = c.gate.message;
+  if (!c.gate.message.empty()) j["gate_message"] = c.gate.message;
   if (!c.note.empty()) j["note"] = c.note;
   return j;
 }

@@ -24,11 +24,12 @@ namespace locksim::reports {
 struct MatrixCell {
   std::string algorithm, profile;
   int64_t runs = 0;
-  int64_t safety = 0;    // runs with a mutual-exclusion violation
-  int64_t liveness = 0;  // runs with only a liveness finding
-  int64_t unknown = 0;   // runs with a client error
-  int64_t faulted = 0;   // runs in which at least one fault was applied
-  int64_t touched = 0;   // runs in which a fault touched a holder (fault coverage)
+  int64_t contiguous = 0;  // seeds run from the plan's first without a gap
+  int64_t safety = 0;      // runs with a mutual-exclusion violation
+  int64_t liveness = 0;    // runs with only a liveness finding
+  int64_t unknown = 0;     // runs with a client error
+  int64_t faulted = 0;     // runs in which at least one fault was applied
+  int64_t touched = 0;     // runs in which a fault touched a holder (fault coverage)
   // The first violating run in seed order: its seed, its position among the
   // cell's seeds (1-based: "seeds to the first violation"), simulated events
   // until then (a deterministic stand-in for time), and its replay command.
