@@ -1,6 +1,8 @@
 // The MySQL backend's entry: its settings (the scenario's "mysql" section:
 // service time, timeouts, durability, replicas and failover), the checks
 // across them, and its deployment (sim/mysql/mysql_deployment.h).
+#include <algorithm>
+
 #include "env/assert.h"
 #include "harness/backends.h"
 #include "harness/setting_rows.h"
@@ -88,6 +90,18 @@ BackendSpec mysql_backend() {
     // make() is handed validated configs only (run_simulation validates first).
     LOCKSIM_ASSERT(!c.mysql.failover || c.mysql.replicas >= 1);
     return std::unique_ptr<sim::Deployment>(new sim::mysql::MysqlDeployment(world, net, c.mysql));
+  };
+  // The failover profile's deployment: one asynchronous replica a little
+  // behind and a monitor quick enough that the holder is still in its
+  // critical section when clients move (mysql-center-failover's shape).
+  // Values already set stronger stay.
+  b.add_failover = [](RunConfig& c) {
+    c.mysql.replicas = std::max(c.mysql.replicas, 1);
+    c.mysql.failover = true;
+    c.mysql.replication_lag = std::max(c.mysql.replication_lag, Duration::millis(100));
+    c.mysql.down_after = std::min(c.mysql.down_after, Duration::seconds(1));
+    c.mysql.discovery_delay = std::min(c.mysql.discovery_delay, Duration::millis(200));
+    LOCKSIM_ASSERT(c.mysql.replicas >= 1 && c.mysql.failover);
   };
   return b;
 }

@@ -54,6 +54,10 @@ struct RunResult {
   // they are kept here and make an otherwise valid run "unknown".
   std::vector<std::string> errors;
   std::string replay_command;  // "locksim run --algorithm ... --seed 42 ..."
+  // The fault profile ("" for none) and the faults it drew for this seed,
+  // each in --fault syntax (FaultEvent::describe()).
+  std::string profile;
+  std::vector<std::string> profile_faults;
   // What the backend said about the run, as (key, text) in its order: e.g.
   // ZooKeeper's negotiated session timeout and its expired sessions. Reports
   // show them without knowing the backend.

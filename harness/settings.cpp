@@ -8,6 +8,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/backends.h"
+#include "harness/profile_run.h"
 #include "harness/setting_rows.h"
 
 namespace locksim::harness {
@@ -67,6 +68,7 @@ std::vector<Setting> build_table() {
     for (auto& row : b.settings()) rows.push_back(std::move(row));
   }
   for (auto& row : network_settings()) rows.push_back(std::move(row));
+  rows.push_back(profile_row());
   rows.push_back(faults_row());
   // Every row complete, flags and paths unique: a table error is a bug.
   for (size_t i = 0; i < rows.size(); ++i) {

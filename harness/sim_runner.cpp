@@ -7,6 +7,7 @@
 #include "env/assert.h"
 #include "harness/backends.h"
 #include "harness/exposure_monitor.h"
+#include "harness/profile_run.h"
 #include "harness/settings.h"
 #include "sim/backend.h"
 #include "sim/client_env.h"
@@ -204,11 +205,18 @@ void build(SimRun& run) {
   LOCKSIM_ASSERT(run.envs.size() == static_cast<size_t>(clients));
 }
 
-// The nemesis, over every node a fault may name.
-void install_faults(SimRun& run) {
+// The nemesis, over every node a fault may name; the config's faults, then
+// the profile's for this seed and deployment (returned).
+faults::FaultSchedule install_faults(SimRun& run) {
   std::map<std::string, sim::Node*> by_name;
   run.deployment->name_nodes(by_name);
   const size_t servers = by_name.size();
+  faults::FaultSchedule drawn;
+  if (!run.config.profile.empty()) {
+    drawn = faults::generate_schedule(
+        faults::parse_profile(run.config.profile, "--profile"), run.config.seed,
+        deployment_view(run.config, by_name, run.deployment->roles()));
+  }
   for (auto& n : run.client_nodes) by_name[n->name()] = n.get();
   const size_t stores = run.store ? 1 : 0;
   if (run.store) by_name[run.store->node().name()] = &run.store->node();
@@ -225,6 +233,9 @@ void install_faults(SimRun& run) {
         truth->record_nemesis(f, std::move(value), note);
       });
   run.nemesis->install(run.config.faults, run.config.fault_field_prefix());
+  // Names come from the deployment itself, so an error here is a bug.
+  run.nemesis->install(drawn, "--profile");
+  return drawn;
 }
 
 // Each client's loop in a fiber on its node; a crashed client restarts its
@@ -254,7 +265,9 @@ void start_clients(SimRun& run) {
 
 }  // namespace
 
-SimOutput run_simulation(const RunConfig& config) {
+SimOutput run_simulation(const RunConfig& given) {
+  validate(given);
+  const RunConfig config = with_profile_deployment(given);
   validate(config);
   // A broken invariant anywhere below names the run that broke it.
   const AssertContext context("seed " + std::to_string(config.seed) +
@@ -264,10 +277,10 @@ SimOutput run_simulation(const RunConfig& config) {
                       ->make(config.algorithm_params, config.param_field_prefix());
   build(run);
   build_resource_and_exposure(run);
-  install_faults(run);
+  SimOutput out;
+  out.profile_faults = install_faults(run);
   start_clients(run);
 
-  SimOutput out;
   const uint64_t switches_before = sim::SimScheduler::for_this_thread().switches();
   run.world.run_until(TimePoint{} + config.duration);
   out.events = run.world.events_executed();

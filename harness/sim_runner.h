@@ -36,9 +36,14 @@ struct SimOutput {
   std::vector<sim::StoreAccess> store_log;
   // Where the store would have granted the lock while a client held it.
   ExposureSamples exposure;
+  // The faults the config's profile drew for this seed and deployment
+  // (applied besides config.faults); empty without a profile.
+  faults::FaultSchedule profile_faults;
 };
 
-// Throws ConfigError for an invalid config (before anything runs).
+// Throws ConfigError for an invalid config (before anything runs). A
+// config with a profile runs as with_profile_deployment(config)
+// (harness/profile_run.h).
 SimOutput run_simulation(const RunConfig& config);
 
 }  // namespace locksim::harness

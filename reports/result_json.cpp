@@ -169,6 +169,14 @@ Json faults_json(const RunResult& result) {
   return faults;
 }
 
+Json profile_json(const RunResult& result) {
+  LOCKSIM_ASSERT(!result.profile.empty());
+  Json profile;
+  profile["name"] = result.profile;
+  profile["schedule"] = Json(result.profile_faults);
+  return profile;
+}
+
 }  // namespace
 
 Json result_to_json(const RunResult& result) {
@@ -209,6 +217,9 @@ Json result_to_json(const RunResult& result) {
   j["liveness"] = std::move(liveness);
 
   j["faults"] = faults_json(result);
+  // The schedule a profile drew (data: `locksim run --fault ...` with these
+  // replays the same faults without the profile); only runs with a profile.
+  if (!result.profile.empty()) j["profile"] = profile_json(result);
 
   Json counts;
   counts["ops"] = result.client_ops;

@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "env/redis_connection.h"
-#include "env/zk_connection.h"
 #include "env/sql_connection.h"
+#include "env/zk_connection.h"
 #include "sim/node.h"
 
 namespace locksim::sim {
@@ -30,7 +30,7 @@ namespace locksim::sim {
 // Everything one client may talk to. A backend fills the part it serves.
 struct ClientConnections {
   std::vector<std::unique_ptr<RedisConnection>> redis;
-  std::unique_ptr<ZkConnection> zk;  // the client's ZooKeeper handle (one session at a time)
+  std::unique_ptr<ZkConnection> zk;    // the client's ZooKeeper handle (one session at a time)
   std::unique_ptr<SqlConnection> sql;  // the MySQL backend's session
 };
 
@@ -40,8 +40,8 @@ struct ClientConnections {
 using BackendNote = std::pair<std::string, std::string>;
 
 struct BackendCounters {
-  uint64_t commands = 0;  // commands/statements the servers executed
-  int failovers = 0;      // replicas promoted (or leaders elected) during the run
+  uint64_t commands = 0;   // commands/statements the servers executed
+  int failovers = 0;       // replicas promoted (or leaders elected) during the run
   uint64_t deadlocks = 0;  // transactions a database killed to break a deadlock
 };
 
@@ -90,6 +90,16 @@ class Deployment {
     (void)probe;
     return std::nullopt;
   }
+
+  // What fault profiles (faults/profile.h) may aim at, which know no backend
+  // by name: the named nodes that are primaries (masters, leaders: their loss
+  // forces a failover) and the ones that are observers, not servers (a
+  // failover monitor). Default: every named node is a plain server.
+  struct Roles {
+    std::vector<std::string> primaries;
+    std::vector<std::string> observers;
+  };
+  virtual Roles roles() const { return {}; }
 };
 
 }  // namespace locksim::sim

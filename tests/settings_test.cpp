@@ -82,6 +82,7 @@ const std::map<std::string, Example>& examples() {
       {"--mysql-failover", {"true", "", "--mysql-replicas 1", Json{{"mysql", {{"replicas", 1}}}}}},
       {"--mysql-down-after", {"700ms", "0s", "", Json::object()}},
       {"--mysql-discovery-delay", {"300ms", "-1s", "", Json::object()}},
+      {"--profile", {"pause+partition", "pause+paws", "", Json::object()}},
       {"--fault", {"pause c1 at 2s for 1s", "pause c1 sometime", "", Json::object()}},
   };
   return table;

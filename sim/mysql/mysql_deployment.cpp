@@ -36,10 +36,27 @@ MysqlNode* MysqlDeployment::server(const std::string& name) {
 
 ClientConnections MysqlDeployment::connect(Node& client) {
   ClientConnections out;
-  out.sql =
+  auto connection =
       std::make_unique<MysqlConnection>(world_, net_, client, *group_, params_.client_timeout);
+  const bool fresh = connections_.emplace(client.name(), connection.get()).second;
+  LOCKSIM_ASSERT_MSG(fresh, "one connection per client");
+  out.sql = std::move(connection);
   LOCKSIM_ASSERT(out.sql != nullptr);
   return out;
+}
+
+Deployment::Roles MysqlDeployment::roles() const {
+  Roles roles;
+  roles.primaries.push_back(group_->current_primary().name());
+  if (monitor_) roles.observers.push_back(monitor_->name());
+  LOCKSIM_ASSERT(roles.primaries.size() == 1);
+  return roles;
+}
+
+void MysqlDeployment::client_crashed(Node& client) {
+  const auto it = connections_.find(client.name());
+  LOCKSIM_ASSERT_MSG(it != connections_.end(), "a crashed client was connected by this backend");
+  it->second->close();
 }
 
 BackendCounters MysqlDeployment::counters() const {

@@ -34,6 +34,13 @@ class MysqlDeployment : public Deployment {
   std::optional<bool> lock_free_for_fresh_contender(const LockProbe& probe) override;
   // Semi-synchronous fallbacks to asynchronous replication, when any.
   std::vector<BackendNote> notes() const override;
+  // The crashed process's kernel resets its connection: the server rolls the
+  // session back (a statement waiting for a row lock included), and the
+  // restarted process opens a new session instead of reusing a blocked one.
+  void client_crashed(Node& client) override;
+  // Primary: whichever member the group has made primary; observer: the
+  // failover monitor.
+  Roles roles() const override;
 
   MysqlNode& primary() { return *servers_.front(); }
   // The server named `name` ("mysql-1", "mysql-1-r1", ...), or nullptr.
@@ -48,6 +55,9 @@ class MysqlDeployment : public Deployment {
   std::unique_ptr<Node> monitor_;
   std::vector<std::unique_ptr<MysqlNode>> servers_;
   std::unique_ptr<MysqlGroup> group_;
+  // Each client's connection, by client node name; owned by the client's Env,
+  // which outlives the run's events.
+  std::map<std::string, MysqlConnection*> connections_;
 };
 
 }  // namespace locksim::sim::mysql

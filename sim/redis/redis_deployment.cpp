@@ -44,6 +44,14 @@ ClientConnections RedisDeployment::connect(Node& client) {
   return out;
 }
 
+Deployment::Roles RedisDeployment::roles() const {
+  Roles roles;
+  for (const auto& g : groups_) roles.primaries.push_back(g->current_master().node().name());
+  if (sentinel_) roles.observers.push_back(sentinel_->name());
+  LOCKSIM_ASSERT(roles.primaries.size() == groups_.size());
+  return roles;
+}
+
 BackendCounters RedisDeployment::counters() const {
   BackendCounters c;
   for (const auto& s : servers_) c.commands += s->commands_executed();

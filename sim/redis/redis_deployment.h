@@ -33,6 +33,8 @@ class RedisDeployment : public Deployment {
   // value_is_deadline_ms a deadline a correct clock has reached); free when
   // at least probe.quorum groups are.
   std::optional<bool> lock_free_for_fresh_contender(const LockProbe& probe) override;
+  // Primaries: each group's first master; the observer: the sentinel.
+  Roles roles() const override;
 
  private:
   World& world_;
