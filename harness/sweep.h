@@ -71,7 +71,9 @@ struct RunSummary {
   uint64_t index = 0;
   std::string algorithm, profile;
   uint64_t seed = 0;
-  std::string finding;  // "safety", "liveness", "none", or "unknown" (a client error)
+  // "safety", "liveness", "latent" (lease exposure without a violation),
+  // "none", or "unknown" (a client error)
+  std::string finding;
   int64_t overlaps = 0;
   int64_t acquisitions = 0;
   int64_t run_length_ns = 0;

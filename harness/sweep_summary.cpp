@@ -185,9 +185,11 @@ RunSummary summary_from_json(const Json& j, const std::string& field) {
   } catch (const Json::exception& e) {
     throw ConfigError(field + ": not a run summary (" + e.what() + ")");
   }
-  static const std::set<std::string> kFindings = {"safety", "liveness", "none", "unknown"};
+  static const std::set<std::string> kFindings = {"safety", "liveness", "latent", "none",
+                                                  "unknown"};
   if (kFindings.count(s.finding) == 0) {
-    throw ConfigError(field + ": finding: expected safety, liveness, none or unknown, got '" +
+    throw ConfigError(field +
+                      ": finding: expected safety, liveness, latent, none or unknown, got '" +
                       s.finding + "'");
   }
   return s;

@@ -45,6 +45,8 @@ void add_run(MatrixCell& c, const harness::RunSummary& r, uint64_t seed_first) {
       c.first_liveness_seed = r.seed;
       c.first_liveness_replay = r.replay;
     }
+  } else if (r.finding == "latent") {
+    ++c.latent;
   } else if (r.finding == "unknown") {
     ++c.unknown;
     if (c.first_unknown_replay.empty()) c.first_unknown_replay = r.replay;
@@ -93,6 +95,7 @@ OJson cell_json(const MatrixCell& c) {
   j["safety_violations"] = c.safety;
   j["liveness_findings"] = c.liveness;
   j["unknown"] = c.unknown;
+  j["latent_findings"] = c.latent;
   j["violation_rate"] = percent(c.violation_rate());
   j["first_violation"] = c.first_violation_seed ? OJson{{"seed", *c.first_violation_seed},
                                                         {"seeds_to_first", c.seeds_to_first},

@@ -307,5 +307,27 @@ TEST(Settings, ReadmeTableIsTheGeneratedOne) {
       << o.out;
 }
 
+
+// --fault and --param take every occurrence (README: "except the repeatable
+// --param and --fault"); any other setting given twice is refused.
+TEST(Settings, RepeatableRowsTakeEveryOccurrenceAndOthersRefuseASecond) {
+  const auto dir = temp_dir("repeat");
+  const locksim::testing::Outcome two = locksim::testing::locksim(
+      "run --algorithm set-nx-lua --duration 6s --fault 'pause c1 at 2s for 1s' "
+      "--fault 'pause c2 at 3s for 1s' --out " +
+      dir.string());
+  ASSERT_TRUE(two.exit_code == 0 || two.exit_code == 1) << two.err;
+  const Json result = Json::parse(locksim::testing::slurp(dir / "result.json"));
+  int pauses = 0;
+  for (const Json& f : result.at("faults")) pauses += f.at("f") == "pause" ? 1 : 0;
+  EXPECT_EQ(pauses, 2) << result.at("faults").dump();
+
+  const locksim::testing::Outcome seeds =
+      locksim::testing::locksim("run --algorithm set-nx-lua --seed 1 --seed 2");
+  EXPECT_EQ(seeds.exit_code, 2);
+  EXPECT_NE(seeds.err.find("--seed: expected once, given 2 times"), std::string::npos) << seeds.err;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace locksim::harness

@@ -307,30 +307,48 @@ void Engine::rebuild_unique() {
     // A live row wins over a delete-marked one with the same name.
     if (it == unique_.end() || latest_.at(it->second).deleted) unique_[key] = fi;
   }
+  LOCKSIM_ASSERT(unique_.size() <= latest_.size());
 }
 
 void Engine::remember_key(int64_t findex, const std::string& lock_name) {
-  auto [it, fresh] = key_of_.emplace(findex, unique_key_of(lock_name));
-  LOCKSIM_ASSERT_MSG(fresh || it->second == unique_key_of(lock_name), "a row changed its name");
-  if (!fresh) return;
-  std::vector<int64_t>& same = keyed_[it->second];
+  const std::string key = unique_key_of(lock_name);
+  auto [it, fresh] = key_of_.emplace(findex, key);
+  if (!fresh && it->second == key) return;
+  if (!fresh) {
+    // A Findex reused under another name: commits lost in a crash
+    // (flush_log_at_trx_commit 0/2) or a demoted primary's lost commits gave
+    // their AUTO_INCREMENT values back, as InnoDB does. The old name forgets it.
+    const std::string old = it->second;
+    std::vector<int64_t>& was = keyed_.at(old);
+    was.erase(std::remove(was.begin(), was.end(), findex), was.end());
+    it->second = key;
+    refresh_unique(old);
+    if (was.empty()) keyed_.erase(old);
+  }
+  std::vector<int64_t>& same = keyed_[key];
   same.insert(std::upper_bound(same.begin(), same.end(), findex), findex);
+  LOCKSIM_ASSERT(key_of_.at(findex) == key);
 }
 
 void Engine::refresh_key(int64_t findex) {
   const auto k = key_of_.find(findex);
   LOCKSIM_ASSERT_MSG(k != key_of_.end(), "a row changed before its key was remembered");
+  refresh_unique(k->second);
+}
+
+void Engine::refresh_unique(const std::string& key) {
   std::optional<int64_t> chosen;
-  for (int64_t fi : keyed_.at(k->second)) {  // ascending, as rebuild_unique walks latest_
+  for (int64_t fi : keyed_.at(key)) {  // ascending, as rebuild_unique walks latest_
     auto l = latest_.find(fi);
     if (l == latest_.end()) continue;
     if (!chosen || latest_.at(*chosen).deleted) chosen = fi;
   }
   if (chosen) {
-    unique_[k->second] = *chosen;
+    unique_[key] = *chosen;
   } else {
-    unique_.erase(k->second);
+    unique_.erase(key);
   }
+  LOCKSIM_ASSERT(!chosen || key_of_.at(*chosen) == key);
 }
 
 SessionId Engine::session_of_trx(TrxId trx) const {

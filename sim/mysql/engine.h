@@ -220,12 +220,14 @@ class Engine {
   std::map<int64_t, Latest> latest_;                 // by Findex
   std::map<int64_t, std::vector<Version>> history_;  // committed versions, oldest first
   std::map<std::string, int64_t> unique_;            // unique_key_of(name) -> Findex, over latest_
-  // Every Findex ever written and its unique key, both ways. A row's name
-  // never changes (renames are refused), so these only grow; they make the
+  // Every Findex written and its unique key, both ways. Statements never
+  // rename a row (renames are refused); a Findex changes its name only when
+  // lost commits give its AUTO_INCREMENT value back (remember_key); they make the
   // unique index and snapshot lookups by name O(log n) instead of a scan.
   std::map<int64_t, std::string> key_of_;
   std::map<std::string, std::vector<int64_t>> keyed_;  // ascending Findex
   void remember_key(int64_t findex, const std::string& lock_name);
+  void refresh_unique(const std::string& key);
   std::vector<FinishedStatement> finished_;
   SessionId next_session_ = 1;
   TrxId next_trx_ = 1;
