@@ -5,6 +5,7 @@
 #define THREADED
 #include <zookeeper/zookeeper.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <vector>
@@ -43,6 +44,7 @@ struct QuietLog {
 };
 
 constexpr size_t kPathBufferBytes = 1024;
+constexpr int64_t kHandshakeFloorMs = 2000;
 constexpr int kDataBufferBytes = 1 << 20;  // ZooKeeper's jute.maxbuffer default
 
 }  // namespace
@@ -161,7 +163,11 @@ ZkError ZkConnectionLive::map(int rc) {
 ZkError ZkConnectionLive::connect() {
   if (handle() == nullptr) return ZkError::kSystemError;
   std::unique_lock<std::mutex> lock(mu_);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(requested_.ns);
+  // The C client retries a handshake whose connect timeout (a fraction of the
+  // session timeout) expired, so a small session timeout is given at least
+  // kHandshakeFloorMs to get through on a loaded machine.
+  const int64_t wait_ns = std::max<int64_t>(requested_.ns, kHandshakeFloorMs * 1'000'000);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(wait_ns);
   cv_.wait_until(lock, deadline, [this] { return state_ != ZkSessionState::kConnecting; });
   if (state_ == ZkSessionState::kConnected) return ZkError::kOk;
   if (state_ == ZkSessionState::kExpired) return ZkError::kSessionExpired;
