@@ -30,8 +30,9 @@ class Nemesis {
   // effects (a crashed client's unfinished op is closed after its crash is
   // reported, so a history reads cause before effect):
   //   f      a Jepsen keyword: the fault's own (to_string(FaultKind): pause,
-  //          drift, jump, crash, partition, heal), the end of one (resume,
-  //          restart, and heal for a partition with a `for`), or "skip" for
+  //          drift, jump, crash, partition, heal, delay, loss), the end of one
+  //          (resume, restart, heal for a partition with a `for`, delay with
+  //          [a b] for a delay spike, loss with the old rate), or "skip" for
   //          an @holder fault that found nobody holding the lock;
   //   value  the targets, then the parameters: FaultEvent::value() of the
   //          fault as resolved (@holder replaced by the node); [node] for
@@ -62,6 +63,11 @@ class Nemesis {
   // Resolves "@holder"; "" when nobody holds the lock.
   std::string resolve(const std::string& name) const;
   void apply(const FaultEvent& e);
+  // The link faults, each with its end (if it has a duration).
+  void apply_partition(const FaultEvent& e);
+  void apply_delay(const FaultEvent& e);
+  void apply_loss(const FaultEvent& e);
+  std::vector<const sim::Node*> nodes_of(const std::vector<std::string>& names);
   // Reports one step to the sink (see StepSink).
   void report(std::string_view f, std::vector<std::string> value, std::string_view note = {});
 

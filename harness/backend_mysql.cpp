@@ -19,10 +19,10 @@ std::vector<Setting> mysql_rows() {
       "--lock-wait-timeout", "mysql.lock_wait_timeout",
       "innodb_lock_wait_timeout: a row-lock wait ends in error 1205 after this", false,
       DurationRule::kPositive, [](auto& c) -> auto& { return c.mysql.lock_wait_timeout; }));
-  rows.push_back(duration_row(
+  rows.push_back(timeout_row(
       "--mysql-timeout", "mysql.timeout",
-      "client read timeout of one SQL statement (then error 2013, connection dropped)", false,
-      DurationRule::kPositive, [](auto& c) -> auto& { return c.mysql.client_timeout; }));
+      "client read timeout of one SQL statement (then error 2013, connection dropped), or none",
+      false, [](auto& c) -> auto& { return c.mysql.client_timeout; }));
   return rows;
 }
 

@@ -59,9 +59,11 @@ std::vector<Setting> redis_rows() {
       "--discovery-delay", "redis.discovery_delay",
       "failover: clients learn the new master this much later", false, DurationRule::kNonNegative,
       [](auto& c) -> auto& { return c.redis.discovery_delay; }));
-  rows.push_back(duration_row(
-      "--timeout", "redis.timeout", "client timeout of one Redis command", true,
-      DurationRule::kPositive, [](auto& c) -> auto& { return c.redis.timeout; }));
+  rows.push_back(timeout_row(
+      "--timeout", "redis.timeout",
+      "client timeout of one Redis command, or none (redis-py/hiredis default); then the client "
+      "closes the connection",
+      true, [](auto& c) -> auto& { return c.redis.timeout; }));
   return rows;
 }
 

@@ -33,6 +33,7 @@ struct RunConfig {
   // failing to take it, is reported as stuck (a liveness finding).
   Duration stuck_after = Duration::seconds(30);
   sim::LinkParams link;
+  sim::TcpParams tcp;  // retransmission limit, RTO bounds (sim/connection.h)
   faults::FaultSchedule faults;
   sim::SchedulePolicy policy = sim::SchedulePolicy::kSeeded;
 

@@ -133,7 +133,7 @@ struct SimRun {
 void build(SimRun& run) {
   const RunConfig& config = run.config;
   sim::World& world = run.world;
-  run.net = std::make_unique<sim::Network>(world, world.rng().split("network"));
+  run.net = std::make_unique<sim::Network>(world, world.rng().split("network"), config.tcp);
   run.net->set_default_link(config.link);
   run.deployment = backend_of(config).make(world, *run.net, config);
   const int clients = config.workload.clients;

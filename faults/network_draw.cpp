@@ -1,0 +1,81 @@
+#include "faults/network_draw.h"
+
+#include <algorithm>
+
+#include "env/assert.h"
+#include "sim/connection.h"
+
+namespace locksim::faults {
+
+namespace {
+
+std::vector<std::string> some_servers(sim::Rng& rng, const std::vector<std::string>& servers) {
+  // All of them (a client cut off), or a minority (Redlock keeps a quorum).
+  if (servers.size() < 3 || rng.chance(0.5)) return servers;
+  const size_t n = static_cast<size_t>(rng.between(1, static_cast<int64_t>(servers.size() - 1) / 2));
+  std::vector<std::string> out(servers.begin(), servers.begin() + static_cast<ptrdiff_t>(n));
+  return out;
+}
+
+Duration draw_length(sim::Rng& rng, const NetworkDrawInput& in) {
+  const int64_t bucket = rng.between(0, in.run_length > in.retransmission_limit ? 2 : 1);
+  if (bucket == 0) return rng.uniform_duration(in.ttl / 10, in.ttl - in.ttl / 10);
+  if (bucket == 1) return rng.uniform_duration(in.ttl + in.ttl / 10, in.ttl * 3);
+  return in.retransmission_limit + rng.uniform_duration(Duration::seconds(1), in.ttl);
+}
+
+Duration draw_timeout(sim::Rng& rng) {
+  static const Duration kTimeouts[] = {sim::kNoTimeout, Duration::millis(500),
+                                       Duration::seconds(2), Duration::seconds(3),
+                                       Duration::seconds(60)};
+  return kTimeouts[rng.below(std::size(kTimeouts))];
+}
+
+}  // namespace
+
+NetworkDraw draw_network_faults(sim::Rng& rng, const NetworkDrawInput& in) {
+  LOCKSIM_ASSERT(!in.clients.empty() && !in.servers.empty() && in.faults_max >= 1);
+  LOCKSIM_ASSERT(in.run_length > Duration::zero() && in.ttl > Duration::zero());
+  NetworkDraw out;
+  out.client_timeout = draw_timeout(rng);
+  const int64_t count = rng.between(1, in.faults_max);
+  for (int64_t i = 0; i < count; ++i) {
+    FaultEvent e;
+    e.at = rng.uniform_duration(Duration::zero(), in.run_length / 2);
+    e.duration = draw_length(rng, in);
+    std::vector<std::string> clients = in.clients;
+    if (rng.chance(0.5)) clients = {in.clients[rng.below(in.clients.size())]};
+    std::vector<std::string> servers = some_servers(rng, in.servers);
+    switch (rng.below(4)) {
+      case 0:  // both ways
+        e.kind = FaultKind::kPartition;
+        break;
+      case 1:  // requests get in, replies do not
+        e.kind = FaultKind::kPartition;
+        e.one_way = true;
+        std::swap(clients, servers);
+        break;
+      case 2:  // requests do not get in
+        e.kind = FaultKind::kPartition;
+        e.one_way = true;
+        break;
+      default:
+        e.kind = FaultKind::kDelay;
+        e.duration = rng.uniform_duration(Duration::millis(10), in.ttl);
+        e.delay = rng.uniform_duration(in.ttl / 2, in.ttl * 2);
+        break;
+    }
+    e.side_a = std::move(clients);
+    e.side_b = std::move(servers);
+    out.events.push_back(std::move(e));
+  }
+  std::stable_sort(out.events.begin(), out.events.end(),
+                   [](const FaultEvent& a, const FaultEvent& b) { return a.at < b.at; });
+  // Pair of the draws: every event reads back from its own text.
+  for (const FaultEvent& e : out.events) {
+    LOCKSIM_ASSERT(parse_fault(e.describe(), "draw").describe() == e.describe());
+  }
+  return out;
+}
+
+}  // namespace locksim::faults
