@@ -31,7 +31,6 @@ const char* to_string(FaultKind k) {
   return "?";
 }
 
-
 namespace {
 
 // The shortest text that reads back as the same rate.
@@ -87,8 +86,8 @@ std::string FaultEvent::describe() const {
     case FaultKind::kHeal:
       return "heal at " + format_duration(at);
     case FaultKind::kDelay:
-      return "delay " + join(side_a) + "|" + join(side_b) + " at " + format_duration(at) +
-             " for " + format_duration(duration) + " by " + format_duration(delay);
+      return "delay " + join(side_a) + "|" + join(side_b) + " at " + format_duration(at) + " for " +
+             format_duration(duration) + " by " + format_duration(delay);
     case FaultKind::kLoss:
       out = "loss " + join(side_a) + "|" + join(side_b) + " at " + format_duration(at) + " " +
             format_rate(loss);

@@ -36,7 +36,7 @@ struct FaultEvent {
   int64_t drift_ppm = 0;
   Duration jump = Duration::zero();
   std::vector<std::string> side_a, side_b;
-  bool one_way = false;              // kPartition: A->B
+  bool one_way = false;               // kPartition: A->B
   Duration delay = Duration::zero();  // kDelay: the latency added
   double loss = 0.0;                  // kLoss: the rate, in [0, 1]
 

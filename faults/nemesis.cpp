@@ -53,7 +53,8 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
     } else if (e.kind != FaultKind::kHeal) {
       check(e.node);
     }
-    if (e.kind == FaultKind::kDelay && (e.duration <= Duration::zero() || e.delay <= Duration::zero())) {
+    if (e.kind == FaultKind::kDelay &&
+        (e.duration <= Duration::zero() || e.delay <= Duration::zero())) {
       throw ConfigError(field + ": expected a delay with a positive duration and amount");
     }
     if (e.kind == FaultKind::kLoss && !(e.loss >= 0.0 && e.loss <= 1.0)) {
@@ -76,8 +77,7 @@ void Nemesis::apply(const FaultEvent& event) {
   const auto unresolved = [](const std::string& n) { return n.empty(); };
   const bool has_node = e.kind != FaultKind::kPartition && e.kind != FaultKind::kHeal &&
                         e.kind != FaultKind::kDelay && e.kind != FaultKind::kLoss;
-  if ((has_node && e.node.empty()) ||
-      std::any_of(e.side_a.begin(), e.side_a.end(), unresolved) ||
+  if ((has_node && e.node.empty()) || std::any_of(e.side_a.begin(), e.side_a.end(), unresolved) ||
       std::any_of(e.side_b.begin(), e.side_b.end(), unresolved)) {
     // Recorded as its own keyword, not as the fault's: a reader that draws a
     // :pause must be able to trust that something was paused.

@@ -12,7 +12,8 @@ namespace {
 std::vector<std::string> some_servers(sim::Rng& rng, const std::vector<std::string>& servers) {
   // All of them (a client cut off), or a minority (Redlock keeps a quorum).
   if (servers.size() < 3 || rng.chance(0.5)) return servers;
-  const size_t n = static_cast<size_t>(rng.between(1, static_cast<int64_t>(servers.size() - 1) / 2));
+  const size_t n =
+      static_cast<size_t>(rng.between(1, static_cast<int64_t>(servers.size() - 1) / 2));
   std::vector<std::string> out(servers.begin(), servers.begin() + static_cast<ptrdiff_t>(n));
   return out;
 }
@@ -25,9 +26,8 @@ Duration draw_length(sim::Rng& rng, const NetworkDrawInput& in) {
 }
 
 Duration draw_timeout(sim::Rng& rng) {
-  static const Duration kTimeouts[] = {sim::kNoTimeout, Duration::millis(500),
-                                       Duration::seconds(2), Duration::seconds(3),
-                                       Duration::seconds(60)};
+  static const Duration kTimeouts[] = {sim::kNoTimeout, Duration::millis(500), Duration::seconds(2),
+                                       Duration::seconds(3), Duration::seconds(60)};
   return kTimeouts[rng.below(std::size(kTimeouts))];
 }
 

@@ -11,9 +11,9 @@ namespace locksim::harness {
 namespace {
 
 // In OpF order: to_string and op_f_from_string read the one list.
-constexpr const char* kFNames[] = {"acquire",   "release", "pause", "resume", "crash", "restart",
-                                   "partition", "heal",    "drift", "jump",   "delay",
-                                   "loss",      "skip"};
+constexpr const char* kFNames[] = {"acquire", "release",   "pause", "resume", "crash",
+                                   "restart", "partition", "heal",  "drift",  "jump",
+                                   "delay",   "loss",      "skip"};
 static_assert(std::size(kFNames) == static_cast<size_t>(OpF::kSkip) + 1, "every OpF has a keyword");
 
 // `value[i]`, or "?" when a foreign history left it out (describe must not throw).

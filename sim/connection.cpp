@@ -9,8 +9,8 @@ namespace locksim::sim {
 
 bool valid(const TcpParams& p) {
   return p.rto_min > Duration::zero() && p.rto_max >= p.rto_min &&
-         p.retransmission_limit > Duration::zero() && p.connect_timeout_default > Duration::zero() &&
-         p.loss_redraws_max >= 0;
+         p.retransmission_limit > Duration::zero() &&
+         p.connect_timeout_default > Duration::zero() && p.loss_redraws_max >= 0;
 }
 
 std::optional<TimePoint> next_retransmission(TimePoint first_sent, TimePoint at,
@@ -39,7 +39,8 @@ const Packet& Stream::head() const {
 
 void Stream::push(Packet p) {
   LOCKSIM_ASSERT_MSG(p.ready >= p.sent, "a packet ready before it was sent");
-  LOCKSIM_ASSERT_MSG(queue_.empty() || p.sent >= queue_.back().sent, "packets written out of order");
+  LOCKSIM_ASSERT_MSG(queue_.empty() || p.sent >= queue_.back().sent,
+                     "packets written out of order");
   LOCKSIM_ASSERT(queue_.size() < kQueuedMax);
   queue_.push_back(std::move(p));
 }

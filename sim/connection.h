@@ -22,10 +22,10 @@
 //     by this side, reset by the peer (its process crashed: RST at once), or
 //     broken (retransmission limit: ETIMEDOUT).
 //
-// Simplification (said in the README): connections between the same two
-// nodes share their two streams, as if multiplexed over one socket pair. Each
-// stays FIFO; across two of them order is by send time, and a broken stream
-// breaks every connection over it.
+// Each connection has its own two streams (and its own retransmission
+// timer), as separate sockets do: a new connection's bytes never wait behind
+// an abandoned one's. Traffic sent with Network::send rides the two nodes'
+// implicit peer link (connection 0), one long-lived connection per pair.
 #pragma once
 
 #include <cstdint>
@@ -69,8 +69,8 @@ std::optional<TimePoint> next_retransmission(TimePoint first_sent, TimePoint at,
 
 // One message travelling one direction.
 struct Packet {
-  TimePoint sent;   // when the sender wrote it
-  TimePoint ready;  // earliest arrival: sent + latency (+ loss and delay spikes)
+  TimePoint sent;           // when the sender wrote it
+  TimePoint ready;          // earliest arrival: sent + latency (+ loss and delay spikes)
   uint64_t connection = 0;  // 0: the nodes' implicit peer link (see Network::send)
   std::function<void()> message;
 };
@@ -79,10 +79,13 @@ struct Packet {
 // the pump logic lives there, the invariants here.
 class Stream {
  public:
-  Stream(Node& from, Node& to) : from_(&from), to_(&to) {}
+  // `connection` 0: the two nodes' implicit peer link (Network::send).
+  Stream(Node& from, Node& to, uint64_t connection)
+      : from_(&from), to_(&to), connection_(connection) {}
 
   Node& from() const { return *from_; }
   Node& to() const { return *to_; }
+  uint64_t connection() const { return connection_; }
   bool empty() const { return queue_.empty(); }
   size_t size() const { return queue_.size(); }
   const Packet& head() const;
@@ -115,6 +118,7 @@ class Stream {
  private:
   Node* from_;
   Node* to_;
+  uint64_t connection_;
   std::deque<Packet> queue_;
   uint64_t generation_ = 0;
 };

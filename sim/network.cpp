@@ -19,10 +19,11 @@ bool valid(const LinkParams& p) {
 
 }  // namespace
 
-size_t Network::PtrPairHash::operator()(const PtrPair& p) const {
-  const auto a = reinterpret_cast<uintptr_t>(p.first);
-  const auto b = reinterpret_cast<uintptr_t>(p.second);
-  return static_cast<size_t>(a * 0x9e3779b97f4a7c15ULL ^ (b + 0x7f4a7c159e3779b9ULL + (a << 6)));
+size_t Network::StreamKeyHash::operator()(const StreamKey& k) const {
+  const auto a = reinterpret_cast<uintptr_t>(k.from);
+  const auto b = reinterpret_cast<uintptr_t>(k.to);
+  return static_cast<size_t>((a * 0x9e3779b97f4a7c15ULL) ^ (b + 0x7f4a7c159e3779b9ULL + (a << 6)) ^
+                             (k.connection * 0xbf58476d1ce4e5b9ULL));
 }
 
 Network::Network(World& world, Rng rng, TcpParams tcp) : world_(world), rng_(rng), tcp_(tcp) {
@@ -144,13 +145,15 @@ bool Network::connected(const Node& a, const Node& b) const {
   return can_send(a, b) && can_send(b, a);
 }
 
-Stream& Network::stream(const Node& from, const Node& to) {
-  auto it = stream_index_.find(PtrPair{&from, &to});
+Stream& Network::stream(const Node& from, const Node& to, uint64_t connection) {
+  const StreamKey k{&from, &to, connection};
+  auto it = stream_index_.find(k);
   if (it != stream_index_.end()) return *it->second;
   // Streams are created on first use, in the simulation's (deterministic) order.
   streams_.push_back(
-      std::make_unique<Stream>(const_cast<Node&>(from), const_cast<Node&>(to)));
-  stream_index_.emplace(PtrPair{&from, &to}, streams_.back().get());
+      std::make_unique<Stream>(const_cast<Node&>(from), const_cast<Node&>(to), connection));
+  stream_index_.emplace(k, streams_.back().get());
+  LOCKSIM_ASSERT(streams_.back()->connection() == connection);
   return *streams_.back();
 }
 
@@ -186,7 +189,7 @@ void Network::enqueue(const Node& from, Node& to, uint64_t connection,
   LOCKSIM_ASSERT(message != nullptr);
   ++sent_;
   const Duration latency = draw_latency(from, to);
-  Stream& s = stream(from, to);
+  Stream& s = stream(from, to, connection);
   if (s.size() >= Stream::kQueuedMax) {
     ++dropped_;
     check_counts();
@@ -279,24 +282,26 @@ void Network::give_up(Stream& s, uint64_t blocks) {
   // Pair of block(): the head is the packet that has gone unacknowledged.
   LOCKSIM_ASSERT_MSG(world_.now() >= s.head().sent + tcp_.retransmission_limit,
                      "a stream gave up before its retransmission limit");
-  break_connections(s.from(), s.to());
+  break_connection(s);
 }
 
-void Network::break_connections(const Node& a, const Node& b) {
-  for (auto& owned : streams_) {
-    Stream& s = *owned;
-    const bool between = (&s.from() == &a && &s.to() == &b) || (&s.from() == &b && &s.to() == &a);
-    if (!between) continue;
-    const size_t n = s.clear();
+void Network::break_connection(const Stream& broken) {
+  const Node* a = &broken.from();
+  const Node* b = &broken.to();
+  const uint64_t id = broken.connection();
+  for (const StreamKey& k : {StreamKey{a, b, id}, StreamKey{b, a, id}}) {
+    auto it = stream_index_.find(k);
+    if (it == stream_index_.end()) continue;
+    const size_t n = it->second->clear();
     LOCKSIM_ASSERT(in_flight_ >= n);
     in_flight_ -= n;
     dropped_ += n;
   }
   check_counts();
-  for (auto& [id, c] : connections_) {
-    const bool between = (c.client == &a && c.server == &b) || (c.client == &b && c.server == &a);
-    if (between && c.state == ConnectionState::kOpen) notify(id, c, ConnectionState::kBroken);
-  }
+  if (id == 0) return;  // the implicit link: its users resync (replication) or time out
+  auto it = connections_.find(id);
+  LOCKSIM_ASSERT_MSG(it != connections_.end(), "a stream of an unknown connection");
+  if (it->second.state == ConnectionState::kOpen) notify(id, it->second, ConnectionState::kBroken);
 }
 
 void Network::node_crashed(const Node& node) {

@@ -65,7 +65,9 @@ class Network {
   void set_loss(const Node& a, const Node& b, double loss);
   double loss(const Node& a, const Node& b) const { return link(a, b).loss; }
   // Twice the base latency between a and b: a handshake without jitter.
-  Duration round_trip_base(const Node& a, const Node& b) const { return link(a, b).latency_base * 2; }
+  Duration round_trip_base(const Node& a, const Node& b) const {
+    return link(a, b).latency_base * 2;
+  }
 
   // Cuts every link between a node in `side_a` and one in `side_b`, both ways.
   void partition(const std::vector<const Node*>& side_a, const std::vector<const Node*>& side_b);
@@ -77,8 +79,8 @@ class Network {
   // ways) until remove_delay with the same arguments. Order is kept.
   void add_delay(const std::vector<const Node*>& side_a, const std::vector<const Node*>& side_b,
                  Duration extra);
-  void remove_delay(const std::vector<const Node*>& side_a,
-                    const std::vector<const Node*>& side_b, Duration extra);
+  void remove_delay(const std::vector<const Node*>& side_a, const std::vector<const Node*>& side_b,
+                    Duration extra);
 
   // Both directions up (a node is always connected to itself).
   bool connected(const Node& a, const Node& b) const;
@@ -112,9 +114,14 @@ class Network {
 
  private:
   using Pair = std::pair<std::string, std::string>;  // by name: deterministic order
-  using PtrPair = std::pair<const Node*, const Node*>;
-  struct PtrPairHash {
-    size_t operator()(const PtrPair& p) const;
+  struct StreamKey {
+    const Node* from;
+    const Node* to;
+    uint64_t connection;
+    bool operator==(const StreamKey&) const = default;
+  };
+  struct StreamKeyHash {
+    size_t operator()(const StreamKey& k) const;
   };
   struct ConnectionRecord {
     Node* client = nullptr;
@@ -127,7 +134,7 @@ class Network {
   static Pair key(const Node& a, const Node& b);
   static Pair directed(const Node& from, const Node& to);
   const LinkParams& link(const Node& a, const Node& b) const;
-  Stream& stream(const Node& from, const Node& to);
+  Stream& stream(const Node& from, const Node& to, uint64_t connection);
   Duration draw_latency(const Node& from, const Node& to);
   void enqueue(const Node& from, Node& to, uint64_t connection, std::function<void()> message);
   void schedule_pump(Stream& s, TimePoint at);
@@ -135,7 +142,9 @@ class Network {
   void deliver(Stream& s, Packet p);
   void block(Stream& s);
   void give_up(Stream& s, uint64_t blocks);
-  void break_connections(const Node& a, const Node& b);
+  // Breaks the connection of `s` (both of its streams; for the implicit
+  // link, the two nodes' link): everything held is lost.
+  void break_connection(const Stream& s);
   void node_crashed(const Node& node);
   void notify(uint64_t id, ConnectionRecord& c, ConnectionState why);
   void check_counts() const;
@@ -145,12 +154,12 @@ class Network {
   TcpParams tcp_;
   LinkParams default_link_;
   std::map<Pair, LinkParams> links_;
-  std::set<Pair> cut_;                  // directed: (from, to)
-  std::map<Pair, Duration> extra_;      // directed: active delay spikes
+  std::set<Pair> cut_;              // directed: (from, to)
+  std::map<Pair, Duration> extra_;  // directed: active delay spikes
   // Streams in creation order (iterated: deterministic), and a lookup index
   // by node address (never iterated, so pointer order cannot leak).
   std::vector<std::unique_ptr<Stream>> streams_;
-  std::unordered_map<PtrPair, Stream*, PtrPairHash> stream_index_;
+  std::unordered_map<StreamKey, Stream*, StreamKeyHash> stream_index_;
   std::map<uint64_t, ConnectionRecord> connections_;
   uint64_t next_connection_ = 1;
   uint64_t sent_ = 0;

@@ -45,12 +45,9 @@ std::vector<int> send_through_chaos(uint64_t seed, int n) {
   Rng rng(seed * 7 + 1);
   std::vector<int> got;
   for (int i = 0; i < n; ++i) {
-    w.at(at(Duration::millis(rng.between(0, 20'000))), [&net, &a, &b, &got, i] {
-      net.send(a, b, [&got, i] { got.push_back(i); });
-    });
+    w.at(at(Duration::millis(rng.between(0, 20'000))),
+         [&net, &a, &b, &got, i] { net.send(a, b, [&got, i] { got.push_back(i); }); });
   }
-  // Sorting the send times is the event heap's job: the i-th event scheduled
-  // at a time may run before a lower-numbered one, so record send order too.
   for (int k = 0; k < 4; ++k) {
     const Duration start = Duration::millis(rng.between(0, 18'000));
     const Duration length = Duration::millis(rng.between(1, 3'000));

@@ -16,9 +16,10 @@ namespace locksim::faults {
 namespace {
 
 TEST(NetworkFaults, ParseAndDescribeRoundTrip) {
-  for (const char* text : {"delay c1,c2|redis-1 at 5s for 2s by 12s",
-                           "partition redis-1->c1,c2 at 1s for 15s", "partition c1->redis-1 at 1s",
-                           "loss c1|redis-1,redis-2 at 3s 0.25 for 10s", "loss c1|redis-1 at 0s 1"}) {
+  for (const char* text :
+       {"delay c1,c2|redis-1 at 5s for 2s by 12s", "partition redis-1->c1,c2 at 1s for 15s",
+        "partition c1->redis-1 at 1s", "loss c1|redis-1,redis-2 at 3s 0.25 for 10s",
+        "loss c1|redis-1 at 0s 1"}) {
     SCOPED_TRACE(text);
     const FaultEvent e = parse_fault(text, "--fault");
     EXPECT_EQ(e.describe(), text);
@@ -45,7 +46,8 @@ TEST(NetworkFaults, HistoryValuesAndTheirText) {
             "partition redis-1->c1 for 15s");
   EXPECT_EQ(text(parse_fault("partition c1|redis-1 at 1s for 15s", "f")),
             "partition c1|redis-1 for 15s");
-  EXPECT_EQ(text(parse_fault("loss c1|redis-1 at 1s 0.5 for 3s", "f")), "loss c1|redis-1 0.5 for 3s");
+  EXPECT_EQ(text(parse_fault("loss c1|redis-1 at 1s 0.5 for 3s", "f")),
+            "loss c1|redis-1 0.5 for 3s");
 }
 
 TEST(NetworkFaults, BadInputNamesTheField) {

@@ -260,7 +260,9 @@ TEST(Network, RpcAcrossAPartitionWaitsForTheHeal) {
   w.spawn("c1", &client, [&] {
     Connection conn(net, client, server);
     for (int i = 0; i < 3; ++i) {
-      replies.push_back(call<int>(w, conn, [&] { return ++handled; }, kNoTimeout).reply);
+      replies.push_back(call<int>(
+                            w, conn, [&] { return ++handled; }, kNoTimeout)
+                            .reply);
       if (i == 1) second_at = w.now();
       w.sleep(Duration::seconds(1));
     }
