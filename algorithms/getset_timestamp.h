@@ -70,6 +70,11 @@ class GetsetTimestamp : public LockAlgorithm {
   AcquireResult acquire(Env& env, const std::string& resource) override;
   ReleaseResult release(Env& env, const Lease& lease) override;
   std::string name() const override { return kName; }
+  // The key never expires; its value is the lease's end on the writer's clock.
+  StoreShape store_shape(const std::string& resource, size_t redis_servers) const override {
+    (void)redis_servers;
+    return StoreShape{resource, 1, true};
+  }
 
   const Params& params() const { return params_; }
 

@@ -64,6 +64,15 @@ struct ParamInfo {
   std::string help;
 };
 
+// How an algorithm's lock sits in its store, for the exposure checker's
+// question "would a fresh contender get it right now?" (sim::LockProbe,
+// answered by the backend from its own state).
+struct StoreShape {
+  std::string key;                    // Redis key, MySQL Flock_name, ZooKeeper lock node
+  size_t quorum = 1;                  // Redis masters that must grant (Redlock's quorum)
+  bool value_is_deadline_ms = false;  // the value is the lease's end on the writer's clock (GETSET)
+};
+
 class LockAlgorithm {
  public:
   virtual ~LockAlgorithm() = default;
@@ -94,6 +103,13 @@ class LockAlgorithm {
   virtual std::string check_servers(size_t redis_servers) const {
     (void)redis_servers;
     return {};
+  }
+
+  // Where and how `resource`'s lock lives in the store, given the run's Redis
+  // servers (groups). Default: the key is the resource, one server grants.
+  virtual StoreShape store_shape(const std::string& resource, size_t redis_servers) const {
+    (void)redis_servers;
+    return StoreShape{resource, 1, false};
   }
 };
 

@@ -243,14 +243,23 @@ ReleaseResult MysqlLock::release(Env& env, const Lease& lease) {
   LOCKSIM_ASSERT_MSG(is_well_formed(lease), "release takes a lease acquire returned");
   SqlConnection& sql = env.sql();
   const std::string now_text = format_datetime(env.now());
-  const SqlResult r =
-      params_.release == Release::kChecked
-          ? sql.query(
-                "UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ? "
-                "AND Fdesc = ? AND Fstatus = 1",
-                {now_text, lease.resource, lease.token})
-          : sql.query("UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ?",
-                      {now_text, lease.resource});
+  SqlResult r;
+  switch (params_.release) {
+    case Release::kChecked:
+      r = sql.query(
+          "UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ? "
+          "AND Fdesc = ? AND Fstatus = 1",
+          {now_text, lease.resource, lease.token});
+      break;
+    case Release::kBlind:
+      r = sql.query("UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ?",
+                    {now_text, lease.resource});
+      break;
+    case Release::kDelete:
+      r = sql.query("DELETE FROM t_tag_lock WHERE Flock_name = ? AND Fdesc = ?",
+                    {lease.resource, lease.token});
+      break;
+  }
   if (r.error_number == sql_errno::kServerLost) return {Outcome::kUnknown, describe(r)};
   if (!r.ok()) return {Outcome::kFail, describe(r)};
   if (r.affected_rows == 1) return {Outcome::kOk, ""};
@@ -267,7 +276,9 @@ AlgorithmSpec mysql_spec(const char* name, const char* summary, MysqlLock::Versi
   s.backend = "mysql";
   s.params = {
       {"ttl", "31536000s", "expire written to Fdeadline (whole seconds; at least 1s)"},
-      {"release", "checked", "checked: only our own row (Fdesc = token); blind: any holder's"},
+      {"release", "checked",
+       "checked: mark our own row free (Fdesc = token); blind: any holder's; delete: delete "
+       "our own row"},
       {kMaxAttemptsParam, "20", "transactions per acquire before giving up"},
       {kRetryParam, "50ms..150ms", "random backoff between attempts, uniform in the range"},
   };
@@ -282,10 +293,16 @@ AlgorithmSpec mysql_spec(const char* name, const char* summary, MysqlLock::Versi
                         r.text("ttl") + "'");
     }
     const std::string release = r.text("release");
-    if (release != "checked" && release != "blind") {
-      throw ConfigError(r.field("release") + ": expected checked or blind, got '" + release + "'");
+    if (release == "checked") {
+      p.release = MysqlLock::Release::kChecked;
+    } else if (release == "blind") {
+      p.release = MysqlLock::Release::kBlind;
+    } else if (release == "delete") {
+      p.release = MysqlLock::Release::kDelete;
+    } else {
+      throw ConfigError(r.field("release") + ": expected checked, blind or delete, got '" +
+                        release + "'");
     }
-    p.release = release == "checked" ? MysqlLock::Release::kChecked : MysqlLock::Release::kBlind;
     p.retry = read_retry_policy(r);
     return std::unique_ptr<LockAlgorithm>(new MysqlLock(p));
   };

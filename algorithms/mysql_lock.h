@@ -31,9 +31,14 @@
 // year), kept as the default `ttl`, so a crashed holder keeps the lock a
 // year; ttl below 1 s is refused (the column cannot hold it).
 //
-// The article does not show its release. Two are provided (parameter
+// The article does not show its release. Three are provided (parameter
 // `release`): checked (default) — UPDATE ... SET Fstatus=0 WHERE Flock_name=?
-// AND Fdesc=<our token> — and blind, without the owner check.
+// AND Fdesc=<our token> —, blind, without the owner check, and delete —
+// DELETE ... WHERE Flock_name=? AND Fdesc=<our token>, the insert-to-lock,
+// delete-to-unlock table many codebases use. With delete every acquire after
+// a release finds the row missing, so v1's gap-lock race (and its deadlocks)
+// comes back at every hand-over, and Fcount restarts at 1: the fencing token
+// is then not monotonic.
 //
 // Fcount is incremented by every successful acquire and returned as the
 // lease's fencing token.
@@ -56,7 +61,7 @@ namespace locksim::algorithms {
 class MysqlLock : public LockAlgorithm {
  public:
   enum class Version { kV1, kCenter, kSegmented };
-  enum class Release { kChecked, kBlind };
+  enum class Release { kChecked, kBlind, kDelete };
 
   struct Params {
     Version version = Version::kCenter;

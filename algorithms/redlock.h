@@ -95,6 +95,10 @@ class Redlock : public LockAlgorithm {
   // `quorum` parameter), for the harness to report as a configuration error.
   std::string validate(size_t n_servers) const;
   std::string check_servers(size_t redis_servers) const override { return validate(redis_servers); }
+  // A fresh contender needs the quorum of masters free.
+  StoreShape store_shape(const std::string& resource, size_t redis_servers) const override {
+    return StoreShape{resource, quorum_for(redis_servers), false};
+  }
 
   // The quorum in effect with n_servers nodes.
   size_t quorum_for(size_t n_servers) const;

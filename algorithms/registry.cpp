@@ -5,6 +5,7 @@
 #include "algorithms/naive_setnx.h"
 #include "algorithms/redlock.h"
 #include "algorithms/set_nx_lua.h"
+#include "algorithms/set_nx_lua_fenced.h"
 #include "algorithms/zk_lock.h"
 #include "env/assert.h"
 
@@ -16,6 +17,7 @@ const std::vector<AlgorithmSpec>& all_algorithms() {
   static const std::vector<AlgorithmSpec> specs = [] {
     std::vector<AlgorithmSpec> v = {
         set_nx_lua_spec(),
+        set_nx_lua_fenced_spec(),
         naive_setnx_spec(),
         getset_timestamp_spec(),
         redlock_spec(),

@@ -77,6 +77,11 @@ class ZkLock : public LockAlgorithm {
   ReleaseResult release(Env& env, const Lease& lease) override;
   bool hold(Env& env, const Lease& lease, Duration planned) override;
   std::string name() const override;
+  // The lock is the recipe's parent node: free when it has no children.
+  StoreShape store_shape(const std::string& resource, size_t redis_servers) const override {
+    (void)redis_servers;
+    return StoreShape{zk_lock_path(resource), 1, false};
+  }
 
  private:
   // Why a wait for our turn ended.

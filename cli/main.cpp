@@ -4,6 +4,8 @@
 //   locksim run  --scenario NAME|FILE [--seed N] [--out DIR]
 //   locksim live --algorithm redlock [--duration 10s] ...
 //   locksim list
+//   locksim sweep --algorithms all --profiles all --seeds 1..1000 --out DIR [--expect FILE]
+//   locksim merge --out DIR SHARD_DIR...
 //
 // The run settings' flags are generated from harness/settings.h (cli/run_options.h).
 // Exit codes (CI gates rely on them): 0 nothing found, 1 a violation found,
@@ -21,14 +23,17 @@
 #include "algorithms/registry.h"
 #include "cli/check_command.h"
 #include "cli/run_options.h"
+#include "cli/sweep_command.h"
 #include "env/parse.h"
 #include "harness/backends.h"
 #include "harness/history_io.h"
 #include "harness/live/live_check.h"
+#include "harness/live/owned_processes.h"
 #include "harness/run_sim.h"
 #include "harness/scenario.h"
 #include "harness/settings.h"
 #include "reports/result_json.h"
+#include "reports/timeline_svg.h"
 
 namespace {
 
@@ -139,6 +144,8 @@ int exit_code(const locksim::harness::RunResult& result) {
 
 // The same algorithm code against real servers (Redis or ZooKeeper) on loopback.
 int cmd_live(const CLI::App& live, const RunOptions& o) {
+  // Before any thread exists: Ctrl-C stops the servers this run starts.
+  locksim::live::stop_owned_on_interrupt();
   const locksim::harness::RunConfig config =
       locksim::cli::config_from_options(live, Mode::kLive, o);
   make_out_dir(o.out);
@@ -166,6 +173,7 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   const auto& result = report.result;
   if (!o.quiet) std::cout << locksim::reports::summary_text(result);
   if (!o.out.empty()) write_outputs(o.out, result, o.quiet);
+  if (!o.html.empty()) write_file(o.html, locksim::reports::timeline_page(result));
   if (locksim::harness::knossos_disagrees(result.linearizability)) return kExitInternal;
   return exit_code(result);
 }
@@ -198,6 +206,11 @@ int main(int argc, char** argv) {
       "live",
       "run the same algorithm code against real servers (redis-server or ZooKeeper, loopback)");
   locksim::cli::add_run_options(*live, Mode::kLive, live_options);
+  run->add_option("--html", run_options.html, "write the run's timeline (SVG in HTML) here");
+  locksim::cli::SweepFlags sweep_flags;
+  CLI::App* sweep = locksim::cli::add_sweep_command(app, sweep_flags);
+  locksim::cli::MergeFlags merge_flags;
+  CLI::App* merge = locksim::cli::add_merge_command(app, merge_flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -205,6 +218,8 @@ int main(int argc, char** argv) {
     const CLI::App* asked = run->parsed()     ? run
                             : live->parsed()  ? live
                             : check->parsed() ? check
+                            : sweep->parsed() ? sweep
+                            : merge->parsed() ? merge
                                               : &app;
     std::cout << asked->help();
     return kExitClean;
@@ -218,6 +233,8 @@ int main(int argc, char** argv) {
     if (list->parsed()) return list_settings ? cmd_list_settings() : cmd_list();
     if (live->parsed()) return cmd_live(*live, live_options);
     if (check->parsed()) return locksim::cli::run_check_command(check_flags);
+    if (sweep->parsed()) return locksim::cli::run_sweep_command(sweep_flags);
+    if (merge->parsed()) return locksim::cli::run_merge_command(merge_flags);
     return cmd_run(*run, run_options);
   } catch (const ConfigError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

@@ -36,7 +36,11 @@ void add_run_options(CLI::App& app, Mode mode, RunOptions& options) {
     CLI::Option* o = app.add_option(s.flag, options.values[s.flag], s.help);
     o->type_name(s.value_hint);
     if (s.format) o->default_str(s.format(defaults));
-    o->expected(1);  // one value per occurrence; repeatable rows repeat the flag
+    // One value per occurrence; repeatable rows (--fault, --param) repeat the
+    // flag, any other row given twice is refused by config_from_options.
+    o->type_size(1);
+    o->expected(1, CLI::detail::expected_max_vector_size);
+    o->allow_extra_args(false);
   }
   app.add_option("--ttl", options.ttl, "lock TTL, short for --param ttl=D")->type_name("DURATION");
   if (mode == Mode::kRun) {

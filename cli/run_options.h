@@ -22,6 +22,7 @@ struct RunOptions {
   std::string ttl;                                         // --ttl: --param ttl=
   std::string scenario;
   std::string out;
+  std::string html;  // run: --html FILE, the run's timeline page
   bool quiet = false;
   KnossosFlags knossos;  // run: --knossos, --knossos-time-limit, --knossos-heap
 };

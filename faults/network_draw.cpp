@@ -25,19 +25,19 @@ Duration draw_length(sim::Rng& rng, const NetworkDrawInput& in) {
   return in.retransmission_limit + rng.uniform_duration(Duration::seconds(1), in.ttl);
 }
 
-Duration draw_timeout(sim::Rng& rng) {
+}  // namespace
+
+Duration draw_client_timeout(sim::Rng& rng) {
   static const Duration kTimeouts[] = {sim::kNoTimeout, Duration::millis(500), Duration::seconds(2),
                                        Duration::seconds(3), Duration::seconds(60)};
   return kTimeouts[rng.below(std::size(kTimeouts))];
 }
 
-}  // namespace
-
 NetworkDraw draw_network_faults(sim::Rng& rng, const NetworkDrawInput& in) {
   LOCKSIM_ASSERT(!in.clients.empty() && !in.servers.empty() && in.faults_max >= 1);
   LOCKSIM_ASSERT(in.run_length > Duration::zero() && in.ttl > Duration::zero());
   NetworkDraw out;
-  out.client_timeout = draw_timeout(rng);
+  out.client_timeout = draw_client_timeout(rng);
   const int64_t count = rng.between(1, in.faults_max);
   for (int64_t i = 0; i < count; ++i) {
     FaultEvent e;

@@ -44,4 +44,7 @@ struct NetworkDraw {
 // non-empty, durations positive. Deterministic in `rng`.
 NetworkDraw draw_network_faults(sim::Rng& rng, const NetworkDrawInput& in);
 
+// One client timeout as NetworkDraw::client_timeout draws it.
+Duration draw_client_timeout(sim::Rng& rng);
+
 }  // namespace locksim::faults

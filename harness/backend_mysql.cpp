@@ -1,6 +1,9 @@
-// The MySQL backend's entry: its settings (the scenario's "mysql" section,
-// flags --mysql-service-time, --lock-wait-timeout, --mysql-timeout) and its
-// deployment (sim/mysql/mysql_deployment.h).
+// The MySQL backend's entry: its settings (the scenario's "mysql" section:
+// service time, timeouts, durability, replicas and failover), the checks
+// across them, and its deployment (sim/mysql/mysql_deployment.h).
+#include <algorithm>
+
+#include "env/assert.h"
 #include "harness/backends.h"
 #include "harness/setting_rows.h"
 #include "sim/mysql/mysql_deployment.h"
@@ -8,6 +11,38 @@
 namespace locksim::harness {
 
 namespace {
+
+// Replicas, semi-sync and failover: the same shape as the Redis topology.
+std::vector<Setting> topology_rows() {
+  std::vector<Setting> rows;
+  rows.push_back(int_row(
+      "--mysql-replicas", "mysql.replicas", "asynchronous replicas of the primary mysql-1", false,
+      0, sim::mysql::MysqlParams::kMaxReplicas, [](auto& c) -> auto& { return c.mysql.replicas; }));
+  rows.push_back(duration_row(
+      "--mysql-replication-lag", "mysql.replication_lag",
+      "how far behind the primary the replicas run (binlog shipping)", false,
+      DurationRule::kNonNegative, [](auto& c) -> auto& { return c.mysql.replication_lag; }));
+  rows.push_back(flag_row(
+      "--semi-sync", "mysql.semi_sync",
+      "semi-synchronous replication: a commit returns once a replica has it",
+      [](auto& c) -> auto& { return c.mysql.semi_sync; }));
+  rows.push_back(duration_row(
+      "--semi-sync-timeout", "mysql.semi_sync_timeout",
+      "rpl_semi_sync_master_timeout: then the primary falls back to asynchronous", false,
+      DurationRule::kPositive, [](auto& c) -> auto& { return c.mysql.semi_sync_timeout; }));
+  rows.push_back(flag_row(
+      "--mysql-failover", "mysql.failover",
+      "a monitor promotes the most up-to-date reachable replica",
+      [](auto& c) -> auto& { return c.mysql.failover; }));
+  rows.push_back(duration_row(
+      "--mysql-down-after", "mysql.down_after", "failover: the primary unreachable this long",
+      false, DurationRule::kPositive, [](auto& c) -> auto& { return c.mysql.down_after; }));
+  rows.push_back(duration_row(
+      "--mysql-discovery-delay", "mysql.discovery_delay",
+      "failover: clients learn the new primary this much later", false, DurationRule::kNonNegative,
+      [](auto& c) -> auto& { return c.mysql.discovery_delay; }));
+  return rows;
+}
 
 std::vector<Setting> mysql_rows() {
   std::vector<Setting> rows;
@@ -17,17 +52,31 @@ std::vector<Setting> mysql_rows() {
       [](auto& c) -> auto& { return c.mysql.service_time; }));
   rows.push_back(duration_row(
       "--lock-wait-timeout", "mysql.lock_wait_timeout",
-      "innodb_lock_wait_timeout: a row-lock wait ends in error 1205 after this", false,
+      "innodb_lock_wait_timeout: a row-lock wait ends in error 1205 after this", true,
       DurationRule::kPositive, [](auto& c) -> auto& { return c.mysql.lock_wait_timeout; }));
   rows.push_back(timeout_row(
       "--mysql-timeout", "mysql.timeout",
       "client read timeout of one SQL statement (then error 2013, connection dropped), or none",
-      false, [](auto& c) -> auto& { return c.mysql.client_timeout; }));
+      true, [](auto& c) -> auto& { return c.mysql.client_timeout; }));
+  rows.push_back(int_row(
+      "--flush-log-at-trx-commit", "mysql.flush_log_at_trx_commit",
+      "innodb_flush_log_at_trx_commit: 1 every commit durable; 0 or 2 lose up "
+      "to the last second of commits when the machine crashes",
+      false, 0, 2, [](auto& c) -> auto& { return c.mysql.flush_log_at_trx_commit; }));
+  for (Setting& s : topology_rows()) rows.push_back(std::move(s));
   return rows;
 }
 
-void validate_mysql(const RunConfig&) {
-  // Each value's range is checked when it is parsed; nothing spans settings yet.
+void validate_mysql(const RunConfig& c) {
+  // Each value's range is checked when it is parsed; these span settings.
+  const auto needs_replica = [&c](bool on, const char* path) {
+    if (on && c.mysql.replicas == 0) {
+      throw ConfigError(field_name(c, path) + ": needs " + field_name(c, "mysql.replicas") +
+                        " >= 1");
+    }
+  };
+  needs_replica(c.mysql.failover, "mysql.failover");
+  needs_replica(c.mysql.semi_sync, "mysql.semi_sync");
 }
 
 }  // namespace
@@ -38,7 +87,25 @@ BackendSpec mysql_backend() {
   b.settings = mysql_rows;
   b.validate = validate_mysql;
   b.make = [](sim::World& world, sim::Network& net, const RunConfig& c) {
+    // make() is handed validated configs only (run_simulation validates first).
+    LOCKSIM_ASSERT(!c.mysql.failover || c.mysql.replicas >= 1);
     return std::unique_ptr<sim::Deployment>(new sim::mysql::MysqlDeployment(world, net, c.mysql));
+  };
+  // The failover profile's deployment: one asynchronous replica a little
+  // behind and a monitor quick enough that the holder is still in its
+  // critical section when clients move (mysql-center-failover's shape).
+  // Values already set stronger stay.
+  b.add_failover = [](RunConfig& c) {
+    c.mysql.replicas = std::max(c.mysql.replicas, 1);
+    c.mysql.failover = true;
+    c.mysql.replication_lag = std::max(c.mysql.replication_lag, Duration::millis(100));
+    c.mysql.down_after = std::min(c.mysql.down_after, Duration::seconds(1));
+    c.mysql.discovery_delay = std::min(c.mysql.discovery_delay, Duration::millis(200));
+    LOCKSIM_ASSERT(c.mysql.replicas >= 1 && c.mysql.failover);
+  };
+  b.set_client_timeout = [](RunConfig& c, Duration timeout) {
+    LOCKSIM_ASSERT(timeout > Duration::zero());
+    c.mysql.client_timeout = timeout;
   };
   return b;
 }

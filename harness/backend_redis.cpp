@@ -1,5 +1,7 @@
 // The Redis backend's entry: its settings (the scenario's "redis" section,
 // flags --masters ... --timeout), the checks across them, and its deployment.
+#include <algorithm>
+
 #include "algorithms/registry.h"
 #include "env/assert.h"
 #include "harness/backends.h"
@@ -93,6 +95,24 @@ BackendSpec redis_backend() {
     LOCKSIM_ASSERT(t.masters >= 1 && t.masters <= RunConfig::kMaxRedisMasters);
     LOCKSIM_ASSERT(!t.failover || t.replicas >= 1);
     return std::unique_ptr<sim::Deployment>(new sim::redis::RedisDeployment(world, net, t));
+  };
+  // A failover profile on a topology without replicas: one asynchronous
+  // replica lagging 100 ms (as in the set-nx-lua-failover scenario; the
+  // key is lost when the master dies between an acquire and its shipping),
+  // and a monitor quick enough that the lock's holder is still in its
+  // critical section when clients move to the promoted replica (the
+  // set-nx-lua-failover scenario's shape). Values already set stronger stay.
+  b.add_failover = [](RunConfig& c) {
+    c.redis.replicas = std::max(c.redis.replicas, 1);
+    c.redis.failover = true;
+    c.redis.replication_lag = std::max(c.redis.replication_lag, Duration::millis(100));
+    c.redis.down_after = std::min(c.redis.down_after, Duration::seconds(1));
+    c.redis.discovery_delay = std::min(c.redis.discovery_delay, Duration::millis(200));
+    LOCKSIM_ASSERT(c.redis.replicas >= 1 && c.redis.failover);
+  };
+  b.set_client_timeout = [](RunConfig& c, Duration timeout) {
+    LOCKSIM_ASSERT(timeout > Duration::zero());
+    c.redis.timeout = timeout;
   };
   return b;
 }

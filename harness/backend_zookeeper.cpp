@@ -104,6 +104,8 @@ BackendSpec zookeeper_backend() {
   b.make = [](sim::World& world, sim::Network& net, const RunConfig& c) {
     return std::unique_ptr<sim::Deployment>(new sim::zookeeper::ZkBackend(world, net, c.zookeeper));
   };
+  // What a fault must outlast: the session timeout the servers grant.
+  b.lease = [](const RunConfig& c) { return c.zookeeper.negotiate(c.zookeeper.session_timeout); };
   return b;
 }
 

@@ -65,6 +65,8 @@ class OpCollector {
     }
     out_.ops.push_back(op);
     out_.lines.push_back(map->line);
+    // Pair: every client op kept has its source line, for messages naming where.
+    LOCKSIM_ASSERT(out_.ops.size() == out_.lines.size());
   }
 
   // Every :index used once.

@@ -178,6 +178,8 @@ void Reader::skip_space() {
 }
 
 Value Reader::read(int depth) {
+  LOCKSIM_ASSERT(depth >= 0);
+  LOCKSIM_ASSERT_MSG(!at_end(), "read() is called only where skip_space() found a form");
   if (depth > kDepthMax) {
     fail(fmt::format("collections nested deeper than {} levels", kDepthMax));
   }
@@ -224,6 +226,8 @@ Value Reader::read_seq(Value v, Value::Kind kind, char close, int depth) {
   if (kind == Value::Kind::kMap && v.items.size() % 2 != 0) {
     fail_at(v.line, v.column, "a map with a key but no value (odd number of forms)");
   }
+  // Pair: every consumer walks a map two items at a time.
+  LOCKSIM_ASSERT(kind != Value::Kind::kMap || v.items.size() % 2 == 0);
   return v;
 }
 
@@ -231,10 +235,12 @@ Value Reader::read_seq(Value v, Value::Kind kind, char close, int depth) {
 std::string_view Reader::token() {
   const size_t start = pos_;
   while (pos_ < text_.size() && !is_delimiter(text_[pos_])) advance();
+  LOCKSIM_ASSERT(pos_ >= start && pos_ <= text_.size());
   return text_.substr(start, pos_ - start);
 }
 
 Value Reader::read_string(Value v) {
+  LOCKSIM_ASSERT(current() == '"');
   v.kind = Value::Kind::kString;
   advance();  // "
   for (;;) {
@@ -288,6 +294,7 @@ Value Reader::read_char(Value v) {
                                                     "return",  "formfeed", "backspace"};
   if (t.size() == 1 || kNames.count(t) > 0 || is_unicode_escape(t) || is_one_utf8_char(t)) {
     v.text = std::string(t);
+    LOCKSIM_ASSERT(!v.text.empty());
     return v;
   }
   fail_at(v.line, v.column, fmt::format("unknown character literal '\\{}'", shorten(t)));
@@ -321,6 +328,8 @@ Value Reader::read_dispatch(Value v, int depth) {
   skip_space();
   if (at_end()) fail(fmt::format("expected a value after the tag #{}", shorten(tag)));
   v.items.push_back(read(depth + 1));
+  // Pair: a tagged value holds exactly the one form after its tag.
+  LOCKSIM_ASSERT(v.items.size() == 1);
   return v;
 }
 
@@ -342,6 +351,7 @@ Value Reader::read_atom(Value v) {
     }
     v.kind = Value::Kind::kKeyword;
     v.text = std::string(t.substr(1));
+    LOCKSIM_ASSERT(!v.text.empty());
     return v;
   }
   v.kind = Value::Kind::kSymbol;
@@ -359,6 +369,7 @@ Value Reader::read_number(Value v, std::string_view t) {
       digits.find_first_not_of("0123456789", digits[0] == '-') == std::string_view::npos &&
       digits != "-";
   if (integer) {
+    LOCKSIM_ASSERT(!digits.empty());
     const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v.integer);
     v.kind = ec == std::errc() && ptr == digits.data() + digits.size() ? Value::Kind::kInt
                                                                        : Value::Kind::kBigInt;

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "env/assert.h"
+
 namespace locksim::harness::edn {
 
 inline constexpr int kDepthMax = 200;  // nesting of collections
@@ -63,11 +65,15 @@ class Reader {
   void skip_space();
   bool at_end() const { return pos_ >= text_.size(); }
   // The next byte. Precondition: !at_end().
-  char current() const { return text_[pos_]; }
+  char current() const {
+    LOCKSIM_ASSERT(pos_ < text_.size());
+    return text_[pos_];
+  }
   int line() const { return line_; }
   int column() const { return column_; }
   // Moves past current(). Precondition: !at_end().
   void advance() {
+    LOCKSIM_ASSERT_MSG(pos_ < text_.size(), "the reader moved past the end of its input");
     if (text_[pos_] == '\n') {
       ++line_;
       column_ = 1;
@@ -75,6 +81,7 @@ class Reader {
       ++column_;
     }
     ++pos_;
+    LOCKSIM_ASSERT(line_ >= 1 && column_ >= 1);
   }
 
   // Reads one value at nesting `depth`. Precondition: skip_space() was called

@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include "env/assert.h"
+
 namespace locksim::harness {
 
 namespace {
@@ -93,6 +95,7 @@ int get_enum(const Json& obj, const char* field, const std::string& where,
   if (v->is_string()) {
     const std::string s = v->template get<std::string>();
     for (size_t i = 0; i < N; ++i) {
+      LOCKSIM_ASSERT(names[i] != nullptr);
       if (s == names[i]) return static_cast<int>(i);
     }
   }
@@ -242,6 +245,7 @@ std::vector<HeldInterval> held_from_json_impl(const Json& held) {
                        h.end.ns, h.start.ns));
     }
     out.push_back(h);
+    LOCKSIM_ASSERT(out.back().start <= out.back().end);
   }
   check_one_hold_per_client(out);
   return out;
@@ -249,9 +253,23 @@ std::vector<HeldInterval> held_from_json_impl(const Json& held) {
 
 }  // namespace
 
+namespace {
+
+// The writers' half of the pair with parse_jsonl's checks: what locksim writes
+// has dense indices in true-time order, or a reader (Knossos too) rejects it.
+void assert_writable(const History& history, size_t i) {
+  const Op& op = history.ops[i];
+  LOCKSIM_ASSERT(op.index == static_cast<int64_t>(i));
+  LOCKSIM_ASSERT(i == 0 || history.ops[i - 1].time_ns <= op.time_ns);
+}
+
+}  // namespace
+
 std::string to_edn(const History& history) {
   std::string out;
-  for (const Op& op : history.ops) {
+  for (size_t i = 0; i < history.ops.size(); ++i) {
+    const Op& op = history.ops[i];
+    assert_writable(history, i);
     if (is_client_op(op)) {
       out += fmt::format("{{:index {}, :time {}, :process {}, :type :{}, :f :{}, :value nil}}\n",
                          op.index, op.time_ns, op.process, to_string(op.type), to_string(op.f));
@@ -268,7 +286,9 @@ std::string to_edn(const History& history) {
 
 std::string to_jsonl(const History& history) {
   std::string out;
-  for (const Op& op : history.ops) {
+  for (size_t i = 0; i < history.ops.size(); ++i) {
+    const Op& op = history.ops[i];
+    assert_writable(history, i);
     nlohmann::ordered_json j;
     j["index"] = op.index;
     j["time_ns"] = op.time_ns;
@@ -342,6 +362,7 @@ History parse_jsonl(std::string_view text) {
     }
     rules.admit(op);
     history.ops.push_back(std::move(op));
+    LOCKSIM_ASSERT(history.ops.back().index + 1 == static_cast<int64_t>(history.ops.size()));
   }
   return history;
 }
@@ -349,6 +370,9 @@ History parse_jsonl(std::string_view text) {
 nlohmann::ordered_json held_to_json(const History& history) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const HeldInterval& h : history.held) {
+    // Pair with held_from_json: what is written reads back.
+    LOCKSIM_ASSERT(h.start <= h.end);
+    LOCKSIM_ASSERT(h.client >= 0);
     nlohmann::ordered_json j;
     j["client"] = h.client;
     j["process"] = h.process;

@@ -35,6 +35,10 @@ struct RunConfig {
   sim::LinkParams link;
   sim::TcpParams tcp;  // retransmission limit, RTO bounds (sim/connection.h)
   faults::FaultSchedule faults;
+  // A fault profile ("pause", "pause+partition"; faults/profile.h), "" for
+  // none: its schedule is drawn from the seed and the deployment when the run
+  // starts and applied besides `faults`.
+  std::string profile;
   sim::SchedulePolicy policy = sim::SchedulePolicy::kSeeded;
 
   // How errors name an algorithm parameter ("--ttl", "my.json: params.ttl")

@@ -43,6 +43,10 @@ Verdict::Kind overall_verdict(const RunResult& result) {
   // An invalid verdict always comes with its evidence.
   LOCKSIM_ASSERT(result.mutex.kind != Verdict::Kind::kInvalid || !result.mutex.overlaps.empty());
   if (result.mutex.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
+  // A damaged resource is a safety finding, with its evidence.
+  LOCKSIM_ASSERT(result.consequences.kind != Verdict::Kind::kInvalid ||
+                 !result.consequences.explanation.empty());
+  if (result.consequences.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
   if (result.liveness.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
   if (result.mutex.kind == Verdict::Kind::kUnknown || !result.errors.empty()) {
     return Verdict::Kind::kUnknown;
@@ -52,7 +56,9 @@ Verdict::Kind overall_verdict(const RunResult& result) {
 
 const char* finding(const RunResult& result) {
   if (result.mutex.kind == Verdict::Kind::kInvalid) return "safety";
+  if (result.consequences.kind == Verdict::Kind::kInvalid) return "safety";
   if (result.liveness.kind == Verdict::Kind::kInvalid) return "liveness";
+  if (result.exposure.latent) return "latent";
   return "none";
 }
 

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/check/consequence_checker.h"
+#include "harness/check/exposure_checker.h"
 #include "harness/check/linearizability_report.h"
 #include "harness/check/liveness_checker.h"
 #include "harness/check/mutex_checker.h"
@@ -28,6 +30,12 @@ struct RunResult {
   LivenessVerdict liveness;  // check_liveness(history, ...): a stuck lock
   // The history alone: the built-in linearizability checker, and Knossos when asked.
   LinearizabilityReport linearizability;
+  // What the lock's failures did to the guarded resource (stale writes, lost
+  // updates, oversell): a safety finding beside mutual exclusion.
+  ConsequenceVerdict consequences;
+  // How long holders were unprotected although they believed they held the
+  // lock; exposure without an overlap is latent (reported, exit 0).
+  ExposureReport exposure;
 
   // Op counts, of client ops only (the nemesis's are not the workload's);
   // derived from the history by fill_counts().
@@ -46,6 +54,10 @@ struct RunResult {
   // they are kept here and make an otherwise valid run "unknown".
   std::vector<std::string> errors;
   std::string replay_command;  // "locksim run --algorithm ... --seed 42 ..."
+  // The fault profile ("" for none) and the faults it drew for this seed,
+  // each in --fault syntax (FaultEvent::describe()).
+  std::string profile;
+  std::vector<std::string> profile_faults;
   // What the backend said about the run, as (key, text) in its order: e.g.
   // ZooKeeper's negotiated session timeout and its expired sessions. Reports
   // show them without knowing the backend.
@@ -62,7 +74,9 @@ void fill_counts(RunResult& result);
 Verdict::Kind overall_verdict(const RunResult& result);
 
 // What kind of finding the run has, for people and for CI: "safety" (mutual
-// exclusion broken; wins over liveness), "liveness" (stuck lock only), or "none".
+// exclusion broken, or the guarded resource damaged; wins over liveness),
+// "liveness" (stuck lock only), "latent" (lease exposure without a violation:
+// exit 0), or "none".
 const char* finding(const RunResult& result);
 
 }  // namespace locksim::harness

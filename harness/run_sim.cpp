@@ -5,6 +5,7 @@
 #include "harness/check/linearizability.h"
 #include "harness/check/liveness_checker.h"
 #include "harness/check/mutex_checker.h"
+#include "harness/profile_run.h"
 #include "harness/settings.h"
 
 namespace locksim::harness {
@@ -15,7 +16,10 @@ nlohmann::json config_to_json(const RunConfig& c) {
   return nlohmann::json::parse(settings_to_json(resolved).dump());
 }
 
-SimRunReport simulate_and_check(const RunConfig& config) {
+SimRunReport simulate_and_check(const RunConfig& given) {
+  // The config as the run has it (a failover profile's replicas included),
+  // so params and the replay command say what really ran.
+  const RunConfig config = with_profile_deployment(given);
   SimRunReport report;
   report.output = run_simulation(config);
   RunResult& r = report.result;
@@ -28,12 +32,18 @@ SimRunReport simulate_and_check(const RunConfig& config) {
   r.mutex = check_mutex(r.history);
   r.liveness = check_liveness(r.history, config.stuck_after);
   r.linearizability.builtin = check_linearizable(r.history.ops);
+  r.consequences = check_consequences(config.workload.store, report.output.store_log);
+  r.exposure = check_exposure(r.history, report.output.exposure, r.mutex);
   fill_counts(r);
   r.events = static_cast<int64_t>(report.output.events);
   r.deadlocks = static_cast<int64_t>(report.output.deadlocks);
   r.errors = report.output.errors;
   r.replay_command = replay_command(config);
   r.backend_notes = report.output.backend_notes;
+  r.profile = config.profile;
+  for (const auto& e : report.output.profile_faults.events) r.profile_faults.push_back(e.describe());
+  LOCKSIM_ASSERT_MSG(!r.profile.empty() || r.profile_faults.empty(),
+                     "only a profile draws faults");
   return report;
 }
 

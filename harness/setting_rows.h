@@ -143,5 +143,8 @@ Setting params_row();
 Setting schedule_row();
 Setting faults_row();
 std::vector<Setting> network_settings();
+// The guarded resource's rows: --workload, --fencing, --items
+// (harness/resource_settings.cpp).
+std::vector<Setting> resource_settings();
 
 }  // namespace locksim::harness

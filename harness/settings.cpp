@@ -8,6 +8,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/backends.h"
+#include "harness/profile_run.h"
 #include "harness/setting_rows.h"
 
 namespace locksim::harness {
@@ -62,10 +63,12 @@ std::vector<Setting> general_settings() {
 
 std::vector<Setting> build_table() {
   std::vector<Setting> rows = general_settings();
+  for (auto& row : resource_settings()) rows.push_back(std::move(row));
   for (const BackendSpec& b : all_backends()) {
     for (auto& row : b.settings()) rows.push_back(std::move(row));
   }
   for (auto& row : network_settings()) rows.push_back(std::move(row));
+  rows.push_back(profile_row());
   rows.push_back(faults_row());
   // Every row complete, flags and paths unique: a table error is a bug.
   for (size_t i = 0; i < rows.size(); ++i) {

@@ -6,11 +6,14 @@
 
 #include "env/assert.h"
 #include "harness/backends.h"
+#include "harness/exposure_monitor.h"
+#include "harness/profile_run.h"
 #include "harness/settings.h"
 #include "sim/backend.h"
 #include "sim/client_env.h"
 #include "sim/network.h"
 #include "sim/node.h"
+#include "sim/store_node.h"
 #include "sim/world.h"
 
 namespace locksim::harness {
@@ -49,7 +52,10 @@ class SimTruth : public Truth {
     op.time_ns = world_.now().ns;
     const int64_t index = recorder_.record(op);
     pending_[op.client] = op.type == OpType::kInvoke ? std::optional<Op>(op) : std::nullopt;
-    if (begin_hold) recorder_.begin_hold(op.client, op.process, world_.now(), index);
+    if (begin_hold) {
+      recorder_.begin_hold(op.client, op.process, world_.now(), index);
+      if (exposure_ != nullptr) exposure_->hold_began();
+    }
     if (end_hold) {
       recorder_.end_hold(op.client, world_.now(), index, HeldInterval::EndReason::kRelease);
     }
@@ -85,6 +91,28 @@ class SimTruth : public Truth {
     return recorder_.finish(world_.now());
   }
 
+  ResourceConnection* resource(int client) override {
+    LOCKSIM_ASSERT(client >= 0 && client < clients_);
+    return resources_.empty() ? nullptr : resources_[client];
+  }
+
+  // The run's guarded store connections, by client (none: no store), and
+  // the exposure monitor told of each hold that begins.
+  void attach(std::vector<ResourceConnection*> resources, ExposureMonitor* exposure) {
+    LOCKSIM_ASSERT(resources.empty() || resources.size() == static_cast<size_t>(clients_));
+    resources_ = std::move(resources);
+    exposure_ = exposure;
+  }
+
+  // Every client holding now, as (client, acquire :ok op index).
+  std::vector<std::pair<int, int64_t>> holders() const {
+    std::vector<std::pair<int, int64_t>> out;
+    for (int c = 0; c < clients_; ++c) {
+      if (const HeldInterval* h = recorder_.open_hold(c)) out.emplace_back(c, h->acquire_index);
+    }
+    return out;
+  }
+
   // A client that believes it holds the lock now (the lowest-numbered, if
   // several do), or -1. Lets faults target "@holder".
   int current_holder() const {
@@ -104,6 +132,8 @@ class SimTruth : public Truth {
   int64_t next_process_;
   HistoryRecorder recorder_;
   std::vector<std::optional<Op>> pending_;
+  std::vector<ResourceConnection*> resources_;  // by client; owned by SimRun
+  ExposureMonitor* exposure_ = nullptr;         // owned by SimRun
 };
 
 }  // namespace
@@ -124,8 +154,33 @@ struct SimRun {
   std::unique_ptr<sim::Network> net;
   std::unique_ptr<SimTruth> truth;
   std::unique_ptr<faults::Nemesis> nemesis;
+  std::unique_ptr<sim::StoreNode> store;  // the guarded resource, if any
+  std::vector<std::unique_ptr<ResourceConnection>> store_connections;
+  std::unique_ptr<ExposureMonitor> exposure;
   sim::World world;
 };
+
+// The guarded store (workload other than none) with a connection per client,
+// and the exposure monitor over the algorithm's lock.
+void build_resource_and_exposure(SimRun& run) {
+  const RunConfig& config = run.config;
+  std::vector<ResourceConnection*> connections;
+  if (config.workload.store.workload != sim::Workload::kNone) {
+    run.store = std::make_unique<sim::StoreNode>(run.world, *run.net, config.workload.store);
+    for (int i = 0; i < config.workload.clients; ++i) {
+      run.store_connections.push_back(run.store->connect(*run.client_nodes[i], i));
+      connections.push_back(run.store_connections.back().get());
+    }
+  }
+  const algorithms::StoreShape shape = run.algorithm->store_shape(
+      config.workload.resource, static_cast<size_t>(resolved_topology(config).masters));
+  SimTruth* truth = run.truth.get();
+  run.exposure = std::make_unique<ExposureMonitor>(
+      run.world, *run.deployment,
+      sim::LockProbe{shape.key, shape.quorum, shape.value_is_deadline_ms},
+      [truth] { return truth->holders(); });
+  run.truth->attach(std::move(connections), run.exposure.get());
+}
 
 // Builds network, servers and clients. Every component's stream is split up
 // front, in a fixed order (network, servers, clients), so adding a draw to
@@ -150,13 +205,22 @@ void build(SimRun& run) {
   LOCKSIM_ASSERT(run.envs.size() == static_cast<size_t>(clients));
 }
 
-// The nemesis, over every node a fault may name.
-void install_faults(SimRun& run) {
+// The nemesis, over every node a fault may name; the config's faults, then
+// the profile's for this seed and deployment (returned).
+faults::FaultSchedule install_faults(SimRun& run) {
   std::map<std::string, sim::Node*> by_name;
   run.deployment->name_nodes(by_name);
   const size_t servers = by_name.size();
+  faults::FaultSchedule drawn;
+  if (!run.config.profile.empty()) {
+    drawn = faults::generate_schedule(
+        faults::parse_profile(run.config.profile, "--profile"), run.config.seed,
+        deployment_view(run.config, by_name, run.deployment->roles()));
+  }
   for (auto& n : run.client_nodes) by_name[n->name()] = n.get();
-  LOCKSIM_ASSERT_MSG(by_name.size() == servers + run.client_nodes.size(),
+  const size_t stores = run.store ? 1 : 0;
+  if (run.store) by_name[run.store->node().name()] = &run.store->node();
+  LOCKSIM_ASSERT_MSG(by_name.size() == servers + run.client_nodes.size() + stores,
                      "node names are unique across the run");
   SimTruth* truth = run.truth.get();
   run.nemesis = std::make_unique<faults::Nemesis>(
@@ -169,6 +233,9 @@ void install_faults(SimRun& run) {
         truth->record_nemesis(f, std::move(value), note);
       });
   run.nemesis->install(run.config.faults, run.config.fault_field_prefix());
+  // Names come from the deployment itself, so an error here is a bug.
+  run.nemesis->install(drawn, "--profile");
+  return drawn;
 }
 
 // Each client's loop in a fiber on its node; a crashed client restarts its
@@ -198,7 +265,9 @@ void start_clients(SimRun& run) {
 
 }  // namespace
 
-SimOutput run_simulation(const RunConfig& config) {
+SimOutput run_simulation(const RunConfig& given) {
+  validate(given);
+  const RunConfig config = with_profile_deployment(given);
   validate(config);
   // A broken invariant anywhere below names the run that broke it.
   const AssertContext context("seed " + std::to_string(config.seed) +
@@ -207,13 +276,16 @@ SimOutput run_simulation(const RunConfig& config) {
   run.algorithm = algorithms::find_algorithm(config.algorithm)
                       ->make(config.algorithm_params, config.param_field_prefix());
   build(run);
-  install_faults(run);
+  build_resource_and_exposure(run);
+  SimOutput out;
+  out.profile_faults = install_faults(run);
   start_clients(run);
 
-  SimOutput out;
   const uint64_t switches_before = sim::SimScheduler::for_this_thread().switches();
   run.world.run_until(TimePoint{} + config.duration);
   out.events = run.world.events_executed();
+  out.exposure = run.exposure->finish(run.world.now());
+  if (run.store) out.store_log = run.store->store().log();
   run.world.shutdown();
   LOCKSIM_ASSERT(run.world.now() <= TimePoint{} + config.duration);
   out.errors = run.world.errors();

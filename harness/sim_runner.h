@@ -12,8 +12,10 @@
 #include <vector>
 
 #include "faults/nemesis.h"
+#include "harness/check/exposure_checker.h"
 #include "harness/history.h"
 #include "harness/run_config.h"
+#include "sim/resource_store.h"
 
 namespace locksim::harness {
 
@@ -29,9 +31,19 @@ struct SimOutput {
   std::vector<std::string> errors;  // exceptions caught inside fibers
   // What the backend reports after the run (sim::Deployment::notes()).
   std::vector<std::pair<std::string, std::string>> backend_notes;
+  // The guarded store's log, every access in execution order (empty without
+  // a store: workload none).
+  std::vector<sim::StoreAccess> store_log;
+  // Where the store would have granted the lock while a client held it.
+  ExposureSamples exposure;
+  // The faults the config's profile drew for this seed and deployment
+  // (applied besides config.faults); empty without a profile.
+  faults::FaultSchedule profile_faults;
 };
 
-// Throws ConfigError for an invalid config (before anything runs).
+// Throws ConfigError for an invalid config (before anything runs). A
+// config with a profile runs as with_profile_deployment(config)
+// (harness/profile_run.h).
 SimOutput run_simulation(const RunConfig& config);
 
 }  // namespace locksim::harness

@@ -34,6 +34,51 @@ OpType release_type(algorithms::Outcome o) {
   return o == algorithms::Outcome::kOk ? OpType::kOk : OpType::kInfo;
 }
 
+// The holder's work on the guarded resource (WorkloadParams::store): read at
+// the start (counter, inventory), work for `hold`, write at the end. Why the
+// read and the write are apart: a read-modify-write spread over the critical
+// section is what a lock is for, and what a pause in between breaks. A read
+// the store refuses (fenced out) or that times out ends the work at once: the
+// holder has nothing to act on. `lease_id` is the lease's acquire :ok index.
+void work_on_resource(Env& env, algorithms::LockAlgorithm& algorithm,
+                      const algorithms::Lease& lease, Duration hold, int client, int64_t lease_id,
+                      sim::Workload workload, ResourceConnection& store) {
+  LOCKSIM_ASSERT(workload != sim::Workload::kNone && lease_id >= 0);
+  ResourceRequest request;
+  request.client = client;
+  request.lease_id = lease_id;
+  request.fence = lease.fence;
+  int64_t read = 0;
+  if (workload != sim::Workload::kRegister) {
+    request.kind = ResourceRequest::Kind::kRead;
+    const ResourceReply reply = store.access(request);
+    if (reply.status != ResourceReply::Status::kOk) return;
+    read = reply.value;
+    // Pair of the store's writes: a count never goes below zero (a sale
+    // needs a positive stock, an increment a read).
+    LOCKSIM_ASSERT_MSG(read >= 0, "the store handed out a negative count");
+  }
+  // The algorithm may cut the hold short (it learned the lock may be lost):
+  // then the holder does not write.
+  if (!algorithm.hold(env, lease, hold)) return;
+  request.kind = ResourceRequest::Kind::kWrite;
+  switch (workload) {
+    case sim::Workload::kRegister:
+      request.value = lease_id;  // its own value: whose write survived is visible
+      break;
+    case sim::Workload::kCounter:
+      request.value = read + 1;
+      break;
+    case sim::Workload::kInventory:
+      if (read <= 0) return;  // sold out: nothing to sell
+      request.value = read - 1;
+      break;
+    case sim::Workload::kNone:
+      return;
+  }
+  (void)store.access(request);
+}
+
 // One client's loop and what it must never get wrong: a client holds at
 // most one lease, uses a lease only after its acquire returned :ok, and
 // releases each lease at most once; its ops are recorded in time order under
@@ -69,7 +114,8 @@ class ClientLoop {
     }
     // The ground-truth interval opens in the same step as the :ok op, so no
     // other client's op can fall between the two.
-    record(done, ok, false);
+    const int64_t index = record(done, ok, false);
+    if (ok) lease_id_ = index;
     if (acquired.outcome == algorithms::Outcome::kUnknown) next_process();
     if (!ok) {
       env_.sleep(params_.retry_pause);
@@ -91,13 +137,14 @@ class ClientLoop {
 
   // Records through Truth and checks what the loop relies on: true time and
   // the history's index only move forward.
-  void record(Op o, bool begin_hold, bool end_hold) {
+  int64_t record(Op o, bool begin_hold, bool end_hold) {
     const TimePoint now = truth_.true_now();
     LOCKSIM_ASSERT_MSG(now >= last_time_, "true time went back between a client's ops");
     const int64_t index = truth_.record(std::move(o), begin_hold, end_hold);
     LOCKSIM_ASSERT_MSG(index > last_index_, "a client's ops recorded out of order");
     last_time_ = now;
     last_index_ = index;
+    return index;
   }
 
   // An :info op's process never invokes again (Jepsen).
@@ -115,6 +162,13 @@ class ClientLoop {
       hold = std::max(held_->validity, Duration::zero());
     }
     LOCKSIM_ASSERT(hold >= Duration::zero() && hold <= params_.hold_max);
+    ResourceConnection* store =
+        params_.store.workload == sim::Workload::kNone ? nullptr : truth_.resource(client_);
+    if (store != nullptr) {
+      work_on_resource(env_, algorithm_, *held_, hold, client_, lease_id_, params_.store.workload,
+                       *store);
+      return;
+    }
     // The algorithm may cut the hold short (it learned the lock may be lost).
     algorithm_.hold(env_, *held_, hold);
   }
@@ -143,6 +197,7 @@ class ClientLoop {
   Truth& truth_;
   int64_t process_;
   std::optional<algorithms::Lease> held_;  // set from an :ok acquire to its release
+  int64_t lease_id_ = -1;                  // index of held_'s acquire :ok op
   TimePoint last_time_{};
   int64_t last_index_ = -1;
 };

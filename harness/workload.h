@@ -12,7 +12,9 @@
 
 #include "algorithms/lock_algorithm.h"
 #include "env/env.h"
+#include "env/resource_connection.h"
 #include "harness/history.h"
+#include "sim/resource_store.h"
 
 namespace locksim::harness {
 
@@ -28,6 +30,11 @@ struct WorkloadParams {
   // the TTL shows what a careless client does.
   bool hold_within_validity = false;
   std::string resource = "locksim:lock";
+  // The guarded resource holders work on in their critical section (none:
+  // they only sleep). With one, a holder reads at the start of its hold
+  // (counter, inventory), works for the hold, and writes at its end, every
+  // access carrying the lease's fencing token (sim/resource_store.h).
+  sim::ResourceParams store;
   // Bound on acquire attempts per client per run (Tiger Style: limit everything).
   int64_t max_ops_per_client = 1'000'000;
 };
@@ -46,6 +53,12 @@ class Truth {
   // with the time read from true_now() inside the same call, so the history
   // stays in true-time order even with threads.
   virtual int64_t record(Op op, bool begin_hold, bool end_hold) = 0;
+  // Client `client`'s connection to the guarded resource, or nullptr when the
+  // run has none (live mode, workload none).
+  virtual ResourceConnection* resource(int client) {
+    (void)client;
+    return nullptr;
+  }
 };
 
 // Runs client `client`'s loop until truth.stopping() or the op bound, as

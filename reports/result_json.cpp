@@ -10,6 +10,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/history_io.h"
+#include "reports/consequences_report.h"
 
 namespace locksim::reports {
 
@@ -152,6 +153,30 @@ Json backend_notes_json(const RunResult& result) {
   return notes;
 }
 
+// The timeline's fault markers: the history's nemesis ops, not a second log.
+Json faults_json(const RunResult& result) {
+  Json faults = Json::array();
+  for (const harness::Op& op : result.history.ops) {
+    if (harness::is_client_op(op)) continue;
+    Json fj;
+    fj["index"] = op.index;
+    fj["time_ns"] = op.time_ns;
+    fj["f"] = harness::to_string(op.f);
+    fj["value"] = op.value;
+    fj["what"] = harness::describe_nemesis_op(op);
+    faults.push_back(std::move(fj));
+  }
+  return faults;
+}
+
+Json profile_json(const RunResult& result) {
+  LOCKSIM_ASSERT(!result.profile.empty());
+  Json profile;
+  profile["name"] = result.profile;
+  profile["schedule"] = Json(result.profile_faults);
+  return profile;
+}
+
 }  // namespace
 
 Json result_to_json(const RunResult& result) {
@@ -173,6 +198,8 @@ Json result_to_json(const RunResult& result) {
   for (const Overlap& o : result.mutex.overlaps) overlaps.push_back(overlap_json(o));
   safety["overlaps"] = std::move(overlaps);
   j["safety"] = std::move(safety);
+  j["consequences"] = consequences_json(result.consequences);
+  j["exposure"] = exposure_json(result.exposure);
   j["linearizability"] = linearizability_json(result);
 
   const harness::LivenessVerdict& l = result.liveness;
@@ -189,19 +216,10 @@ Json result_to_json(const RunResult& result) {
   liveness["explanation"] = l.explanation;
   j["liveness"] = std::move(liveness);
 
-  // The timeline's fault markers: the history's nemesis ops, not a second log.
-  Json faults = Json::array();
-  for (const harness::Op& op : result.history.ops) {
-    if (harness::is_client_op(op)) continue;
-    Json fj;
-    fj["index"] = op.index;
-    fj["time_ns"] = op.time_ns;
-    fj["f"] = harness::to_string(op.f);
-    fj["value"] = op.value;
-    fj["what"] = harness::describe_nemesis_op(op);
-    faults.push_back(std::move(fj));
-  }
-  j["faults"] = std::move(faults);
+  j["faults"] = faults_json(result);
+  // The schedule a profile drew (data: `locksim run --fault ...` with these
+  // replays the same faults without the profile); only runs with a profile.
+  if (!result.profile.empty()) j["profile"] = profile_json(result);
 
   Json counts;
   counts["ops"] = result.client_ops;
@@ -244,12 +262,16 @@ std::string headline_text(const RunResult& result) {
         return fmt::format("VIOLATION: mutual exclusion broken {} {}\n", n,
                            plural(n, "time", "times"));
       }
+      if (result.consequences.kind == Verdict::Kind::kInvalid) {
+        return "VIOLATION: the guarded resource was damaged (mutual exclusion held)\n";
+      }
       return fmt::format(
           "LIVENESS: lock stuck for the last {} of the run (no mutual-exclusion violation)\n",
           format_seconds(result.liveness.unheld_for.ns));
     case Verdict::Kind::kValid:
-      return fmt::format("OK: no mutual-exclusion violation in {} {}\n", result.acquisitions,
-                         plural(result.acquisitions, "acquisition", "acquisitions"));
+      return fmt::format("OK: no mutual-exclusion violation in {} {}{}\n", result.acquisitions,
+                         plural(result.acquisitions, "acquisition", "acquisitions"),
+                         result.exposure.latent ? " (but a latent exposure: see below)" : "");
     case Verdict::Kind::kUnknown: {
       if (result.mutex.kind == Verdict::Kind::kUnknown) {
         return "UNKNOWN: " + result.mutex.explanation + "\n";
@@ -337,6 +359,7 @@ std::string backend_notes_text(const RunResult& result) {
 std::string summary_text(const RunResult& result) {
   std::string out = headline_text(result) + counts_text(result);
   out += overlaps_text(result.mutex.overlaps);
+  out += consequences_summary(result);
   if (result.liveness.kind == Verdict::Kind::kInvalid) {
     out += "  " + result.liveness.explanation + "\n";
   }

@@ -27,6 +27,8 @@ namespace locksim::reports {
 //                 last_holder, longest_gap_ns, longest_gap_start_ns, explanation},
 //    "faults": [{index, time_ns, f, value, what}]  (the history's nemesis ops, in order:
 //              index, f and value as in history.jsonl, what = describe_nemesis_op)
+//    "profile": {"name", "schedule": ["pause @holder at 5s for 12s", ...]}
+//              (only with a fault profile: the faults it drew, in --fault syntax)
 //    "counts": {ops (client ops only), held_intervals, acquisitions, acquire_fail, acquire_info,
 //               releases_ok, releases_fail, releases_info, events, run_length_ns},
 //    "held": [...harness::held_to_json...], "errors": [...], "replay": "..."}

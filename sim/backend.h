@@ -5,7 +5,9 @@
 // settings (harness/backends.h), on the run's World and Network. It then
 //   - names its nodes, which is what faults target ("redis-1", "redis-1-r1");
 //   - hands each client its connections, from that client's node;
-//   - reports the counters a run shows (commands executed, failovers).
+//   - reports the counters a run shows (commands executed, failovers);
+//   - answers "would a fresh contender get the lock right now?" for the
+//     exposure checker (harness/exposure_monitor.h), from its own state.
 // Adding a backend touches its own folder (sim/<backend>/), one connection
 // seam in env/, one row list of settings, and the live layer.
 #pragma once
@@ -13,13 +15,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "env/redis_connection.h"
-#include "env/zk_connection.h"
 #include "env/sql_connection.h"
+#include "env/zk_connection.h"
 #include "sim/node.h"
 
 namespace locksim::sim {
@@ -27,7 +30,7 @@ namespace locksim::sim {
 // Everything one client may talk to. A backend fills the part it serves.
 struct ClientConnections {
   std::vector<std::unique_ptr<RedisConnection>> redis;
-  std::unique_ptr<ZkConnection> zk;  // the client's ZooKeeper handle (one session at a time)
+  std::unique_ptr<ZkConnection> zk;    // the client's ZooKeeper handle (one session at a time)
   std::unique_ptr<SqlConnection> sql;  // the MySQL backend's session
 };
 
@@ -37,9 +40,19 @@ struct ClientConnections {
 using BackendNote = std::pair<std::string, std::string>;
 
 struct BackendCounters {
-  uint64_t commands = 0;  // commands/statements the servers executed
-  int failovers = 0;      // replicas promoted (or leaders elected) during the run
+  uint64_t commands = 0;   // commands/statements the servers executed
+  int failovers = 0;       // replicas promoted (or leaders elected) during the run
   uint64_t deadlocks = 0;  // transactions a database killed to break a deadlock
+};
+
+// The lock as it sits in a backend's store, as its algorithm writes it
+// (algorithms::LockAlgorithm::store_shape): what the exposure question asks about.
+struct LockProbe {
+  std::string key;    // Redis key, MySQL Flock_name, ZooKeeper lock node path
+  size_t quorum = 1;  // Redis: masters that must be free for a grant (Redlock's quorum)
+  // Redis: the value is the lease's end in unix ms on the writer's clock and
+  // the key never expires (GETSET): a correct clock past it may take it over.
+  bool value_is_deadline_ms = false;
 };
 
 class Deployment {
@@ -66,6 +79,27 @@ class Deployment {
   // What a report should say about this backend after the run (settings it
   // negotiated, events such as expired sessions), in a fixed order.
   virtual std::vector<BackendNote> notes() const { return {}; }
+
+  // Whether a contender arriving now, with a correct clock, would be granted
+  // the lock `probe` describes at once, judged from the servers' own state
+  // (expiry by each server's own clock; a crashed or frozen server grants
+  // nothing). Must have no side effects: no lazy expiry, no counters, no
+  // events; the exposure monitor calls it every millisecond of a hold.
+  // nullopt: this backend cannot tell.
+  virtual std::optional<bool> lock_free_for_fresh_contender(const LockProbe& probe) {
+    (void)probe;
+    return std::nullopt;
+  }
+
+  // What fault profiles (faults/profile.h) may aim at, which know no backend
+  // by name: the named nodes that are primaries (masters, leaders: their loss
+  // forces a failover) and the ones that are observers, not servers (a
+  // failover monitor). Default: every named node is a plain server.
+  struct Roles {
+    std::vector<std::string> primaries;
+    std::vector<std::string> observers;
+  };
+  virtual Roles roles() const { return {}; }
 };
 
 }  // namespace locksim::sim

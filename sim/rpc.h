@@ -10,9 +10,11 @@
 // the "unknown outcome" a lock client must live with.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "env/assert.h"
 #include "sim/connection.h"
@@ -21,6 +23,38 @@
 #include "sim/world.h"
 
 namespace locksim::sim {
+
+// Opens a TCP connection from `client` to `server` as connect(2) does: SYNs
+// leave at 0, 1, 3, 7, ... s (tcp_syn_retries' doubling) until `timeout`
+// (kNoTimeout: TcpParams::connect_timeout_default), so a link that heals in
+// between lets the next one through; a crashed server refuses at once.
+// Returns the open connection, or nullptr with `error` saying why.
+// Must be called from a fiber on `client`.
+inline std::unique_ptr<Connection> dial(World& world, Network& net, Node& client, Node& server,
+                                        Duration timeout, std::string& error) {
+  LOCKSIM_ASSERT(timeout > Duration::zero());
+  const Duration limit = timeout == kNoTimeout ? net.tcp().connect_timeout_default : timeout;
+  Duration waited = Duration::zero();
+  Duration gap = Duration::seconds(1);
+  while (!net.connected(client, server)) {
+    const Duration step = std::min(gap, limit - waited);
+    if (step <= Duration::zero()) {
+      error = "connect: timeout after " + std::to_string(limit.to_ms()) + " ms";
+      return nullptr;
+    }
+    world.sleep(step);
+    waited += step;
+    gap = gap * 2;
+  }
+  world.sleep(net.round_trip_base(client, server));  // SYN, SYN-ACK
+  if (server.crashed()) {
+    error = "connect: connection refused";
+    return nullptr;
+  }
+  auto conn = std::make_unique<Connection>(net, client, server);
+  LOCKSIM_ASSERT(conn->open());
+  return conn;
+}
 
 enum class CallOutcome { kReply, kTimeout, kReset, kBroken };
 

@@ -37,8 +37,8 @@ TEST(Registry, EveryAlgorithmBuildsWithItsDefaults) {
     EXPECT_EQ(a->name(), name);
   }
   EXPECT_EQ(algorithm_names(),
-            "set-nx-lua, naive-setnx, getset-timestamp, redlock, mysql-v1, mysql-center, "
-            "mysql-segmented, zk-recipe, zk-curator, zk-herd");
+            "set-nx-lua, set-nx-lua-fenced, naive-setnx, getset-timestamp, redlock, mysql-v1, "
+            "mysql-center, mysql-segmented, zk-recipe, zk-curator, zk-herd");
 
   const auto naive = build("naive-setnx");
   const NaiveSetnx::Params& np = dynamic_cast<NaiveSetnx&>(*naive).params();

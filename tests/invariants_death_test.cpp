@@ -4,10 +4,8 @@
 //   locksim: in run: <context>                      (inside a run only)
 //
 // One test per kind: the World's time, the event queue, the scheduler, node
-// states, clocks, the network, the keyspace, replication roles, the workload
-// loop, the live layer, and the run context line. (The history recorder's
-// invariants belong to harness/history.cpp, which still uses <cassert> on
-// this branch; its death test comes with its conversion.)
+// states, clocks, the network, the keyspace, replication roles, the history
+// recorder, the workload loop, the live layer, and the run context line.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,6 +15,7 @@
 #include "algorithms/lock_algorithm.h"
 #include "env/assert.h"
 #include "env/random.h"
+#include "harness/history.h"
 #include "harness/live/live_env.h"
 #include "harness/workload.h"
 #include "sim/clock.h"
@@ -204,6 +203,35 @@ TEST_F(InvariantsDeathTest, ANodeIsNeverItsOwnReplica) {
       },
       kInvariantExit,
       broken("&master != this", "a node made a replica of itself", "sim/redis/redis_node.cpp"));
+}
+
+TEST_F(InvariantsDeathTest, HistoryRecorderKeepsTimeMonotone) {
+  EXPECT_EXIT(
+      {
+        harness::HistoryRecorder recorder;
+        harness::Op invoke;
+        invoke.time_ns = 10;
+        recorder.record(invoke);
+        harness::Op fail = invoke;
+        fail.type = harness::OpType::kFail;
+        fail.time_ns = 5;
+        recorder.record(fail);
+      },
+      kInvariantExit,
+      broken("broken.empty()", "time goes back (5 after 10) (rule 1: ops are in true-time order)",
+             "harness/history.cpp"));
+}
+
+TEST_F(InvariantsDeathTest, HistoryRecorderAllowsOneOpenOpPerProcess) {
+  EXPECT_EXIT(
+      {
+        harness::HistoryRecorder recorder;
+        harness::Op invoke;
+        recorder.record(invoke);
+        recorder.record(invoke);  // the first :acquire was never completed
+      },
+      kInvariantExit,
+      "locksim: invariant broken: " + literal("broken.empty() (process 0 invokes") + ".*rule 3");
 }
 
 // An algorithm that breaks LockAlgorithm's contract: :ok without a token.

@@ -103,9 +103,9 @@ TEST(ResultJson, HasEveryTopLevelKeyInOrder) {
   std::vector<std::string> keys;
   for (const auto& [k, v] : j.items()) keys.push_back(k);
   EXPECT_EQ(keys, (std::vector<std::string>{"locksim_result", "algorithm", "seed", "params",
-                                            "verdict", "finding", "safety", "linearizability",
-                                            "liveness", "faults", "counts", "held", "errors",
-                                            "replay", "backend"}));
+                                            "verdict", "finding", "safety", "consequences",
+                                            "exposure", "linearizability", "liveness", "faults",
+                                            "counts", "held", "errors", "replay", "backend"}));
   EXPECT_EQ(j["finding"], "safety");
   EXPECT_EQ(j["verdict"], "invalid");
   EXPECT_EQ(j["seed"], 42u);

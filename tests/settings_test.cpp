@@ -46,6 +46,12 @@ const std::map<std::string, Example>& examples() {
       {"--param", {"max-attempts=7", "max-attempts", "", Json::object()}},
       {"--stuck-after", {"4s", "0s", "", Json::object()}},
       {"--schedule", {"fifo", "random", "", Json::object()}},
+      {"--workload", {"counter", "bank", "", Json::object()}},
+      {"--fencing",
+       {"write-check", "read-check", "--workload register",
+        Json{{"resource", {{"workload", "register"}}}}}},
+      {"--items",
+       {"14", "-1", "--workload inventory", Json{{"resource", {{"workload", "inventory"}}}}}},
       {"--masters", {"2", "0", "", Json::object()}},
       {"--replicas", {"1", "9", "", Json::object()}},
       {"--replication-lag", {"40ms", "5", "--replicas 1", Json{{"redis", {{"replicas", 1}}}}}},
@@ -69,6 +75,15 @@ const std::map<std::string, Example>& examples() {
       {"--mysql-service-time", {"1ms", "-1ms", "", Json::object()}},
       {"--lock-wait-timeout", {"3s", "0s", "", Json::object()}},
       {"--mysql-timeout", {"20s", "0s", "", Json::object()}},
+      {"--flush-log-at-trx-commit", {"2", "3", "", Json::object()}},
+      {"--mysql-replicas", {"2", "9", "", Json::object()}},
+      {"--mysql-replication-lag", {"50ms", "-1ms", "", Json::object()}},
+      {"--semi-sync", {"true", "", "--mysql-replicas 1", Json{{"mysql", {{"replicas", 1}}}}}},
+      {"--semi-sync-timeout", {"3s", "0s", "", Json::object()}},
+      {"--mysql-failover", {"true", "", "--mysql-replicas 1", Json{{"mysql", {{"replicas", 1}}}}}},
+      {"--mysql-down-after", {"700ms", "0s", "", Json::object()}},
+      {"--mysql-discovery-delay", {"300ms", "-1s", "", Json::object()}},
+      {"--profile", {"pause+partition", "pause+paws", "", Json::object()}},
       {"--fault", {"pause c1 at 2s for 1s", "pause c1 sometime", "", Json::object()}},
   };
   return table;
@@ -291,6 +306,28 @@ TEST(Settings, ReadmeTableIsTheGeneratedOne) {
   EXPECT_NE(readme.find(o.out), std::string::npos)
       << "README.md's settings table differs from `locksim list --settings`; paste it:\n"
       << o.out;
+}
+
+
+// --fault and --param take every occurrence (README: "except the repeatable
+// --param and --fault"); any other setting given twice is refused.
+TEST(Settings, RepeatableRowsTakeEveryOccurrenceAndOthersRefuseASecond) {
+  const auto dir = temp_dir("repeat");
+  const locksim::testing::Outcome two = locksim::testing::locksim(
+      "run --algorithm set-nx-lua --duration 6s --fault 'pause c1 at 2s for 1s' "
+      "--fault 'pause c2 at 3s for 1s' --out " +
+      dir.string());
+  ASSERT_TRUE(two.exit_code == 0 || two.exit_code == 1) << two.err;
+  const Json result = Json::parse(locksim::testing::slurp(dir / "result.json"));
+  int pauses = 0;
+  for (const Json& f : result.at("faults")) pauses += f.at("f") == "pause" ? 1 : 0;
+  EXPECT_EQ(pauses, 2) << result.at("faults").dump();
+
+  const locksim::testing::Outcome seeds =
+      locksim::testing::locksim("run --algorithm set-nx-lua --seed 1 --seed 2");
+  EXPECT_EQ(seeds.exit_code, 2);
+  EXPECT_NE(seeds.err.find("--seed: expected once, given 2 times"), std::string::npos) << seeds.err;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -181,25 +181,32 @@ std::vector<KnossosVerdict> parse_knossos_output(const std::string& out,
       const std::string_view line = text.substr(line_start, line_end - line_start);
       const size_t next_line = nl == std::string_view::npos ? text.size() : nl + 1;
       if (line_start > at && i + 1 < files.size() && line.starts_with(files[i + 1])) break;
+      LOCKSIM_ASSERT(line_start >= at && next_line > line_start);
       if (line == "true" || line == "false" || line == ":unknown") {
         v.kind = line == "true"    ? Verdict::Kind::kValid
                  : line == "false" ? Verdict::Kind::kInvalid
                                    : Verdict::Kind::kUnknown;
         v.why = line == ":unknown" ? "Knossos answered :unknown" : "";
         if (line == "false") v.op_index = failed_op_index(text.substr(at, line_start - at));
+        // Pair: a verdict read is one of the three Knossos can print, and an
+        // unknown one says why, so no caller shows an empty reason.
+        LOCKSIM_ASSERT(v.kind != Verdict::Kind::kUnknown || !v.why.empty());
         from = next_line;
         break;
       }
       line_start = next_line;
     }
   }
+  LOCKSIM_ASSERT(verdicts.size() == files.size());
   return verdicts;
 }
 
 KnossosRun run_knossos(const std::vector<std::string>& files, const KnossosOptions& options) {
   LOCKSIM_ASSERT_MSG(!options.command.empty(), "the caller chose a Knossos command");
+  LOCKSIM_ASSERT_MSG(options.time_limit.ns > 0, "a Knossos call is always bounded in time");
   KnossosRun run;
   ChildSpec spec = child_spec(files, options);
+  LOCKSIM_ASSERT(spec.argv.size() == files.size() + 6);
   std::vector<char*> argv = c_strings(spec.argv);
   std::vector<char*> env = c_strings(spec.env);
   Pipes p;
@@ -242,6 +249,9 @@ std::string knossos_edn(const std::vector<Op>& ops) {
   std::string out;
   for (const Op& op : ops) {
     if (!is_client_op(op)) continue;
+    // Knossos's mutex model knows only these two; nemesis ops were skipped.
+    LOCKSIM_ASSERT(op.f == OpF::kAcquire || op.f == OpF::kRelease);
+    LOCKSIM_ASSERT(op.process >= 0);
     out += fmt::format("{{:index {}, :time {}, :process {}, :type :{}, :f :{}, :value nil}}\n",
                        op.index, op.time_ns, op.process, to_string(op.type), to_string(op.f));
   }

@@ -1,6 +1,8 @@
 #include "harness/live/live_check.h"
 
+#include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "env/parse.h"
@@ -9,6 +11,8 @@
 #include "harness/check/liveness_checker.h"
 #include "harness/check/mutex_checker.h"
 #include "harness/live/live_runner.h"
+#include "harness/live/mariadb_process.h"
+#include "harness/live/mysql_live_env.h"
 #include "harness/live/redis_process.h"
 #include "harness/live/zk_live_env.h"
 #include "harness/live/zk_process.h"
@@ -25,12 +29,6 @@ harness::History run_live_redis(const harness::RunConfig& config,
                                 std::vector<std::string>* errors) {
   if (config.redis.replicas != 0 || config.redis.failover) {
     throw ConfigError("live: replicas and failover are simulation-only for now");
-  }
-  if (algorithms::find_algorithm(config.algorithm)->backend != "redis") {
-    // The live MySQL layer (mariadbd + libmariadb) is not built yet (issue 6).
-    throw ConfigError("--algorithm: " + config.algorithm +
-                      " runs in the simulation only for now (no live " +
-                      algorithms::find_algorithm(config.algorithm)->backend + " layer yet)");
   }
   const sim::redis::Topology topology = harness::resolved_topology(config);
   RedisProcess::Options options;
@@ -82,6 +80,52 @@ harness::History run_live_zookeeper(const harness::RunConfig& config,
   return run_live(algorithm, config.workload, {}, config.duration, config.seed, live_options);
 }
 
+// innodb_lock_wait_timeout is whole seconds on a real server.
+int lock_wait_timeout_s(const harness::RunConfig& config) {
+  const Duration d = config.mysql.lock_wait_timeout;
+  if (d.ns % Duration::seconds(1).ns != 0) {
+    throw ConfigError(harness::field_name(config, "mysql.lock_wait_timeout") +
+                      ": live mode needs whole seconds (innodb_lock_wait_timeout), got " +
+                      format_duration(d));
+  }
+  return static_cast<int>(d.ns / Duration::seconds(1).ns);
+}
+
+// InnoDB's own count of deadlocks it broke (MariaDB's Innodb_deadlocks), or
+// -1 when the server does not say.
+int64_t innodb_deadlocks(int port) {
+  MariadbConnection c({.host = "127.0.0.1", .port = port, .database = "", .user = "root"},
+                      Duration::seconds(10), "status");
+  const SqlResult r = c.query("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'", {});
+  if (!r.ok() || r.rows.size() != 1 || r.rows[0].size() != 2 || !r.rows[0][1]) return -1;
+  return std::stoll(*r.rows[0][1]);
+}
+
+// MySQL: its own mariadbd on loopback (a fresh t_tag_lock), each client one
+// session through libmariadb. The server is owned here: stopped when this
+// returns or throws, and by the interrupt watcher (owned_processes.h) or
+// PDEATHSIG if the process dies.
+harness::History run_live_mysql(const harness::RunConfig& config,
+                                algorithms::LockAlgorithm& algorithm, harness::RunResult& r) {
+  const auto server = MariadbProcess::start({.lock_wait_timeout_s = lock_wait_timeout_s(config)});
+  const MariadbConnection::Address address{
+      .host = "127.0.0.1", .port = server->port(), .database = "locksim", .user = "root"};
+  LiveOptions live_options;
+  live_options.errors = &r.errors;
+  const Duration timeout = config.mysql.client_timeout;
+  const uint64_t seed = config.seed;
+  live_options.make_env = [address, timeout, seed](int client) -> std::unique_ptr<Env> {
+    return std::make_unique<MysqlLiveEnv>(client, address, timeout, seed);
+  };
+  harness::History history =
+      run_live(algorithm, config.workload, {}, config.duration, config.seed, live_options);
+  r.deadlocks = std::max<int64_t>(0, innodb_deadlocks(server->port()));
+  r.backend_notes.emplace_back("mysql.server",
+                               "mariadbd on 127.0.0.1:" + std::to_string(server->port()) +
+                                   " (a fresh datadir, stopped after the run)");
+  return history;
+}
+
 }  // namespace
 
 harness::RunResult run_live_and_check(const harness::RunConfig& config) {
@@ -91,11 +135,16 @@ harness::RunResult run_live_and_check(const harness::RunConfig& config) {
   }
   auto algorithm = algorithms::find_algorithm(config.algorithm)
                        ->make(config.algorithm_params, config.param_field_prefix());
-  const bool zookeeper = harness::backend_of(config).name == "zookeeper";
+  const std::string& backend = harness::backend_of(config).name;
+  const bool zookeeper = backend == "zookeeper";
 
   harness::RunResult r;
-  r.history = zookeeper ? run_live_zookeeper(config, *algorithm, &r.errors)
-                        : run_live_redis(config, *algorithm, &r.errors);
+  if (backend == "mysql") {
+    r.history = run_live_mysql(config, *algorithm, r);
+  } else {
+    r.history = zookeeper ? run_live_zookeeper(config, *algorithm, &r.errors)
+                          : run_live_redis(config, *algorithm, &r.errors);
+  }
   if (zookeeper) {
     const sim::zookeeper::ZkParams& zk = config.zookeeper;
     r.backend_notes.emplace_back("zookeeper.negotiated_session_timeout",

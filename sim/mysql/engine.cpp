@@ -43,8 +43,15 @@ StepResult Engine::execute(SessionId id, const std::string& sql,
                            const std::vector<SqlValue>& params) {
   Session& s = session_ref(id);
   LOCKSIM_ASSERT_MSG(!s.pending, "a blocked session sent another statement");
+  s.statement_autoinc = 0;  // a new statement allocates its own
   ++statements_;
-  auto parsed = parse_sql(sql);
+  // Clients send the same few statement texts over and over: parse each once.
+  auto cached = parsed_.find(sql);
+  if (cached == parsed_.end()) {
+    if (parsed_.size() >= kParsedMax) parsed_.clear();
+    cached = parsed_.emplace(sql, parse_sql(sql)).first;
+  }
+  const auto& parsed = cached->second;
   if (auto* err = std::get_if<SqlResult>(&parsed)) return StepResult{false, *err};
   const SqlStatement& st = std::get<SqlStatement>(parsed);
   if (st.param_count != params.size()) {
@@ -61,14 +68,15 @@ StepResult Engine::run_statement(SessionId id, const SqlStatement& st,
                                  const std::vector<SqlValue>& params) {
   Session& s = session_ref(id);
   switch (st.kind) {
-    case SqlStatement::Kind::kBegin:
-      commit(s);  // BEGIN inside a transaction commits it first, as MySQL does
+    case SqlStatement::Kind::kBegin: {
+      // BEGIN inside a transaction commits it first, as MySQL does.
+      const uint64_t seq = commit(s);
       ensure_trx(s);
       s.explicit_trx = true;
-      return StepResult{false, SqlResult{}};
+      return StepResult{false, SqlResult{}, seq};
+    }
     case SqlStatement::Kind::kCommit:
-      commit(s);
-      return StepResult{false, SqlResult{}};
+      return StepResult{false, SqlResult{}, commit(s)};
     case SqlStatement::Kind::kRollback:
       rollback(s);
       return StepResult{false, SqlResult{}};
@@ -76,9 +84,22 @@ StepResult Engine::run_statement(SessionId id, const SqlStatement& st,
       break;
   }
   ensure_trx(s);
+  if (read_only_ && st.kind != SqlStatement::Kind::kSelect) {
+    SqlResult err = SqlResult::error(
+        kReadOnlyErrno,
+        "The MariaDB server is running with the --read-only option so it cannot execute this "
+        "statement");
+    uint64_t none = 0;
+    return StepResult{false,
+                      finish(s, Outcome{std::nullopt, std::move(err)}, s.undo.size(), &none)};
+  }
   const size_t mark = s.undo.size();
   Outcome o = run_body(s, st, params);
-  if (!o.wait_for) return StepResult{false, finish(s, std::move(o), mark)};
+  if (!o.wait_for) {
+    uint64_t seq = 0;
+    SqlResult r = finish(s, std::move(o), mark, &seq);
+    return StepResult{false, std::move(r), seq};
+  }
   s.pending = st;
   s.pending_params = params;
   s.wait_id = s.wait_seq = next_wait_++;
@@ -89,9 +110,9 @@ StepResult Engine::run_statement(SessionId id, const SqlStatement& st,
     auto it = std::find_if(finished_.begin(), finished_.end(),
                            [id](const FinishedStatement& f) { return f.session == id; });
     LOCKSIM_ASSERT_MSG(it != finished_.end(), "a statement that stopped waiting has finished");
-    SqlResult r = std::move(it->result);
+    StepResult r{false, std::move(it->result), it->commit_seq};
     finished_.erase(it);
-    return StepResult{false, std::move(r)};
+    return r;
   }
   return StepResult{true, SqlResult{}};
 }
@@ -113,13 +134,14 @@ Engine::Outcome Engine::run_body(Session& s, const SqlStatement& st,
   }
 }
 
-SqlResult Engine::finish(Session& s, Outcome outcome, size_t undo_mark) {
+SqlResult Engine::finish(Session& s, Outcome outcome, size_t undo_mark, uint64_t* committed) {
   LOCKSIM_ASSERT(!outcome.wait_for);
+  *committed = 0;
   if (!outcome.result.ok()) rollback_statement(s, undo_mark);
   if (!s.explicit_trx) {
     // Autocommit: the statement was its own transaction.
     if (outcome.result.ok()) {
-      commit(s);
+      *committed = commit(s);
     } else {
       rollback(s);
     }
@@ -186,8 +208,9 @@ void Engine::rerun_waiters() {
         continue;
       }
       s.pending.reset();
-      SqlResult r = finish(s, std::move(o), mark);
-      finished_.push_back(FinishedStatement{id, std::move(r)});
+      uint64_t committed = 0;
+      SqlResult r = finish(s, std::move(o), mark, &committed);
+      finished_.push_back(FinishedStatement{id, std::move(r), committed});
     }
   } while (rerun_again_);
   rerunning_ = false;
@@ -230,9 +253,9 @@ void Engine::ensure_trx(Session& s) {
   s.read_view.reset();
 }
 
-void Engine::commit(Session& s) {
-  if (s.trx == 0) return;
-  if (!s.written.empty()) ++commit_seq_;
+uint64_t Engine::commit(Session& s) {
+  if (s.trx == 0) return 0;
+  const uint64_t seq = s.written.empty() ? 0 : ++commit_seq_;
   for (int64_t fi : s.written) {
     auto it = latest_.find(fi);
     if (it == latest_.end() || it->second.writer != s.trx)
@@ -244,10 +267,12 @@ void Engine::commit(Session& s) {
     if (l.deleted) latest_.erase(it);
   }
   const TrxId trx = s.trx;
+  for (int64_t fi : s.written) refresh_key(fi);
   s = Session{};
   locks_.release_all(trx);
-  rebuild_unique();
   rerun_waiters();
+  LOCKSIM_ASSERT(seq == 0 || seq <= commit_seq_);
+  return seq;
 }
 
 void Engine::rollback(Session& s) {
@@ -269,18 +294,61 @@ void Engine::rollback_statement(Session& s, size_t undo_mark) {
     } else {
       latest_.erase(u.findex);
     }
+    refresh_key(u.findex);
   }
-  rebuild_unique();
 }
 
 void Engine::rebuild_unique() {
   unique_.clear();
   for (const auto& [fi, l] : latest_) {
-    const std::string key = unique_key_of(l.row[kFlockName]);
+    remember_key(fi, l.row[kFlockName]);
+    const std::string& key = key_of_.at(fi);
     auto it = unique_.find(key);
     // A live row wins over a delete-marked one with the same name.
     if (it == unique_.end() || latest_.at(it->second).deleted) unique_[key] = fi;
   }
+  LOCKSIM_ASSERT(unique_.size() <= latest_.size());
+}
+
+void Engine::remember_key(int64_t findex, const std::string& lock_name) {
+  const std::string key = unique_key_of(lock_name);
+  auto [it, fresh] = key_of_.emplace(findex, key);
+  if (!fresh && it->second == key) return;
+  if (!fresh) {
+    // A Findex reused under another name: commits lost in a crash
+    // (flush_log_at_trx_commit 0/2) or a demoted primary's lost commits gave
+    // their AUTO_INCREMENT values back, as InnoDB does. The old name forgets it.
+    const std::string old = it->second;
+    std::vector<int64_t>& was = keyed_.at(old);
+    was.erase(std::remove(was.begin(), was.end(), findex), was.end());
+    it->second = key;
+    refresh_unique(old);
+    if (was.empty()) keyed_.erase(old);
+  }
+  std::vector<int64_t>& same = keyed_[key];
+  same.insert(std::upper_bound(same.begin(), same.end(), findex), findex);
+  LOCKSIM_ASSERT(key_of_.at(findex) == key);
+}
+
+void Engine::refresh_key(int64_t findex) {
+  const auto k = key_of_.find(findex);
+  LOCKSIM_ASSERT_MSG(k != key_of_.end(), "a row changed before its key was remembered");
+  refresh_unique(k->second);
+}
+
+void Engine::refresh_unique(const std::string& key) {
+  std::optional<int64_t> chosen;
+  for (int64_t fi : keyed_.at(key)) {  // ascending, as rebuild_unique walks latest_
+    auto l = latest_.find(fi);
+    if (l == latest_.end()) continue;
+    if (!chosen || latest_.at(*chosen).deleted) chosen = fi;
+  }
+  if (chosen) {
+    unique_[key] = *chosen;
+  } else {
+    unique_.erase(key);
+  }
+  LOCKSIM_ASSERT(!chosen || key_of_.at(*chosen) == key);
 }
 
 SessionId Engine::session_of_trx(TrxId trx) const {

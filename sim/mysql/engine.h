@@ -36,6 +36,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "env/sql_connection.h"
@@ -49,15 +50,33 @@ using SessionId = uint64_t;
 
 // What execute() answered: a result, or "blocked" (the result comes later
 // through take_finished()).
+// commit_seq: the commit sequence number when the statement committed a
+// transaction that changed rows (COMMIT, an implicit commit, an autocommit
+// write), else 0 — what the node waits on for semi-synchronous replication.
 struct StepResult {
   bool blocked = false;
   SqlResult result;
+  uint64_t commit_seq = 0;
 };
 
 struct FinishedStatement {
   SessionId session;
   SqlResult result;
+  uint64_t commit_seq = 0;
 };
+
+// The committed contents of the table, as the redo log on disk or a binlog
+// shipment carries them: every row's latest committed version, and the
+// AUTO_INCREMENT counter. Whole images are exact for the few rows a lock
+// table holds, and keep a replica a consistent prefix of its primary.
+struct TableImage {
+  std::map<int64_t, Row> rows;  // by Findex
+  int64_t auto_increment = 1;
+  bool operator==(const TableImage&) const = default;
+};
+
+// Error 1290 (ER_OPTION_PREVENTS_STATEMENT): a write on a read_only replica.
+inline constexpr int kReadOnlyErrno = 1290;
 
 class Engine {
  public:
@@ -95,6 +114,20 @@ class Engine {
   // committed rows stay (the caller decides what survives the restart).
   void drop_all_sessions();
 
+  // The committed contents now (uncommitted changes left out).
+  TableImage committed_image() const;
+  // Makes `image` the committed contents, as one transaction: rows that
+  // differ get a new committed version (open snapshots keep their view),
+  // rows the image lacks are deleted. Used by a replica applying a binlog
+  // shipment and by crash recovery. Precondition (asserted): no session has
+  // uncommitted changes (a replica refuses writes; a crash rolled them back).
+  void apply_image(const TableImage& image);
+  // read_only=ON, as on a replica: INSERT, UPDATE and DELETE get 1290.
+  void set_read_only(bool on) { read_only_ = on; }
+  bool read_only() const { return read_only_; }
+  // Commits that changed rows so far (also counts applied images).
+  uint64_t commit_seq() const { return commit_seq_; }
+
   // Observation for tests, the node and the exposure checker.
   // The latest committed row of lock `name`, if any.
   std::optional<Row> committed_row(const std::string& lock_name) const;
@@ -127,7 +160,8 @@ class Engine {
     std::optional<SqlStatement> pending;
     std::vector<SqlValue> pending_params;
     uint64_t wait_id = 0;
-    uint64_t wait_seq = 0;  // order of waits, for re-running oldest first
+    uint64_t wait_seq = 0;          // order of waits, for re-running oldest first
+    int64_t statement_autoinc = 0;  // the AUTO_INCREMENT value this statement took; 0: none
   };
 
   // Outcome of a statement body: done with a result, or must wait for `trx`.
@@ -142,16 +176,22 @@ class Engine {
   Outcome run_body(Session& s, const SqlStatement& st, const std::vector<SqlValue>& params);
   // Ends a statement that did not block: statement rollback on error, the
   // autocommit commit or rollback.
-  SqlResult finish(Session& s, Outcome outcome, size_t undo_mark);
+  // *committed: the commit's sequence number when it committed changes, else 0.
+  SqlResult finish(Session& s, Outcome outcome, size_t undo_mark, uint64_t* committed);
   // Makes the session wait for `for_trx` and runs deadlock detection.
   // Returns the session's own 1213 when it was chosen as the victim.
   std::optional<SqlResult> block(SessionId id, TrxId for_trx);
   void rerun_waiters();
+  // The unique index over latest_: rebuilt whole (rebuild_unique) or for the
+  // one key a change touched (refresh_key). A key names the first live row
+  // with it in Findex order, else the last delete-marked one.
   void rebuild_unique();
+  void refresh_key(int64_t findex);
 
   // Transactions.
   void ensure_trx(Session& s);
-  void commit(Session& s);
+  // Returns the commit's sequence number when it changed rows, else 0.
+  uint64_t commit(Session& s);
   void rollback(Session& s);
   void rollback_statement(Session& s, size_t undo_mark);
   SessionId session_of_trx(TrxId trx) const;
@@ -180,6 +220,14 @@ class Engine {
   std::map<int64_t, Latest> latest_;                 // by Findex
   std::map<int64_t, std::vector<Version>> history_;  // committed versions, oldest first
   std::map<std::string, int64_t> unique_;            // unique_key_of(name) -> Findex, over latest_
+  // Every Findex written and its unique key, both ways. Statements never
+  // rename a row (renames are refused); a Findex changes its name only when
+  // lost commits give its AUTO_INCREMENT value back (remember_key); they make the
+  // unique index and snapshot lookups by name O(log n) instead of a scan.
+  std::map<int64_t, std::string> key_of_;
+  std::map<std::string, std::vector<int64_t>> keyed_;  // ascending Findex
+  void remember_key(int64_t findex, const std::string& lock_name);
+  void refresh_unique(const std::string& key);
   std::vector<FinishedStatement> finished_;
   SessionId next_session_ = 1;
   TrxId next_trx_ = 1;
@@ -190,6 +238,11 @@ class Engine {
   bool rerunning_ = false;  // rerun_waiters is on the stack: loop there, do not recurse
   bool rerun_again_ = false;
   uint64_t statements_ = 0;
+  bool read_only_ = false;
+  // Parsed statements by text; parse_sql is a pure function of the text. A
+  // client sending ever new texts (literals inlined) only refills it.
+  std::map<std::string, std::variant<SqlStatement, SqlResult>> parsed_;
+  static constexpr size_t kParsedMax = 256;
 };
 
 }  // namespace locksim::sim::mysql

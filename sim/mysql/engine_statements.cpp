@@ -3,7 +3,9 @@
 // anything, so a body that has to wait has changed nothing and can simply be
 // run again from the start once the lock is free (engine.cpp does).
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <string_view>
 #include <variant>
 
 #include "env/assert.h"
@@ -31,7 +33,23 @@ std::string pk_key(int64_t findex) {
 // Does the stored `value` of column `col` equal the operand? Compared as the
 // column would store the operand (VARCHAR under a case-insensitive PAD SPACE
 // collation); an operand the column cannot hold matches nothing.
+// unique_key_of(a) == unique_key_of(b), without building either key: ASCII
+// case folding, trailing spaces ignored (PAD SPACE). Runs for every row a
+// statement compares, so it must not allocate.
+bool same_key(std::string_view a, std::string_view b) {
+  while (!a.empty() && a.back() == ' ') a.remove_suffix(1);
+  while (!b.empty() && b.back() == ' ') b.remove_suffix(1);
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
 bool column_equals(size_t col, const std::string& value, const SqlValue& operand) {
+  const Column& c = table_columns()[col];
+  if (c.type == ColumnType::kVarchar && operand && operand->size() <= c.varchar_max) {
+    return same_key(value, *operand);  // fits the column as it is: no conversion
+  }
   auto stored = store_value(col, operand);
   if (std::holds_alternative<SqlResult>(stored)) return false;
   const std::string& v = std::get<std::string>(stored);
@@ -88,21 +106,27 @@ std::optional<Row> Engine::snapshot_row(const Session& s, int64_t findex) const 
   auto h = history_.find(findex);
   if (h == history_.end()) return std::nullopt;
   LOCKSIM_ASSERT(s.read_view.has_value());
-  std::optional<Row> seen;
-  for (const Version& v : h->second) {
-    if (v.commit_seq > *s.read_view) break;
-    seen = v.row;
+  // The newest version the snapshot sees; versions are in commit order, and
+  // a busy row has thousands, so search from the newest end.
+  const std::vector<Version>& versions = h->second;
+  for (auto v = versions.rbegin(); v != versions.rend(); ++v) {
+    if (v->commit_seq <= *s.read_view) return v->row;
   }
-  return seen;
+  return std::nullopt;
 }
 
 std::optional<int64_t> Engine::find_snapshot(const Session& s, const SqlCondition& key,
                                              const std::vector<SqlValue>& params) const {
+  // Candidates: every row ever written under that key (names never change),
+  // or the one Findex named; ascending Findex, as a scan would find them.
   std::vector<int64_t> candidates;
-  for (const auto& [fi, versions] : history_) candidates.push_back(fi);
-  for (int64_t fi : s.written) candidates.push_back(fi);
-  std::sort(candidates.begin(), candidates.end());
-  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  const SqlValue& v = bound(key.value, params);
+  if (!v) return std::nullopt;
+  if (*column_index(key.column) == kFindex) {
+    if (std::optional<int64_t> fi = findex_of(v)) candidates.push_back(*fi);
+  } else if (auto it = keyed_.find(unique_key_of(*v)); it != keyed_.end()) {
+    candidates = it->second;
+  }
   for (int64_t fi : candidates) {
     std::optional<Row> row = snapshot_row(s, fi);
     if (row && row_matches(*row, {key}, params)) return fi;
@@ -135,7 +159,16 @@ std::optional<TrxId> Engine::lock_key(Session& s, const SqlCondition& key,
   }
   const Latest& l = latest_.at(*fi);
   if (!by_pk) {
+    // MariaDB 10.11 takes a next-key lock here, not the record alone (the
+    // differential test shows it): the gap before the row too. The gap part
+    // is held from the request on, also while the record part waits, since
+    // InnoDB makes an insert into that gap wait for a queued request as well
+    // (the deadlock of v2's first acquire of a name that sorts before
+    // 'center_lock'). A gap lock never waits, so this cannot block.
     const std::string uk = unique_key_of(l.row[kFlockName]);
+    const std::optional<TrxId> gap_wait =
+        locks_.acquire(s.trx, LockTarget{"uniq", uk}, LockKind::kGap);
+    LOCKSIM_ASSERT(!gap_wait);
     if (auto w = locks_.acquire(s.trx, LockTarget{"uniq", uk}, kind)) return w;
   }
   if (auto w = locks_.acquire(s.trx, LockTarget{"pk", pk_key(*fi)}, kind)) return w;
@@ -177,6 +210,11 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
     row[col] = std::get<std::string>(stored);
     explicit_findex |= col == kFindex && row[col] != "0";
   }
+  // InnoDB hands out the AUTO_INCREMENT value when the row is written, before
+  // its duplicate check and lock waits (innodb_autoinc_lock_mode=1), once per
+  // statement: an INSERT that then fails (1062, 1205, 1213) burns it, as the
+  // differential test shows on MariaDB. A re-run after a wait keeps it.
+  if (!explicit_findex && s.statement_autoinc == 0) s.statement_autoinc = auto_increment_++;
   const std::string uk = unique_key_of(row[kFlockName]);
   if (auto it = unique_.find(uk); it != unique_.end()) {
     // The duplicate check reads the latest row under a shared lock; it waits
@@ -195,7 +233,8 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
                               LockKind::kInsertIntention)) {
     return Outcome{w, {}};
   }
-  int64_t fi = explicit_findex ? std::stoll(row[kFindex]) : auto_increment_;
+  const int64_t fi = explicit_findex ? std::stoll(row[kFindex]) : s.statement_autoinc;
+  LOCKSIM_ASSERT(fi > 0);
   if (explicit_findex && latest_.count(fi)) {
     return Outcome{std::nullopt,
                    SqlResult::error(sql_errno::kDupEntry,
@@ -259,8 +298,9 @@ void Engine::write_row(Session& s, int64_t findex, Row row, bool deleted) {
   if (std::find(s.written.begin(), s.written.end(), findex) == s.written.end()) {
     s.written.push_back(findex);
   }
+  remember_key(findex, row[kFlockName]);
   latest_[findex] = Latest{std::move(row), deleted, s.trx};
-  rebuild_unique();
+  refresh_key(findex);
 }
 
 }  // namespace locksim::sim::mysql

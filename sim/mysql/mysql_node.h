@@ -1,5 +1,5 @@
 // A simulated mariadbd on a simulated node: the pure Engine joined to the
-// world, and the client side of a connection to it.
+// world, its durability, and its place in a replication topology.
 //
 //   - One server thread per connection, as MariaDB's default
 //     thread-per-connection: a statement starts `service_time` after it
@@ -12,8 +12,21 @@
 //   - A paused node queues statements and timers (they run on resume); a
 //     crashed one drops every session (their transactions roll back, as crash
 //     recovery rolls back what was not committed) and answers nothing.
-//     Committed rows survive a crash-restart: innodb_flush_log_at_trx_commit=1
-//     (the other settings are not modelled yet).
+//   - Durability, innodb_flush_log_at_trx_commit: 1 writes and fsyncs the redo
+//     log at every commit, so a crash-restart keeps every commit; 0 (written
+//     and fsynced once a second) and 2 (written at commit, fsynced once a
+//     second) both lose the commits of up to the last second when the machine
+//     crashes — locksim's crash fault is a machine crash (power loss, kernel
+//     panic), where the OS page cache that saves 2 from a mere mysqld crash
+//     is gone too. The once-a-second flush runs at every whole second of true
+//     time.
+//   - Replication (replication.cpp): a primary ships its binlog to its
+//     replicas replication_lag after each commit; a replica is read_only. With
+//     semi-synchronous replication a committing statement is answered only
+//     once a replica acknowledged the commit (rpl_semi_sync_master_wait_point
+//     AFTER_COMMIT, MariaDB's default: others see the commit before the ack),
+//     or after semi_sync_timeout, when the primary falls back to asynchronous
+//     replication until a replica catches up (rpl_semi_sync_master_timeout).
 //   - The server's clock is not read: the algorithms compute deadlines on the
 //     client's clock (the article's `new Date()`), and no statement of the
 //     subset calls NOW().
@@ -38,17 +51,39 @@ struct MysqlParams {
   Duration service_time = Duration::micros(200);       // per statement, on the server
   Duration lock_wait_timeout = Duration::seconds(50);  // innodb_lock_wait_timeout
   Duration client_timeout = Duration::seconds(60);     // the client library's read timeout
+  int flush_log_at_trx_commit = 1;                     // innodb_flush_log_at_trx_commit: 0, 1, 2
+  // Topology: replicas of the primary mysql-1 (mysql-1-r1, ...), how far
+  // behind they run, semi-synchronous replication, and failover by a monitor
+  // (MHA/orchestrator-like) that promotes the most up-to-date reachable
+  // replica after the primary has been unreachable for down_after; clients
+  // follow discovery_delay later.
+  int replicas = 0;
+  Duration replication_lag = Duration::millis(10);
+  bool semi_sync = false;
+  Duration semi_sync_timeout = Duration::seconds(10);  // rpl_semi_sync_master_timeout
+  bool failover = false;
+  Duration down_after = Duration::seconds(5);
+  Duration discovery_delay = Duration::seconds(1);
+
+  static constexpr int kMaxReplicas = 8;
 };
 
 class MysqlNode {
  public:
+  enum class Role { kPrimary, kReplica };
+
   MysqlNode(World& world, Network& net, std::string name, const MysqlParams& params);
 
   Node& node() { return node_; }
   const std::string& name() const { return node_.name(); }
   Engine& engine() { return engine_; }
-  // Bumped by each crash: sessions of an older incarnation are gone.
+  // Bumped by each crash and each demotion: sessions of an older incarnation are gone.
   uint64_t incarnation() const { return incarnation_; }
+  Role role() const { return role_; }
+  MysqlNode* primary() const { return primary_; }
+  // Replica: the last binlog shipment applied (its primary's numbering).
+  uint64_t applied_seq() const { return applied_seq_; }
+  uint64_t semi_sync_timeouts() const { return semi_sync_timeouts_; }
 
   // Server side of one statement, called on arrival at the node. `session`
   // 0 opens a new session (reported through `reply`'s first argument).
@@ -60,11 +95,55 @@ class MysqlNode {
   // The client closed its connection (or gave up on it).
   void disconnect(SessionId session, uint64_t incarnation);
 
+  // Role changes, made by the group (mysql_failover.h). become_replica_of
+  // ends every client session (the failover tool kills them), makes the node
+  // read_only and replaces its contents by a full copy of `primary`'s.
+  // Preconditions (asserted): only a replica is promoted; a node follows a
+  // primary other than itself.
+  void become_primary();
+  void become_replica_of(MysqlNode& primary);
+  // Primary side of a reconnecting replica: if the last shipment to
+  // `replica` should have arrived by now but was not applied (a partition ate
+  // it), ship everything again. Otherwise nothing.
+  void resync_if_behind(MysqlNode& replica);
+  static constexpr Duration kResyncGrace = Duration::millis(200);
+  // The redo log's once-a-second flush (flush_log_at_trx_commit 0 and 2).
+  static constexpr Duration kLogFlushPeriod = Duration::seconds(1);
+
  private:
+  // A statement's answer on its way out (see respond()).
+  struct Answer {
+    SessionId session;
+    SqlResult result;
+    uint64_t commit_seq;  // the engine's, 0 when it committed no change
+    Reply reply;
+  };
+  // An answer held for a semi-synchronous acknowledgement.
+  struct HeldAnswer {
+    uint64_t binlog_seq;
+    Answer answer;
+  };
+
   void run(SessionId session, const std::string& sql, const std::vector<SqlValue>& params,
            Reply reply);
-  void deliver_finished();
+  void arm_lock_wait_timeout(SessionId session);
+  // Collects the statements the engine finished meanwhile.
+  void collect_finished(std::vector<Answer>& out);
+  // Ships new commits, then answers (or holds the answers for semi-sync).
+  void respond(std::vector<Answer> answers);
   void on_crash();
+  void on_restart();
+  void schedule_log_flush();
+
+  // Replication (replication.cpp).
+  bool semi_sync_waits() const;
+  void binlog_new_commits();
+  void ship(MysqlNode& replica, uint64_t seq, const TableImage& image);
+  void apply_shipment(const MysqlNode* from, uint64_t seq, const TableImage& image);
+  void on_ack(uint64_t seq, uint64_t incarnation);
+  void hold_for_ack(Answer answer);
+  void release_acked();
+  void semi_sync_timeout(uint64_t binlog_seq, uint64_t incarnation);
 
   World& world_;
   Network& net_;
@@ -73,27 +152,23 @@ class MysqlNode {
   Engine engine_;
   std::map<SessionId, Reply> waiting_;  // blocked statements' replies
   uint64_t incarnation_ = 0;
-};
+  TableImage disk_;  // the redo log as of the last flush (flush_log_at_trx_commit 0, 2)
 
-// One client's connection to a MysqlNode. Opens its session on the first
-// query; after a timeout or a server crash the session is lost (2013) and the
-// next query opens a fresh one.
-class MysqlConnection : public SqlConnection {
- public:
-  MysqlConnection(World& world, Network& net, Node& client, MysqlNode& server, Duration timeout);
-
-  SqlResult query(const std::string& sql, const std::vector<SqlValue>& params) override;
-  void close() override;
-  std::string server_name() const override { return server_.name(); }
-
- private:
-  World& world_;
-  Network& net_;
-  Node& client_;
-  MysqlNode& server_;
-  Duration timeout_;
-  SessionId session_ = 0;  // 0: none open
-  uint64_t incarnation_ = 0;
+  Role role_ = Role::kPrimary;
+  MysqlNode* primary_ = nullptr;      // when a replica
+  std::vector<MysqlNode*> replicas_;  // when a primary
+  uint64_t binlogged_commit_ = 0;     // primary: engine commit_seq already shipped
+  uint64_t shipped_seq_ = 0;          // primary: last shipment's number (never reset)
+  uint64_t acked_seq_ = 0;            // primary: highest acknowledged shipment
+  uint64_t applied_seq_ = 0;          // replica: last applied shipment
+  bool semi_sync_on_ = true;          // off after a timeout, until a replica catches up
+  std::vector<HeldAnswer> held_;      // answers waiting for an ack, in binlog order
+  uint64_t semi_sync_timeouts_ = 0;
+  struct Sent {
+    uint64_t seq = 0;
+    TimePoint at;
+  };
+  std::map<std::string, Sent> sent_;  // primary: last shipment to each replica, by name
 };
 
 }  // namespace locksim::sim::mysql

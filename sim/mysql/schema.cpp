@@ -1,5 +1,8 @@
 #include "sim/mysql/schema.h"
 
+#include <algorithm>
+#include <string_view>
+
 #include <cctype>
 #include <cstdio>
 #include <limits>
@@ -82,10 +85,18 @@ const std::vector<Column>& table_columns() {
 }
 
 std::optional<size_t> column_index(const std::string& name) {
-  const std::string wanted = lower(name);
+  // Called for every column a statement touches: compare in place, ASCII
+  // case-insensitively (column names are ASCII), without building strings.
   const auto& cols = table_columns();
   for (size_t i = 0; i < cols.size(); ++i) {
-    if (lower(cols[i].name) == wanted) return i;
+    const std::string_view col = cols[i].name;
+    if (col.size() == name.size() &&
+        std::equal(col.begin(), col.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) ==
+                 std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return i;
+    }
   }
   return std::nullopt;
 }

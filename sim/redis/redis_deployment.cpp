@@ -1,6 +1,9 @@
 #include "sim/redis/redis_deployment.h"
 
+#include <charconv>
+
 #include "env/assert.h"
+#include "sim/clock.h"
 
 namespace locksim::sim::redis {
 
@@ -41,11 +44,46 @@ ClientConnections RedisDeployment::connect(Node& client) {
   return out;
 }
 
+Deployment::Roles RedisDeployment::roles() const {
+  Roles roles;
+  for (const auto& g : groups_) roles.primaries.push_back(g->current_master().node().name());
+  if (sentinel_) roles.observers.push_back(sentinel_->name());
+  LOCKSIM_ASSERT(roles.primaries.size() == groups_.size());
+  return roles;
+}
+
 BackendCounters RedisDeployment::counters() const {
   BackendCounters c;
   for (const auto& s : servers_) c.commands += s->commands_executed();
   for (const auto& g : groups_) c.failovers += g->failovers();
   return c;
+}
+
+bool RedisDeployment::group_free(ReplicaGroup& group, const LockProbe& probe) {
+  RedisNode& master = group.current_master();
+  // A crashed or frozen master answers nobody: no grant from this group now.
+  if (!master.node().running()) return false;
+  const auto& keys = master.server().keys();  // read-only: no lazy expiry
+  const auto it = keys.find(probe.key);
+  if (it == keys.end()) return true;
+  if (Keyspace::is_expired(it->second, master.node().local_now().to_ms())) return true;
+  if (!probe.value_is_deadline_ms) return false;
+  // GETSET's step 3 with a correct clock: held while the stored end is later than now.
+  const std::string& v = it->second.value;
+  int64_t deadline_ms = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), deadline_ms);
+  if (ec != std::errc() || end != v.data() + v.size()) return true;  // not a lock value
+  const int64_t correct_now_ms = (kLocalEpoch + (world_.now() - TimePoint{})).to_ms();
+  return deadline_ms <= correct_now_ms;
+}
+
+std::optional<bool> RedisDeployment::lock_free_for_fresh_contender(const LockProbe& probe) {
+  LOCKSIM_ASSERT_MSG(probe.quorum >= 1 && probe.quorum <= groups_.size(),
+                     "the quorum is checked against the masters before the run");
+  size_t free = 0;
+  for (auto& g : groups_) free += group_free(*g, probe) ? 1 : 0;
+  LOCKSIM_ASSERT(free <= groups_.size());
+  return free >= probe.quorum;
 }
 
 }  // namespace locksim::sim::redis

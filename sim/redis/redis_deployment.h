@@ -28,6 +28,13 @@ class RedisDeployment : public Deployment {
   void name_nodes(std::map<std::string, Node*>& nodes) override;
   ClientConnections connect(Node& client) override;
   BackendCounters counters() const override;
+  // Free at a group when its current master runs and holds no live key
+  // `probe.key` (expired by the master's own clock, gone, or with
+  // value_is_deadline_ms a deadline a correct clock has reached); free when
+  // at least probe.quorum groups are.
+  std::optional<bool> lock_free_for_fresh_contender(const LockProbe& probe) override;
+  // Primaries: each group's first master; the observer: the sentinel.
+  Roles roles() const override;
 
  private:
   World& world_;
@@ -38,6 +45,8 @@ class RedisDeployment : public Deployment {
   std::unique_ptr<Node> sentinel_;
   std::vector<std::unique_ptr<RedisNode>> servers_;
   std::vector<std::unique_ptr<ReplicaGroup>> groups_;
+
+  bool group_free(ReplicaGroup& group, const LockProbe& probe);
 };
 
 }  // namespace locksim::sim::redis

@@ -282,23 +282,9 @@ void GroupConnection::drop_connection() {
 
 std::optional<Reply> GroupConnection::connect(RedisNode& target) {
   LOCKSIM_ASSERT(conn_ == nullptr);
-  const Duration limit = timeout_ == kNoTimeout ? net_.tcp().connect_timeout_default : timeout_;
-  // SYNs leave at 0, 1, 3, 7, ... s (tcp_syn_retries' doubling) until the
-  // limit: a link that heals in between lets the next one through.
-  Duration waited = Duration::zero();
-  Duration gap = Duration::seconds(1);
-  while (!net_.connected(client_, target.node())) {
-    const Duration step = std::min(gap, limit - waited);
-    if (step <= Duration::zero()) {
-      return Reply::io_error("connect: timeout after " + std::to_string(limit.to_ms()) + " ms");
-    }
-    world_.sleep(step);
-    waited += step;
-    gap = gap * 2;
-  }
-  world_.sleep(net_.round_trip_base(client_, target.node()));  // SYN, SYN-ACK
-  if (target.node().crashed()) return Reply::io_error("connect: connection refused");
-  conn_ = std::make_unique<Connection>(net_, client_, target.node());
+  std::string error;
+  conn_ = dial(world_, net_, client_, target.node(), timeout_, error);
+  if (!conn_) return Reply::io_error(error);
   conn_target_ = &target;
   // Pair of drop_connection(): a fresh connection is open.
   LOCKSIM_ASSERT(conn_->open());

@@ -28,6 +28,11 @@ class ZkBackend : public Deployment {
   BackendCounters counters() const override;
   void client_crashed(Node& client) override;
   std::vector<BackendNote> notes() const override;
+  // ZkDeployment's answer for the lock node probe.key (a leader serves and
+  // the node has no children).
+  std::optional<bool> lock_free_for_fresh_contender(const LockProbe& probe) override {
+    return deployment_.lock_free_for_fresh_contender(probe.key);
+  }
 
   ZkDeployment& deployment() { return deployment_; }
 

@@ -1,0 +1,228 @@
+#include "cli/sweep_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+#include <thread>
+
+#include "env/assert.h"
+#include "env/parse.h"
+#include "harness/settings.h"
+#include "harness/sweep.h"
+#include "reports/matrix.h"
+
+namespace locksim::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int kExitClean = 0;
+constexpr int kExitGate = 1;
+constexpr int kExitInterrupted = 130;
+
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
+
+void on_sigint(int) {
+  g_stop.store(true);
+}
+
+int64_t wall_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string eta_text(double seconds) {
+  if (seconds < 0 || seconds > 1e7) return "?";
+  return format_span(static_cast<int64_t>(seconds * 1e9));
+}
+
+// Progress: on a terminal one line redrawn at most 5 times a second; in a
+// CI log (not a terminal) one line every 5 seconds.
+struct Progress {
+  bool tty = isatty(STDERR_FILENO) != 0;
+  bool quiet = false;
+  int64_t start_ns = wall_ns();
+  int64_t last_ns = 0;
+  uint64_t resumed = 0;  // runs already done when the sweep started
+
+  void update(uint64_t done, uint64_t total, uint64_t findings, bool final) {
+    if (quiet) return;
+    const int64_t now = wall_ns();
+    if (!final && now - last_ns < (tty ? 200'000'000 : 5'000'000'000)) return;
+    last_ns = now;
+    const double elapsed = static_cast<double>(now - start_ns) / 1e9;
+    const double rate = elapsed > 0 ? static_cast<double>(done - resumed) / elapsed : 0;
+    const double left = rate > 0 ? static_cast<double>(total - done) / rate : -1;
+    char line[200];
+    std::snprintf(line, sizeof line, "sweep: %llu/%llu runs, %.1f runs/s, %s left, %llu findings",
+                  static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
+                  rate, eta_text(left).c_str(), static_cast<unsigned long long>(findings));
+    std::cerr << (tty ? "\r" : "") << line << (tty && !final ? "" : "\n") << std::flush;
+  }
+};
+
+// Prints each broken cell (kind, cell, why, replay) and returns the exit code.
+int report_gate(const reports::Matrix& m, bool quiet) {
+  for (const auto& c : m.cells) {
+    if (c.gate.holds) continue;
+    std::cout << c.gate.failure << ": " << c.algorithm << " x " << c.profile << ": "
+              << c.gate.message << "\n";
+  }
+  if (!quiet && m.gated) {
+    std::cout << (m.gate_failures == 0 ? "gate: holds (" : "gate: FAILS (")
+              << m.gated_cells - m.gate_failures << " of " << m.gated_cells
+              << " gated cells as expected)\n";
+  }
+  return m.gate_failures == 0 ? kExitClean : kExitGate;
+}
+
+harness::SweepPlan plan_from_flags(const SweepFlags& f) {
+  harness::SweepPlan plan;
+  plan.algorithms = harness::parse_algorithm_list(f.algorithms, "--algorithms");
+  plan.profiles = harness::parse_profile_list(f.profiles, "--profiles");
+  std::tie(plan.seed_first, plan.seed_last) = harness::parse_seed_range(f.seeds, "--seeds");
+  std::tie(plan.shard_index, plan.shard_count) = harness::parse_shard(f.shard, "--shard");
+  harness::find_setting_by_flag("--duration")->parse(plan.base, f.duration, "--duration");
+  // A lock unheld for half the run at its end is stuck (the run default, 30 s,
+  // would never fire in a 20 s run); never more than the run default.
+  plan.base.stuck_after = std::min(plan.base.stuck_after, plan.base.duration / 2);
+  return plan;
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc | std::ios::binary);
+  out << text;
+  if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+}  // namespace
+
+CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
+  CLI::App* s = app.add_subcommand(
+      "sweep", "run algorithms x fault profiles x seeds; write the matrix; gate with --expect");
+  s->add_option("--algorithms", f.algorithms, "all, or a comma list (see locksim list)");
+  s->add_option("--profiles", f.profiles,
+                "all, or a comma list of profiles (none, client-clock, server-clock, pause, "
+                "failover, crash-restart, partition, client-crash; combine with +)");
+  s->add_option("--seeds", f.seeds, "seed range A..B (default 1..100)");
+  s->add_option("--jobs", f.jobs, "worker threads (default: every core)");
+  s->add_option("--shard", f.shard, "run only shard i of N (i/N, 1-based); combine with merge");
+  s->add_flag("--resume", f.resume, "keep the runs already in --out and do only the missing");
+  s->add_option("--expect", f.expect, "expectations file: exit 1 when a cell breaks it");
+  s->add_option("--duration", f.duration, "virtual length of every run (default 20s)");
+  s->add_option("--out", f.out, "output directory")->required();
+  s->add_flag("--quiet", f.quiet, "no progress line");
+  return s;
+}
+
+CLI::App* add_merge_command(CLI::App& app, MergeFlags& f) {
+  CLI::App* m = app.add_subcommand(
+      "merge", "combine sweep shard directories into the report of the whole sweep");
+  m->add_option("--out", f.out, "output directory")->required();
+  m->add_option("--expect", f.expect, "expectations file: exit 1 when a cell breaks it");
+  m->add_option("shards", f.shards, "shard output directories")->required();
+  return m;
+}
+
+int run_sweep_command(const SweepFlags& f) {
+  const harness::SweepPlan plan = plan_from_flags(f);
+  harness::Expectations expectations;
+  if (!f.expect.empty()) expectations = harness::load_expectations(f.expect);
+  harness::SweepOptions o;
+  o.jobs =
+      f.jobs != 0 ? f.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  o.resume = f.resume;
+  o.stop = &g_stop;
+  o.wall_now_ns = wall_ns;
+  Progress progress;
+  progress.quiet = f.quiet;
+  // Runs/s counts this process's runs only, not the ones a resume keeps.
+  if (f.resume)
+    progress.resumed = harness::read_runs((fs::path(f.out) / "runs.jsonl").string()).size();
+  o.on_progress = [&progress](uint64_t done, uint64_t total, uint64_t findings) {
+    progress.update(done, total, findings, false);
+  };
+  std::signal(SIGINT, on_sigint);
+  const auto runs = harness::run_sweep(plan, f.out, o);
+  std::signal(SIGINT, SIG_DFL);
+  uint64_t findings = 0;
+  for (const auto& r : runs) findings += r.finding != "none" ? 1 : 0;
+  const uint64_t shard_runs = (plan.runs_total() + static_cast<uint64_t>(plan.shard_count) -
+                               static_cast<uint64_t>(plan.shard_index)) /
+                              static_cast<uint64_t>(plan.shard_count);
+  LOCKSIM_ASSERT(runs.size() <= shard_runs);
+  progress.update(runs.size(), shard_runs, findings, true);
+  const reports::Matrix m =
+      reports::build_matrix(plan, runs, f.expect.empty() ? nullptr : &expectations);
+  reports::write_matrix_reports(m, f.out);
+  if (!f.quiet) {
+    const double s = static_cast<double>(wall_ns() - progress.start_ns) / 1e9;
+    std::printf("wrote %s/matrix.{json,md,html}, junit.xml: %zu runs in %.1f s (%.1f runs/s)\n",
+                f.out.c_str(), runs.size(), s, s > 0 ? static_cast<double>(runs.size()) / s : 0.0);
+  }
+  if (g_stop.load()) {
+    std::cerr << "sweep: interrupted; the report covers the " << runs.size()
+              << " finished runs; rerun with --resume to finish\n";
+    return kExitInterrupted;
+  }
+  return report_gate(m, f.quiet);
+}
+
+int run_merge_command(const MergeFlags& f) {
+  harness::SweepPlan plan;
+  std::vector<harness::RunSummary> all;
+  std::set<int> shards_seen;
+  int shard_count = 0;
+  for (size_t i = 0; i < f.shards.size(); ++i) {
+    const fs::path dir(f.shards[i]);
+    const std::string plan_path = (dir / "sweep.json").string();
+    std::ifstream in(plan_path);
+    if (!in) throw ConfigError("shards[" + std::to_string(i) + "]: no " + plan_path);
+    const auto j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded()) throw ConfigError(plan_path + ": not valid JSON");
+    harness::SweepPlan p = harness::plan_from_json(j, plan_path);
+    harness::SweepPlan unsharded = p;
+    unsharded.shard_index = unsharded.shard_count = 1;
+    if (i == 0) plan = unsharded;
+    if (harness::plan_to_json(unsharded, false) != harness::plan_to_json(plan, false)) {
+      throw ConfigError(plan_path + ": a different sweep than " + f.shards[0] + "/sweep.json");
+    }
+    if (i == 0) shard_count = p.shard_count;
+    if (p.shard_count != shard_count) {
+      throw ConfigError(plan_path + ": shard " + std::to_string(p.shard_index) + "/" +
+                        std::to_string(p.shard_count) + " does not split the sweep into " +
+                        std::to_string(shard_count) + " like " + f.shards[0]);
+    }
+    if (!shards_seen.insert(p.shard_index).second) {
+      throw ConfigError(plan_path + ": shard " + std::to_string(p.shard_index) + " given twice");
+    }
+    for (auto& r : harness::read_runs((dir / "runs.jsonl").string())) all.push_back(std::move(r));
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  fs::create_directories(f.out);
+  write_text(fs::path(f.out) / "sweep.json", harness::plan_to_json(plan, true).dump(2) + "\n");
+  std::string lines;
+  for (const auto& r : all) lines += harness::summary_to_json(r).dump() + "\n";
+  write_text(fs::path(f.out) / "runs.jsonl", lines);
+  harness::Expectations expectations;
+  if (!f.expect.empty()) expectations = harness::load_expectations(f.expect);
+  const reports::Matrix m =
+      reports::build_matrix(plan, all, f.expect.empty() ? nullptr : &expectations);
+  reports::write_matrix_reports(m, f.out);
+  std::printf("merged %zu shard(s), %zu runs into %s\n", f.shards.size(), all.size(),
+              f.out.c_str());
+  return report_gate(m, false);
+}
+
+}  // namespace locksim::cli

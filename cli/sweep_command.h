@@ -1,0 +1,55 @@
+// `locksim sweep` and `locksim merge`: many runs, one matrix, one gate.
+//
+//   locksim sweep [--algorithms all|A,B] [--profiles all|P,Q+R] [--seeds 1..1000]
+//                 [--jobs N] [--shard i/N] [--resume] [--expect FILE]
+//                 [--duration 20s] --out DIR
+//   locksim merge --out DIR [--expect FILE] SHARD_DIR...
+//
+// The sweep engine is harness/sweep.h; the reports are reports/matrix.h.
+// This layer owns what must not be in deterministic code: the wall clock
+// (progress, timing.json) and the SIGINT handler (stop taking runs, write the
+// report of what is done).
+//
+// Exit codes: 0 the gate holds (or no --expect), 1 a cell breaks its
+// expectation (each printed with its kind and replay command), 2 bad input
+// (one line naming the flag or the file's field), 3 internal error,
+// 130 interrupted (the report of the finished runs is written).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace locksim::cli {
+
+struct SweepFlags {
+  std::string algorithms = "all";
+  std::string profiles = "all";
+  std::string seeds = "1..100";
+  int jobs = 0;  // 0: every core
+  std::string shard = "1/1";
+  bool resume = false;
+  std::string expect;
+  // Every run's length. Shorter than a single run's default (60 s): a
+  // sweep's strength is many seeds, each drawing its own faults, and 20 s
+  // holds several leases (TTL 10 s) and a whole fault; it is what keeps the
+  // full matrix inside its time budget (README "Sweeps").
+  std::string duration = "20s";
+  std::string out;
+  bool quiet = false;
+};
+
+struct MergeFlags {
+  std::string out;
+  std::string expect;
+  std::vector<std::string> shards;
+};
+
+CLI::App* add_sweep_command(CLI::App& app, SweepFlags& flags);
+CLI::App* add_merge_command(CLI::App& app, MergeFlags& flags);
+
+int run_sweep_command(const SweepFlags& flags);
+int run_merge_command(const MergeFlags& flags);
+
+}  // namespace locksim::cli

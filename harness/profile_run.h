@@ -1,0 +1,40 @@
+// How a run meets its fault profile (faults/profile.h): the --profile row of
+// the settings table, the deployment a profile needs, the lease it scales
+// its faults by, and the view of the deployment it aims at. Nothing here
+// names a backend or an algorithm: each backend's entry says what it adds for
+// a failover and what its lease is (harness/backends.h).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "faults/profile.h"
+#include "harness/run_config.h"
+#include "harness/settings.h"
+#include "sim/backend.h"
+#include "sim/node.h"
+
+namespace locksim::harness {
+
+// The --profile row (scenario key "profile").
+Setting profile_row();
+
+// `config` as the run really has it: a profile with failover gets the
+// backend's add_failover() (replicas and a failover monitor). Idempotent, so
+// the replay command of the result re-creates the same config.
+RunConfig with_profile_deployment(const RunConfig& config);
+
+// The time a profile's faults are scaled by: the algorithm's "ttl" parameter
+// (given, or its default), else the backend's lease (a session timeout), else
+// 10 s. Always positive.
+Duration profile_lease(const RunConfig& config);
+
+// What the profile may aim at: the clients, every named server that is not
+// an observer (in name order), the deployment's primaries, the lease.
+// `servers` are the deployment's named nodes (Deployment::name_nodes()).
+faults::DeploymentView deployment_view(const RunConfig& config,
+                                       const std::map<std::string, sim::Node*>& servers,
+                                       const sim::Deployment::Roles& roles);
+
+}  // namespace locksim::harness

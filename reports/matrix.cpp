@@ -1,0 +1,229 @@
+#include "reports/matrix.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include "env/assert.h"
+#include "env/parse.h"
+#include "harness/run_sim.h"
+#include "reports/timeline_svg.h"
+
+namespace locksim::reports {
+
+namespace {
+
+using OJson = nlohmann::ordered_json;
+
+// Below this share of runs with a fault touching a holder, a clean cell is
+// no evidence of safety (a pause that hit nobody proves nothing).
+constexpr double kCoverageLow = 0.25;
+
+void add_run(MatrixCell& c, const harness::RunSummary& r, uint64_t seed_first) {
+  LOCKSIM_ASSERT(r.algorithm == c.algorithm && r.profile == c.profile);
+  ++c.runs;
+  if (r.seed == seed_first + static_cast<uint64_t>(c.contiguous)) ++c.contiguous;
+  if (r.faults > 0) ++c.faulted;
+  if (r.fault_touched) ++c.touched;
+  c.acquisitions += r.acquisitions;
+  c.virtual_ns += r.run_length_ns;
+  for (const auto& [bucket, count] : r.latency) c.latency[bucket] += count;
+  // Events and wall time count every run of the cell up to the first violation.
+  if (!c.first_violation_seed) {
+    c.events_to_first += r.events;
+    c.wall_ns_to_first += r.wall_ns;
+  }
+  if (r.finding == "safety") {
+    ++c.safety;
+    if (!c.first_violation_seed) {
+      c.first_violation_seed = r.seed;
+      c.seeds_to_first = static_cast<int64_t>(r.seed - seed_first + 1);
+      c.first_violation_replay = r.replay;
+    }
+  } else if (r.finding == "liveness") {
+    ++c.liveness;
+    if (!c.first_liveness_seed) {
+      c.first_liveness_seed = r.seed;
+      c.first_liveness_replay = r.replay;
+    }
+  } else if (r.finding == "latent") {
+    ++c.latent;
+  } else if (r.finding == "unknown") {
+    ++c.unknown;
+    if (c.first_unknown_replay.empty()) c.first_unknown_replay = r.replay;
+  }
+}
+
+void judge(MatrixCell& c, const harness::SweepPlan& plan, const harness::Expectations* e) {
+  if (e == nullptr) return;
+  const harness::CellExpectation* x = e->find(c.algorithm, c.profile);
+  if (x != nullptr) {
+    c.expected = harness::to_string(x->verdict);
+    c.note = x->note;
+  }
+  harness::CellFacts f;
+  f.runs = c.runs;
+  f.safety = c.safety;
+  f.unknown = c.unknown;
+  f.first_violation_position = c.seeds_to_first;
+  f.seeds_run = c.contiguous;
+  f.seeds_planned = static_cast<int64_t>(plan.seeds());
+  f.first_violation_replay = c.first_violation_replay;
+  f.first_unknown_replay = c.first_unknown_replay;
+  c.gate = harness::judge_cell(x, f);
+}
+
+std::string percent(double share) {
+  const auto tenths = static_cast<int64_t>(share * 1000 + 0.5);
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "%";
+}
+
+void write(const std::filesystem::path& path, const std::string& bytes) {
+  const std::filesystem::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+OJson cell_json(const MatrixCell& c) {
+  OJson j;
+  j["algorithm"] = c.algorithm;
+  j["profile"] = c.profile;
+  j["runs"] = c.runs;
+  j["safety_violations"] = c.safety;
+  j["liveness_findings"] = c.liveness;
+  j["unknown"] = c.unknown;
+  j["latent_findings"] = c.latent;
+  j["violation_rate"] = percent(c.violation_rate());
+  j["first_violation"] = c.first_violation_seed ? OJson{{"seed", *c.first_violation_seed},
+                                                        {"seeds_to_first", c.seeds_to_first},
+                                                        {"events_to_first", c.events_to_first},
+                                                        {"replay", c.first_violation_replay}}
+                                                : OJson();
+  j["first_liveness"] = c.first_liveness_seed ? OJson{{"seed", *c.first_liveness_seed},
+                                                      {"replay", c.first_liveness_replay}}
+                                              : OJson();
+  j["acquire_latency_p50_ns"] = c.latency_quantile_ns(0.5);
+  j["acquire_latency_p99_ns"] = c.latency_quantile_ns(0.99);
+  j["acquisitions_per_virtual_minute"] =
+      static_cast<int64_t>(c.acquisitions_per_virtual_minute() + 0.5);
+  j["faulted_runs"] = c.faulted;
+  j["fault_coverage"] = percent(c.coverage());
+  j["low_coverage"] = c.low_coverage();
+  j["expected"] = c.expected.empty() ? OJson() : OJson(c.expected);
+  j["gate"] = !c.gate.gated ? OJson("not gated") : OJson(c.gate.holds ? "holds" : c.gate.failure);
+  if (!c.gate.message.empty()) j["gate_message"] = c.gate.message;
+  if (!c.note.empty()) j["note"] = c.note;
+  return j;
+}
+
+}  // namespace
+
+int64_t MatrixCell::latency_quantile_ns(double q) const {
+  int64_t total = 0;
+  for (const auto& [bucket, count] : latency) total += count;
+  if (total == 0) return -1;
+  const auto rank = static_cast<int64_t>(q * static_cast<double>(total - 1));
+  int64_t seen = 0;
+  for (const auto& [bucket, count] : latency) {
+    seen += count;
+    if (seen > rank) return harness::latency_bucket_floor_ns(bucket);
+  }
+  LOCKSIM_ASSERT_MSG(false, "the rank lies inside the histogram");
+  return -1;
+}
+
+double MatrixCell::acquisitions_per_virtual_minute() const {
+  if (virtual_ns <= 0) return 0;
+  return static_cast<double>(acquisitions) * 60e9 / static_cast<double>(virtual_ns);
+}
+
+bool MatrixCell::low_coverage() const {
+  return profile != "none" && runs > 0 && coverage() < kCoverageLow;
+}
+
+Matrix build_matrix(const harness::SweepPlan& plan, const std::vector<harness::RunSummary>& runs,
+                    const harness::Expectations* expectations) {
+  Matrix m;
+  m.plan = plan;
+  m.plan.shard_index = m.plan.shard_count = 1;
+  for (const auto& a : plan.algorithms) {
+    for (const auto& p : plan.profiles) {
+      MatrixCell c;
+      c.algorithm = a;
+      c.profile = p;
+      m.cells.push_back(std::move(c));
+    }
+  }
+  uint64_t previous = 0;
+  for (const auto& r : runs) {
+    LOCKSIM_ASSERT_MSG(m.runs_done == 0 || r.index > previous, "runs sorted by number, once each");
+    previous = r.index;
+    const uint64_t cell = r.index / plan.seeds();
+    LOCKSIM_ASSERT(cell < m.cells.size() && r.seed == plan.seed_first + r.index % plan.seeds());
+    add_run(m.cells[cell], r, plan.seed_first);
+    ++m.runs_done;
+  }
+  m.gated = expectations != nullptr;
+  for (auto& c : m.cells) {
+    judge(c, plan, expectations);
+    if (c.gate.gated) ++m.gated_cells;
+    if (!c.gate.holds) ++m.gate_failures;
+  }
+  return m;
+}
+
+std::string matrix_json(const Matrix& m) {
+  OJson j;
+  j["locksim_matrix"] = 1;
+  j["sweep"] = harness::plan_to_json(m.plan, false);
+  j["runs_done"] = m.runs_done;
+  j["gate"] = m.gated ? OJson{{"cells_gated", m.gated_cells},
+                              {"failures", m.gate_failures},
+                              {"holds", m.gate_failures == 0}}
+                      : OJson();
+  OJson cells = OJson::array();
+  for (const auto& c : m.cells) cells.push_back(cell_json(c));
+  j["cells"] = std::move(cells);
+  return j.dump(2) + "\n";
+}
+
+std::string timing_json(const Matrix& m) {
+  OJson j;
+  j["note"] = "real time: differs between machines and runs; not part of the matrix";
+  OJson cells = OJson::array();
+  for (const auto& c : m.cells) {
+    cells.push_back({{"algorithm", c.algorithm},
+                     {"profile", c.profile},
+                     {"wall_s_to_first_violation",
+                      c.first_violation_seed ? OJson(static_cast<double>(c.wall_ns_to_first) / 1e9)
+                                             : OJson()}});
+  }
+  j["cells"] = std::move(cells);
+  return j.dump(2) + "\n";
+}
+
+void write_matrix_reports(const Matrix& m, const std::string& dir) {
+  const std::filesystem::path d(dir);
+  std::map<std::string, std::string> timelines;
+  for (const auto& c : m.cells) {
+    const std::optional<uint64_t> seed =
+        c.first_violation_seed ? c.first_violation_seed : c.first_liveness_seed;
+    if (!seed) continue;
+    // The same seed replays the same run: draw it again rather than keep
+    // every history of the sweep.
+    const auto report =
+        harness::simulate_and_check(m.plan.config_of(c.algorithm, c.profile, *seed));
+    LOCKSIM_ASSERT_MSG(report.result.seed == *seed, "the counterexample replays its own seed");
+    timelines[c.algorithm + "/" + c.profile] = timeline_svg(report.result);
+  }
+  write(d / "matrix.json", matrix_json(m));
+  write(d / "matrix.md", matrix_markdown(m));
+  write(d / "matrix.html", matrix_html(m, timelines));
+  write(d / "junit.xml", matrix_junit(m));
+  write(d / "timing.json", timing_json(m));
+}
+
+}  // namespace locksim::reports

@@ -1,0 +1,92 @@
+// The comparison matrix of a sweep: one cell per algorithm x profile, built
+// from the run summaries alone (harness/sweep.h), so the same runs give the
+// same matrix whatever threads, shards or resumes produced them.
+//
+// Written as matrix.json (everything, for tools), matrix.md (a CI job's
+// summary page), matrix.html (self-contained: the colour-coded matrix, each
+// cell linking to its first counterexample drawn as an SVG timeline) and
+// junit.xml (one test case per cell, failing exactly where the gate fails).
+// Wall-clock figures (seconds to the first violation) are not deterministic,
+// so they go to timing.json only, never into these four files.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "harness/expectations.h"
+#include "harness/sweep.h"
+
+namespace locksim::reports {
+
+struct MatrixCell {
+  std::string algorithm, profile;
+  int64_t runs = 0;
+  int64_t contiguous = 0;  // seeds run from the plan's first without a gap
+  int64_t safety = 0;      // runs with a mutual-exclusion violation
+  int64_t liveness = 0;    // runs with only a liveness finding
+  int64_t unknown = 0;     // runs with a client error
+  int64_t latent = 0;      // runs with lease exposure but no violation (issue 10)
+  int64_t faulted = 0;     // runs in which at least one fault was applied
+  int64_t touched = 0;     // runs in which a fault touched a holder (fault coverage)
+  // The first violating run in seed order: its seed, its position among the
+  // cell's seeds (1-based: "seeds to the first violation"), simulated events
+  // until then (a deterministic stand-in for time), and its replay command.
+  std::optional<uint64_t> first_violation_seed;
+  int64_t seeds_to_first = 0;
+  int64_t events_to_first = 0;
+  int64_t wall_ns_to_first = 0;  // timing.json only
+  std::string first_violation_replay;
+  std::optional<uint64_t> first_liveness_seed;
+  std::string first_liveness_replay;
+  std::string first_unknown_replay;
+  int64_t acquisitions = 0;
+  int64_t virtual_ns = 0;          // total simulated time of the cell's runs
+  std::map<int, int64_t> latency;  // merged acquire-latency histogram
+  harness::GateOutcome gate;
+  std::string expected;  // the expectation's verdict, "" when the file has none
+  std::string note;      // the expectation's note
+
+  double violation_rate() const { return runs == 0 ? 0 : static_cast<double>(safety) / runs; }
+  double coverage() const { return runs == 0 ? 0 : static_cast<double>(touched) / runs; }
+  // Acquire latency at quantile q (0..1), in ns: the floor of its bucket; -1 if none.
+  int64_t latency_quantile_ns(double q) const;
+  double acquisitions_per_virtual_minute() const;
+  // A clean cell whose faults rarely touched a holder: no evidence of safety.
+  bool low_coverage() const;
+};
+
+struct Matrix {
+  harness::SweepPlan plan;  // the whole sweep (its shard is not part of the report)
+  uint64_t runs_done = 0;
+  std::vector<MatrixCell> cells;  // algorithm-major, in the plan's orders
+  bool gated = false;             // an expectations file was given
+  int64_t gate_failures = 0;
+  int64_t gated_cells = 0;
+
+  const MatrixCell& cell(size_t algorithm, size_t profile) const {
+    return cells.at(algorithm * plan.profiles.size() + profile);
+  }
+};
+
+// Aggregates `runs` (sorted by run number, each in `plan`) into the matrix
+// and judges each cell against `expectations` (may be null: no gate).
+Matrix build_matrix(const harness::SweepPlan& plan, const std::vector<harness::RunSummary>& runs,
+                    const harness::Expectations* expectations);
+
+// The writers. Each is a pure function of the matrix (timeline SVGs for the
+// HTML are passed in, keyed by "algorithm/profile").
+std::string matrix_json(const Matrix& m);
+std::string matrix_markdown(const Matrix& m);
+std::string matrix_junit(const Matrix& m);
+std::string matrix_html(const Matrix& m, const std::map<std::string, std::string>& timelines);
+std::string timing_json(const Matrix& m);
+
+// Writes matrix.json, matrix.md, matrix.html (re-running each cell's first
+// counterexample to draw its timeline: the same seed gives the same run),
+// junit.xml and timing.json into `dir`.
+void write_matrix_reports(const Matrix& m, const std::string& dir);
+
+}  // namespace locksim::reports

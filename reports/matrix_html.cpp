@@ -1,0 +1,114 @@
+// matrix.html: one self-contained page (inline CSS, inline SVG, no script,
+// nothing fetched), so it opens from a CI artifact or an email attachment.
+#include "env/assert.h"
+#include "env/parse.h"
+#include "reports/matrix.h"
+#include "reports/timeline_svg.h"
+
+namespace locksim::reports {
+
+namespace {
+
+const char* kStyle = R"(<style>
+body { font-family: sans-serif; margin: 1.5em; }
+table.matrix { border-collapse: collapse; }
+table.matrix td, table.matrix th { border: 1px solid #999; padding: 4px 8px; text-align: center; }
+td.violation { background: #f4a6a6; }
+td.liveness { background: #ffe28a; }
+td.safe { background: #b9e4b0; }
+td.lowcov { background: #e3efe0; color: #555; }
+td.unknown { background: #d9c3f0; }
+td.gatefail { outline: 3px solid #000; outline-offset: -3px; }
+td a { color: inherit; }
+.cx { margin: 2em 0; border-top: 1px solid #ccc; }
+code { background: #f3f3f3; padding: 1px 4px; }
+</style>
+)";
+
+std::string anchor(const MatrixCell& c) {
+  return "cx-" + c.algorithm + "-" + c.profile;
+}
+
+std::string cell_class(const MatrixCell& c) {
+  std::string cls = c.safety > 0       ? "violation"
+                    : c.unknown > 0    ? "unknown"
+                    : c.liveness > 0   ? "liveness"
+                    : c.low_coverage() ? "lowcov"
+                                       : "safe";
+  if (!c.gate.holds) cls += " gatefail";
+  return cls;
+}
+
+std::string cell_td(const MatrixCell& c, bool has_timeline) {
+  LOCKSIM_ASSERT(c.safety + c.liveness + c.unknown <= c.runs);
+  std::string text = c.safety > 0 ? std::to_string(c.safety) + "/" + std::to_string(c.runs)
+                     : c.liveness > 0
+                         ? "L " + std::to_string(c.liveness) + "/" + std::to_string(c.runs)
+                         : "0/" + std::to_string(c.runs);
+  if (has_timeline) text = "<a href=\"#" + xml_escape(anchor(c)) + "\">" + text + "</a>";
+  std::string title = c.algorithm + " × " + c.profile + ": " + std::to_string(c.safety) +
+                      " violations, " + std::to_string(c.liveness) + " liveness, coverage " +
+                      std::to_string(static_cast<int64_t>(c.coverage() * 100 + 0.5)) + "%";
+  if (!c.expected.empty()) title += ", expected " + c.expected;
+  if (c.gate.gated) title += c.gate.holds ? ", gate holds" : ", GATE: " + c.gate.failure;
+  if (!c.note.empty()) title += " — " + c.note;
+  return "<td class=\"" + cell_class(c) + "\" data-cell=\"" +
+         xml_escape(c.algorithm + "/" + c.profile) + "\" title=\"" + xml_escape(title) + "\">" +
+         text + "</td>";
+}
+
+std::string counterexample(const MatrixCell& c, const std::string& svg) {
+  const bool safety = c.first_violation_seed.has_value();
+  LOCKSIM_ASSERT_MSG(safety || c.first_liveness_seed, "a timeline is drawn for a finding only");
+  const uint64_t seed = safety ? *c.first_violation_seed : *c.first_liveness_seed;
+  const std::string& replay = safety ? c.first_violation_replay : c.first_liveness_replay;
+  return "<div class=\"cx\" id=\"" + xml_escape(anchor(c)) + "\">\n<h3>" +
+         xml_escape(c.algorithm + " × " + c.profile) + ": first " +
+         (safety ? "violation" : "liveness finding") + ", seed " + std::to_string(seed) +
+         "</h3>\n<p>replay: <code>" + xml_escape(replay) + "</code></p>\n" + svg + "</div>\n";
+}
+
+}  // namespace
+
+std::string matrix_html(const Matrix& m, const std::map<std::string, std::string>& timelines) {
+  std::string out =
+      "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>locksim sweep</title>\n";
+  out += kStyle;
+  out += "</head><body>\n<h1>locksim sweep</h1>\n<p>" + std::to_string(m.plan.algorithms.size()) +
+         " algorithms × " + std::to_string(m.plan.profiles.size()) + " profiles × seeds " +
+         std::to_string(m.plan.seed_first) + ".." + std::to_string(m.plan.seed_last) + "; " +
+         std::to_string(m.runs_done) + " of " + std::to_string(m.plan.runs_total()) +
+         " runs done.</p>\n<p class=\"gate\">" +
+         (!m.gated ? std::string("No expectations given: not gated.")
+          : m.gate_failures == 0
+              ? "Gate holds: all " + std::to_string(m.gated_cells) + " gated cells as expected."
+              : "GATE FAILS: " + std::to_string(m.gate_failures) + " of " +
+                    std::to_string(m.gated_cells) + " gated cells break their expectation.") +
+         "</p>\n<p>Red: mutual-exclusion violations (violating runs / runs). Yellow: liveness "
+         "only. Green: clean. Pale: clean but low fault coverage (under 25% of runs had a fault "
+         "touch a holder): not evidence of safety. Black frame: the cell breaks its expectation. "
+         "Click a cell for its first counterexample.</p>\n<table "
+         "class=\"matrix\">\n<tr><th>algorithm</th>";
+  for (const auto& p : m.plan.profiles) out += "<th>" + xml_escape(p) + "</th>";
+  out += "</tr>\n";
+  std::string sections;
+  for (size_t a = 0; a < m.plan.algorithms.size(); ++a) {
+    out += "<tr><th>" + xml_escape(m.plan.algorithms[a]) + "</th>";
+    for (size_t p = 0; p < m.plan.profiles.size(); ++p) {
+      const MatrixCell& c = m.cell(a, p);
+      const auto it = timelines.find(c.algorithm + "/" + c.profile);
+      out += cell_td(c, it != timelines.end());
+      if (it != timelines.end()) sections += counterexample(c, it->second);
+    }
+    out += "</tr>\n";
+  }
+  out +=
+      "</table>\n<h2>Counterexamples</h2>\n<p>Bars: held intervals (ground truth). Red: two "
+      "holders at once. Orange: faults (nemesis lane, and the lanes they target). Ticks: ops "
+      "(grey invoke, green ok, black fail, pink info). Hover for details.</p>\n" +
+      sections + "</body></html>\n";
+  LOCKSIM_ASSERT(out.find("<script") == std::string::npos);
+  return out;
+}
+
+}  // namespace locksim::reports

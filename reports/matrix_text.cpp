@@ -1,0 +1,148 @@
+// matrix.md and junit.xml.
+#include "env/assert.h"
+#include "env/parse.h"
+#include "reports/matrix.h"
+#include "reports/timeline_svg.h"
+
+namespace locksim::reports {
+
+namespace {
+
+std::string percent(double share) {
+  const auto tenths = static_cast<int64_t>(share * 1000 + 0.5);
+  return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "%";
+}
+
+// "850us", "12.3ms", "1310ms": latencies span microseconds to seconds.
+std::string latency_text(int64_t ns) {
+  if (ns < 0) return "-";
+  const int64_t us = ns / 1000;
+  if (us < 1000) return std::to_string(us) + "us";
+  if (us < 100'000) return std::to_string(us / 1000) + "." + std::to_string(us / 100 % 10) + "ms";
+  return std::to_string(us / 1000) + "ms";
+}
+
+// One matrix cell in a line: "V 12/100 @3", "L 4/100", "ok 0/100", plus marks.
+std::string cell_brief(const MatrixCell& c) {
+  std::string s;
+  LOCKSIM_ASSERT_MSG(c.safety == 0 || c.first_violation_seed,
+                     "add_run records the first violation");
+  if (c.safety > 0) {
+    s = "**V** " + std::to_string(c.safety) + "/" + std::to_string(c.runs) + " (seed " +
+        std::to_string(*c.first_violation_seed) + ")";
+  } else if (c.liveness > 0) {
+    s = "L " + std::to_string(c.liveness) + "/" + std::to_string(c.runs);
+  } else {
+    s = "ok " + std::to_string(c.runs);
+  }
+  if (c.unknown > 0) s += " ?" + std::to_string(c.unknown);
+  if (c.safety == 0 && c.low_coverage()) s += " (low coverage)";
+  if (c.gate.gated) s += c.gate.holds ? " ✓" : " ✗ " + c.gate.failure;
+  return s;
+}
+
+std::string gate_line(const Matrix& m) {
+  if (!m.gated) return "Gate: none (no --expect file).\n";
+  if (m.gate_failures == 0) {
+    return "Gate: **holds** — every one of the " + std::to_string(m.gated_cells) +
+           " gated cells shows its expected verdict.\n";
+  }
+  return "Gate: **FAILS** — " + std::to_string(m.gate_failures) + " of " +
+         std::to_string(m.gated_cells) + " gated cells break their expectation (below).\n";
+}
+
+void overview(const Matrix& m, std::string& out) {
+  out += "| algorithm |";
+  for (const auto& p : m.plan.profiles) out += " " + p + " |";
+  out += "\n|---|";
+  for (size_t p = 0; p < m.plan.profiles.size(); ++p) out += "---|";
+  out += "\n";
+  for (size_t a = 0; a < m.plan.algorithms.size(); ++a) {
+    out += "| " + m.plan.algorithms[a] + " |";
+    for (size_t p = 0; p < m.plan.profiles.size(); ++p)
+      out += " " + cell_brief(m.cell(a, p)) + " |";
+    out += "\n";
+  }
+}
+
+void details(const Matrix& m, std::string& out) {
+  out +=
+      "| algorithm | profile | runs | violations | liveness | rate | first failing seed | "
+      "seeds to first | events to first | p50 | p99 | acq/vmin | coverage | expected | gate |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& c : m.cells) {
+    out += "| " + c.algorithm + " | " + c.profile + " | " + std::to_string(c.runs) + " | " +
+           std::to_string(c.safety) + " | " + std::to_string(c.liveness) + " | " +
+           percent(c.violation_rate()) + " | " +
+           (c.first_violation_seed ? std::to_string(*c.first_violation_seed) : "-") + " | " +
+           (c.first_violation_seed ? std::to_string(c.seeds_to_first) : "-") + " | " +
+           (c.first_violation_seed ? std::to_string(c.events_to_first) : "-") + " | " +
+           latency_text(c.latency_quantile_ns(0.5)) + " | " +
+           latency_text(c.latency_quantile_ns(0.99)) + " | " +
+           std::to_string(static_cast<int64_t>(c.acquisitions_per_virtual_minute() + 0.5)) + " | " +
+           percent(c.coverage()) + (c.low_coverage() ? " (low)" : "") + " | " +
+           (c.expected.empty() ? "-" : c.expected) + " | " +
+           (!c.gate.gated  ? "-"
+            : c.gate.holds ? "holds"
+                           : c.gate.failure) +
+           " |\n";
+  }
+}
+
+}  // namespace
+
+std::string matrix_markdown(const Matrix& m) {
+  const auto& plan = m.plan;
+  std::string out = "# locksim sweep: " + std::to_string(plan.algorithms.size()) +
+                    " algorithms × " + std::to_string(plan.profiles.size()) +
+                    " fault profiles × seeds " + std::to_string(plan.seed_first) + ".." +
+                    std::to_string(plan.seed_last) + "\n\n";
+  out += "Runs done: " + std::to_string(m.runs_done) + " of " + std::to_string(plan.runs_total()) +
+         ".\n\n" + gate_line(m) + "\n";
+  overview(m, out);
+  out +=
+      "\nV: runs with a mutual-exclusion violation (first failing seed); L: liveness only; "
+      "ok: clean; ?N: runs whose verdict is unknown. *Low coverage*: fewer than 25% of the "
+      "runs had a fault touch a lock holder (or a server while the lock was held) — a clean "
+      "low-coverage cell is **not** evidence of safety.\n\n## Cells\n\n";
+  details(m, out);
+  std::string failures, replays;
+  for (const auto& c : m.cells) {
+    if (!c.gate.holds) {
+      failures += "- **" + c.algorithm + " × " + c.profile + "**: " + c.gate.failure + ": " +
+                  c.gate.message + "\n";
+    }
+    if (c.first_violation_seed) {
+      replays += "- " + c.algorithm + " × " + c.profile + ": `" + c.first_violation_replay + "`\n";
+    }
+  }
+  if (!failures.empty()) out += "\n## Gate failures\n\n" + failures;
+  if (!replays.empty()) out += "\n## First counterexample of each cell\n\n" + replays;
+  return out;
+}
+
+std::string matrix_junit(const Matrix& m) {
+  std::string cases;
+  for (const auto& c : m.cells) {
+    cases += "    <testcase classname=\"locksim." + xml_escape(c.algorithm) + "\" name=\"" +
+             xml_escape(c.profile) + "\">";
+    if (!c.gate.holds) {
+      cases += "<failure type=\"" + xml_escape(c.gate.failure) + "\" message=\"" +
+               xml_escape(c.gate.failure) + "\">" + xml_escape(c.gate.message) + "</failure>";
+    }
+    cases += "<system-out>" +
+             xml_escape(std::to_string(c.runs) + " runs, " + std::to_string(c.safety) +
+                        " violations, " + std::to_string(c.liveness) + " liveness findings" +
+                        (c.expected.empty() ? "" : ", expected " + c.expected)) +
+             "</system-out></testcase>\n";
+  }
+  const std::string n = std::to_string(m.cells.size());
+  const std::string f = std::to_string(m.gate_failures);
+  LOCKSIM_ASSERT(m.gate_failures <= static_cast<int64_t>(m.cells.size()));
+  return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"locksim sweep\" tests=\"" +
+         n + "\" failures=\"" + f + "\">\n  <testsuite name=\"locksim.matrix\" tests=\"" + n +
+         "\" failures=\"" + f + "\" errors=\"0\" skipped=\"0\">\n" + cases +
+         "  </testsuite>\n</testsuites>\n";
+}
+
+}  // namespace locksim::reports

@@ -1,0 +1,227 @@
+#include "reports/timeline_svg.h"
+
+#include <algorithm>
+#include <map>
+
+#include "env/assert.h"
+#include "env/parse.h"
+#include "harness/check/mutex_checker.h"
+
+namespace locksim::reports {
+
+namespace {
+
+using harness::HeldInterval;
+using harness::Op;
+using harness::OpF;
+using harness::OpType;
+
+constexpr int kLabelWidth = 70;   // px: lane names
+constexpr int kPlotWidth = 1000;  // px: the run's length
+constexpr int kLaneHeight = 26;   // px
+constexpr int kTop = 22;          // px: the time axis
+
+// Geometry of one drawing: lanes by client, time to x.
+struct Frame {
+  int64_t run_ns = 1;
+  int clients = 0;
+
+  int x(int64_t t_ns) const {
+    const int64_t clamped = std::clamp<int64_t>(t_ns, 0, run_ns);
+    return kLabelWidth + static_cast<int>(clamped * kPlotWidth / run_ns);
+  }
+  // Lane 0 is the nemesis; client c is lane c + 1.
+  int lane_y(int lane) const { return kTop + lane * kLaneHeight; }
+  int height() const { return lane_y(clients + 1) + 8; }
+};
+
+std::string fmt_s(int64_t ns) {
+  return format_seconds(ns);
+}
+
+std::string rect(const std::string& cls, int x0, int x1, int y, int h, const std::string& fill,
+                 const std::string& title, const std::string& extra = "") {
+  const int w = std::max(1, x1 - x0);
+  return "<rect class=\"" + cls + "\" x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y) +
+         "\" width=\"" + std::to_string(w) + "\" height=\"" + std::to_string(h) + "\" fill=\"" +
+         fill + "\"" + extra + "><title>" + xml_escape(title) + "</title></rect>\n";
+}
+
+int client_count(const harness::RunResult& r) {
+  int n = 0;
+  for (const Op& op : r.history.ops) {
+    if (harness::is_client_op(op)) n = std::max(n, op.client + 1);
+  }
+  for (const HeldInterval& h : r.history.held) n = std::max(n, h.client + 1);
+  return std::max(n, 1);
+}
+
+void draw_lanes(const Frame& f, std::string& out) {
+  out += "<g class=\"axis\">\n";
+  for (int s = 0; s <= 10; ++s) {
+    const int64_t t = f.run_ns * s / 10;
+    const int x = f.x(t);
+    out += "<line x1=\"" + std::to_string(x) + "\" y1=\"" + std::to_string(kTop - 4) + "\" x2=\"" +
+           std::to_string(x) + "\" y2=\"" + std::to_string(f.height() - 8) +
+           "\" stroke=\"#ddd\"/>\n<text x=\"" + std::to_string(x) + "\" y=\"12\" font-size=\"10\"" +
+           " text-anchor=\"middle\">" + xml_escape(fmt_s(t)) + "</text>\n";
+  }
+  out += "</g>\n";
+  for (int lane = 0; lane <= f.clients; ++lane) {
+    const std::string name = lane == 0 ? "nemesis" : harness::client_label(lane - 1);
+    out += "<g class=\"lane\" data-lane=\"" + name + "\"><text x=\"4\" y=\"" +
+           std::to_string(f.lane_y(lane) + 17) + "\" font-size=\"12\">" + name + "</text></g>\n";
+  }
+}
+
+void draw_held(const harness::RunResult& r, const Frame& f, std::string& out) {
+  for (const HeldInterval& h : r.history.held) {
+    LOCKSIM_ASSERT_MSG(h.start <= h.end && h.client < f.clients, "a held interval fits its lane");
+    const std::string who = harness::client_label(h.client);
+    out +=
+        rect("held", f.x(h.start.ns), f.x(h.end.ns), f.lane_y(h.client + 1) + 5, 16, "#4a7fb5",
+             who + " held the lock [" + fmt_s(h.start.ns) + ", " + fmt_s(h.end.ns) +
+                 ") as process " + std::to_string(h.process) + ", acquire op " +
+                 std::to_string(h.acquire_index) + ", ended by " + harness::to_string(h.end_reason),
+             " data-client=\"" + who + "\"");
+  }
+}
+
+void draw_overlaps(const harness::RunResult& r, const Frame& f, std::string& out) {
+  for (const harness::Overlap& o : r.mutex.overlaps) {
+    LOCKSIM_ASSERT(o.window_start <= o.window_end);
+    const std::string a = harness::client_label(o.a.client);
+    const std::string b = harness::client_label(o.b.client);
+    const std::string title = "OVERLAP: " + a + " and " + b + " both held the lock in [" +
+                              fmt_s(o.window_start.ns) + ", " + fmt_s(o.window_end.ns) + ")";
+    const std::string data = " data-a=\"" + a + "\" data-b=\"" + b + "\"";
+    for (const int client : {o.a.client, o.b.client}) {
+      out += rect("overlap", f.x(o.window_start.ns), f.x(o.window_end.ns), f.lane_y(client + 1) + 2,
+                  22, "#d62728", title, data + " fill-opacity=\"0.85\"");
+    }
+  }
+}
+
+// Faults as bands: a fault op opens one (keyed by its target), its end op
+// (resume, restart, heal) closes it; what is never closed lasts to the end.
+void draw_faults(const harness::RunResult& r, const Frame& f, std::string& out) {
+  struct Open {
+    int64_t from_ns;
+    std::string what;
+    std::vector<std::string> targets;
+  };
+  std::map<std::string, Open> open;
+  auto band = [&](const Open& o, int64_t to_ns) {
+    out += rect("fault", f.x(o.from_ns), f.x(to_ns), f.lane_y(0) + 4, 18, "#ff9f1c", o.what,
+                " fill-opacity=\"0.8\"");
+    for (int c = 0; c < f.clients; ++c) {
+      const std::string label = harness::client_label(c);
+      for (const auto& t : o.targets) {
+        if (("," + t + ",").find("," + label + ",") == std::string::npos) continue;
+        out += rect("fault", f.x(o.from_ns), f.x(to_ns), f.lane_y(c + 1), kLaneHeight, "#ff9f1c",
+                    o.what, " fill-opacity=\"0.25\"");
+      }
+    }
+  };
+  for (const Op& op : r.history.ops) {
+    if (harness::is_client_op(op)) continue;
+    const std::string what = fmt_s(op.time_ns) + ": " + harness::describe_nemesis_op(op);
+    const std::string key = op.f == OpF::kPartition || op.f == OpF::kHeal
+                                ? std::string("partition")
+                                : (op.value.empty() ? std::string() : op.value.front());
+    if (op.f == OpF::kPause || op.f == OpF::kCrash || op.f == OpF::kPartition) {
+      open[key] = Open{op.time_ns, what, op.value};
+    } else if (op.f == OpF::kResume || op.f == OpF::kRestart || op.f == OpF::kHeal) {
+      const auto it = open.find(key);
+      if (it != open.end()) {
+        band(it->second, op.time_ns);
+        open.erase(it);
+      }
+    } else {  // drift, jump, skip: an instant marker
+      band(Open{op.time_ns, what, op.value}, op.time_ns);
+    }
+  }
+  for (const auto& [key, o] : open) band(o, f.run_ns);
+}
+
+void draw_ops(const harness::RunResult& r, const Frame& f, std::string& out) {
+  for (const Op& op : r.history.ops) {
+    if (!harness::is_client_op(op)) continue;
+    const char* colour = op.type == OpType::kInvoke ? "#888"
+                         : op.type == OpType::kOk   ? "#2ca02c"
+                         : op.type == OpType::kFail ? "#222"
+                                                    : "#e377c2";
+    const int x = f.x(op.time_ns);
+    const int y = f.lane_y(op.client + 1);
+    out += "<line class=\"op\" x1=\"" + std::to_string(x) + "\" y1=\"" + std::to_string(y + 1) +
+           "\" x2=\"" + std::to_string(x) + "\" y2=\"" + std::to_string(y + 7) + "\" stroke=\"" +
+           colour + "\" stroke-width=\"2\"><title>" +
+           xml_escape("op " + std::to_string(op.index) + " process " + std::to_string(op.process) +
+                      " :" + harness::to_string(op.type) + " :" + harness::to_string(op.f) +
+                      " at " + fmt_s(op.time_ns) + (op.detail.empty() ? "" : " — " + op.detail)) +
+           "</title></line>\n";
+  }
+}
+
+}  // namespace
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string timeline_svg(const harness::RunResult& r) {
+  Frame f;
+  f.run_ns = std::max<int64_t>(1, r.history.run_length.ns);
+  f.clients = client_count(r);
+  LOCKSIM_ASSERT(f.clients >= 1 && f.run_ns >= 1);
+  std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"" +
+                    std::to_string(kLabelWidth + kPlotWidth + 10) + "\" height=\"" +
+                    std::to_string(f.height()) + "\" data-lanes=\"" + std::to_string(f.clients) +
+                    "\" font-family=\"sans-serif\">\n";
+  draw_lanes(f, out);
+  draw_faults(r, f, out);
+  draw_held(r, f, out);
+  draw_overlaps(r, f, out);
+  draw_ops(r, f, out);
+  out += "</svg>\n";
+  LOCKSIM_ASSERT_MSG(out.find("<svg") == 0, "one svg element");
+  return out;
+}
+
+std::string timeline_page(const harness::RunResult& r) {
+  const std::string finding = harness::finding(r);
+  return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>locksim: " +
+         xml_escape(r.algorithm) + " seed " + std::to_string(r.seed) +
+         "</title></head>\n<body style=\"font-family:sans-serif\">\n<h1>" +
+         xml_escape(r.algorithm) + ", seed " + std::to_string(r.seed) + ": finding " +
+         xml_escape(finding) + "</h1>\n<p>" + xml_escape(r.mutex.explanation) +
+         "</p>\n<p>replay: <code>" + xml_escape(r.replay_command) + "</code></p>\n" +
+         "<p>Bars: held intervals (ground truth). Red: two holders at once. Orange: faults. "
+         "Ticks: ops (grey invoke, green ok, black fail, pink info). Hover for details.</p>\n" +
+         timeline_svg(r) + "</body></html>\n";
+}
+
+}  // namespace locksim::reports

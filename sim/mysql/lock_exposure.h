@@ -1,0 +1,28 @@
+// The MySQL backend's answer to the exposure question: would a contender
+// arriving now, with a correct clock, take the lock row at once?
+//
+// The article's acquire (algorithms/mysql_lock.h) treats a row as held while
+// Fstatus = 1 AND Fdeadline > now (its own clock). So a fresh contender takes
+// the lock when the row is missing, released (Fstatus 0), or its deadline has
+// passed by true time. Kept in its own file, apart from the engine, so the
+// replication work in sim/mysql/ and this question do not touch each other.
+#pragma once
+
+#include <string>
+
+#include "env/time.h"
+#include "sim/mysql/engine.h"
+
+namespace locksim::sim::mysql {
+
+// Reads only the latest committed row of `lock_name` (no locks, no
+// statements counted). `correct_now` is a correct clock's reading, on the
+// same scale as the client clocks that wrote Fdeadline (unix time).
+bool row_free_for_fresh_contender(const Engine& engine, const std::string& lock_name,
+                                  TimePoint correct_now);
+
+// "2023-11-14 22:13:20" (DATETIME, whole seconds) as unix time, for the
+// comparison above. Precondition: the text is a DATETIME the server stored.
+TimePoint datetime_to_unix(const std::string& text);
+
+}  // namespace locksim::sim::mysql

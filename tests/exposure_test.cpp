@@ -1,0 +1,234 @@
+// Lease exposure: the stretches in which a holder believed it held the lock
+// but the store would have granted it to a fresh contender. Exact boundaries
+// (1 % either side), zero exposure without faults, latent findings.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "algorithms/registry.h"
+#include "harness/check/exposure_checker.h"
+#include "harness/run_sim.h"
+
+namespace locksim::harness {
+namespace {
+
+// --- The checker on hand-written samples. ---
+
+HeldInterval held(int client, int64_t acquire, int64_t start_ms, int64_t end_ms) {
+  HeldInterval h;
+  h.client = client;
+  h.acquire_index = acquire;
+  h.start = TimePoint{} + Duration::millis(start_ms);
+  h.end = TimePoint{} + Duration::millis(end_ms);
+  return h;
+}
+
+ExposureWindow window(int client, int64_t acquire, int64_t start_ms, int64_t end_ms) {
+  return ExposureWindow{client, acquire, TimePoint{} + Duration::millis(start_ms),
+                        TimePoint{} + Duration::millis(end_ms)};
+}
+
+TEST(ExposureChecker, ClipsToTheHeldIntervalAndCallsItLatentWithoutAnOverlap) {
+  History h;
+  h.held = {held(0, 1, 0, 10'000), held(1, 7, 12'000, 14'000)};
+  ExposureSamples s;
+  s.supported = true;
+  s.resolution = Duration::millis(1);
+  // The first sample after the release still saw the lock free: clipped.
+  s.windows = {window(0, 1, 8'000, 10'001), window(1, 7, 13'000, 13'500),
+               window(2, 99, 0, 5)};  // no such interval: dropped
+  const ExposureReport r = check_exposure(h, s, Verdict{});
+  ASSERT_EQ(r.windows.size(), 2u);
+  EXPECT_EQ(r.windows[0].end, TimePoint{} + Duration::millis(10'000));
+  EXPECT_EQ(r.total, Duration::millis(2'500));
+  EXPECT_EQ(r.largest, Duration::millis(2'000));
+  EXPECT_EQ(r.intervals_exposed, 2);
+  EXPECT_TRUE(r.latent);
+  EXPECT_NE(r.explanation.find("latent"), std::string::npos) << r.explanation;
+  Verdict broken;
+  broken.kind = Verdict::Kind::kInvalid;
+  EXPECT_FALSE(check_exposure(h, s, broken).latent);
+}
+
+TEST(ExposureChecker, NoWindowsNoExposure) {
+  History h;
+  h.held = {held(0, 1, 0, 10)};
+  ExposureSamples s;
+  s.supported = true;
+  const ExposureReport r = check_exposure(h, s, Verdict{});
+  EXPECT_EQ(r.total, Duration::zero());
+  EXPECT_FALSE(r.latent);
+}
+
+// --- Boundaries, exact to 1 %. ---
+
+const Duration kPauseAt = Duration::seconds(5);
+
+RunConfig pause_config(const std::string& algorithm, uint64_t seed) {
+  RunConfig c;
+  c.algorithm = algorithm;
+  c.algorithm_params["ttl"] = "10s";
+  c.seed = seed;
+  c.duration = Duration::seconds(30);
+  c.workload.clients = 3;
+  c.workload.hold_min = Duration::seconds(4);
+  c.workload.hold_max = Duration::seconds(6);
+  c.workload.hold_within_validity = true;
+  if (algorithm == "redlock") {
+    c.redis.masters = 5;
+    c.redis.timeout = Duration::millis(50);
+  }
+  return c;
+}
+
+std::optional<HeldInterval> holder_at(const RunConfig& c, Duration at) {
+  const SimRunReport r = simulate_and_check(c);
+  for (const HeldInterval& h : r.result.history.held) {
+    if (h.start <= TimePoint{} + at && h.end > TimePoint{} + at) return h;
+  }
+  return std::nullopt;
+}
+
+ExposureReport with_pause(RunConfig c, Duration pause) {
+  faults::FaultEvent e;
+  e.kind = faults::FaultKind::kPause;
+  e.node = "@holder";
+  e.at = kPauseAt;
+  e.duration = pause;
+  c.faults.events.push_back(e);
+  return simulate_and_check(c).result.exposure;
+}
+
+void pause_boundary(const std::string& algorithm) {
+  int checked = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const RunConfig c = pause_config(algorithm, seed);
+    const auto h = holder_at(c, kPauseAt);
+    if (!h) continue;
+    ++checked;
+    const Duration boundary = Duration::seconds(10) - ((TimePoint{} + kPauseAt) - h->start);
+    const ExposureReport under = with_pause(c, boundary - boundary / 100);
+    const ExposureReport over = with_pause(c, boundary + boundary / 100);
+    EXPECT_TRUE(under.supported && over.supported);
+    EXPECT_EQ(under.total, Duration::zero())
+        << algorithm << " seed " << seed << ": 1 % under TTL - time held: " << under.explanation;
+    EXPECT_GT(over.total, Duration::zero())
+        << algorithm << " seed " << seed << ": 1 % over TTL - time held: " << over.explanation;
+  }
+  EXPECT_GE(checked, 10);
+}
+
+TEST(Exposure, HolderPauseBoundaryToOnePercent_SetNxLua) {
+  pause_boundary("set-nx-lua");
+}
+TEST(Exposure, HolderPauseBoundaryToOnePercent_SetNxLuaFenced) {
+  pause_boundary("set-nx-lua-fenced");
+}
+TEST(Exposure, HolderPauseBoundaryToOnePercent_Redlock) {
+  pause_boundary("redlock");
+}
+
+// Redlock's drift margin: validity = TTL - elapsed - (TTL * 0.01 + 2 ms). A
+// server clock fast by r expires the key after TTL / (1 + r) of true time,
+// so exposure begins where TTL * r / (1 + r) = TTL * 0.01 + 2 ms. With a TTL
+// of 100 s that is r = 0.01002 / 0.98998 (10,121 ppm), and 1 % of it is
+// about 10 ms of exposure per lease: well above the 1 ms sampling.
+constexpr double kDriftBoundary = 0.01002 / 0.98998;
+
+RunConfig drift_config(uint64_t seed, double rate) {
+  RunConfig c;
+  c.algorithm = "redlock";
+  c.algorithm_params["ttl"] = "100s";
+  c.seed = seed;
+  c.duration = Duration::seconds(250);
+  c.workload.clients = 3;
+  c.workload.hold_min = Duration::seconds(200);
+  c.workload.hold_max = Duration::seconds(200);
+  c.workload.hold_within_validity = true;
+  c.redis.masters = 5;
+  c.redis.timeout = Duration::millis(50);
+  const auto ppm = static_cast<int64_t>(rate * 1e6);
+  for (int i = 1; i <= 5; ++i) {
+    c.faults.events.push_back(faults::parse_fault(
+        "drift redis-" + std::to_string(i) + " at 0s +" + std::to_string(ppm) + "ppm", "f"));
+  }
+  return c;
+}
+
+TEST(Exposure, RedlockServerDriftBoundaryToOnePercent) {
+  int latent_seeds = 0;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const SimRunReport under = simulate_and_check(drift_config(seed, kDriftBoundary * 0.99));
+    EXPECT_EQ(under.result.exposure.total, Duration::zero())
+        << "seed " << seed << ": " << under.result.exposure.explanation;
+    EXPECT_GE(under.result.acquisitions, 2);
+    const SimRunReport over = simulate_and_check(drift_config(seed, kDriftBoundary * 1.01));
+    EXPECT_GT(over.result.exposure.total, Duration::zero()) << "seed " << seed;
+    // The window is milliseconds wide: mostly no contender retries inside it
+    // (latent), but one may, and then the exposure is a violation.
+    if (over.result.mutex.kind == Verdict::Kind::kValid) {
+      EXPECT_TRUE(over.result.exposure.latent) << "seed " << seed;
+      ++latent_seeds;
+    }
+  }
+  EXPECT_GE(latent_seeds, 5);
+}
+
+// A pause the contenders happen to miss: exposure, but no overlap.
+TEST(Exposure, AnExposureNobodyStepsIntoIsLatentAndExitsClean) {
+  RunConfig c;
+  c.algorithm = "set-nx-lua";
+  c.algorithm_params["ttl"] = "2s";
+  c.duration = Duration::seconds(10);
+  c.workload.clients = 1;  // nobody to step in
+  c.faults.events.push_back(faults::parse_fault("pause @holder at 1s for 5s", "f"));
+  const SimRunReport r = simulate_and_check(c);
+  EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kValid);
+  EXPECT_TRUE(r.result.exposure.latent);
+  EXPECT_GT(r.result.exposure.total, Duration::seconds(2));
+  EXPECT_EQ(overall_verdict(r.result), Verdict::Kind::kValid);
+  EXPECT_STREQ(finding(r.result), "latent");
+}
+
+// Every algorithm's backend answers, and none is exposed without faults.
+// One test per algorithm, so ctest runs them side by side.
+class FaultFree : public ::testing::TestWithParam<std::string> {};
+
+std::vector<std::string> algorithm_names_list() {
+  std::vector<std::string> out;
+  for (const algorithms::AlgorithmSpec& spec : algorithms::all_algorithms()) {
+    out.push_back(spec.name);
+  }
+  return out;
+}
+
+TEST_P(FaultFree, ThousandSeedsShowNoExposure) {
+  int64_t acquisitions = 0;
+  for (uint64_t seed = 1; seed <= 1000; ++seed) {
+    RunConfig c;
+    c.algorithm = GetParam();
+    c.seed = seed;
+    c.duration = Duration::seconds(6);
+    c.workload.clients = 3;
+    const SimRunReport r = simulate_and_check(c);
+    ASSERT_TRUE(r.result.exposure.supported);
+    ASSERT_EQ(r.result.exposure.total, Duration::zero())
+        << "seed " << seed << ": " << r.result.exposure.explanation
+        << "\nreplay: " << r.result.replay_command;
+    acquisitions += r.result.acquisitions;
+  }
+  EXPECT_GT(acquisitions, 1000);
+  ::testing::Test::RecordProperty("acquisitions", std::to_string(acquisitions));
+}
+
+INSTANTIATE_TEST_SUITE_P(Exposure, FaultFree, ::testing::ValuesIn(algorithm_names_list()),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           std::string name = info.param;
+                           for (char& ch : name) ch = ch == '-' ? '_' : ch;
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace locksim::harness

@@ -1,0 +1,152 @@
+// Fault profiles (faults/profile.h): schedules are data, drawn from the seed,
+// swarm style, aimed at what the deployment exposes; and a run with a
+// profile records the schedule and replays it.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "env/parse.h"
+#include "faults/profile.h"
+#include "harness/run_sim.h"
+#include "harness/settings.h"
+#include "reports/result_json.h"
+#include "tests/locksim_binary.h"
+
+namespace {
+
+using locksim::faults::DeploymentView;
+using locksim::faults::FaultKind;
+using locksim::faults::generate_schedule;
+using locksim::faults::parse_profile;
+
+DeploymentView view() {
+  DeploymentView v;
+  v.clients = {"c1", "c2", "c3"};
+  v.servers = {"s-1", "s-1-r1", "s-2"};
+  v.primaries = {"s-1", "s-2"};
+  v.lease = locksim::Duration::seconds(10);
+  v.run_length = locksim::Duration::seconds(60);
+  return v;
+}
+
+std::vector<std::string> described(const locksim::faults::FaultSchedule& s) {
+  std::vector<std::string> out;
+  for (const auto& e : s.events) out.push_back(e.describe());
+  return out;
+}
+
+TEST(FaultProfile, SameSeedSameScheduleOtherSeedsDiffer) {
+  for (const auto& name : locksim::faults::profile_names()) {
+    if (name == "none") continue;
+    const auto parts = parse_profile(name, "--profile");
+    EXPECT_EQ(described(generate_schedule(parts, 7, view())),
+              described(generate_schedule(parts, 7, view())))
+        << name;
+    std::set<std::vector<std::string>> distinct;
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+      distinct.insert(described(generate_schedule(parts, seed, view())));
+    }
+    EXPECT_GE(distinct.size(), 18u) << name << ": seeds must draw their own intensities";
+  }
+}
+
+TEST(FaultProfile, EveryEventIsInsideTheRunAndReadsBack) {
+  for (const auto& name : locksim::faults::profile_names()) {
+    for (uint64_t seed = 1; seed <= 50; ++seed) {
+      const auto s = generate_schedule(parse_profile(name, "--profile"), seed, view());
+      EXPECT_EQ(s.events.empty(), name == "none") << name << " seed " << seed;
+      for (const auto& e : s.events) {
+        EXPECT_LE(e.at, view().run_length);
+        const auto again = locksim::faults::parse_fault(e.describe(), "test");
+        EXPECT_EQ(again.describe(), e.describe());
+      }
+    }
+  }
+}
+
+TEST(FaultProfile, AimsAtWhatTheDeploymentExposes) {
+  std::set<std::string> first_crashed;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    const auto events = generate_schedule({"failover"}, seed, view()).events;
+    ASSERT_FALSE(events.empty());
+    first_crashed.insert(events.front().node);
+    for (const auto& e : events) {
+      EXPECT_EQ(e.kind, FaultKind::kCrash);
+      EXPECT_TRUE(e.node.rfind("s-", 0) == 0) << "only servers: " << e.describe();
+    }
+  }
+  EXPECT_EQ(first_crashed, (std::set<std::string>{"s-1", "s-2"}))
+      << "a failover starts at a primary";
+  std::set<FaultKind> clock_kinds;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    for (const auto& e : generate_schedule({"server-clock"}, seed, view()).events) {
+      clock_kinds.insert(e.kind);
+      EXPECT_TRUE(e.node.rfind("s-", 0) == 0) << e.describe();
+    }
+  }
+  EXPECT_EQ(clock_kinds, (std::set<FaultKind>{FaultKind::kJumpClock, FaultKind::kSetDrift}));
+}
+
+TEST(FaultProfile, PausesSpanWellUnderToSeveralTimesTheLease) {
+  locksim::Duration shortest = locksim::Duration::max(), longest = locksim::Duration::zero();
+  for (uint64_t seed = 1; seed <= 200; ++seed) {
+    for (const auto& e : generate_schedule({"pause"}, seed, view()).events) {
+      shortest = std::min(shortest, e.duration);
+      longest = std::max(longest, e.duration);
+    }
+  }
+  EXPECT_LT(shortest, locksim::Duration::seconds(3));
+  EXPECT_GT(longest, locksim::Duration::seconds(25));
+}
+
+TEST(FaultProfile, CombinedPartsKeepTheirOwnStreams) {
+  const auto pause = described(generate_schedule({"pause"}, 3, view()));
+  const auto both = described(generate_schedule({"pause", "partition"}, 3, view()));
+  for (const auto& e : pause) {
+    EXPECT_NE(std::find(both.begin(), both.end(), e), both.end()) << e;
+  }
+  EXPECT_GT(both.size(), pause.size());
+}
+
+TEST(FaultProfile, BadProfilesNameTheField) {
+  for (const std::string bad : {"paws", "pause+", "pause+pause", "none+pause"}) {
+    try {
+      parse_profile(bad, "--profile");
+      ADD_FAILURE() << bad;
+    } catch (const locksim::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("--profile"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A run's profile schedule is data in result.json, and the replay command
+// (which carries --profile) reproduces the run byte for byte.
+TEST(FaultProfile, RunRecordsAndReplaysItsSchedule) {
+  locksim::harness::RunConfig c;
+  c.algorithm = "set-nx-lua";
+  c.profile = "pause+failover";
+  c.seed = 11;
+  c.duration = locksim::Duration::seconds(20);
+  const auto first = locksim::harness::simulate_and_check(c);
+  const auto j = locksim::reports::result_to_json(first.result);
+  ASSERT_TRUE(j.contains("profile"));
+  EXPECT_EQ(j["profile"]["name"], "pause+failover");
+  EXPECT_FALSE(j["profile"]["schedule"].empty());
+  EXPECT_NE(first.result.replay_command.find("--profile pause+failover"), std::string::npos);
+  EXPECT_NE(first.result.replay_command.find("--failover"), std::string::npos)
+      << "the deployment the profile needed is in the replay";
+  const auto dir = std::filesystem::temp_directory_path() / "locksim_profile_replay";
+  std::filesystem::remove_all(dir);
+  std::string replay = first.result.replay_command;
+  replay = replay.substr(replay.find(' ') + 1);  // drop "locksim"
+  const auto o = locksim::testing::locksim(replay + " --quiet --out " + dir.string());
+  EXPECT_NE(o.exit_code, 2) << o.err;
+  EXPECT_EQ(locksim::testing::slurp(dir / "result.json"),
+            locksim::reports::result_json_text(first.result));
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace

@@ -1,0 +1,258 @@
+// The simulated InnoDB (sim/mysql/, through its backend seam) against real
+// MariaDB 10.11 (started here on loopback): the same multi-session scripts
+// through the same SqlConnection seam must give the same results, the same
+// error numbers and SQLSTATEs, and block at the same statements.
+//
+// Each script is a list of steps; a step hands one statement to one session
+// (sessions s1, s2, ... each have their own connection and, live, their own
+// thread), closes a session, or lets time pass. After every step the
+// transcript records, session by session, what answered: the statement just
+// sent ("-> ok ..." or "-> error N (STATE)") or "-> blocks", and any earlier
+// blocked statement that answered since ("(s1's earlier statement) -> ...").
+// Error messages are not compared (the simulation words its own); rows,
+// affected rows, last insert ids, numbers and SQLSTATEs are.
+//
+// "Blocks" is decided without guessing on either side: the simulation lets
+// 100 ms of virtual time pass (no statement in these scripts takes longer
+// unless it waits for a lock, and lock waits end only by the holder or the
+// 1 s innodb_lock_wait_timeout); live, each unanswered statement is watched
+// until it either answers or its session shows trx_state 'LOCK WAIT' in
+// information_schema.INNODB_TRX, so a slow machine cannot turn a late answer
+// into a "block".
+//
+// Skips (with a message) when mariadb-server is not installed, except when
+// CI=true: then it fails, so a CI machine without it cannot pass by testing
+// nothing. One mariadbd (innodb_lock_wait_timeout=1) serves every script;
+// each script uses its own lock names.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "harness/live/mariadb_process.h"
+#include "mysql_differential_sessions.h"
+
+namespace locksim {
+namespace {
+
+using difftest::Step;
+
+bool in_ci() {
+  const char* ci = std::getenv("CI");
+  return ci != nullptr && std::string(ci) == "true";
+}
+
+const char* kForUpdate =
+    "SELECT Flock_name, Fcount, Fstatus FROM t_tag_lock WHERE Flock_name = ? FOR UPDATE";
+const char* kSnapshot = "SELECT Flock_name, Fcount, Fstatus FROM t_tag_lock WHERE Flock_name = ?";
+const char* kInsert = "INSERT INTO t_tag_lock (Flock_name, Fcount, Fdesc) VALUES (?, ?, ?)";
+const char* kBump = "UPDATE t_tag_lock SET Fcount = Fcount + 1 WHERE Flock_name = ?";
+
+Step sql(int session, std::string text, std::vector<SqlValue> params = {}) {
+  return Step{Step::Kind::kStatement, session, std::move(text), std::move(params), {}};
+}
+Step close_session(int session) {
+  return Step{Step::Kind::kClose, session, "", {}, {}};
+}
+Step wait(Duration d) {
+  return Step{Step::Kind::kWait, 0, "", {}, d};
+}
+
+// v1's deadlock: both find the row missing (gap locks, compatible), both
+// INSERT; InnoDB kills one, the other's INSERT goes through.
+std::vector<Step> missing_key_race() {
+  return {sql(1, "BEGIN"),
+          sql(2, "BEGIN"),
+          sql(1, kForUpdate, {"race"}),
+          sql(2, kForUpdate, {"race"}),
+          sql(1, kInsert, {"race", "1", "s1"}),
+          sql(2, kInsert, {"race", "1", "s2"}),
+          sql(1, "COMMIT"),
+          sql(2, "COMMIT"),
+          sql(2, "SELECT Flock_name, Fcount, Fdesc FROM t_tag_lock WHERE Flock_name = 'race'")};
+}
+
+// The deadlock victim is the lighter transaction (undo entries and locks),
+// not the one whose wait closed the cycle: s1 has written three rows before
+// the race, so s2 dies although s1 closes the cycle.
+std::vector<Step> deadlock_victim_is_the_lighter() {
+  return {sql(1, "BEGIN"),
+          sql(1, kInsert, {"heavy-1", "0", ""}),
+          sql(1, kInsert, {"heavy-2", "0", ""}),
+          sql(1, kInsert, {"heavy-3", "0", ""}),
+          sql(1, kForUpdate, {"victim"}),
+          sql(2, "BEGIN"),
+          sql(2, kForUpdate, {"victim"}),
+          sql(2, kInsert, {"victim", "1", "s2"}),
+          sql(1, kInsert, {"victim", "1", "s1"}),
+          sql(1, "COMMIT"),
+          sql(2, "COMMIT"),
+          sql(2, "SELECT Flock_name, Fdesc FROM t_tag_lock WHERE Flock_name = 'victim'")};
+}
+
+// A locking read or UPDATE that finds its row through uniq_Flock_name takes a
+// next-key lock (the record and the gap before it): an INSERT of a name that
+// sorts just before it waits, and so does the inserting holder itself when
+// another session's request for the row is queued in that gap — the deadlock
+// behind v2's first acquire of each lock name ('article-..' < 'center_lock').
+std::vector<Step> next_key_lock_on_a_found_row() {
+  return {sql(1, kInsert, {"center_lock", "0", "center"}),
+          sql(1, "BEGIN"),
+          sql(1, kForUpdate, {"center_lock"}),
+          sql(2, kInsert, {"article-01", "0", ""}),
+          sql(1, "COMMIT"),
+          sql(1, "BEGIN"),
+          sql(1, kBump, {"center_lock"}),
+          sql(2, kInsert, {"article-02", "0", ""}),
+          sql(1, "COMMIT"),
+          sql(1, "BEGIN"),
+          sql(1, kForUpdate, {"center_lock"}),
+          sql(2, "BEGIN"),
+          sql(2, kForUpdate, {"center_lock"}),
+          sql(1, kInsert, {"article-03", "0", "s1"}),
+          sql(1, "COMMIT"),
+          sql(2, "ROLLBACK")};
+}
+
+// innodb_lock_wait_timeout=1: the waiting statement gets 1205 and only it is
+// rolled back (s2's earlier INSERT survives and commits).
+std::vector<Step> lock_wait_timeout() {
+  return {sql(1, kInsert, {"lwt-a", "0", ""}),
+          sql(1, "BEGIN"),
+          sql(1, kBump, {"lwt-a"}),
+          sql(2, "BEGIN"),
+          sql(2, kInsert, {"lwt-b", "5", ""}),
+          sql(2, kBump, {"lwt-a"}),
+          wait(Duration::millis(1500)),
+          sql(2, "COMMIT"),
+          sql(1, "COMMIT"),
+          sql(2, kSnapshot, {"lwt-a"}),
+          sql(2, kSnapshot, {"lwt-b"})};
+}
+
+// REPEATABLE READ: a plain SELECT reads the snapshot and never waits; a
+// locking read waits for the row lock, then reads the latest committed row;
+// the snapshot stays what it was until the transaction writes the row.
+std::vector<Step> snapshot_beside_locking_read() {
+  return {sql(1, kInsert, {"snap", "0", ""}),
+          sql(1, "BEGIN"),
+          sql(1, kSnapshot, {"snap"}),
+          sql(2, "BEGIN"),
+          sql(2, kForUpdate, {"snap"}),
+          sql(2, kBump, {"snap"}),
+          sql(1, kSnapshot, {"snap"}),
+          sql(1, kForUpdate, {"snap"}),
+          sql(2, "COMMIT"),
+          sql(1, kSnapshot, {"snap"}),
+          sql(1, kForUpdate, {"snap"}),
+          sql(1, kBump, {"snap"}),
+          sql(1, kSnapshot, {"snap"}),
+          sql(1, "COMMIT")};
+}
+
+// 1062 at once on a committed row (statement rolled back, transaction open),
+// and after a wait on an uncommitted one: 1062 if its inserter commits, the
+// insert goes through if it rolls back.
+std::vector<Step> duplicate_key() {
+  return {sql(1, kInsert, {"dup", "0", ""}),
+          sql(1, "BEGIN"),
+          sql(1, kInsert, {"dup-2", "0", ""}),
+          sql(1, kInsert, {"DUP ", "0", ""}),
+          sql(1, "COMMIT"),
+          sql(1, kSnapshot, {"dup-2"}),
+          sql(1, "BEGIN"),
+          sql(1, kInsert, {"dup-3", "0", "s1"}),
+          sql(2, kInsert, {"dup-3", "0", "s2"}),
+          sql(1, "COMMIT"),
+          sql(1, "BEGIN"),
+          sql(1, kInsert, {"dup-4", "0", "s1"}),
+          sql(2, kInsert, {"dup-4", "0", "s2"}),
+          sql(1, "ROLLBACK"),
+          sql(1, "SELECT Flock_name, Fdesc FROM t_tag_lock WHERE Flock_name = 'dup-4'")};
+}
+
+// A closed connection rolls back its transaction and frees its locks: the
+// waiter goes on, and the closed session's uncommitted change is gone.
+std::vector<Step> disconnect_releases() {
+  return {sql(1, kInsert, {"disc", "0", ""}), sql(1, "BEGIN"),
+          sql(1, kForUpdate, {"disc"}),       sql(1, kBump, {"disc"}),
+          sql(2, kForUpdate, {"disc"}),       close_session(1),
+          sql(1, kSnapshot, {"disc"})};
+}
+
+// DATETIME(0) and a fractional value: MariaDB truncates (no rounding unless
+// sql_mode has TIME_ROUND_FRACTIONAL), also for .5 and .999999.
+std::vector<Step> datetime_fraction() {
+  const char* ins = "INSERT INTO t_tag_lock (Flock_name, Fdeadline, Fmodify_time) VALUES (?, ?, ?)";
+  const char* sel = "SELECT Fdeadline, Fmodify_time FROM t_tag_lock WHERE Flock_name = ?";
+  return {sql(1, ins, {"dt-1", "2026-11-23 14:00:05.999999", "2026-11-23 14:00:05.5"}),
+          sql(1, sel, {"dt-1"}),
+          sql(1, ins, {"dt-2", "2026-12-31 23:59:59.9", "2026-01-01 00:00:00.000001"}),
+          sql(1, sel, {"dt-2"}),
+          sql(1, "UPDATE t_tag_lock SET Fdeadline = ? WHERE Flock_name = ?",
+              {"2027-02-28 23:59:59.75", "dt-1"}),
+          sql(1, sel, {"dt-1"})};
+}
+
+struct Script {
+  const char* name;
+  int sessions;
+  std::vector<Step> (*steps)();
+};
+
+const std::vector<Script>& scripts() {
+  static const std::vector<Script> all = {
+      {"missing_key_race", 2, missing_key_race},
+      {"deadlock_victim_is_the_lighter", 2, deadlock_victim_is_the_lighter},
+      {"next_key_lock_on_a_found_row", 2, next_key_lock_on_a_found_row},
+      {"lock_wait_timeout", 2, lock_wait_timeout},
+      {"snapshot_beside_locking_read", 2, snapshot_beside_locking_read},
+      {"duplicate_key", 2, duplicate_key},
+      {"disconnect_releases", 2, disconnect_releases},
+      {"datetime_fraction", 1, datetime_fraction},
+  };
+  return all;
+}
+
+class MysqlDifferential : public ::testing::TestWithParam<Script> {
+ protected:
+  static void SetUpTestSuite() {
+    if (const std::string why = live::MariadbProcess::missing(); !why.empty()) {
+      skip_reason_ = why;
+      return;
+    }
+    server_ = live::MariadbProcess::start({.lock_wait_timeout_s = 1});
+  }
+  static void TearDownTestSuite() { server_.reset(); }
+
+  static inline std::unique_ptr<live::MariadbProcess> server_;
+  static inline std::string skip_reason_;
+};
+
+TEST_P(MysqlDifferential, SimulationAnswersAsMariaDbDoes) {
+  if (!skip_reason_.empty()) {
+    if (in_ci()) FAIL() << "mariadb-server is required in CI: " << skip_reason_;
+    GTEST_SKIP() << "mariadb-server not installed: " << skip_reason_;
+  }
+  ASSERT_NE(server_, nullptr) << "mariadbd did not start";
+  const Script& script = GetParam();
+  const std::vector<std::string> sim =
+      difftest::run_simulated(script.steps(), script.sessions, Duration::seconds(1));
+  const std::vector<std::string> real =
+      difftest::run_live(script.steps(), script.sessions, server_->port());
+  // LOCKSIM_MYSQL_TRACE=1 shows what real MariaDB answered, step by step.
+  if (std::getenv("LOCKSIM_MYSQL_TRACE") != nullptr) {
+    for (const std::string& line : real) std::cerr << "  " << line << "\n";
+  }
+  ASSERT_EQ(sim.size(), real.size());
+  for (size_t i = 0; i < real.size(); ++i) EXPECT_EQ(sim[i], real[i]) << "line " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Scripts, MysqlDifferential, ::testing::ValuesIn(scripts()),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace locksim
