@@ -16,8 +16,9 @@ Nemesis::Nemesis(sim::World& world, sim::Network& net, std::map<std::string, sim
       sink_(std::move(sink)) {}
 
 std::string Nemesis::resolve(const std::string& name) const {
-  if (name != kHolder) return name;
-  return holder_ ? holder_() : std::string();
+  if (name == kHolder) return holder_ ? holder_() : std::string();
+  if (name == kPrimary) return primary_ ? primary_() : std::string();
+  return name;
 }
 
 sim::Node& Nemesis::node(const std::string& name) {
@@ -40,6 +41,7 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
     const std::string field = field_prefix + "[" + std::to_string(i) + "]";
     auto check = [&](const std::string& name) {
       if (name == kHolder && holder_) return;
+      if (name == kPrimary && primary_) return;
       if (nodes_.count(name) == 0) {
         throw ConfigError(field + ": no node named '" + name + "' (nodes: " + known + ")");
       }
@@ -83,7 +85,8 @@ void Nemesis::apply(const FaultEvent& event) {
     // :pause must be able to trust that something was paused.
     std::vector<std::string> value = event.value();
     value.insert(value.begin(), to_string(event.kind));
-    report("skip", std::move(value), "nobody holds the lock");
+    report("skip", std::move(value),
+           event.node == kPrimary ? "no primary to name" : "nobody holds the lock");
     return;
   }
   const char* const f = to_string(e.kind);
@@ -108,6 +111,14 @@ void Nemesis::apply(const FaultEvent& event) {
       return;
     case FaultKind::kCrash: {
       sim::Node& n = node(e.node);
+      if (n.crashed()) {
+        // A crash of a node that is down changes nothing, and must not
+        // schedule a restart of its own: the earlier crash owns that.
+        std::vector<std::string> value = event.value();
+        value.insert(value.begin(), f);
+        report("skip", std::move(value), "already down");
+        return;
+      }
       report(f, e.value());
       n.crash();
       if (e.duration > Duration::zero()) {

@@ -21,15 +21,34 @@ std::vector<std::string> some_servers(sim::Rng& rng, const std::vector<std::stri
 Duration draw_length(sim::Rng& rng, const NetworkDrawInput& in) {
   const int64_t bucket = rng.between(0, in.run_length > in.retransmission_limit ? 2 : 1);
   if (bucket == 0) return rng.uniform_duration(in.ttl / 10, in.ttl - in.ttl / 10);
-  if (bucket == 1) return rng.uniform_duration(in.ttl + in.ttl / 10, in.ttl * 3);
+  if (bucket == 1) {
+    // Past the TTL, but short enough that what the heal delivers lands
+    // inside the run where the run allows it (see draw_start).
+    const Duration lo = in.ttl + in.ttl / 10;
+    const Duration hi = std::max(lo + in.ttl / 10, std::min(in.ttl * 3, in.run_length * 45 / 100));
+    return rng.uniform_duration(lo, hi);
+  }
   return in.retransmission_limit + rng.uniform_duration(Duration::seconds(1), in.ttl);
+}
+
+// When a fault of `length` starts: early enough that what it held arrives
+// inside the run where the run allows it, else in the first half. TCP's
+// backoff sends a segment held through an outage of L up to about L after
+// the heal, so the fault and that wait take 2 x L.
+Duration draw_start(sim::Rng& rng, const NetworkDrawInput& in, Duration length) {
+  const Duration latest = in.run_length - in.run_length / 10 - length * 2;
+  return rng.uniform_duration(Duration::zero(),
+                              latest > Duration::zero() ? latest : in.run_length / 2);
 }
 
 }  // namespace
 
 Duration draw_client_timeout(sim::Rng& rng) {
-  static const Duration kTimeouts[] = {sim::kNoTimeout, Duration::millis(500), Duration::seconds(2),
-                                       Duration::seconds(3), Duration::seconds(60)};
+  // None twice: it is the default of redis-py and hiredis, the clients most
+  // locks are written with.
+  static const Duration kTimeouts[] = {sim::kNoTimeout,       sim::kNoTimeout,
+                                       Duration::millis(500), Duration::seconds(2),
+                                       Duration::seconds(3),  Duration::seconds(60)};
   return kTimeouts[rng.below(std::size(kTimeouts))];
 }
 
@@ -41,30 +60,34 @@ NetworkDraw draw_network_faults(sim::Rng& rng, const NetworkDrawInput& in) {
   const int64_t count = rng.between(1, in.faults_max);
   for (int64_t i = 0; i < count; ++i) {
     FaultEvent e;
-    e.at = rng.uniform_duration(Duration::zero(), in.run_length / 2);
     e.duration = draw_length(rng, in);
     std::vector<std::string> clients = in.clients;
     if (rng.chance(0.5)) clients = {in.clients[rng.below(in.clients.size())]};
     std::vector<std::string> servers = some_servers(rng, in.servers);
-    switch (rng.below(4)) {
-      case 0:  // both ways
-        e.kind = FaultKind::kPartition;
-        break;
-      case 1:  // requests get in, replies do not
-        e.kind = FaultKind::kPartition;
-        e.one_way = true;
-        std::swap(clients, servers);
-        break;
-      case 2:  // requests do not get in
-        e.kind = FaultKind::kPartition;
-        e.one_way = true;
-        break;
-      default:
-        e.kind = FaultKind::kDelay;
-        e.duration = rng.uniform_duration(Duration::millis(10), in.ttl);
-        e.delay = rng.uniform_duration(in.ttl / 2, in.ttl * 2);
-        break;
+    // Weights. A late grant needs the grant's reply held past the TTL: a
+    // delay spike longer than its own latency does that to whatever is
+    // granted inside it (the request arrives X late, its reply leaves inside
+    // the spike and is X late too), so spikes are drawn most; a cut that
+    // lets requests in but holds replies, next; the rest, less.
+    const int64_t kind = rng.between(0, 99);
+    if (kind < 20) {  // both ways
+      e.kind = FaultKind::kPartition;
+    } else if (kind < 45) {  // requests get in, replies do not
+      e.kind = FaultKind::kPartition;
+      e.one_way = true;
+      std::swap(clients, servers);
+    } else if (kind < 60) {  // requests do not get in
+      e.kind = FaultKind::kPartition;
+      e.one_way = true;
+    } else {
+      // A slow path (a congested switch, the server's own link) slows every
+      // client most of the time.
+      e.kind = FaultKind::kDelay;
+      if (rng.chance(0.6)) clients = in.clients;
+      e.delay = rng.uniform_duration(in.ttl / 2, in.ttl * 2);
+      e.duration = rng.uniform_duration(Duration::millis(10), e.delay * 2);
     }
+    e.at = draw_start(rng, in, e.kind == FaultKind::kDelay ? e.duration + e.delay : e.duration);
     e.side_a = std::move(clients);
     e.side_b = std::move(servers);
     out.events.push_back(std::move(e));

@@ -138,9 +138,9 @@ void pause(Draw& d, std::vector<FaultEvent>& out) {
 
 // Primaries die and come back later (as replicas, if the backend promoted
 // one meanwhile). The first round kills one to all of the deployment's
-// primaries within 300 ms of each other; later rounds (up to four more)
-// kill any server, since after a failover the primaries are other nodes than
-// the deployment named at the start, and a profile cannot ask which.
+// primaries within 300 ms of each other; later rounds (one to four more)
+// kill whichever server is the primary then ("@primary": the replica the
+// last failover promoted), now and then any server.
 void failover(Draw& d, std::vector<FaultEvent>& out) {
   std::vector<std::string> left = d.primaries();
   const int64_t count = d.between(1, static_cast<int64_t>(left.size()));
@@ -152,9 +152,10 @@ void failover(Draw& d, std::vector<FaultEvent>& out) {
     e.duration = d.millis(Duration::seconds(2), Duration::seconds(4));
     out.push_back(e);
   }
-  const int64_t rounds = d.between(0, 4);
+  const int64_t rounds = d.between(1, 4);
   for (int64_t i = 0; i < rounds; ++i) {
-    FaultEvent e = event(FaultKind::kCrash, d.time(30, 90), d.pick(d.view().servers));
+    const std::string node = d.chance(75) ? std::string("@primary") : d.pick(d.view().servers);
+    FaultEvent e = event(FaultKind::kCrash, d.time(30, 90), node);
     e.duration = d.millis(Duration::seconds(2), Duration::seconds(4));
     out.push_back(e);
   }
@@ -285,6 +286,19 @@ std::vector<std::string> parse_profile(std::string_view text, std::string_view f
 
 bool wants_failover(const std::vector<std::string>& parts) {
   return std::find(parts.begin(), parts.end(), "failover") != parts.end();
+}
+
+Duration profile_replication_lag(uint64_t seed) {
+  static const Duration kLags[] = {Duration::millis(100), Duration::millis(250),
+                                   Duration::millis(500), Duration::seconds(1)};
+  sim::Rng rng = sim::Rng(seed).split("profile/failover/replication-lag");
+  return kLags[rng.below(std::size(kLags))];
+}
+
+Duration profile_min_run(const std::vector<std::string>& parts, Duration lease) {
+  LOCKSIM_ASSERT(lease > Duration::zero());
+  if (std::find(parts.begin(), parts.end(), "partition") == parts.end()) return Duration::zero();
+  return std::min(lease * 4, Duration::seconds(60));
 }
 
 std::optional<Duration> profile_client_timeout(const std::vector<std::string>& parts,

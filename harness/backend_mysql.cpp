@@ -95,10 +95,11 @@ BackendSpec mysql_backend() {
   // behind and a monitor quick enough that the holder is still in its
   // critical section when clients move (mysql-center-failover's shape).
   // Values already set stronger stay.
-  b.add_failover = [](RunConfig& c) {
+  b.add_failover = [](RunConfig& c, Duration lag) {
+    LOCKSIM_ASSERT(lag > Duration::zero());
     c.mysql.replicas = std::max(c.mysql.replicas, 1);
     c.mysql.failover = true;
-    c.mysql.replication_lag = std::max(c.mysql.replication_lag, Duration::millis(100));
+    c.mysql.replication_lag = std::max(c.mysql.replication_lag, lag);
     c.mysql.down_after = std::min(c.mysql.down_after, Duration::seconds(1));
     c.mysql.discovery_delay = std::min(c.mysql.discovery_delay, Duration::millis(200));
     LOCKSIM_ASSERT(c.mysql.replicas >= 1 && c.mysql.failover);

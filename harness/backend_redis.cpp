@@ -102,10 +102,11 @@ BackendSpec redis_backend() {
   // and a monitor quick enough that the lock's holder is still in its
   // critical section when clients move to the promoted replica (the
   // set-nx-lua-failover scenario's shape). Values already set stronger stay.
-  b.add_failover = [](RunConfig& c) {
+  b.add_failover = [](RunConfig& c, Duration lag) {
+    LOCKSIM_ASSERT(lag > Duration::zero());
     c.redis.replicas = std::max(c.redis.replicas, 1);
     c.redis.failover = true;
-    c.redis.replication_lag = std::max(c.redis.replication_lag, Duration::millis(100));
+    c.redis.replication_lag = std::max(c.redis.replication_lag, lag);
     c.redis.down_after = std::min(c.redis.down_after, Duration::seconds(1));
     c.redis.discovery_delay = std::min(c.redis.discovery_delay, Duration::millis(200));
     LOCKSIM_ASSERT(c.redis.replicas >= 1 && c.redis.failover);

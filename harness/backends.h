@@ -31,9 +31,10 @@ struct BackendSpec {
       make;
   // For fault profiles (faults/profile.h), which know no backend by name.
   // add_failover: give the deployment what a failover needs (replicas, a
-  // failover mechanism) if it lacks it; empty when failover is built in
-  // (a ZooKeeper ensemble elects a new leader by itself). Idempotent.
-  std::function<void(RunConfig& config)> add_failover;
+  // failover mechanism) if it lacks it, its replicas at least `lag` behind
+  // (the seed's draw); empty when failover is built in (a ZooKeeper ensemble
+  // elects a new leader by itself). Idempotent.
+  std::function<void(RunConfig& config, Duration lag)> add_failover;
   // lease: the time a fault must outlast to break a lock on this backend when
   // the algorithm has no "ttl" parameter (a ZooKeeper session timeout);
   // empty: the algorithm's ttl decides.

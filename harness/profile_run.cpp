@@ -33,7 +33,8 @@ RunConfig with_profile_deployment(const RunConfig& config) {
   const auto parts = faults::parse_profile(config.profile, "--profile");
   if (faults::wants_failover(parts)) {
     const BackendSpec& backend = backend_of(config);
-    if (backend.add_failover) backend.add_failover(out);
+    if (backend.add_failover)
+      backend.add_failover(out, faults::profile_replication_lag(config.seed));
   }
   if (const auto timeout = faults::profile_client_timeout(parts, config.seed)) {
     const BackendSpec& backend = backend_of(config);

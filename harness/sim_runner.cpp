@@ -232,6 +232,11 @@ faults::FaultSchedule install_faults(SimRun& run) {
       [truth](std::string_view f, std::vector<std::string> value, std::string_view note) {
         truth->record_nemesis(f, std::move(value), note);
       });
+  sim::Deployment* deployment = run.deployment.get();
+  run.nemesis->set_primary_lookup([deployment] {
+    const sim::Deployment::Roles roles = deployment->roles();
+    return roles.primaries.empty() ? std::string() : roles.primaries.front();
+  });
   run.nemesis->install(run.config.faults, run.config.fault_field_prefix());
   // Names come from the deployment itself, so an error here is a bug.
   run.nemesis->install(drawn, "--profile");
