@@ -1,7 +1,10 @@
 #include "faults/fault_schedule.h"
 
+#include <charconv>
+#include <functional>
 #include <sstream>
 
+#include "env/assert.h"
 #include "env/parse.h"
 
 namespace locksim::faults {
@@ -20,11 +23,23 @@ const char* to_string(FaultKind k) {
       return "partition";
     case FaultKind::kHeal:
       return "heal";
+    case FaultKind::kDelay:
+      return "delay";
+    case FaultKind::kLoss:
+      return "loss";
   }
   return "?";
 }
 
 namespace {
+
+// The shortest text that reads back as the same rate.
+std::string format_rate(double v) {
+  char buf[32];
+  const auto [ptr, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  LOCKSIM_ASSERT(ec == std::errc());
+  return std::string(buf, ptr);
+}
 
 std::string join(const std::vector<std::string>& v) {
   std::string out;
@@ -64,11 +79,20 @@ std::string FaultEvent::describe() const {
       if (duration > Duration::zero()) out += " for " + format_duration(duration);
       return out;
     case FaultKind::kPartition:
-      out = "partition " + join(side_a) + "|" + join(side_b) + " at " + format_duration(at);
+      out = "partition " + join(side_a) + (one_way ? "->" : "|") + join(side_b) + " at " +
+            format_duration(at);
       if (duration > Duration::zero()) out += " for " + format_duration(duration);
       return out;
     case FaultKind::kHeal:
       return "heal at " + format_duration(at);
+    case FaultKind::kDelay:
+      return "delay " + join(side_a) + "|" + join(side_b) + " at " + format_duration(at) + " for " +
+             format_duration(duration) + " by " + format_duration(delay);
+    case FaultKind::kLoss:
+      out = "loss " + join(side_a) + "|" + join(side_b) + " at " + format_duration(at) + " " +
+            format_rate(loss);
+      if (duration > Duration::zero()) out += " for " + format_duration(duration);
+      return out;
   }
   return "?";
 }
@@ -84,23 +108,126 @@ std::vector<std::string> FaultEvent::value() const {
     case FaultKind::kCrash:
       if (duration > Duration::zero()) return {node, format_duration(duration)};
       return {node};
-    case FaultKind::kPartition:
-      if (duration > Duration::zero()) {
-        return {join(side_a), join(side_b), format_duration(duration)};
-      }
-      return {join(side_a), join(side_b)};
+    case FaultKind::kPartition: {
+      std::vector<std::string> v = {join(side_a) + "->" + join(side_b)};
+      if (!one_way) v = {join(side_a), join(side_b)};
+      if (duration > Duration::zero()) v.push_back(format_duration(duration));
+      return v;
+    }
     case FaultKind::kHeal:
       return {};
+    case FaultKind::kDelay:
+      return {join(side_a), join(side_b), format_duration(duration), format_duration(delay)};
+    case FaultKind::kLoss: {
+      std::vector<std::string> v = {join(side_a), join(side_b), format_rate(loss)};
+      if (duration > Duration::zero()) v.push_back(format_duration(duration));
+      return v;
+    }
   }
   return {};
 }
+
+namespace {
+
+using Bad = std::function<ConfigError(const std::string&)>;
+
+// "A,B|C,D" (or "A,B->C,D" where `arrow_ok`) into the event's two sides.
+void parse_sides(const std::string& word, bool arrow_ok, FaultEvent& e, const Bad& bad) {
+  const size_t arrow = word.find("->");
+  std::vector<std::string> sides;
+  if (arrow_ok && arrow != std::string::npos) {
+    sides = {word.substr(0, arrow), word.substr(arrow + 2)};
+    e.one_way = true;
+  } else {
+    sides = split(word, '|');
+  }
+  if (sides.size() != 2 || sides[0].empty() || sides[1].empty()) {
+    throw bad(std::string("two sides separated by '|'") + (arrow_ok ? " or '->'" : "") +
+              ", such as 'c1|redis-1'");
+  }
+  e.side_a = split(sides[0], ',');
+  e.side_b = split(sides[1], ',');
+  for (const auto* side : {&e.side_a, &e.side_b}) {
+    for (const auto& n : *side) {
+      if (n.empty()) throw bad("node names separated by ',' on each side");
+    }
+  }
+}
+
+double parse_rate(const std::string& text, const Bad& bad) {
+  double v = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  // Written so that NaN fails too.
+  if (ec != std::errc() || ptr != text.data() + text.size() || !(v >= 0.0 && v <= 1.0)) {
+    throw bad("a loss rate from 0 to 1, such as 'loss c1|redis-1 at 5s 0.2 for 10s'");
+  }
+  return v;
+}
+
+// delay SIDES at T for D by X
+void parse_delay(const std::vector<std::string>& w, FaultEvent& e, const std::string& f,
+                 const Bad& bad) {
+  if (w.size() != 8 || w[4] != "for" || w[6] != "by") throw bad("'delay A,B|C at T for D by X'");
+  e.kind = FaultKind::kDelay;
+  parse_sides(w[1], false, e, bad);
+  e.duration = parse_duration(w[5], f);
+  e.delay = parse_duration(w[7], f);
+  if (e.duration <= Duration::zero() || e.delay <= Duration::zero()) {
+    throw bad("a positive duration D and delay X in 'delay A,B|C at T for D by X'");
+  }
+}
+
+// loss SIDES at T RATE [for D]
+void parse_loss(const std::vector<std::string>& w, FaultEvent& e, const std::string& f,
+                const Bad& bad) {
+  if (w.size() != 5 && !(w.size() == 7 && w[5] == "for")) {
+    throw bad("'loss A,B|C at T RATE [for D]'");
+  }
+  e.kind = FaultKind::kLoss;
+  parse_sides(w[1], false, e, bad);
+  e.loss = parse_rate(w[4], bad);
+  if (w.size() == 7) e.duration = parse_duration(w[6], f);
+}
+
+void parse_node_fault(const std::vector<std::string>& w, FaultEvent& e, const std::string& f,
+                      const Bad& bad) {
+  const std::string& verb = w[0];
+  e.node = w[1];
+  if (verb == "pause") {
+    if (w.size() != 6 || w[4] != "for") throw bad("'pause NODE at T for D'");
+    e.kind = FaultKind::kPause;
+    e.duration = parse_duration(w[5], f);
+  } else if (verb == "drift") {
+    if (w.size() != 5 || w[4].size() < 4 || w[4].substr(w[4].size() - 3) != "ppm") {
+      throw bad("'drift NODE at T PPMppm' such as 'drift c2 at 0s +50000ppm'");
+    }
+    e.kind = FaultKind::kSetDrift;
+    std::string n = w[4].substr(0, w[4].size() - 3);
+    if (!n.empty() && n[0] == '+') n = n.substr(1);
+    e.drift_ppm = parse_integer(n, f, -999'999, 999'999);
+  } else if (verb == "jump") {
+    if (w.size() != 5) throw bad("'jump NODE at T +D' such as 'jump redis-1 at 5s +20s'");
+    e.kind = FaultKind::kJumpClock;
+    std::string d = w[4];
+    const bool back = !d.empty() && d[0] == '-';
+    if (!d.empty() && (d[0] == '+' || d[0] == '-')) d = d.substr(1);
+    e.jump = parse_duration(d, f);
+    if (back) e.jump = -e.jump;
+  } else {
+    if (w.size() != 4 && !(w.size() == 6 && w[4] == "for")) throw bad("'crash NODE at T [for D]'");
+    if (w.size() == 6) e.duration = parse_duration(w[5], f);
+    e.kind = FaultKind::kCrash;
+  }
+}
+
+}  // namespace
 
 FaultEvent parse_fault(std::string_view text, std::string_view field) {
   std::istringstream in{std::string(text)};
   std::vector<std::string> w;
   for (std::string word; in >> word && w.size() < 16;) w.push_back(word);
   const std::string f(field);
-  auto bad = [&](const std::string& expected) -> ConfigError {
+  const Bad bad = [&](const std::string& expected) -> ConfigError {
     return ConfigError(f + ": expected " + expected + ", got '" + std::string(text) + "'");
   };
   if (w.empty()) throw bad("a fault such as 'pause c1 at 5s for 12s'");
@@ -113,51 +240,24 @@ FaultEvent parse_fault(std::string_view text, std::string_view field) {
     return e;
   }
   if (w.size() < 4 || w[2] != "at") {
-    throw bad("'pause|drift|jump|crash|partition NODE at T ...' or 'heal at T'");
+    throw bad("'pause|drift|jump|crash|partition|delay|loss TARGET at T ...' or 'heal at T'");
   }
   e.at = parse_duration(w[3], f);
-  if (verb == "pause") {
-    if (w.size() != 6 || w[4] != "for") throw bad("'pause NODE at T for D'");
-    e.kind = FaultKind::kPause;
-    e.node = w[1];
-    e.duration = parse_duration(w[5], f);
-  } else if (verb == "drift") {
-    if (w.size() != 5 || w[4].size() < 4 || w[4].substr(w[4].size() - 3) != "ppm") {
-      throw bad("'drift NODE at T PPMppm' such as 'drift c2 at 0s +50000ppm'");
-    }
-    e.kind = FaultKind::kSetDrift;
-    e.node = w[1];
-    std::string n = w[4].substr(0, w[4].size() - 3);
-    if (!n.empty() && n[0] == '+') n = n.substr(1);
-    e.drift_ppm = parse_integer(n, f, -999'999, 999'999);
-  } else if (verb == "jump") {
-    if (w.size() != 5) throw bad("'jump NODE at T +D' such as 'jump redis-1 at 5s +20s'");
-    e.kind = FaultKind::kJumpClock;
-    e.node = w[1];
-    std::string d = w[4];
-    const bool back = !d.empty() && d[0] == '-';
-    if (!d.empty() && (d[0] == '+' || d[0] == '-')) d = d.substr(1);
-    e.jump = parse_duration(d, f);
-    if (back) e.jump = -e.jump;
-  } else if (verb == "crash" || verb == "partition") {
+  if (verb == "pause" || verb == "drift" || verb == "jump" || verb == "crash") {
+    parse_node_fault(w, e, f, bad);
+  } else if (verb == "partition") {
     if (w.size() != 4 && !(w.size() == 6 && w[4] == "for")) {
-      throw bad("'" + verb + " " + (verb == "crash" ? "NODE" : "A,B|C,D") + " at T [for D]'");
+      throw bad("'partition A,B|C,D at T [for D]' or 'partition A->B at T [for D]'");
     }
     if (w.size() == 6) e.duration = parse_duration(w[5], f);
-    if (verb == "crash") {
-      e.kind = FaultKind::kCrash;
-      e.node = w[1];
-    } else {
-      e.kind = FaultKind::kPartition;
-      const auto sides = split(w[1], '|');
-      if (sides.size() != 2 || sides[0].empty() || sides[1].empty()) {
-        throw bad("two sides separated by '|', such as 'partition c1|redis-1 at 5s for 10s'");
-      }
-      e.side_a = split(sides[0], ',');
-      e.side_b = split(sides[1], ',');
-    }
+    e.kind = FaultKind::kPartition;
+    parse_sides(w[1], true, e, bad);
+  } else if (verb == "delay") {
+    parse_delay(w, e, f, bad);
+  } else if (verb == "loss") {
+    parse_loss(w, e, f, bad);
   } else {
-    throw bad("one of pause, drift, jump, crash, partition, heal");
+    throw bad("one of pause, drift, jump, crash, partition, delay, loss, heal");
   }
   return e;
 }

@@ -19,8 +19,11 @@ enum class FaultKind {
   kSetDrift,   // from now on, `node`'s clock runs drift_ppm fast (negative: slow)
   kJumpClock,  // step `node`'s clock by `jump` (negative: backwards)
   kCrash,      // crash `node`; restart it after `duration` (zero: stays down)
-  kPartition,  // cut side_a from side_b for `duration` (zero: until a heal)
+  kPartition,  // cut side_a from side_b for `duration` (zero: until a heal);
+               // one_way: only side_a -> side_b is cut
   kHeal,       // restore every cut link
+  kDelay,      // add `delay` to the latency between the sides for `duration`
+  kLoss,       // set the loss rate between the sides to `loss` (for `duration`)
 };
 
 const char* to_string(FaultKind k);
@@ -33,6 +36,9 @@ struct FaultEvent {
   int64_t drift_ppm = 0;
   Duration jump = Duration::zero();
   std::vector<std::string> side_a, side_b;
+  bool one_way = false;               // kPartition: A->B
+  Duration delay = Duration::zero();  // kDelay: the latency added
+  double loss = 0.0;                  // kLoss: the rate, in [0, 1]
 
   // "pause c1 at 5s for 12s" — the same syntax parse_fault() reads.
   std::string describe() const;
@@ -42,7 +48,11 @@ struct FaultEvent {
   //   pause ["c1" "12s"]   drift ["c4" "+50000ppm"]   jump ["redis-1" "+20s"]
   //   crash ["redis-1"] (stays down) or ["redis-1" "5s"] (restarts after 5 s)
   //   partition ["c1,c3" "redis-1"] (until a heal) or ["c1,c3" "redis-1" "10s"]
+  //   one-way partition ["c1->redis-1"] or ["c1->redis-1" "10s"]
   //   heal []
+  //   delay ["c1" "redis-1" "5s" "12s"] (for 5 s, by 12 s); its end: ["c1" "redis-1"]
+  //   loss ["c1" "redis-1" "0.2"] or ["c1" "redis-1" "0.2" "10s"]; its end
+  //   sets the rate back: ["c1" "redis-1" "0"]
   // Strings in the syntax parse_fault() reads. The time is the op's own :time,
   // so it is not repeated here.
   std::vector<std::string> value() const;
@@ -58,7 +68,10 @@ struct FaultSchedule {
 //   jump NODE at T [+|-]D             (e.g. +20s, -5s)
 //   crash NODE at T [for D]           (restart after D; without: stays down)
 //   partition A,B|C,D at T [for D]    (heal after D; without: until heal)
+//   partition A,B->C,D at T [for D]   (one way: A,B cannot reach C,D; replies can)
 //   heal at T
+//   delay A,B|C,D at T for D by X     (X more latency both ways for D, order kept)
+//   loss A,B|C,D at T RATE [for D]    (RATE in [0, 1]: retransmission delays)
 // Throws ConfigError naming `field`.
 FaultEvent parse_fault(std::string_view text, std::string_view field);
 

@@ -16,8 +16,9 @@ Nemesis::Nemesis(sim::World& world, sim::Network& net, std::map<std::string, sim
       sink_(std::move(sink)) {}
 
 std::string Nemesis::resolve(const std::string& name) const {
-  if (name != kHolder) return name;
-  return holder_ ? holder_() : std::string();
+  if (name == kHolder) return holder_ ? holder_() : std::string();
+  if (name == kPrimary) return primary_ ? primary_() : std::string();
+  return name;
 }
 
 sim::Node& Nemesis::node(const std::string& name) {
@@ -40,17 +41,26 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
     const std::string field = field_prefix + "[" + std::to_string(i) + "]";
     auto check = [&](const std::string& name) {
       if (name == kHolder && holder_) return;
+      if (name == kPrimary && primary_) return;
       if (nodes_.count(name) == 0) {
         throw ConfigError(field + ": no node named '" + name + "' (nodes: " + known + ")");
       }
     };
     if (e.at < Duration::zero()) throw ConfigError(field + ": expected a time >= 0");
     if (e.duration < Duration::zero()) throw ConfigError(field + ": expected a duration >= 0");
-    if (e.kind == FaultKind::kPartition) {
+    if (e.kind == FaultKind::kPartition || e.kind == FaultKind::kDelay ||
+        e.kind == FaultKind::kLoss) {
       for (const auto& n : e.side_a) check(n);
       for (const auto& n : e.side_b) check(n);
     } else if (e.kind != FaultKind::kHeal) {
       check(e.node);
+    }
+    if (e.kind == FaultKind::kDelay &&
+        (e.duration <= Duration::zero() || e.delay <= Duration::zero())) {
+      throw ConfigError(field + ": expected a delay with a positive duration and amount");
+    }
+    if (e.kind == FaultKind::kLoss && !(e.loss >= 0.0 && e.loss <= 1.0)) {
+      throw ConfigError(field + ": expected a loss rate from 0 to 1");
     }
     if (e.kind == FaultKind::kSetDrift && (e.drift_ppm <= -1'000'000 || e.drift_ppm >= 1'000'000)) {
       throw ConfigError(field + ": expected drift_ppm in (-1000000, 1000000)");
@@ -67,14 +77,16 @@ void Nemesis::apply(const FaultEvent& event) {
   for (auto& n : e.side_a) n = resolve(n);
   for (auto& n : e.side_b) n = resolve(n);
   const auto unresolved = [](const std::string& n) { return n.empty(); };
-  if ((e.kind != FaultKind::kPartition && e.kind != FaultKind::kHeal && e.node.empty()) ||
-      std::any_of(e.side_a.begin(), e.side_a.end(), unresolved) ||
+  const bool has_node = e.kind != FaultKind::kPartition && e.kind != FaultKind::kHeal &&
+                        e.kind != FaultKind::kDelay && e.kind != FaultKind::kLoss;
+  if ((has_node && e.node.empty()) || std::any_of(e.side_a.begin(), e.side_a.end(), unresolved) ||
       std::any_of(e.side_b.begin(), e.side_b.end(), unresolved)) {
     // Recorded as its own keyword, not as the fault's: a reader that draws a
     // :pause must be able to trust that something was paused.
     std::vector<std::string> value = event.value();
     value.insert(value.begin(), to_string(event.kind));
-    report("skip", std::move(value), "nobody holds the lock");
+    report("skip", std::move(value),
+           event.node == kPrimary ? "no primary to name" : "nobody holds the lock");
     return;
   }
   const char* const f = to_string(e.kind);
@@ -99,6 +111,14 @@ void Nemesis::apply(const FaultEvent& event) {
       return;
     case FaultKind::kCrash: {
       sim::Node& n = node(e.node);
+      if (n.crashed()) {
+        // A crash of a node that is down changes nothing, and must not
+        // schedule a restart of its own: the earlier crash owns that.
+        std::vector<std::string> value = event.value();
+        value.insert(value.begin(), f);
+        report("skip", std::move(value), "already down");
+        return;
+      }
       report(f, e.value());
       n.crash();
       if (e.duration > Duration::zero()) {
@@ -109,25 +129,82 @@ void Nemesis::apply(const FaultEvent& event) {
       }
       return;
     }
-    case FaultKind::kPartition: {
-      std::vector<const sim::Node*> a, b;
-      for (const auto& name : e.side_a) a.push_back(&node(name));
-      for (const auto& name : e.side_b) b.push_back(&node(name));
-      report(f, e.value());
-      net_.partition(a, b);
-      if (e.duration > Duration::zero()) {
-        world_.after(e.duration, [this] {
-          report("heal", {});
-          net_.heal();
-        });
-      }
+    case FaultKind::kPartition:
+      apply_partition(e);
       return;
-    }
+    case FaultKind::kDelay:
+      apply_delay(e);
+      return;
+    case FaultKind::kLoss:
+      apply_loss(e);
+      return;
     case FaultKind::kHeal:
       report(f, e.value());
       net_.heal();
       return;
   }
+}
+
+std::vector<const sim::Node*> Nemesis::nodes_of(const std::vector<std::string>& names) {
+  std::vector<const sim::Node*> out;
+  for (const auto& name : names) out.push_back(&node(name));
+  return out;
+}
+
+void Nemesis::apply_partition(const FaultEvent& e) {
+  LOCKSIM_ASSERT(e.kind == FaultKind::kPartition);
+  const auto a = nodes_of(e.side_a);
+  const auto b = nodes_of(e.side_b);
+  report(to_string(e.kind), e.value());
+  if (e.one_way) {
+    net_.partition_one_way(a, b);
+  } else {
+    net_.partition(a, b);
+  }
+  if (e.duration > Duration::zero()) {
+    world_.after(e.duration, [this] {
+      report("heal", {});
+      net_.heal();
+    });
+  }
+}
+
+void Nemesis::apply_delay(const FaultEvent& e) {
+  // parse_fault and install() guarantee a spike with a length.
+  LOCKSIM_ASSERT(e.kind == FaultKind::kDelay && e.duration > Duration::zero());
+  const auto a = nodes_of(e.side_a);
+  const auto b = nodes_of(e.side_b);
+  report(to_string(e.kind), e.value());
+  net_.add_delay(a, b, e.delay);
+  world_.after(e.duration, [this, e, a, b] {
+    report(to_string(e.kind), {e.value()[0], e.value()[1]});
+    net_.remove_delay(a, b, e.delay);
+  });
+}
+
+void Nemesis::apply_loss(const FaultEvent& e) {
+  LOCKSIM_ASSERT(e.kind == FaultKind::kLoss && e.loss >= 0.0 && e.loss <= 1.0);
+  const auto a = nodes_of(e.side_a);
+  const auto b = nodes_of(e.side_b);
+  report(to_string(e.kind), e.value());
+  // Each pair's rate before the fault, restored at its end (by pair, in the
+  // order the sides name them).
+  std::vector<std::pair<std::pair<const sim::Node*, const sim::Node*>, double>> before;
+  for (const sim::Node* x : a) {
+    for (const sim::Node* y : b) {
+      if (x == y) continue;
+      before.push_back({{x, y}, net_.loss(*x, *y)});
+      net_.set_loss(*x, *y, e.loss);
+    }
+  }
+  if (e.duration == Duration::zero()) return;
+  world_.after(e.duration, [this, e, before] {
+    FaultEvent end = e;
+    end.loss = before.empty() ? 0.0 : before.front().second;
+    end.duration = Duration::zero();
+    report(to_string(e.kind), end.value());
+    for (const auto& [pair, rate] : before) net_.set_loss(*pair.first, *pair.second, rate);
+  });
 }
 
 }  // namespace locksim::faults

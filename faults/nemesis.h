@@ -30,9 +30,10 @@ class Nemesis {
   // effects (a crashed client's unfinished op is closed after its crash is
   // reported, so a history reads cause before effect):
   //   f      a Jepsen keyword: the fault's own (to_string(FaultKind): pause,
-  //          drift, jump, crash, partition, heal), the end of one (resume,
-  //          restart, and heal for a partition with a `for`), or "skip" for
-  //          an @holder fault that found nobody holding the lock;
+  //          drift, jump, crash, partition, heal, delay, loss), the end of one
+  //          (resume, restart, heal for a partition with a `for`, delay with
+  //          [a b] for a delay spike, loss with the old rate), or "skip" for
+  //          an @holder (@primary) fault that found nobody to name;
   //   value  the targets, then the parameters: FaultEvent::value() of the
   //          fault as resolved (@holder replaced by the node); [node] for
   //          resume and restart; [] for heal; for skip, the skipped fault's
@@ -52,6 +53,15 @@ class Nemesis {
           HolderLookup holder = {}, StepSink sink = {});
 
   static constexpr const char* kHolder = "@holder";
+  // "@primary": the server that is the primary (master, leader) when the
+  // fault fires, as the deployment says (the first, when it has several):
+  // how a schedule crashes the replica a failover just promoted. Needs a
+  // lookup (set_primary_lookup); "" from it skips the fault like @holder.
+  static constexpr const char* kPrimary = "@primary";
+  // Returns the name of the deployment's current primary, or "".
+  using PrimaryLookup = std::function<std::string()>;
+  // Before install().
+  void set_primary_lookup(PrimaryLookup lookup) { primary_ = std::move(lookup); }
 
   // Checks every name and value, then schedules every event. Throws
   // ConfigError naming `field_prefix[i]` for the first bad event.
@@ -59,9 +69,14 @@ class Nemesis {
 
  private:
   sim::Node& node(const std::string& name);
-  // Resolves "@holder"; "" when nobody holds the lock.
+  // Resolves "@holder" and "@primary"; "" when there is nobody to name.
   std::string resolve(const std::string& name) const;
   void apply(const FaultEvent& e);
+  // The link faults, each with its end (if it has a duration).
+  void apply_partition(const FaultEvent& e);
+  void apply_delay(const FaultEvent& e);
+  void apply_loss(const FaultEvent& e);
+  std::vector<const sim::Node*> nodes_of(const std::vector<std::string>& names);
   // Reports one step to the sink (see StepSink).
   void report(std::string_view f, std::vector<std::string> value, std::string_view note = {});
 
@@ -69,6 +84,7 @@ class Nemesis {
   sim::Network& net_;
   std::map<std::string, sim::Node*> nodes_;
   HolderLookup holder_;
+  PrimaryLookup primary_;
   StepSink sink_;
 };
 

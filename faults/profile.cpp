@@ -6,6 +6,7 @@
 
 #include "env/assert.h"
 #include "env/parse.h"
+#include "faults/network_draw.h"
 #include "sim/rng.h"
 
 namespace locksim::faults {
@@ -61,6 +62,7 @@ class Draw {
     if (out.empty()) out.push_back(pick(from));
     return out;
   }
+  sim::Rng& rng() { return rng_; }
   const std::vector<std::string>& primaries() const {
     return view_.primaries.empty() ? view_.servers : view_.primaries;
   }
@@ -136,9 +138,9 @@ void pause(Draw& d, std::vector<FaultEvent>& out) {
 
 // Primaries die and come back later (as replicas, if the backend promoted
 // one meanwhile). The first round kills one to all of the deployment's
-// primaries within 300 ms of each other; later rounds (up to four more)
-// kill any server, since after a failover the primaries are other nodes than
-// the deployment named at the start, and a profile cannot ask which.
+// primaries within 300 ms of each other; later rounds (one to four more)
+// kill whichever server is the primary then ("@primary": the replica the
+// last failover promoted), now and then any server.
 void failover(Draw& d, std::vector<FaultEvent>& out) {
   std::vector<std::string> left = d.primaries();
   const int64_t count = d.between(1, static_cast<int64_t>(left.size()));
@@ -150,9 +152,10 @@ void failover(Draw& d, std::vector<FaultEvent>& out) {
     e.duration = d.millis(Duration::seconds(2), Duration::seconds(4));
     out.push_back(e);
   }
-  const int64_t rounds = d.between(0, 4);
+  const int64_t rounds = d.between(1, 4);
   for (int64_t i = 0; i < rounds; ++i) {
-    FaultEvent e = event(FaultKind::kCrash, d.time(30, 90), d.pick(d.view().servers));
+    const std::string node = d.chance(75) ? std::string("@primary") : d.pick(d.view().servers);
+    FaultEvent e = event(FaultKind::kCrash, d.time(30, 90), node);
     e.duration = d.millis(Duration::seconds(2), Duration::seconds(4));
     out.push_back(e);
   }
@@ -176,22 +179,40 @@ void crash_restart(Draw& d, std::vector<FaultEvent>& out) {
   }
 }
 
-// Clients (mostly including the holder) cut from some or all servers, or one
-// server cut from the others; healed after a fifth of the lease up to three
-// times it.
+// The NP column: partitions both ways or one way, and delay spikes, between
+// clients and all or a minority of the servers, healed before and after the
+// lease and (in long runs) past the retransmission limit (see
+// faults/network_draw.h); a lone client cut off is the holder in half the
+// seeds that pick one. Some seeds also cut one server off from the others (a
+// replica falling behind, a primary isolated).
 void partition(Draw& d, std::vector<FaultEvent>& out) {
-  const int64_t count = d.between(1, 3);
-  for (int64_t i = 0; i < count; ++i) {
-    FaultEvent e = event(FaultKind::kPartition, d.time(5 + 30 * i, 25 + 30 * i), "");
-    if (d.view().servers.size() > 1 && d.chance(15)) {
-      e.side_a = {d.pick(d.view().servers)};
-      for (const auto& s : d.view().servers) {
-        if (s != e.side_a.front()) e.side_b.push_back(s);
+  NetworkDrawInput in;
+  in.clients = d.view().clients;
+  in.servers = d.view().servers;
+  in.run_length = d.view().run_length;
+  in.ttl = d.lease();
+  in.retransmission_limit = d.view().retransmission_limit;
+  const bool aim_at_holder = d.chance(50);
+  for (FaultEvent& e : draw_network_faults(d.rng(), in).events) {
+    for (auto* side : {&e.side_a, &e.side_b}) {
+      const auto& clients = d.view().clients;
+      if (aim_at_holder && side->size() == 1 &&
+          std::find(clients.begin(), clients.end(), side->front()) != clients.end()) {
+        *side = {"@holder"};
       }
-    } else {
-      e.side_a = d.subset(d.view().clients);
-      if (d.chance(70)) e.side_a = {"@holder"};
-      e.side_b = d.chance(50) ? d.view().servers : d.subset(d.view().servers);
+    }
+    // Whole milliseconds, so the schedule prints and reads back exactly.
+    e.at = Duration::millis(e.at.to_ms());
+    e.duration = Duration::millis(std::max<int64_t>(1, e.duration.to_ms()));
+    if (e.kind == FaultKind::kDelay)
+      e.delay = Duration::millis(std::max<int64_t>(1, e.delay.to_ms()));
+    out.push_back(std::move(e));
+  }
+  if (d.view().servers.size() > 1 && d.chance(15)) {
+    FaultEvent e = event(FaultKind::kPartition, d.time(5, 60), "");
+    e.side_a = {d.pick(d.view().servers)};
+    for (const auto& s : d.view().servers) {
+      if (s != e.side_a.front()) e.side_b.push_back(s);
     }
     e.duration = d.of_lease(200, 3000);
     out.push_back(e);
@@ -265,6 +286,28 @@ std::vector<std::string> parse_profile(std::string_view text, std::string_view f
 
 bool wants_failover(const std::vector<std::string>& parts) {
   return std::find(parts.begin(), parts.end(), "failover") != parts.end();
+}
+
+Duration profile_replication_lag(uint64_t seed) {
+  static const Duration kLags[] = {Duration::millis(100), Duration::millis(250),
+                                   Duration::millis(500), Duration::seconds(1)};
+  sim::Rng rng = sim::Rng(seed).split("profile/failover/replication-lag");
+  return kLags[rng.below(std::size(kLags))];
+}
+
+Duration profile_min_run(const std::vector<std::string>& parts, Duration lease) {
+  LOCKSIM_ASSERT(lease > Duration::zero());
+  if (std::find(parts.begin(), parts.end(), "partition") == parts.end()) return Duration::zero();
+  return std::min(lease * 4, Duration::seconds(60));
+}
+
+std::optional<Duration> profile_client_timeout(const std::vector<std::string>& parts,
+                                               uint64_t seed) {
+  if (std::find(parts.begin(), parts.end(), "partition") == parts.end()) return std::nullopt;
+  sim::Rng rng = sim::Rng(seed).split("profile/partition/client-timeout");
+  const Duration timeout = draw_client_timeout(rng);
+  LOCKSIM_ASSERT(timeout > Duration::zero());
+  return timeout;
 }
 
 FaultSchedule generate_schedule(const std::vector<std::string>& parts, uint64_t seed,

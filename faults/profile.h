@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,9 @@ struct DeploymentView {
   // session timeout. Positive.
   Duration lease = Duration::seconds(10);
   Duration run_length = Duration::seconds(60);  // faults fall inside it
+  // TCP's: a partition longer than this breaks connections instead of
+  // delaying them (sim/connection.h).
+  Duration retransmission_limit = Duration::millis(924'600);
 };
 
 // The profiles, in the matrix's column order: none, client-clock,
@@ -52,6 +56,25 @@ std::vector<std::string> parse_profile(std::string_view text, std::string_view f
 // Whether the combination injects failovers (its deployment then needs
 // replicas and a failover mechanism: the backend adds them).
 bool wants_failover(const std::vector<std::string>& parts);
+
+// How far behind the primary the replicas run in the failover profile's
+// deployment, drawn for `seed`: 100 ms, 250 ms, 500 ms or 1 s (an
+// asynchronous replica under load). A write acknowledged inside this window
+// before the primary dies is what a failover loses. Pure.
+Duration profile_replication_lag(uint64_t seed);
+
+// The client timeout the combination draws for `seed`: with "partition", one
+// of none (sim::kNoTimeout: redis-py, hiredis) and the short ones real
+// clients ship with (faults/network_draw.h), from its own stream; otherwise
+// nullopt (the run's setting stands). Pure.
+std::optional<Duration> profile_client_timeout(const std::vector<std::string>& parts,
+                                               uint64_t seed);
+
+// The shortest run that shows what the combination can do to a lock whose
+// lease is `lease`: with "partition", 4 leases (capped at 60 s): a reply
+// held through an outage longer than the lease arrives on TCP's backoff up
+// to about the outage again after the heal. Zero otherwise. Pure.
+Duration profile_min_run(const std::vector<std::string>& parts, Duration lease);
 
 // The schedule of `parts` for `seed` against `view`: every part draws from
 // its own stream split off (seed, part name), so adding a part to a

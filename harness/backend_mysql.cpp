@@ -54,10 +54,10 @@ std::vector<Setting> mysql_rows() {
       "--lock-wait-timeout", "mysql.lock_wait_timeout",
       "innodb_lock_wait_timeout: a row-lock wait ends in error 1205 after this", true,
       DurationRule::kPositive, [](auto& c) -> auto& { return c.mysql.lock_wait_timeout; }));
-  rows.push_back(duration_row(
+  rows.push_back(timeout_row(
       "--mysql-timeout", "mysql.timeout",
-      "client read timeout of one SQL statement (then error 2013, connection dropped)", true,
-      DurationRule::kPositive, [](auto& c) -> auto& { return c.mysql.client_timeout; }));
+      "client read timeout of one SQL statement (then error 2013, connection dropped), or none",
+      true, [](auto& c) -> auto& { return c.mysql.client_timeout; }));
   rows.push_back(int_row(
       "--flush-log-at-trx-commit", "mysql.flush_log_at_trx_commit",
       "innodb_flush_log_at_trx_commit: 1 every commit durable; 0 or 2 lose up "
@@ -95,13 +95,18 @@ BackendSpec mysql_backend() {
   // behind and a monitor quick enough that the holder is still in its
   // critical section when clients move (mysql-center-failover's shape).
   // Values already set stronger stay.
-  b.add_failover = [](RunConfig& c) {
+  b.add_failover = [](RunConfig& c, Duration lag) {
+    LOCKSIM_ASSERT(lag > Duration::zero());
     c.mysql.replicas = std::max(c.mysql.replicas, 1);
     c.mysql.failover = true;
-    c.mysql.replication_lag = std::max(c.mysql.replication_lag, Duration::millis(100));
+    c.mysql.replication_lag = std::max(c.mysql.replication_lag, lag);
     c.mysql.down_after = std::min(c.mysql.down_after, Duration::seconds(1));
     c.mysql.discovery_delay = std::min(c.mysql.discovery_delay, Duration::millis(200));
     LOCKSIM_ASSERT(c.mysql.replicas >= 1 && c.mysql.failover);
+  };
+  b.set_client_timeout = [](RunConfig& c, Duration timeout) {
+    LOCKSIM_ASSERT(timeout > Duration::zero());
+    c.mysql.client_timeout = timeout;
   };
   return b;
 }

@@ -61,9 +61,11 @@ std::vector<Setting> redis_rows() {
       "--discovery-delay", "redis.discovery_delay",
       "failover: clients learn the new master this much later", false, DurationRule::kNonNegative,
       [](auto& c) -> auto& { return c.redis.discovery_delay; }));
-  rows.push_back(duration_row(
-      "--timeout", "redis.timeout", "client timeout of one Redis command", true,
-      DurationRule::kPositive, [](auto& c) -> auto& { return c.redis.timeout; }));
+  rows.push_back(timeout_row(
+      "--timeout", "redis.timeout",
+      "client timeout of one Redis command, or none (redis-py/hiredis default); then the client "
+      "closes the connection",
+      true, [](auto& c) -> auto& { return c.redis.timeout; }));
   return rows;
 }
 
@@ -100,13 +102,18 @@ BackendSpec redis_backend() {
   // and a monitor quick enough that the lock's holder is still in its
   // critical section when clients move to the promoted replica (the
   // set-nx-lua-failover scenario's shape). Values already set stronger stay.
-  b.add_failover = [](RunConfig& c) {
+  b.add_failover = [](RunConfig& c, Duration lag) {
+    LOCKSIM_ASSERT(lag > Duration::zero());
     c.redis.replicas = std::max(c.redis.replicas, 1);
     c.redis.failover = true;
-    c.redis.replication_lag = std::max(c.redis.replication_lag, Duration::millis(100));
+    c.redis.replication_lag = std::max(c.redis.replication_lag, lag);
     c.redis.down_after = std::min(c.redis.down_after, Duration::seconds(1));
     c.redis.discovery_delay = std::min(c.redis.discovery_delay, Duration::millis(200));
     LOCKSIM_ASSERT(c.redis.replicas >= 1 && c.redis.failover);
+  };
+  b.set_client_timeout = [](RunConfig& c, Duration timeout) {
+    LOCKSIM_ASSERT(timeout > Duration::zero());
+    c.redis.timeout = timeout;
   };
   return b;
 }

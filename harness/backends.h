@@ -31,13 +31,19 @@ struct BackendSpec {
       make;
   // For fault profiles (faults/profile.h), which know no backend by name.
   // add_failover: give the deployment what a failover needs (replicas, a
-  // failover mechanism) if it lacks it; empty when failover is built in
-  // (a ZooKeeper ensemble elects a new leader by itself). Idempotent.
-  std::function<void(RunConfig& config)> add_failover;
+  // failover mechanism) if it lacks it, its replicas at least `lag` behind
+  // (the seed's draw); empty when failover is built in (a ZooKeeper ensemble
+  // elects a new leader by itself). Idempotent.
+  std::function<void(RunConfig& config, Duration lag)> add_failover;
   // lease: the time a fault must outlast to break a lock on this backend when
   // the algorithm has no "ttl" parameter (a ZooKeeper session timeout);
   // empty: the algorithm's ttl decides.
   std::function<Duration(const RunConfig& config)> lease;
+  // set_client_timeout: the partition profile's per-seed client timeout
+  // (sim::kNoTimeout for none) on this backend's clients; empty when its
+  // client has no per-request timeout (a ZooKeeper client's patience is its
+  // session timeout's 2T/3).
+  std::function<void(RunConfig& config, Duration timeout)> set_client_timeout;
 };
 
 const std::vector<BackendSpec>& all_backends();

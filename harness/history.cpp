@@ -11,8 +11,9 @@ namespace locksim::harness {
 namespace {
 
 // In OpF order: to_string and op_f_from_string read the one list.
-constexpr const char* kFNames[] = {"acquire",   "release", "pause", "resume", "crash", "restart",
-                                   "partition", "heal",    "drift", "jump",   "skip"};
+constexpr const char* kFNames[] = {"acquire", "release",   "pause", "resume", "crash",
+                                   "restart", "partition", "heal",  "drift",  "jump",
+                                   "delay",   "loss",      "skip"};
 static_assert(std::size(kFNames) == static_cast<size_t>(OpF::kSkip) + 1, "every OpF has a keyword");
 
 // `value[i]`, or "?" when a foreign history left it out (describe must not throw).
@@ -89,10 +90,18 @@ std::string describe_nemesis_op(const Op& op) {
   switch (op.f) {
     case OpF::kPause:
       return fmt::format("pause {} for {}", at(v, 0), at(v, 1));
+    case OpF::kDelay:
+      if (v.size() < 4) return fmt::format("delay {}|{} ends", at(v, 0), at(v, 1));
+      return fmt::format("delay {}|{} for {} by {}", at(v, 0), at(v, 1), at(v, 2), at(v, 3));
+    case OpF::kLoss:
+      return fmt::format("loss {}|{} {}", at(v, 0), at(v, 1), at(v, 2)) +
+             (v.size() > 3 ? " for " + v[3] : "");
     case OpF::kCrash:
     case OpF::kPartition: {
-      // crash [node (for D)], partition [a b (for D)]: the optional delay is last.
-      const size_t targets = op.f == OpF::kCrash ? 1 : 2;
+      // crash [node (for D)], partition [a b (for D)] or one way [a->b (for
+      // D)]: the optional delay is last.
+      const bool one_way = op.f == OpF::kPartition && at(v, 0).find("->") != std::string::npos;
+      const size_t targets = op.f == OpF::kCrash || one_way ? 1 : 2;
       std::string out = f + " " + at(v, 0);
       if (targets == 2) out += "|" + at(v, 1);
       if (v.size() > targets) out += " for " + v[targets];

@@ -41,7 +41,10 @@ enum class OpType { kInvoke, kOk, kFail, kInfo };
 //   :pause ["c1" "12s"]            :resume ["c1"]
 //   :crash ["redis-1"] (stays down) or ["redis-1" "5s"]   :restart ["redis-1"]
 //   :partition ["c1,c3" "redis-1"] or ["c1,c3" "redis-1" "10s"]   :heal []
+//   :partition ["c1->redis-1"] or ["c1->redis-1" "10s"]: one way (c1 cannot reach redis-1)
 //   :drift ["c4" "+50000ppm"]      :jump ["redis-1" "+20s"]
+//   :delay ["c1" "redis-1" "5s" "12s"] (for 5 s, by 12 s); its end ["c1" "redis-1"]
+//   :loss ["c1" "redis-1" "0.2"] or [... "0.2" "10s"]; its end sets the old rate back
 //   :skip  an @holder fault that found nobody holding the lock, with the
 //          skipped fault's keyword, then its value as scheduled:
 //          ["pause" "@holder" "15s"]; the op's detail says why. It gets its
@@ -58,6 +61,8 @@ enum class OpF {
   kHeal,
   kDrift,
   kJump,
+  kDelay,
+  kLoss,
   kSkip,
 };
 

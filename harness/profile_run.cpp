@@ -33,7 +33,12 @@ RunConfig with_profile_deployment(const RunConfig& config) {
   const auto parts = faults::parse_profile(config.profile, "--profile");
   if (faults::wants_failover(parts)) {
     const BackendSpec& backend = backend_of(config);
-    if (backend.add_failover) backend.add_failover(out);
+    if (backend.add_failover)
+      backend.add_failover(out, faults::profile_replication_lag(config.seed));
+  }
+  if (const auto timeout = faults::profile_client_timeout(parts, config.seed)) {
+    const BackendSpec& backend = backend_of(config);
+    if (backend.set_client_timeout) backend.set_client_timeout(out, *timeout);
   }
   LOCKSIM_ASSERT(out.seed == config.seed && out.algorithm == config.algorithm);
   return out;
@@ -71,6 +76,7 @@ faults::DeploymentView deployment_view(const RunConfig& config,
   }
   view.lease = std::max(profile_lease(config), Duration::millis(1));
   view.run_length = config.duration;
+  view.retransmission_limit = config.tcp.retransmission_limit;
   LOCKSIM_ASSERT(!view.servers.empty() && !view.clients.empty());
   return view;
 }

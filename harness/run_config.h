@@ -33,6 +33,7 @@ struct RunConfig {
   // failing to take it, is reported as stuck (a liveness finding).
   Duration stuck_after = Duration::seconds(30);
   sim::LinkParams link;
+  sim::TcpParams tcp;  // retransmission limit, RTO bounds (sim/connection.h)
   faults::FaultSchedule faults;
   // A fault profile ("pause", "pause+partition"; faults/profile.h), "" for
   // none: its schedule is drawn from the seed and the deployment when the run

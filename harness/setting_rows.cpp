@@ -102,8 +102,13 @@ std::vector<Setting> network_settings() {
       "mean of the exponential jitter added to each message", false, DurationRule::kNonNegative,
       [](auto& c) -> auto& { return c.link.latency_jitter_mean; }));
   rows.push_back(probability_row(
-      "--loss", "network.loss", "probability that a message is dropped",
+      "--loss", "network.loss",
+      "probability that a packet is lost and retransmitted (a delay of one RTO, 200 ms doubling)",
       [](auto& c) -> auto& { return c.link.loss; }));
+  rows.push_back(duration_row(
+      "--retransmission-limit", "network.retransmission_limit",
+      "a partition longer than this breaks the connections across it (Linux tcp_retries2=15)",
+      false, DurationRule::kPositive, [](auto& c) -> auto& { return c.tcp.retransmission_limit; }));
   return rows;
 }
 

@@ -11,6 +11,7 @@
 
 #include "env/parse.h"
 #include "harness/settings.h"
+#include "sim/connection.h"
 
 namespace locksim::harness {
 
@@ -32,6 +33,36 @@ Setting duration_row(std::string flag, std::string path, std::string help, bool 
     get(c) = d;
   };
   s.format = [get](const RunConfig& c) { return format_duration(get(c)); };
+  return s;
+}
+
+// A client timeout: "none" (sim::kNoTimeout: wait as long as the connection
+// lives) or a positive duration up to 7 days.
+template <class Get>
+Setting timeout_row(std::string flag, std::string path, std::string help, bool live, Get get) {
+  Setting s{std::move(flag), std::move(path), Setting::Kind::kText,
+            "none|DURATION", std::move(help), live};
+  s.parse = [get](RunConfig& c, const std::string& text, const std::string& field) {
+    if (text == "none") {
+      get(c) = sim::kNoTimeout;
+      return;
+    }
+    const auto bad = [&] {
+      return ConfigError(field + ": expected none or a positive duration up to 7 days, got '" +
+                         text + "'");
+    };
+    Duration d;
+    try {
+      d = parse_duration(text, field);
+    } catch (const ConfigError&) {
+      throw bad();
+    }
+    if (d <= Duration::zero() || d > RunConfig::kMaxDuration) throw bad();
+    get(c) = d;
+  };
+  s.format = [get](const RunConfig& c) {
+    return get(c) == sim::kNoTimeout ? std::string("none") : format_duration(get(c));
+  };
   return s;
 }
 

@@ -188,7 +188,7 @@ void build_resource_and_exposure(SimRun& run) {
 void build(SimRun& run) {
   const RunConfig& config = run.config;
   sim::World& world = run.world;
-  run.net = std::make_unique<sim::Network>(world, world.rng().split("network"));
+  run.net = std::make_unique<sim::Network>(world, world.rng().split("network"), config.tcp);
   run.net->set_default_link(config.link);
   run.deployment = backend_of(config).make(world, *run.net, config);
   const int clients = config.workload.clients;
@@ -232,6 +232,11 @@ faults::FaultSchedule install_faults(SimRun& run) {
       [truth](std::string_view f, std::vector<std::string> value, std::string_view note) {
         truth->record_nemesis(f, std::move(value), note);
       });
+  sim::Deployment* deployment = run.deployment.get();
+  run.nemesis->set_primary_lookup([deployment] {
+    const sim::Deployment::Roles roles = deployment->roles();
+    return roles.primaries.empty() ? std::string() : roles.primaries.front();
+  });
   run.nemesis->install(run.config.faults, run.config.fault_field_prefix());
   // Names come from the deployment itself, so an error here is a bug.
   run.nemesis->install(drawn, "--profile");

@@ -5,6 +5,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "faults/profile.h"
+#include "harness/profile_run.h"
 #include "harness/settings.h"
 #include "harness/sweep.h"
 
@@ -57,6 +58,12 @@ RunConfig SweepPlan::config_of(const std::string& algorithm, const std::string& 
   c.profile = profile == "none" ? "" : profile;
   c.seed = seed;
   c.faults = base.faults;
+  if (!c.profile.empty()) {
+    // A column that needs longer runs gets them (its replay commands say so).
+    const Duration at_least =
+        faults::profile_min_run(faults::parse_profile(c.profile, "profile"), profile_lease(c));
+    c.duration = std::max(c.duration, at_least);
+  }
   LOCKSIM_ASSERT(c.seed == seed && c.algorithm == algorithm);
   LOCKSIM_ASSERT_MSG(c.profile.empty() || c.profile == profile, "none runs without a profile");
   return c;

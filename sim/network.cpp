@@ -1,5 +1,7 @@
 #include "sim/network.h"
 
+#include <algorithm>
+
 #include "env/assert.h"
 #include "sim/node.h"
 #include "sim/world.h"
@@ -17,10 +19,27 @@ bool valid(const LinkParams& p) {
 
 }  // namespace
 
-Network::Network(World& world, Rng rng) : world_(world), rng_(rng) {}
+size_t Network::StreamKeyHash::operator()(const StreamKey& k) const {
+  const auto a = reinterpret_cast<uintptr_t>(k.from);
+  const auto b = reinterpret_cast<uintptr_t>(k.to);
+  return static_cast<size_t>((a * 0x9e3779b97f4a7c15ULL) ^ (b + 0x7f4a7c159e3779b9ULL + (a << 6)) ^
+                             (k.connection * 0xbf58476d1ce4e5b9ULL));
+}
+
+Network::Network(World& world, Rng rng, TcpParams tcp) : world_(world), rng_(rng), tcp_(tcp) {
+  LOCKSIM_ASSERT_MSG(sim::valid(tcp_), "TCP parameters out of range");
+  // A crash resets the crashed process's connections (see node_crashed).
+  world_.set_crash_observer([this, alive = lifetime()](const Node& n) {
+    if (!alive.expired()) node_crashed(n);
+  });
+}
 
 Network::Pair Network::key(const Node& a, const Node& b) {
   return a.name() < b.name() ? Pair{a.name(), b.name()} : Pair{b.name(), a.name()};
+}
+
+Network::Pair Network::directed(const Node& from, const Node& to) {
+  return {from.name(), to.name()};
 }
 
 void Network::set_default_link(const LinkParams& p) {
@@ -34,62 +53,342 @@ void Network::set_link(const Node& a, const Node& b, const LinkParams& p) {
   links_[key(a, b)] = p;
 }
 
+void Network::set_loss(const Node& a, const Node& b, double loss) {
+  LinkParams p = link(a, b);
+  p.loss = loss;
+  set_link(a, b, p);
+}
+
 const LinkParams& Network::link(const Node& a, const Node& b) const {
+  if (links_.empty()) return default_link_;
   auto it = links_.find(key(a, b));
   return it == links_.end() ? default_link_ : it->second;
 }
 
 void Network::partition(const std::vector<const Node*>& side_a,
                         const std::vector<const Node*>& side_b) {
-  for (const Node* a : side_a) {
-    for (const Node* b : side_b) {
+  partition_one_way(side_a, side_b);
+  partition_one_way(side_b, side_a);
+}
+
+void Network::partition_one_way(const std::vector<const Node*>& from,
+                                const std::vector<const Node*>& to) {
+  for (const Node* a : from) {
+    for (const Node* b : to) {
       LOCKSIM_ASSERT(a != nullptr && b != nullptr);
-      if (a != b) cut_.insert(key(*a, *b));
+      if (a != b) cut_.insert(directed(*a, *b));
     }
   }
 }
 
 void Network::heal() {
   cut_.clear();
+  for (auto& owned : streams_) {
+    Stream& s = *owned;
+    if (!s.blocked) continue;
+    // Pair of block(): a blocked stream holds its head and has no pump.
+    LOCKSIM_ASSERT_MSG(!s.empty() && !s.pump_scheduled, "a blocked stream without a held head");
+    s.blocked = false;
+    const auto retransmit = next_retransmission(s.head().sent, world_.now(), tcp_);
+    // give_up() fires at the limit and breaks the stream first; until then
+    // there is always a next retransmission.
+    LOCKSIM_ASSERT_MSG(retransmit.has_value(), "a held stream outlived its retransmission limit");
+    schedule_pump(s, *retransmit + link(s.from(), s.to()).latency_base);
+  }
+  for (auto& [id, c] : connections_) {
+    if (!c.reset_unseen) continue;
+    c.reset_unseen = false;  // the client's next retransmission meets the RST
+    const uint64_t conn = id;
+    world_.after(link(*c.server, *c.client).latency_base * 2, [this, conn] {
+      auto it = connections_.find(conn);
+      if (it != connections_.end() && it->second.on_failure) {
+        auto handler = it->second.on_failure;
+        handler(ConnectionState::kReset);
+      }
+    });
+  }
+}
+
+void Network::add_delay(const std::vector<const Node*>& side_a,
+                        const std::vector<const Node*>& side_b, Duration extra) {
+  LOCKSIM_ASSERT_MSG(extra >= Duration::zero(), "a delay spike adds latency");
+  for (const Node* a : side_a) {
+    for (const Node* b : side_b) {
+      if (a == b) continue;
+      extra_[directed(*a, *b)] += extra;
+      extra_[directed(*b, *a)] += extra;
+    }
+  }
+}
+
+void Network::remove_delay(const std::vector<const Node*>& side_a,
+                           const std::vector<const Node*>& side_b, Duration extra) {
+  for (const Node* a : side_a) {
+    for (const Node* b : side_b) {
+      if (a == b) continue;
+      for (const Pair& k : {directed(*a, *b), directed(*b, *a)}) {
+        auto it = extra_.find(k);
+        // Pair of add_delay: only what was added is taken away.
+        LOCKSIM_ASSERT_MSG(it != extra_.end() && it->second >= extra, "removing an absent delay");
+        it->second -= extra;
+        if (it->second == Duration::zero()) extra_.erase(it);
+      }
+    }
+  }
+}
+
+bool Network::can_send(const Node& from, const Node& to) const {
+  return &from == &to || cut_.empty() || cut_.count(directed(from, to)) == 0;
 }
 
 bool Network::connected(const Node& a, const Node& b) const {
-  return &a == &b || cut_.count(key(a, b)) == 0;
+  return can_send(a, b) && can_send(b, a);
+}
+
+Stream& Network::stream(const Node& from, const Node& to, uint64_t connection) {
+  const StreamKey k{&from, &to, connection};
+  auto it = stream_index_.find(k);
+  if (it != stream_index_.end()) return *it->second;
+  // Streams are created on first use, in the simulation's (deterministic) order.
+  streams_.push_back(
+      std::make_unique<Stream>(const_cast<Node&>(from), const_cast<Node&>(to), connection));
+  stream_index_.emplace(k, streams_.back().get());
+  LOCKSIM_ASSERT(streams_.back()->connection() == connection);
+  return *streams_.back();
+}
+
+Duration Network::draw_latency(const Node& from, const Node& to) {
+  const LinkParams& p = link(from, to);
+  // Draw both numbers every time, lost or not, so a loss elsewhere does not
+  // shift this link's later latencies.
+  const bool lost = rng_.chance(p.loss);
+  Duration latency = p.latency_base + rng_.exponential(p.latency_jitter_mean);
+  LOCKSIM_ASSERT_MSG(latency >= p.latency_base, "a message faster than the link allows");
+  if (lost) {
+    // Retransmitted after the RTO, which doubles for each further loss.
+    Duration rto = tcp_.rto_min;
+    latency += rto;
+    for (int i = 0; i < tcp_.loss_redraws_max && rng_.chance(p.loss); ++i) {
+      rto = std::min(rto * 2, tcp_.rto_max);
+      latency += rto;
+    }
+  }
+  if (!extra_.empty()) {
+    auto it = extra_.find(directed(from, to));
+    if (it != extra_.end()) latency += it->second;
+  }
+  return latency;
 }
 
 void Network::send(const Node& from, Node& to, std::function<void()> message) {
+  enqueue(from, to, 0, std::move(message));
+}
+
+void Network::enqueue(const Node& from, Node& to, uint64_t connection,
+                      std::function<void()> message) {
+  LOCKSIM_ASSERT(message != nullptr);
   ++sent_;
-  const LinkParams& p = link(from, to);
-  // Draw both numbers every time, lost or not, so a partition elsewhere does
-  // not shift this link's later latencies.
-  const bool lost = rng_.chance(p.loss);
-  const Duration latency = p.latency_base + rng_.exponential(p.latency_jitter_mean);
-  LOCKSIM_ASSERT_MSG(latency >= p.latency_base, "a message faster than the link allows");
-  if (lost || !connected(from, to)) {
+  const Duration latency = draw_latency(from, to);
+  Stream& s = stream(from, to, connection);
+  if (s.size() >= Stream::kQueuedMax) {
     ++dropped_;
     check_counts();
     return;
   }
+  const bool was_empty = s.empty();
+  // Pair of pump(): a stream with packets has a pump scheduled or is blocked.
+  LOCKSIM_ASSERT_MSG(was_empty || s.pump_scheduled || s.blocked || s.pumping,
+                     "a stream nobody pumps");
+  s.push(Packet{world_.now(), world_.now() + latency, connection, std::move(message)});
   ++in_flight_;
-  const Node* from_ptr = &from;
-  Node* to_ptr = &to;
-  const TimePoint arrives = world_.now() + latency;
-  world_.after(latency, [this, from_ptr, to_ptr, arrives, message = std::move(message)]() mutable {
-    // Pair of the send side: a message arrives exactly when its latency
-    // says, never before it was sent.
-    LOCKSIM_ASSERT_MSG(world_.now() == arrives, "a message delivered off its arrival time");
-    LOCKSIM_ASSERT(in_flight_ > 0);
-    --in_flight_;
-    if (!connected(*from_ptr, *to_ptr)) {
+  // A pump running now (a message that sends on its own stream: a node
+  // talking to itself) picks the new packet up when it finishes.
+  if (was_empty && !s.pump_scheduled && !s.blocked && !s.pumping) {
+    schedule_pump(s, world_.now() + latency);
+  }
+  check_counts();
+}
+
+void Network::schedule_pump(Stream& s, TimePoint at) {
+  LOCKSIM_ASSERT_MSG(!s.pump_scheduled && !s.blocked, "a stream pumped twice");
+  s.pump_scheduled = true;
+  Stream* sp = &s;
+  const uint64_t generation = s.generation();
+  world_.at(std::max(at, world_.now()), [this, sp, generation] {
+    if (sp->generation() != generation) return;  // emptied meanwhile (crash, break)
+    sp->pump_scheduled = false;
+    pump(*sp);
+  });
+}
+
+void Network::pump(Stream& s) {
+  const uint64_t generation = s.generation();
+  LOCKSIM_ASSERT(!s.pumping && !s.blocked);
+  s.pumping = true;
+  while (!s.empty() && s.head().ready <= world_.now()) {
+    if (!can_send(s.from(), s.to())) {
+      s.pumping = false;
+      block(s);
+      return;
+    }
+    deliver(s, s.pop());
+    // Only faults crash nodes, never a delivered message; still, a stream
+    // cleared under us is left alone.
+    if (s.generation() != generation) break;
+  }
+  s.pumping = false;
+  if (!s.empty()) schedule_pump(s, s.head().ready);
+}
+
+void Network::deliver(Stream& s, Packet p) {
+  LOCKSIM_ASSERT(in_flight_ > 0);
+  --in_flight_;
+  // Pair of Stream::push: arrivals on one stream never go back in time.
+  LOCKSIM_ASSERT_MSG(world_.now() >= s.last_arrival, "a stream delivered out of order");
+  LOCKSIM_ASSERT_MSG(world_.now() >= p.ready, "a message arrived before its latency allows");
+  s.last_arrival = world_.now();
+  if (p.connection != 0) {
+    auto it = connections_.find(p.connection);
+    LOCKSIM_ASSERT_MSG(it != connections_.end(), "a packet of an unknown connection");
+    const ConnectionState state = it->second.state;
+    const bool to_server = &s.to() == it->second.server;
+    // Bytes a client wrote before closing still reach the server; nothing
+    // reaches a socket that is gone.
+    if (!(state == ConnectionState::kOpen || (to_server && state == ConnectionState::kClosed))) {
       ++dropped_;
       check_counts();
       return;
     }
-    ++arrived_;
-    check_counts();
-    to_ptr->deliver(std::move(message));
-  });
+  }
+  ++arrived_;
   check_counts();
+  s.to().deliver(std::move(p.message));
+}
+
+void Network::block(Stream& s) {
+  LOCKSIM_ASSERT(!s.empty() && !s.blocked);
+  s.blocked = true;
+  const uint64_t blocks = ++s.blocks;
+  const TimePoint limit = s.head().sent + tcp_.retransmission_limit;
+  Stream* sp = &s;
+  const uint64_t generation = s.generation();
+  world_.at(std::max(limit, world_.now()), [this, sp, blocks, generation] {
+    if (sp->generation() == generation) give_up(*sp, blocks);
+  });
+}
+
+void Network::give_up(Stream& s, uint64_t blocks) {
+  if (!s.blocked || s.blocks != blocks) return;  // healed in time
+  // Pair of block(): the head is the packet that has gone unacknowledged.
+  LOCKSIM_ASSERT_MSG(world_.now() >= s.head().sent + tcp_.retransmission_limit,
+                     "a stream gave up before its retransmission limit");
+  break_connection(s);
+}
+
+void Network::break_connection(const Stream& broken) {
+  const Node* a = &broken.from();
+  const Node* b = &broken.to();
+  const uint64_t id = broken.connection();
+  for (const StreamKey& k : {StreamKey{a, b, id}, StreamKey{b, a, id}}) {
+    auto it = stream_index_.find(k);
+    if (it == stream_index_.end()) continue;
+    const size_t n = it->second->clear();
+    LOCKSIM_ASSERT(in_flight_ >= n);
+    in_flight_ -= n;
+    dropped_ += n;
+  }
+  check_counts();
+  if (id == 0) return;  // the implicit link: its users resync (replication) or time out
+  auto it = connections_.find(id);
+  LOCKSIM_ASSERT_MSG(it != connections_.end(), "a stream of an unknown connection");
+  if (it->second.state == ConnectionState::kOpen) notify(id, it->second, ConnectionState::kBroken);
+}
+
+void Network::node_crashed(const Node& node) {
+  for (auto& owned : streams_) {
+    Stream& s = *owned;
+    if (&s.from() != &node && &s.to() != &node) continue;
+    const size_t n = s.clear();
+    LOCKSIM_ASSERT(in_flight_ >= n);
+    in_flight_ -= n;
+    dropped_ += n;
+  }
+  check_counts();
+  for (auto& [id, c] : connections_) {
+    if (c.state != ConnectionState::kOpen || (c.client != &node && c.server != &node)) continue;
+    if (c.client == &node) {
+      c.state = ConnectionState::kReset;  // the server side forgets it
+      ++reset_;
+      continue;
+    }
+    if (!can_send(*c.server, *c.client)) {
+      c.state = ConnectionState::kReset;  // silent until the link heals
+      c.reset_unseen = true;
+      ++reset_;
+      continue;
+    }
+    notify(id, c, ConnectionState::kReset);
+  }
+}
+
+void Network::notify(uint64_t id, ConnectionRecord& c, ConnectionState why) {
+  LOCKSIM_ASSERT(c.state == ConnectionState::kOpen);
+  LOCKSIM_ASSERT(why == ConnectionState::kReset || why == ConnectionState::kBroken);
+  c.state = why;
+  ++(why == ConnectionState::kReset ? reset_ : broken_);
+  // A reset travels back as an RST (one latency); a broken connection is the
+  // client's own kernel giving up (now).
+  const Duration after =
+      why == ConnectionState::kReset ? link(*c.server, *c.client).latency_base : Duration::zero();
+  world_.after(after, [this, id, why] {
+    auto it = connections_.find(id);
+    if (it == connections_.end() || !it->second.on_failure) return;
+    auto handler = it->second.on_failure;  // it may replace itself
+    handler(why);
+  });
+}
+
+uint64_t Network::open_connection(Node& client, Node& server) {
+  const uint64_t id = next_connection_++;
+  connections_.emplace(id, ConnectionRecord{&client, &server, ConnectionState::kOpen, false, {}});
+  return id;
+}
+
+void Network::send_on(uint64_t connection, bool to_server, std::function<void()> message) {
+  auto it = connections_.find(connection);
+  LOCKSIM_ASSERT_MSG(it != connections_.end(), "a send on an unknown connection");
+  ConnectionRecord& c = it->second;
+  const bool writable = c.state == ConnectionState::kOpen;
+  if (!writable) return;  // a dead socket takes nothing
+  if (to_server) {
+    enqueue(*c.client, *c.server, connection, std::move(message));
+  } else {
+    enqueue(*c.server, *c.client, connection, std::move(message));
+  }
+}
+
+void Network::close_connection(uint64_t connection) {
+  auto it = connections_.find(connection);
+  LOCKSIM_ASSERT(it != connections_.end());
+  if (it->second.state == ConnectionState::kOpen) it->second.state = ConnectionState::kClosed;
+}
+
+ConnectionState Network::connection_state(uint64_t connection) const {
+  auto it = connections_.find(connection);
+  LOCKSIM_ASSERT(it != connections_.end());
+  return it->second.state;
+}
+
+void Network::set_failure_handler(uint64_t connection,
+                                  std::function<void(ConnectionState)> handler) {
+  auto it = connections_.find(connection);
+  LOCKSIM_ASSERT(it != connections_.end());
+  it->second.on_failure = std::move(handler);
+}
+
+void Network::release_connection(uint64_t connection) {
+  close_connection(connection);
+  connections_.at(connection).on_failure = {};
 }
 
 void Network::check_counts() const {

@@ -1,21 +1,33 @@
-// The simulated network: per-link latency, loss, and partitions.
+// The simulated network: TCP streams between nodes, per-link latency, loss,
+// delay spikes and (one- or two-way) partitions.
 //
-// A message is a callback run at its destination node when it arrives. It is
-// dropped if the link is cut when it is sent or when it would arrive (a
-// partition that heals in between does not resurrect it), or by a seeded loss
-// draw. Latency is base + exponential(jitter_mean) per message, so messages on
-// one link can overtake each other, as datagrams on separate connections do.
+// Every message travels on the stream from its sender's node to its
+// receiver's (sim/connection.h): FIFO per direction, so jitter never reorders
+// it. A partition *holds* a stream — its bytes arrive, in order, with the
+// first retransmission after the heal — unless it lasts past the
+// retransmission limit, when the connections between the two nodes break and
+// what was held is lost. A loss draw delays a message by TCP's retransmission
+// timeout. A crashed process resets its connections at once: its streams are
+// emptied and each client of it is told, one latency later, if the link lets
+// the RST through. A paused or cut-off node is silent.
+//
+// Latency is base + exponential(jitter_mean) (+ an active delay spike) per
+// message, drawn when it is sent; it arrives at that time or, behind a slower
+// one, just after it.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "env/time.h"
+#include "sim/connection.h"
 #include "sim/rng.h"
 
 namespace locksim::sim {
@@ -26,50 +38,137 @@ class World;
 struct LinkParams {
   Duration latency_base = Duration::micros(200);
   Duration latency_jitter_mean = Duration::micros(300);
-  double loss = 0.0;  // probability a message is dropped, in [0, 1]
+  // Probability that a packet is lost and must be retransmitted (a delay of
+  // one RTO, doubling per further loss), in [0, 1].
+  double loss = 0.0;
 };
 
 class Network {
  public:
-  Network(World& world, Rng rng);
+  Network(World& world, Rng rng, TcpParams tcp = {});
+  // Touches nothing else: the World and Connection handles may outlive it or
+  // go first (a run tears the World down first); both check lifetime().
+  ~Network() = default;
+  Network(const Network&) = delete;
+  Network& operator=(const Network&) = delete;
+
+  const TcpParams& tcp() const { return tcp_; }
+  // Expires when the network is destroyed.
+  std::weak_ptr<int> lifetime() const { return lifetime_; }
 
   // Link parameters must be in range (latencies >= 0, loss in [0, 1]):
   // validation of the run's input guarantees it.
   void set_default_link(const LinkParams& p);
   // Both directions between the two distinct nodes.
   void set_link(const Node& a, const Node& b, const LinkParams& p);
+  // The loss rate of both directions between a and b from now on (a fault).
+  void set_loss(const Node& a, const Node& b, double loss);
+  double loss(const Node& a, const Node& b) const { return link(a, b).loss; }
+  // Twice the base latency between a and b: a handshake without jitter.
+  Duration round_trip_base(const Node& a, const Node& b) const {
+    return link(a, b).latency_base * 2;
+  }
 
-  // Cuts every link between a node in `side_a` and one in `side_b`.
+  // Cuts every link between a node in `side_a` and one in `side_b`, both ways.
   void partition(const std::vector<const Node*>& side_a, const std::vector<const Node*>& side_b);
-  // Restores every cut link.
+  // Cuts only the direction from each node of `from` to each node of `to`.
+  void partition_one_way(const std::vector<const Node*>& from, const std::vector<const Node*>& to);
+  // Restores every cut link; held streams resume with their next retransmission.
   void heal();
-  bool connected(const Node& a, const Node& b) const;
+  // Adds `extra` to the latency of messages sent between the sides (both
+  // ways) until remove_delay with the same arguments. Order is kept.
+  void add_delay(const std::vector<const Node*>& side_a, const std::vector<const Node*>& side_b,
+                 Duration extra);
+  void remove_delay(const std::vector<const Node*>& side_a, const std::vector<const Node*>& side_b,
+                    Duration extra);
 
-  // Sends `message` from `from` to `to`; it runs via to.deliver() on arrival.
+  // Both directions up (a node is always connected to itself).
+  bool connected(const Node& a, const Node& b) const;
+  // The direction from -> to is up.
+  bool can_send(const Node& from, const Node& to) const;
+
+  // Sends `message` from `from` to `to` on the two nodes' implicit peer link
+  // (the long-lived connection a replication link or a quorum channel keeps):
+  // it runs via to.deliver() on arrival, after every earlier message from
+  // `from` to `to`.
   void send(const Node& from, Node& to, std::function<void()> message);
 
-  // Counts: every message sent is dropped, in flight, or arrived (handed to
-  // its node, which may still drop it if crashed). Asserted on every change.
+  // --- Connections (used by sim::Connection; see there). ---
+  uint64_t open_connection(Node& client, Node& server);
+  void send_on(uint64_t connection, bool to_server, std::function<void()> message);
+  void close_connection(uint64_t connection);
+  ConnectionState connection_state(uint64_t connection) const;
+  void set_failure_handler(uint64_t connection, std::function<void(ConnectionState)> handler);
+  // The Connection handle is gone: like close(), and its handler is dropped.
+  void release_connection(uint64_t connection);
+
+  // Counts: every message sent is dropped, in flight (travelling or held), or
+  // arrived (handed to its node, which may still drop it if crashed).
+  // Asserted on every change.
   uint64_t sent() const { return sent_; }
   uint64_t dropped() const { return dropped_; }
   uint64_t in_flight() const { return in_flight_; }
   uint64_t arrived() const { return arrived_; }
+  uint64_t connections_broken() const { return broken_; }
+  uint64_t connections_reset() const { return reset_; }
 
  private:
   using Pair = std::pair<std::string, std::string>;  // by name: deterministic order
+  struct StreamKey {
+    const Node* from;
+    const Node* to;
+    uint64_t connection;
+    bool operator==(const StreamKey&) const = default;
+  };
+  struct StreamKeyHash {
+    size_t operator()(const StreamKey& k) const;
+  };
+  struct ConnectionRecord {
+    Node* client = nullptr;
+    Node* server = nullptr;
+    ConnectionState state = ConnectionState::kOpen;
+    bool reset_unseen = false;  // reset while the RST could not reach the client
+    std::function<void(ConnectionState)> on_failure;
+  };
+
   static Pair key(const Node& a, const Node& b);
+  static Pair directed(const Node& from, const Node& to);
   const LinkParams& link(const Node& a, const Node& b) const;
+  Stream& stream(const Node& from, const Node& to, uint64_t connection);
+  Duration draw_latency(const Node& from, const Node& to);
+  void enqueue(const Node& from, Node& to, uint64_t connection, std::function<void()> message);
+  void schedule_pump(Stream& s, TimePoint at);
+  void pump(Stream& s);
+  void deliver(Stream& s, Packet p);
+  void block(Stream& s);
+  void give_up(Stream& s, uint64_t blocks);
+  // Breaks the connection of `s` (both of its streams; for the implicit
+  // link, the two nodes' link): everything held is lost.
+  void break_connection(const Stream& s);
+  void node_crashed(const Node& node);
+  void notify(uint64_t id, ConnectionRecord& c, ConnectionState why);
   void check_counts() const;
 
   World& world_;
   Rng rng_;
+  TcpParams tcp_;
   LinkParams default_link_;
   std::map<Pair, LinkParams> links_;
-  std::set<Pair> cut_;
+  std::set<Pair> cut_;              // directed: (from, to)
+  std::map<Pair, Duration> extra_;  // directed: active delay spikes
+  // Streams in creation order (iterated: deterministic), and a lookup index
+  // by node address (never iterated, so pointer order cannot leak).
+  std::vector<std::unique_ptr<Stream>> streams_;
+  std::unordered_map<StreamKey, Stream*, StreamKeyHash> stream_index_;
+  std::map<uint64_t, ConnectionRecord> connections_;
+  uint64_t next_connection_ = 1;
   uint64_t sent_ = 0;
   uint64_t dropped_ = 0;
   uint64_t in_flight_ = 0;
   uint64_t arrived_ = 0;
+  uint64_t broken_ = 0;
+  uint64_t reset_ = 0;
+  std::shared_ptr<int> lifetime_ = std::make_shared<int>(0);
 };
 
 }  // namespace locksim::sim

@@ -71,6 +71,9 @@ void Node::crash() {
   queued_.clear();  // a paused node's queue dies with it
   enter(State::kCrashed);
   world_.cancel_fibers_of(*this);
+  // Its connections are reset (peers hear at once); a pause or a partition
+  // never calls this: they are silent.
+  world_.node_crashed(*this);
   if (on_crash) on_crash();
 }
 

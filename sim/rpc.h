@@ -1,56 +1,124 @@
-// Request/response over the simulated network, with a timeout.
+// Request/response over one simulated TCP connection, with a client timeout.
 //
 // The handler runs at the server node when the request arrives, on the main
 // context and without yielding: a server command is atomic, and the server's
-// clock is read once per request. The reply travels back over the network;
-// whichever comes first, reply or timeout, wakes the caller. A reply that
-// arrives after the timeout is ignored, but the server did the work: that is
-// exactly the "unknown outcome" a lock client must live with.
+// clock is read once per request. The reply travels back on the same
+// connection. Whichever comes first wakes the caller: the reply, the client
+// timeout (none: kNoTimeout), or the connection failing (reset by a crashed
+// server, broken by the retransmission limit). A reply that arrives after the
+// caller gave up is ignored, but the server did the work: that is exactly
+// the "unknown outcome" a lock client must live with.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "env/assert.h"
+#include "sim/connection.h"
 #include "sim/network.h"
 #include "sim/node.h"
 #include "sim/world.h"
 
 namespace locksim::sim {
 
+// Opens a TCP connection from `client` to `server` as connect(2) does: SYNs
+// leave at 0, 1, 3, 7, ... s (tcp_syn_retries' doubling) until `timeout`
+// (kNoTimeout: TcpParams::connect_timeout_default), so a link that heals in
+// between lets the next one through; a crashed server refuses at once.
+// Returns the open connection, or nullptr with `error` saying why.
+// Must be called from a fiber on `client`.
+inline std::unique_ptr<Connection> dial(World& world, Network& net, Node& client, Node& server,
+                                        Duration timeout, std::string& error) {
+  LOCKSIM_ASSERT(timeout > Duration::zero());
+  const Duration limit = timeout == kNoTimeout ? net.tcp().connect_timeout_default : timeout;
+  Duration waited = Duration::zero();
+  Duration gap = Duration::seconds(1);
+  while (!net.connected(client, server)) {
+    const Duration step = std::min(gap, limit - waited);
+    if (step <= Duration::zero()) {
+      error = "connect: timeout after " + std::to_string(limit.to_ms()) + " ms";
+      return nullptr;
+    }
+    world.sleep(step);
+    waited += step;
+    gap = gap * 2;
+  }
+  world.sleep(net.round_trip_base(client, server));  // SYN, SYN-ACK
+  if (server.crashed()) {
+    error = "connect: connection refused";
+    return nullptr;
+  }
+  auto conn = std::make_unique<Connection>(net, client, server);
+  LOCKSIM_ASSERT(conn->open());
+  return conn;
+}
+
+enum class CallOutcome { kReply, kTimeout, kReset, kBroken };
+
 template <class Response>
-std::optional<Response> call(World& world, Network& net, Node& client, Node& server,
-                             std::function<Response()> handler, Duration timeout) {
-  LOCKSIM_ASSERT_MSG(timeout > Duration::zero(), "an RPC needs a positive timeout");
+struct CallResult {
+  CallOutcome outcome = CallOutcome::kTimeout;
+  std::optional<Response> reply;  // set exactly when outcome is kReply
+};
+
+// Precondition (asserted): `conn` is open; timeout positive or kNoTimeout.
+// Must be called from a fiber on conn.client().
+template <class Response>
+CallResult<Response> call(World& world, Connection& conn, std::function<Response()> handler,
+                          Duration timeout) {
+  LOCKSIM_ASSERT_MSG(timeout > Duration::zero(), "an RPC needs a positive timeout (or none)");
+  LOCKSIM_ASSERT_MSG(conn.open(), "an RPC on a connection that is not open");
   struct State {
     Waiter waiter;
-    std::optional<Response> response;
+    CallResult<Response> result;
   };
   auto state = std::make_shared<State>();
-  const TimePoint deadline = world.now() + timeout;
-  net.send(
-      client, server,
-      [&world, &net, &client, &server, state, deadline, handler = std::move(handler)] {
-        // Node::deliver runs a message only on a running node.
-        LOCKSIM_ASSERT_MSG(server.running(), "a request handled by a node that is not running");
-        Response r = handler();
-        net.send(server, client, [&world, &client, state, deadline, r = std::move(r)]() mutable {
-          LOCKSIM_ASSERT_MSG(client.running(), "a reply handled by a node that is not running");
-          if (state->waiter.signaled) return;  // timed out already
-          // Pair of the timeout event: had the deadline passed, it would have
-          // signalled first.
-          LOCKSIM_ASSERT_MSG(world.now() <= deadline, "a reply accepted after the timeout");
-          state->response = std::move(r);
-          world.signal(state->waiter);
-        });
-      });
-  world.after(timeout, [&world, state, deadline] {
-    LOCKSIM_ASSERT(world.now() == deadline);
+  const TimePoint deadline =
+      timeout == kNoTimeout ? TimePoint{} + kNoTimeout : world.now() + timeout;
+  Node& server = conn.server();
+  // The server side names the connection by id, never by the handle: the
+  // client may have given up and destroyed it before the request arrives.
+  Network& net = conn.network();
+  const uint64_t id = conn.id();
+  conn.on_failure([&world, state](ConnectionState why) {
+    if (state->waiter.signaled) return;
+    state->result.outcome =
+        why == ConnectionState::kBroken ? CallOutcome::kBroken : CallOutcome::kReset;
     world.signal(state->waiter);
   });
-  world.block(state->waiter);
-  return std::move(state->response);
+  conn.to_server([&world, &server, &net, id, state, deadline, handler = std::move(handler)] {
+    // Node::deliver runs a message only on a running node.
+    LOCKSIM_ASSERT_MSG(server.running(), "a request handled by a node that is not running");
+    Response r = handler();
+    // A closed, reset or broken connection drops the reply in the network.
+    net.send_on(id, false, [&world, state, deadline, r = std::move(r)]() mutable {
+      if (state->waiter.signaled) return;  // timed out already
+      // Pair of the timeout event: had the deadline passed, it would have
+      // signalled first.
+      LOCKSIM_ASSERT_MSG(world.now() <= deadline, "a reply accepted after the timeout");
+      state->result.outcome = CallOutcome::kReply;
+      state->result.reply = std::move(r);
+      world.signal(state->waiter);
+    });
+  });
+  if (timeout != kNoTimeout) {
+    world.after(timeout, [&world, state, deadline] {
+      LOCKSIM_ASSERT(world.now() == deadline);
+      if (!state->waiter.signaled) world.signal(state->waiter);
+    });
+  }
+  try {
+    world.block(state->waiter);
+  } catch (...) {
+    conn.on_failure({});
+    throw;
+  }
+  conn.on_failure({});
+  LOCKSIM_ASSERT((state->result.outcome == CallOutcome::kReply) == state->result.reply.has_value());
+  return std::move(state->result);
 }
 
 }  // namespace locksim::sim

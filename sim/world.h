@@ -104,6 +104,16 @@ class World {
   // Cancels and joins every fiber. Idempotent; the destructor calls it too.
   void shutdown();
 
+  // Who hears of a crash besides the node's owner: the network, which resets
+  // the crashed process's connections. One observer; empty to clear.
+  void set_crash_observer(std::function<void(const Node&)> observer) {
+    crash_observer_ = std::move(observer);
+  }
+  // Called by Node::crash after the node is marked crashed (asserted there).
+  void node_crashed(const Node& node) {
+    if (crash_observer_) crash_observer_(node);
+  }
+
   const std::vector<std::string>& errors() const { return errors_; }
   void record_error(std::string e) { errors_.push_back(std::move(e)); }
 
@@ -124,6 +134,7 @@ class World {
   // Lookup only (never iterated), so pointer order cannot leak into behaviour.
   std::unordered_map<const boost::fibers::context*, FiberRecord*> by_context_;
   std::vector<std::string> errors_;
+  std::function<void(const Node&)> crash_observer_;
 };
 
 struct FiberRecord {

@@ -75,7 +75,8 @@ TEST(FaultProfile, AimsAtWhatTheDeploymentExposes) {
     first_crashed.insert(events.front().node);
     for (const auto& e : events) {
       EXPECT_EQ(e.kind, FaultKind::kCrash);
-      EXPECT_TRUE(e.node.rfind("s-", 0) == 0) << "only servers: " << e.describe();
+      EXPECT_TRUE(e.node.rfind("s-", 0) == 0 || e.node == "@primary")
+          << "only servers: " << e.describe();
     }
   }
   EXPECT_EQ(first_crashed, (std::set<std::string>{"s-1", "s-2"}))
@@ -147,6 +148,39 @@ TEST(FaultProfile, RunRecordsAndReplaysItsSchedule) {
   EXPECT_EQ(locksim::testing::slurp(dir / "result.json"),
             locksim::reports::result_json_text(first.result));
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+
+namespace {
+
+// "@primary" names the primary at the moment the fault fires: after a
+// failover, the promoted replica. A crash of a node already down is a skip.
+TEST(FaultProfile, AtPrimaryHitsThePromotedReplicaAndADownNodeIsSkipped) {
+  locksim::harness::RunConfig c;
+  c.algorithm = "set-nx-lua";
+  c.seed = 3;
+  c.duration = locksim::Duration::seconds(20);
+  c.redis.replicas = 1;
+  c.redis.failover = true;
+  c.redis.down_after = locksim::Duration::seconds(1);
+  c.redis.discovery_delay = locksim::Duration::millis(200);
+  for (const char* f : {"crash redis-1 at 1s for 15s", "crash @primary at 2s for 1s",
+                        "crash @primary at 6s for 1s"}) {
+    c.faults.events.push_back(locksim::faults::parse_fault(f, "f"));
+  }
+  const auto r = locksim::harness::simulate_and_check(c);
+  std::vector<std::string> crashed;
+  std::vector<std::string> skipped;
+  for (const auto& op : r.result.history.ops) {
+    if (op.f == locksim::harness::OpF::kCrash) crashed.push_back(op.value.at(0));
+    if (op.f == locksim::harness::OpF::kSkip) skipped.push_back(op.detail);
+  }
+  // At 2 s redis-1 is still the master (failover at about 2.1 s) and down.
+  ASSERT_EQ(skipped.size(), 1u);
+  EXPECT_EQ(skipped[0], "already down");
+  // At 6 s the replica promoted in between is the primary.
+  EXPECT_EQ(crashed, (std::vector<std::string>{"redis-1", "redis-1-r1"}));
 }
 
 }  // namespace

@@ -487,7 +487,9 @@ struct LostReplyOutcome {
 };
 
 // c1 acquires at 1 s; the moment its node is committed, c1 is cut off from
-// every server for 2 s, so the create's reply is lost. c1 releases whatever
+// every server for 8 s. TCP holds the create's reply, so the partition must
+// outlast the client's patience (2T/3 = 6.7 s without a packet: it drops the
+// connection and the held reply with it) but not the session (T = 10 s). c1 releases whatever
 // it got and then idles with its session alive; c2 tries at 20 s.
 LostReplyOutcome lose_create_reply(const std::string& variant) {
   const auto algorithm = make(variant);
@@ -517,7 +519,7 @@ LostReplyOutcome lose_create_reply(const std::string& variant) {
       for (Node* n : run.deployment().nodes()) servers.push_back(n);
       run.net().partition({&run.client(0)}, servers);
       out.cut = true;
-      run.world().after(Duration::seconds(2), [&run] { run.net().heal(); });
+      run.world().after(Duration::seconds(8), [&run] { run.net().heal(); });
       return;
     }
     if (run.world().now() < TimePoint{} + Duration::seconds(2)) {

@@ -269,17 +269,52 @@ void ReplicaGroup::check_roles() const {
 
 GroupConnection::GroupConnection(World& world, Network& net, Node& client, ReplicaGroup& group,
                                  Duration timeout)
-    : world_(world), net_(net), client_(client), group_(group), timeout_(timeout) {}
+    : world_(world), net_(net), client_(client), group_(group), timeout_(timeout) {
+  // Run validation rejects anything else as bad input (exit 2).
+  LOCKSIM_ASSERT(timeout_ > Duration::zero());
+}
+
+void GroupConnection::drop_connection() {
+  if (conn_) conn_->close();
+  conn_.reset();
+  conn_target_ = nullptr;
+}
+
+std::optional<Reply> GroupConnection::connect(RedisNode& target) {
+  LOCKSIM_ASSERT(conn_ == nullptr);
+  std::string error;
+  conn_ = dial(world_, net_, client_, target.node(), timeout_, error);
+  if (!conn_) return Reply::io_error(error);
+  conn_target_ = &target;
+  // Pair of drop_connection(): a fresh connection is open.
+  LOCKSIM_ASSERT(conn_->open());
+  return std::nullopt;
+}
 
 Reply GroupConnection::command(const std::vector<std::string>& argv) {
   RedisNode* target = &group_.published_master();
-  std::optional<Reply> reply = call<Reply>(
-      world_, net_, client_, target->node(), [target, argv] { return target->execute(argv); },
-      timeout_);
-  if (!reply) return Reply::io_error("timeout after " + std::to_string(timeout_.to_ms()) + " ms");
-  // io_error means "no reply": a server never answers with one.
-  LOCKSIM_ASSERT_MSG(!reply->is_io_error(), "a server replied with a transport error");
-  return std::move(*reply);
+  if (conn_ && (conn_target_ != target || !conn_->open())) drop_connection();
+  if (!conn_) {
+    if (std::optional<Reply> failed = connect(*target)) return std::move(*failed);
+  }
+  CallResult<Reply> r = call<Reply>(
+      world_, *conn_, [target, argv] { return target->execute(argv); }, timeout_);
+  switch (r.outcome) {
+    case CallOutcome::kReply:
+      // io_error means "no reply": a server never answers with one.
+      LOCKSIM_ASSERT_MSG(!r.reply->is_io_error(), "a server replied with a transport error");
+      return std::move(*r.reply);
+    case CallOutcome::kTimeout:
+      drop_connection();
+      return Reply::io_error("timeout after " + std::to_string(timeout_.to_ms()) + " ms");
+    case CallOutcome::kReset:
+      drop_connection();
+      return Reply::io_error("connection reset by peer");
+    case CallOutcome::kBroken:
+      drop_connection();
+      return Reply::io_error("connection timed out (retransmission limit)");
+  }
+  return Reply::io_error("unreachable");
 }
 
 }  // namespace locksim::sim::redis

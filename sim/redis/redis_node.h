@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "env/redis_connection.h"
+#include "sim/connection.h"
 #include "sim/network.h"
 #include "sim/node.h"
 #include "sim/redis/server.h"
@@ -144,20 +145,40 @@ class ReplicaGroup {
 };
 
 // One client's connection to a group (a master and its replicas): each
-// command goes to whichever node the client currently believes is master.
+// command goes to whichever node the client currently believes is master,
+// over one TCP connection (sim/connection.h), as redis-py, Jedis or hiredis
+// keep one socket per server:
+//   - opened on first use, and again after a failure: a connect to a cut-off
+//     node retries its SYN (1 s, 2 s, 4 s, ...) until the connect timeout
+//     (the client timeout, or TcpParams::connect_timeout_default with none);
+//     a crashed node refuses at once;
+//   - a command waits for its reply up to `timeout` (kNoTimeout: as long as
+//     the connection lives), then the client closes the connection, as
+//     redis-py does after a socket timeout; what it sent still reaches the
+//     server and runs there;
+//   - a reset (the server crashed) or a broken connection (retransmission
+//     limit) fails the command at once, and the next one reconnects.
+// All three failures are io_error replies: the outcome is unknown.
 class GroupConnection : public RedisConnection {
  public:
+  // `timeout` is positive or kNoTimeout.
   GroupConnection(World& world, Network& net, Node& client, ReplicaGroup& group, Duration timeout);
 
   Reply command(const std::vector<std::string>& argv) override;
   std::string server_name() const override { return group_.name(); }
 
  private:
+  // Opens a connection to `target`; an io_error reply if that failed.
+  std::optional<Reply> connect(RedisNode& target);
+  void drop_connection();
+
   World& world_;
   Network& net_;
   Node& client_;
   ReplicaGroup& group_;
   Duration timeout_;
+  std::unique_ptr<Connection> conn_;
+  RedisNode* conn_target_ = nullptr;  // the node conn_ goes to
 };
 
 }  // namespace locksim::sim::redis

@@ -1,16 +1,18 @@
 // A client's TCP connection to one ZooKeeper server, over the simulated
 // network, and the messages it carries.
 //
-// Why its own ordering: the simulated network delivers each message after
-// its own latency draw, so two messages on one link may overtake each other.
-// ZooKeeper depends on TCP's order — a watch notification must reach the
-// client before the reply of the operation that caused it, replies come in
-// request order — so each direction numbers its messages and the receiver
-// runs them strictly in that order. A message the network drops (a partition,
-// a loss draw) leaves a gap that never fills: everything after it is held,
-// which is what a TCP connection whose peer went silent looks like. The client
-// library notices the silence (no ping reply within 2T/3) and moves on to a
-// new connection, as the real one does.
+// Why its own ordering: the simulated network's streams (sim/connection.h)
+// are FIFO per pair of nodes and hold bytes across a partition, but a stream
+// is shared by every connection between the two nodes and is emptied when a
+// process crashes or the retransmission limit breaks it. ZooKeeper depends on
+// one connection's order — a watch notification must reach the client before
+// the reply of the operation that caused it, replies come in request order —
+// so each direction numbers its messages and the receiver runs them strictly
+// in that order. A message the network drops leaves a gap that never fills:
+// everything after it is held, which is what a TCP connection whose peer went
+// silent looks like. The client library notices the silence (no ping reply
+// within 2T/3) and moves on to a new connection, as the real one does; what
+// the old connection still held dies with it.
 #pragma once
 
 #include <cstdint>
