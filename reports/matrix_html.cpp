@@ -45,9 +45,11 @@ std::string cell_td(const MatrixCell& c, bool has_timeline) {
                      : c.liveness > 0
                          ? "L " + std::to_string(c.liveness) + "/" + std::to_string(c.runs)
                          : "0/" + std::to_string(c.runs);
+  if (c.latent > 0) text += " ~" + std::to_string(c.latent);
   if (has_timeline) text = "<a href=\"#" + xml_escape(anchor(c)) + "\">" + text + "</a>";
   std::string title = c.algorithm + " × " + c.profile + ": " + std::to_string(c.safety) +
-                      " violations, " + std::to_string(c.liveness) + " liveness, coverage " +
+                      " violations, " + std::to_string(c.liveness) + " liveness, " +
+                      std::to_string(c.latent) + " latent, coverage " +
                       std::to_string(static_cast<int64_t>(c.coverage() * 100 + 0.5)) + "%";
   if (!c.expected.empty()) title += ", expected " + c.expected;
   if (c.gate.gated) title += c.gate.holds ? ", gate holds" : ", GATE: " + c.gate.failure;
@@ -86,7 +88,8 @@ std::string matrix_html(const Matrix& m, const std::map<std::string, std::string
                     std::to_string(m.gated_cells) + " gated cells break their expectation.") +
          "</p>\n<p>Red: mutual-exclusion violations (violating runs / runs). Yellow: liveness "
          "only. Green: clean. Pale: clean but low fault coverage (under 25% of runs had a fault "
-         "touch a holder): not evidence of safety. Black frame: the cell breaks its expectation. "
+         "touch a holder): not evidence of safety. ~N: runs with a latent finding (lease exposed, "
+         "nobody stepped in). Black frame: the cell breaks its expectation. "
          "Click a cell for its first counterexample.</p>\n<table "
          "class=\"matrix\">\n<tr><th>algorithm</th>";
   for (const auto& p : m.plan.profiles) out += "<th>" + xml_escape(p) + "</th>";

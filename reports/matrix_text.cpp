@@ -36,6 +36,7 @@ std::string cell_brief(const MatrixCell& c) {
     s = "ok " + std::to_string(c.runs);
   }
   if (c.unknown > 0) s += " ?" + std::to_string(c.unknown);
+  if (c.latent > 0) s += " ~" + std::to_string(c.latent);
   if (c.safety == 0 && c.low_coverage()) s += " (low coverage)";
   if (c.gate.gated) s += c.gate.holds ? " ✓" : " ✗ " + c.gate.failure;
   return s;
@@ -67,13 +68,13 @@ void overview(const Matrix& m, std::string& out) {
 
 void details(const Matrix& m, std::string& out) {
   out +=
-      "| algorithm | profile | runs | violations | liveness | rate | first failing seed | "
+      "| algorithm | profile | runs | violations | liveness | latent | rate | first failing seed | "
       "seeds to first | events to first | p50 | p99 | acq/vmin | coverage | expected | gate |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : m.cells) {
     out += "| " + c.algorithm + " | " + c.profile + " | " + std::to_string(c.runs) + " | " +
            std::to_string(c.safety) + " | " + std::to_string(c.liveness) + " | " +
-           percent(c.violation_rate()) + " | " +
+           std::to_string(c.latent) + " | " + percent(c.violation_rate()) + " | " +
            (c.first_violation_seed ? std::to_string(*c.first_violation_seed) : "-") + " | " +
            (c.first_violation_seed ? std::to_string(c.seeds_to_first) : "-") + " | " +
            (c.first_violation_seed ? std::to_string(c.events_to_first) : "-") + " | " +
@@ -102,7 +103,9 @@ std::string matrix_markdown(const Matrix& m) {
   overview(m, out);
   out +=
       "\nV: runs with a mutual-exclusion violation (first failing seed); L: liveness only; "
-      "ok: clean; ?N: runs whose verdict is unknown. *Low coverage*: fewer than 25% of the "
+      "ok: clean; ?N: runs whose verdict is unknown; ~N: runs with a latent finding (the lease was "
+      "exposed — a fresh contender would have got the lock while a client believed it held it — "
+      "but nobody stepped in). *Low coverage*: fewer than 25% of the "
       "runs had a fault touch a lock holder (or a server while the lock was held) — a clean "
       "low-coverage cell is **not** evidence of safety.\n\n## Cells\n\n";
   details(m, out);

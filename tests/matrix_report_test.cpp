@@ -1,0 +1,62 @@
+// The matrix's writers show what a reader needs per cell: violations,
+// liveness, and latent findings (a lease exposed that nobody stepped into),
+// which a clean-looking cell must not hide.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "harness/sweep.h"
+#include "reports/matrix.h"
+
+namespace locksim::reports {
+namespace {
+
+harness::RunSummary run(uint64_t seed, const std::string& finding) {
+  harness::RunSummary r;
+  r.index = seed - 1;
+  r.algorithm = "set-nx-lua";
+  r.profile = "pause";
+  r.seed = seed;
+  r.finding = finding;
+  r.acquisitions = 3;
+  r.run_length_ns = 20'000'000'000;
+  r.faults = 1;
+  r.fault_touched = true;
+  r.replay = "locksim run --algorithm set-nx-lua --seed " + std::to_string(seed);
+  return r;
+}
+
+Matrix three_runs(const std::string& second) {
+  harness::SweepPlan plan;
+  plan.algorithms = {"set-nx-lua"};
+  plan.profiles = {"pause"};
+  plan.seed_first = 1;
+  plan.seed_last = 3;
+  return build_matrix(plan, {run(1, "none"), run(2, second), run(3, "latent")}, nullptr);
+}
+
+TEST(MatrixReport, LatentFindingsAreCountedAndShown) {
+  const Matrix m = three_runs("latent");
+  ASSERT_EQ(m.cells.size(), 1u);
+  EXPECT_EQ(m.cells[0].latent, 2);
+  EXPECT_EQ(m.cells[0].safety, 0);
+  const std::string md = matrix_markdown(m);
+  EXPECT_NE(md.find("| ok 3 ~2 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| latent |"), std::string::npos) << "the details table has the column";
+  EXPECT_NE(md.find("| set-nx-lua | pause | 3 | 0 | 0 | 2 |"), std::string::npos) << md;
+  const std::string html = matrix_html(m, {});
+  EXPECT_NE(html.find("0/3 ~2"), std::string::npos);
+  EXPECT_NE(html.find("2 latent"), std::string::npos);
+}
+
+TEST(MatrixReport, AViolationStaysFirstAndLatentRunsStillCount) {
+  const Matrix m = three_runs("safety");
+  EXPECT_EQ(m.cells[0].safety, 1);
+  EXPECT_EQ(m.cells[0].latent, 1);
+  const std::string md = matrix_markdown(m);
+  EXPECT_NE(md.find("| **V** 1/3 (seed 2) ~1 |"), std::string::npos) << md;
+}
+
+}  // namespace
+}  // namespace locksim::reports
