@@ -92,6 +92,55 @@ MysqlParams replicated(int replicas, bool semi_sync) {
   return p;
 }
 
+// TCP as the client sees it: a crashed server process resets the connection
+// at once (2013 without waiting for the timeout); a frozen one is silent
+// until the client's timeout; a client that gave up closes its connection,
+// and the server, reading the FIN behind the statement, ends the session
+// (its row locks go with it).
+TEST(MysqlConnection, ACrashResetsAtOnceAFreezeWaitsForTheTimeout) {
+  MysqlParams p;
+  p.client_timeout = Duration::seconds(2);
+  p.service_time = Duration::millis(500);  // a statement stays in flight long enough to hit
+  for (const bool crash : {true, false}) {
+    SCOPED_TRACE(crash ? "crash" : "freeze");
+    Rig rig(p);
+    Duration took = Duration::zero();
+    std::string message;
+    rig.script([&] {
+      EXPECT_TRUE(rig.conn->query("BEGIN", {}).ok());
+      EXPECT_TRUE(rig.conn->query(kInsert, {"k"}).ok());
+      rig.world.sleep(TimePoint{} + Duration::millis(1500) - rig.world.now());
+      const SqlResult r = rig.conn->query(kSelect, {"k"});  // in flight from 1.5 s
+      took = rig.world.now() - (TimePoint{} + Duration::millis(1500));
+      EXPECT_EQ(r.error_number, sql_errno::kServerLost);
+      message = r.message;
+    });
+    rig.run_for(Duration::millis(1700));
+    Node& server = rig.server("mysql-1").node();
+    if (crash) {
+      server.crash();
+    } else {
+      server.pause();
+    }
+    rig.run_for(Duration::seconds(3));
+    if (crash) {
+      // The reset, at the crash (at 1.7 s, give or take the world's step).
+      EXPECT_GE(took, Duration::millis(200)) << message;
+      EXPECT_LT(took, Duration::millis(210)) << message;
+      EXPECT_NE(message.find("reset"), std::string::npos) << message;
+    } else {
+      EXPECT_EQ(took, p.client_timeout) << message;
+      EXPECT_NE(message.find("timeout"), std::string::npos) << message;
+      EXPECT_EQ(rig.deployment->primary().engine().open_sessions(), 1u);
+      server.resume();
+      rig.run_for(Duration::seconds(2));
+      // The FIN is read after the statement: the session, and the
+      // uncommitted row's lock, are gone.
+      EXPECT_EQ(rig.deployment->primary().engine().open_sessions(), 0u);
+    }
+  }
+}
+
 TEST(MysqlReplication, AsyncReplicaGetsTheCommitOneLagLaterAndRefusesWrites) {
   Rig rig(replicated(1, false));
   TimePoint committed;

@@ -135,6 +135,7 @@ class Engine {
   uint64_t statements() const { return statements_; }
   bool in_transaction(SessionId session) const;
   bool is_open(SessionId session) const { return sessions_.count(session) != 0; }
+  size_t open_sessions() const { return sessions_.size(); }
 
  private:
   struct Latest {

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "env/assert.h"
+#include "sim/rpc.h"
 
 namespace locksim::sim::mysql {
 
@@ -14,77 +15,135 @@ MysqlConnection::MysqlConnection(World& world, Network& net, Node& client, Mysql
   LOCKSIM_ASSERT(timeout_ > Duration::zero());
 }
 
+std::optional<SqlResult> MysqlConnection::open(MysqlNode& target) {
+  LOCKSIM_ASSERT(conn_ == nullptr && session_ == 0);
+  std::string error;
+  conn_ = dial(world_, net_, client_, target.node(), timeout_, error);
+  if (!conn_) {
+    return SqlResult::error(sql_errno::kServerLost, "Can't connect to MySQL server on " +
+                                                        target.name() + " (" + error + ")");
+  }
+  MysqlNode* server = &target;
+  CallResult<std::pair<SessionId, uint64_t>> r = call<std::pair<SessionId, uint64_t>>(
+      world_, *conn_, [server] { return server->open_session(); }, timeout_);
+  if (r.outcome != CallOutcome::kReply) {
+    forget();
+    return SqlResult::error(sql_errno::kServerLost,
+                            "Lost connection to MySQL server at 'reading initial communication "
+                            "packet' on " +
+                                target.name());
+  }
+  server_ = server;
+  session_ = r.reply->first;
+  incarnation_ = r.reply->second;
+  // Pair of forget(): a connection is open exactly while a session is.
+  LOCKSIM_ASSERT(session_ != 0 && conn_->open());
+  return std::nullopt;
+}
+
 SqlResult MysqlConnection::query(const std::string& sql, const std::vector<SqlValue>& params) {
   MysqlNode* target = &group_.published_primary();
-  if (session_ != 0 && server_ != target) {
+  if (conn_ && server_ != target) {
     close();
     return SqlResult::error(sql_errno::kServerLost,
                             "Lost connection to MySQL server during query (the primary moved to " +
                                 target->name() + ")");
   }
+  if (conn_ && !conn_->open()) forget();  // reset while idle: the session died with it
+  if (!conn_) {
+    if (std::optional<SqlResult> failed = open(*target)) return std::move(*failed);
+  }
+  LOCKSIM_ASSERT(session_ != 0 && server_ == target);
+  // Not sim::call(): a statement answers when it finishes (service time,
+  // row-lock waits), through MysqlNode::submit's callback.
   struct State {
     Waiter waiter;
     std::optional<SqlResult> result;
-    SessionId session = 0;
-    uint64_t incarnation = 0;
+    ConnectionState failure = ConnectionState::kOpen;
   };
   auto state = std::make_shared<State>();
-  const SessionId session = session_;
-  const uint64_t incarnation = incarnation_;
-  Node& client = client_;
   World& world = world_;
   Network& net = net_;
   MysqlNode& server = *target;
-  net_.send(
-      client_, server.node(),
-      [&world, &net, &client, &server, state, session, incarnation, sql, params]() mutable {
-        server.submit(
-            session, incarnation, std::move(sql), std::move(params),
-            [&world, &net, &client, &server, state](SessionId s, uint64_t inc, SqlResult r) {
-              net.send(server.node(), client,
-                       [&world, &net, &client, &server, state, s, inc, r = std::move(r)]() mutable {
-                         if (state->waiter.signaled) {
-                           // The client gave up and closed the socket: the server
-                           // learns it and rolls back whatever this session holds.
-                           net.send(client, server.node(),
-                                    [&server, s, inc] { server.disconnect(s, inc); });
-                           return;
-                         }
-                         state->session = s;
-                         state->incarnation = inc;
-                         state->result = std::move(r);
-                         world.signal(state->waiter);
-                       });
-            });
-      });
-  world_.after(timeout_, [&world, state] {
-    if (!state->waiter.signaled) world.signal(state->waiter);
+  const SessionId session = session_;
+  const uint64_t incarnation = incarnation_;
+  // The server names the connection by id: the client may have dropped its
+  // handle before the answer is ready.
+  const uint64_t id = conn_->id();
+  conn_->on_failure([&world, state](ConnectionState why) {
+    if (state->waiter.signaled) return;
+    state->failure = why;
+    world.signal(state->waiter);
   });
-  world_.block(state->waiter);
-  server_ = target;
+  conn_->to_server([&world, &net, &server, id, state, session, incarnation, sql, params]() mutable {
+    server.submit(session, incarnation, std::move(sql), std::move(params),
+                  [&world, &net, id, state](SessionId, uint64_t, SqlResult r) {
+                    // A closed, reset or broken connection drops the answer.
+                    net.send_on(id, false, [&world, state, r = std::move(r)]() mutable {
+                      if (state->waiter.signaled) return;  // the client gave up
+                      state->result = std::move(r);
+                      world.signal(state->waiter);
+                    });
+                  });
+  });
+  if (timeout_ != kNoTimeout) {
+    world_.after(timeout_, [&world, state] {
+      if (!state->waiter.signaled) world.signal(state->waiter);
+    });
+  }
+  // A crash of this client closes the connection under the waiting fiber
+  // (MysqlDeployment::client_crashed) and then cancels it.
+  try {
+    world_.block(state->waiter);
+  } catch (...) {
+    if (conn_) conn_->on_failure({});
+    throw;
+  }
+  LOCKSIM_ASSERT_MSG(conn_ != nullptr, "a connection closed under a query that goes on");
+  conn_->on_failure({});
+  if (state->failure != ConnectionState::kOpen) {
+    forget();
+    return SqlResult::error(
+        sql_errno::kServerLost,
+        std::string("Lost connection to MySQL server during query (") +
+            (state->failure == ConnectionState::kReset ? "connection reset by peer"
+                                                       : "connection timed out") +
+            ")");
+  }
   if (!state->result) {
     close();  // the client library drops a connection that timed out
     return SqlResult::error(sql_errno::kServerLost,
                             "Lost connection to MySQL server during query (timeout after " +
                                 std::to_string(timeout_.to_ms()) + " ms)");
   }
-  session_ = state->session;
-  incarnation_ = state->incarnation;
-  LOCKSIM_ASSERT_MSG(session_ != 0 || !state->result->ok(),
-                     "a successful answer names its session");
+  if (state->result->error_number == sql_errno::kServerLost) forget();  // the server dropped it
   return std::move(*state->result);
 }
 
+void MysqlConnection::forget() {
+  if (conn_) conn_->close();
+  conn_.reset();
+  session_ = 0;
+  server_ = nullptr;
+}
+
 void MysqlConnection::close() {
-  if (session_ == 0) return;
-  LOCKSIM_ASSERT(server_ != nullptr);
+  if (!conn_) return;
+  LOCKSIM_ASSERT(server_ != nullptr && session_ != 0);
   const SessionId session = session_;
   const uint64_t incarnation = incarnation_;
-  session_ = 0;
   MysqlNode& server = *server_;
-  // The FIN travels like any byte: a partition holds it, a crash loses it.
-  net_.send(client_, server.node(),
-            [&server, session, incarnation] { server.disconnect(session, incarnation); });
+  auto disconnect = [&server, session, incarnation] { server.disconnect(session, incarnation); };
+  if (conn_->open()) {
+    // The FIN travels like any byte, after everything sent before it: a
+    // partition holds it, a crash of the server loses it.
+    conn_->to_server(disconnect);
+  } else if (conn_->state() == ConnectionState::kReset && !server.node().crashed()) {
+    // This side's process crashed (that reset it): its kernel closes the
+    // socket, and the server hears of it over the link.
+    net_.send(client_, server.node(), disconnect);
+  }
+  forget();
 }
 
 }  // namespace locksim::sim::mysql

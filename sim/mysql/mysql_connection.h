@@ -1,18 +1,26 @@
 // One client's connection to a MySQL replication group: each statement goes
 // to the primary the client was last told of (MysqlGroup::published_primary).
 //
-// Opens its session on the first query. After a timeout or a server crash
-// the session is lost (2013) and the next query opens a fresh one. When the
+// Opens a TCP connection (sim/connection.h) on the first query, and its
+// session by a handshake over it (the server's greeting: a connection id).
+// After a timeout the client closes the connection (the server reads the
+// FIN after everything sent before it, and ends the session); a server
+// whose process crashed resets it at once, a frozen or cut-off one is silent
+// until the timeout. Either way the session is lost (2013) and the next
+// query opens a fresh connection and session. When the
 // published primary changes under an open session, that session is closed
 // and the query fails with 2013, as a proxy or VIP move breaks the
 // connection: a transaction begun on the old primary must never continue,
 // statement by statement, on the new one.
 #pragma once
 
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "env/sql_connection.h"
+#include "sim/connection.h"
 #include "sim/mysql/mysql_group.h"
 #include "sim/mysql/mysql_node.h"
 #include "sim/network.h"
@@ -35,8 +43,14 @@ class MysqlConnection : public SqlConnection {
   Node& client_;
   MysqlGroup& group_;
   Duration timeout_;
-  MysqlNode* server_ = nullptr;  // where the open session lives
-  SessionId session_ = 0;        // 0: none open
+  // Opens conn_ and its session on `target`; an error result if that failed.
+  std::optional<SqlResult> open(MysqlNode& target);
+  // Drops the connection without a word to the server (it is gone already).
+  void forget();
+
+  std::unique_ptr<Connection> conn_;  // open exactly while a session is
+  MysqlNode* server_ = nullptr;       // where the open session lives
+  SessionId session_ = 0;             // 0: none open
   uint64_t incarnation_ = 0;
 };
 

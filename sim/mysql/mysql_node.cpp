@@ -49,6 +49,13 @@ void MysqlNode::submit(SessionId session, uint64_t incarnation, std::string sql,
                });
 }
 
+std::pair<SessionId, uint64_t> MysqlNode::open_session() {
+  LOCKSIM_ASSERT_MSG(node_.running(), "a handshake answered by a node that is not running");
+  const SessionId session = engine_.open();
+  LOCKSIM_ASSERT(session != 0 && engine_.is_open(session));
+  return {session, incarnation_};
+}
+
 void MysqlNode::run(SessionId session, const std::string& sql, const std::vector<SqlValue>& params,
                     Reply reply) {
   if (session == 0) session = engine_.open();

@@ -37,6 +37,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/sql_connection.h"
@@ -94,6 +95,9 @@ class MysqlNode {
               std::vector<SqlValue> params, Reply reply);
   // The client closed its connection (or gave up on it).
   void disconnect(SessionId session, uint64_t incarnation);
+  // The connection handshake: a new session, and the incarnation it lives
+  // in. Called at the node, on a running node (the connection's delivery).
+  std::pair<SessionId, uint64_t> open_session();
 
   // Role changes, made by the group (mysql_failover.h). become_replica_of
   // ends every client session (the failover tool kills them), makes the node
