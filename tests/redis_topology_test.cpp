@@ -2,8 +2,7 @@
 // replication with lag, expiry as absolute time on the master's clock,
 // read-only replicas, persistence across crash-restart, Sentinel-like
 // failover ("last failover wins"), and clients that follow the published
-// master. These are the failure modes lock algorithms are judged against, so
-// each test pins one of them to exact virtual times.
+// master: the failure modes lock algorithms are judged against, each pinned to exact virtual times.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -131,9 +130,8 @@ TEST(RedisReplication, WriteReachesReplicaExactlyReplicationLagLater) {
   EXPECT_EQ(sim.exec(replica, write + topology.replication_lag, {"GET", "k"}), Reply::bulk("v"));
 }
 
-// A shipment held by a partition is late, not lost: TCP retransmits it and
-// it lands after the heal (and the group's resync check covers a link that
-// broke); the replica catches up without waiting for another write.
+// A shipment held by a partition is late, not lost: it lands after the heal,
+// and the replica catches up without waiting for another write.
 TEST(RedisReplication, ReplicaBackFromAPartitionCatchesUpWithoutANewWrite) {
   Topology topology;
   topology.replication_lag = Duration::millis(10);
@@ -145,8 +143,7 @@ TEST(RedisReplication, ReplicaBackFromAPartitionCatchesUpWithoutANewWrite) {
   sim.at(ms(1000), [&] { sim.net.heal(); });
   sim.run_until(ms(999));
   EXPECT_FALSE(has_key(replica, "k")) << "the partition holds the shipment";
-  // Healed at 1 000: the held shipment leaves with the next retransmission
-  // (RTO 200 ms doubling from its first send: 1 600 at the latest).
+  // Healed at 1 000: it leaves with the next retransmission (by 1 600).
   sim.run_until(ms(1600) + ReplicaGroup::kCheckPeriod + topology.replication_lag);
   EXPECT_TRUE(has_key(replica, "k"));
   EXPECT_EQ(replica.server().keys(), master.server().keys());

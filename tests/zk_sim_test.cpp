@@ -1,6 +1,5 @@
-// The simulated ZooKeeper ensemble and the three lock variants, run in a
-// sim::World directly (without the runner): the DataTree alone, sessions and
-// their clamp, and the recipes' safety, pause boundary and lost-reply stall.
+// The simulated ZooKeeper ensemble and the three lock variants in a sim::World (no runner): the
+// DataTree, sessions and their clamp, the recipes' safety, pause boundary and lost-reply stall.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -486,10 +485,9 @@ struct LostReplyOutcome {
   bool cut = false;  // the partition really hit between commit and reply
 };
 
-// c1 acquires at 1 s; the moment its node is committed, c1 is cut off from
-// every server for 8 s. TCP holds the create's reply, so the partition must
-// outlast the client's patience (2T/3 = 6.7 s without a packet: it drops the
-// connection and the held reply with it) but not the session (T = 10 s). c1 releases whatever
+// c1 acquires at 1 s; once its node is committed, c1 is cut off from every
+// server for 8 s: past the client's 2T/3 (it drops the connection and the reply
+// TCP held), not past the session (T = 10 s). c1 releases whatever
 // it got and then idles with its session alive; c2 tries at 20 s.
 LostReplyOutcome lose_create_reply(const std::string& variant) {
   const auto algorithm = make(variant);
