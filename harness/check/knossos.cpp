@@ -10,7 +10,6 @@
 
 #include <cerrno>
 #include <charconv>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -19,6 +18,7 @@
 
 #include "env/assert.h"
 #include "env/parse.h"
+#include "harness/live/wall_clock.h"
 
 extern char** environ;
 
@@ -86,16 +86,14 @@ struct Pipes {
 }
 
 // Reads both pipes until they close or the deadline passes. Returns false on timeout.
-bool drain(const Pipes& p, std::chrono::steady_clock::time_point deadline, std::string* out,
-           std::string* err) {
+bool drain(const Pipes& p, const live::WallDeadline& deadline, std::string* out, std::string* err) {
   pollfd fds[2] = {{p.out[0], POLLIN, 0}, {p.err[0], POLLIN, 0}};
   int open_fds = 2;
   char buf[65536];
   while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) return false;
-    const int n = poll(fds, 2, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+    const int64_t left_ms = deadline.remaining_ms();
+    if (left_ms <= 0) return false;
+    const int n = poll(fds, 2, static_cast<int>(std::min<int64_t>(left_ms, 1000)));
     if (n < 0 && errno != EINTR) return true;  // cannot wait on it: treat as finished
     for (int i = 0; i < 2 && n > 0; ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0) continue;
@@ -213,7 +211,8 @@ KnossosRun run_knossos(const std::vector<std::string>& files, const KnossosOptio
   if (pipe2(p.out, O_CLOEXEC) != 0 || pipe2(p.err, O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("knossos: pipe: ") + std::strerror(errno));
   }
-  const auto start = std::chrono::steady_clock::now();
+  // The limit counts from the fork: the JVM's start-up is part of its cost.
+  const live::WallDeadline deadline(options.time_limit.ns);
   const pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("knossos: fork: ") + std::strerror(errno));
   if (pid == 0) exec_child(p, argv, env);
@@ -223,7 +222,6 @@ KnossosRun run_knossos(const std::vector<std::string>& files, const KnossosOptio
 
   std::string out;
   std::string err;
-  const auto deadline = start + std::chrono::nanoseconds(options.time_limit.ns);
   const bool finished = drain(p, deadline, &out, &err);
   if (!finished) kill(-pid, SIGKILL);
   int status = 0;
@@ -234,7 +232,7 @@ KnossosRun run_knossos(const std::vector<std::string>& files, const KnossosOptio
   kill(-pid, SIGKILL);
   close(p.out[0]);
   close(p.err[0]);
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.seconds = deadline.elapsed_seconds();
   run.peak_rss_bytes = static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux: KiB
   run.exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   run.stderr_tail = err.size() > kStderrKeepBytes ? err.substr(err.size() - kStderrKeepBytes) : err;
