@@ -91,19 +91,7 @@ BackendSpec mysql_backend() {
     LOCKSIM_ASSERT(!c.mysql.failover || c.mysql.replicas >= 1);
     return std::unique_ptr<sim::Deployment>(new sim::mysql::MysqlDeployment(world, net, c.mysql));
   };
-  // The failover profile's deployment: one asynchronous replica a little
-  // behind and a monitor quick enough that the holder is still in its
-  // critical section when clients move (mysql-center-failover's shape).
-  // Values already set stronger stay.
-  b.add_failover = [](RunConfig& c, Duration lag) {
-    LOCKSIM_ASSERT(lag > Duration::zero());
-    c.mysql.replicas = std::max(c.mysql.replicas, 1);
-    c.mysql.failover = true;
-    c.mysql.replication_lag = std::max(c.mysql.replication_lag, lag);
-    c.mysql.down_after = std::min(c.mysql.down_after, Duration::seconds(1));
-    c.mysql.discovery_delay = std::min(c.mysql.discovery_delay, Duration::millis(200));
-    LOCKSIM_ASSERT(c.mysql.replicas >= 1 && c.mysql.failover);
-  };
+  b.add_failover = [](RunConfig& c, Duration lag) { give_failover(c.mysql, lag); };
   b.set_client_timeout = [](RunConfig& c, Duration timeout) {
     LOCKSIM_ASSERT(timeout > Duration::zero());
     c.mysql.client_timeout = timeout;

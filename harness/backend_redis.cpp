@@ -96,21 +96,7 @@ BackendSpec redis_backend() {
     LOCKSIM_ASSERT(!t.failover || t.replicas >= 1);
     return std::unique_ptr<sim::Deployment>(new sim::redis::RedisDeployment(world, net, t));
   };
-  // A failover profile on a topology without replicas: one asynchronous
-  // replica lagging 100 ms (as in the set-nx-lua-failover scenario; the
-  // key is lost when the master dies between an acquire and its shipping),
-  // and a monitor quick enough that the lock's holder is still in its
-  // critical section when clients move to the promoted replica (the
-  // set-nx-lua-failover scenario's shape). Values already set stronger stay.
-  b.add_failover = [](RunConfig& c, Duration lag) {
-    LOCKSIM_ASSERT(lag > Duration::zero());
-    c.redis.replicas = std::max(c.redis.replicas, 1);
-    c.redis.failover = true;
-    c.redis.replication_lag = std::max(c.redis.replication_lag, lag);
-    c.redis.down_after = std::min(c.redis.down_after, Duration::seconds(1));
-    c.redis.discovery_delay = std::min(c.redis.discovery_delay, Duration::millis(200));
-    LOCKSIM_ASSERT(c.redis.replicas >= 1 && c.redis.failover);
-  };
+  b.add_failover = [](RunConfig& c, Duration lag) { give_failover(c.redis, lag); };
   b.set_client_timeout = [](RunConfig& c, Duration timeout) {
     LOCKSIM_ASSERT(timeout > Duration::zero());
     c.redis.timeout = timeout;

@@ -4,11 +4,13 @@
 // backends only through this list, so none of them names one.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "env/assert.h"
 #include "harness/run_config.h"
 #include "harness/settings.h"
 #include "sim/backend.h"
@@ -45,6 +47,23 @@ struct BackendSpec {
   // session timeout's 2T/3).
   std::function<void(RunConfig& config, Duration timeout)> set_client_timeout;
 };
+
+// The failover profile's deployment for a replicated topology (Redis's or
+// MySQL's: the same field names): one asynchronous replica at least `lag`
+// behind, and a monitor quick enough that the lock's holder is still in its
+// critical section when clients move to the promoted replica (the
+// set-nx-lua-failover and mysql-center-failover scenarios' shape). Values
+// already set stronger stay. For BackendSpec::add_failover.
+template <class Topology>
+void give_failover(Topology& t, Duration lag) {
+  LOCKSIM_ASSERT(lag > Duration::zero());
+  t.replicas = std::max(t.replicas, 1);
+  t.failover = true;
+  t.replication_lag = std::max(t.replication_lag, lag);
+  t.down_after = std::min(t.down_after, Duration::seconds(1));
+  t.discovery_delay = std::min(t.discovery_delay, Duration::millis(200));
+  LOCKSIM_ASSERT(t.replicas >= 1 && t.failover);
+}
 
 const std::vector<BackendSpec>& all_backends();
 
