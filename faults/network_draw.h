@@ -36,11 +36,13 @@ struct NetworkDraw {
   Duration client_timeout;
 };
 
-// Draws one schedule: partitions (both ways, or one way either direction),
-// and delay spikes, between one client (or all of them) and the servers
-// (all, or a minority), starting in the first half of the run; lengths
-// below the TTL, between TTL and 3 x TTL, or (when the run is long enough)
-// past the retransmission limit. Preconditions (asserted): the lists are
+// Draws one schedule: partitions (both ways, or one way either direction)
+// and delay spikes (TTL/2 to 2 x TTL, lasting up to twice that), between one
+// client (or all of them) and the servers (all, or a minority); lengths
+// below the TTL, past it (at most 3 x TTL or 45 % of the run), or (when the
+// run is long enough) past the retransmission limit; each starting early
+// enough that it and what it held (about its length again) end inside the
+// run, else in the first half. Preconditions (asserted): the lists are
 // non-empty, durations positive. Deterministic in `rng`.
 NetworkDraw draw_network_faults(sim::Rng& rng, const NetworkDrawInput& in);
 
