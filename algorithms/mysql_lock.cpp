@@ -7,6 +7,7 @@
 #include "algorithms/param_reader.h"
 #include "algorithms/set_nx_lua.h"
 #include "env/assert.h"
+#include "env/datetime.h"
 #include "env/parse.h"
 
 namespace locksim::algorithms {
@@ -14,30 +15,6 @@ namespace locksim::algorithms {
 namespace {
 
 constexpr int64_t kNsPerSecond = 1'000'000'000;
-constexpr int64_t kSecondsPerDay = 86'400;
-
-// Days since 1970-01-01 of a proleptic Gregorian date, and back: the
-// standard era-based conversion (400-year cycles of 146097 days).
-int64_t days_from_civil(int64_t y, int64_t m, int64_t d) {
-  y -= m <= 2 ? 1 : 0;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const int64_t yoe = y - era * 400;
-  const int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + doe - 719468;
-}
-
-void civil_from_days(int64_t z, int64_t& y, int64_t& m, int64_t& d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const int64_t doe = z - era * 146097;
-  const int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const int64_t mp = (5 * doy + 2) / 153;
-  d = doy - (153 * mp + 2) / 5 + 1;
-  m = mp + (mp < 10 ? 3 : -9);
-  y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-}
 
 int64_t floor_div(int64_t a, int64_t b) {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
@@ -61,30 +38,6 @@ const char* kUpdateTake =
     "Fmodify_time = ? WHERE Flock_name = ?";
 
 }  // namespace
-
-std::string format_datetime(TimePoint t) {
-  const int64_t secs = floor_div(t.ns, kNsPerSecond);
-  const int64_t micros = (t.ns - secs * kNsPerSecond) / 1000;
-  const int64_t days = floor_div(secs, kSecondsPerDay);
-  const int64_t sod = secs - days * kSecondsPerDay;
-  int64_t y = 0, m = 0, d = 0;
-  civil_from_days(days, y, m, d);
-  char buf[128];  // room for any int64 fields: the compiler checks the bound
-  std::snprintf(buf, sizeof buf, "%04lld-%02lld-%02lld %02lld:%02lld:%02lld.%06lld",
-                static_cast<long long>(y), static_cast<long long>(m), static_cast<long long>(d),
-                static_cast<long long>(sod / 3600), static_cast<long long>(sod / 60 % 60),
-                static_cast<long long>(sod % 60), static_cast<long long>(micros));
-  return buf;
-}
-
-TimePoint parse_datetime(const std::string& text) {
-  long long y = 0, mo = 0, d = 0, h = 0, mi = 0, s = 0;
-  const int n =
-      std::sscanf(text.c_str(), "%lld-%lld-%lld %lld:%lld:%lld", &y, &mo, &d, &h, &mi, &s);
-  LOCKSIM_ASSERT_MSG(n == 6, "the server returns DATETIME as YYYY-MM-DD HH:MM:SS");
-  const int64_t secs = days_from_civil(y, mo, d) * kSecondsPerDay + h * 3600 + mi * 60 + s;
-  return TimePoint::from_ns(secs * kNsPerSecond);
-}
 
 MysqlLock::MysqlLock(Params params) : params_(params) {
   LOCKSIM_ASSERT_MSG(params_.ttl >= Duration::seconds(1), "the spec refuses a TTL below 1 s");

@@ -108,10 +108,4 @@ const AlgorithmSpec& mysql_v1_spec();
 const AlgorithmSpec& mysql_center_spec();
 const AlgorithmSpec& mysql_segmented_spec();
 
-// DATETIME text of a client-clock time point (unix ns), with the fraction
-// (".ffffff") as a client library sends it, and back (whole seconds).
-std::string format_datetime(TimePoint t);
-// Precondition: text is "YYYY-MM-DD HH:MM:SS" as the server returns it.
-TimePoint parse_datetime(const std::string& text);
-
 }  // namespace locksim::algorithms

@@ -1,5 +1,7 @@
 #include "harness/exposure_monitor.h"
 
+#include <algorithm>
+
 #include "env/assert.h"
 
 namespace locksim::harness {
@@ -11,56 +13,61 @@ ExposureMonitor::ExposureMonitor(sim::World& world, sim::Deployment& deployment,
       probe_(std::move(probe)),
       holders_(std::move(holders)) {
   LOCKSIM_ASSERT(!probe_.key.empty() && probe_.quorum >= 1);
+  world_.set_event_observer([this] { look(); });
 }
 
-void ExposureMonitor::hold_began() {
-  if (ticking_ || !supported_) return;
-  ticking_ = true;
-  world_.after(kResolution, [this] { tick(); });
-}
-
-void ExposureMonitor::tick() {
-  LOCKSIM_ASSERT(ticking_);
-  const std::vector<std::pair<int, int64_t>> holders = holders_();
-  const std::optional<bool> free = holders.empty()
-                                       ? std::optional<bool>(false)
-                                       : deployment_.lock_free_for_fresh_contender(probe_);
+void ExposureMonitor::look() {
+  if (!watching_) return;
+  holders_(holding_);
+  std::optional<sim::LockExposure> answer = sim::LockExposure{false};
+  if (!holding_.empty()) answer = deployment_.lock_free_for_fresh_contender(probe_);
   ++samples_;
-  if (!free) {
+  if (!answer) {
     supported_ = false;  // the backend cannot tell: stop asking
-    ticking_ = false;
+    watching_ = false;
     open_.clear();
     return;
   }
   const TimePoint now = world_.now();
-  // Close the windows of intervals that are over or no longer exposed.
+  const bool free = answer->free;
+  // Close the windows of intervals that are over or no longer exposed; one
+  // that opened and closed at the same instant exposed nothing.
   for (auto it = open_.begin(); it != open_.end();) {
-    bool still = false;
-    for (const auto& h : holders) still = still || h == it->first;
-    if (still && *free) {
+    const bool still = std::find(holding_.begin(), holding_.end(), it->first) != holding_.end();
+    if (still && free) {
       ++it;
       continue;
     }
-    closed_.push_back(ExposureWindow{it->first.first, it->first.second, it->second, now});
+    if (now > it->second)
+      closed_.push_back(ExposureWindow{it->first.first, it->first.second, it->second, now});
     it = open_.erase(it);
   }
-  if (*free) {
-    for (const auto& h : holders) open_.emplace(h, now);  // keeps an open one's start
+  if (free) {
+    for (const auto& h : holding_) open_.emplace(h, now);  // keeps an open one's start
   }
-  LOCKSIM_ASSERT(*free || open_.empty());
-  ticking_ = !holders.empty();
-  if (ticking_) world_.after(kResolution, [this] { tick(); });
+  LOCKSIM_ASSERT(free || open_.empty());
+  watching_ = !holding_.empty();
+  if (watching_ && answer->until != sim::LockExposure::kNoChange) wake_at(answer->until);
+}
+
+void ExposureMonitor::wake_at(TimePoint at) {
+  const TimePoint now = world_.now();
+  LOCKSIM_ASSERT_MSG(at >= now, "a backend names a change no earlier than now");
+  at = std::max(at, now + Duration::nanos(1));  // the answer at `now` is known
+  if (wake_ > now && wake_ <= at) return;       // an earlier wake looks again first
+  wake_ = at;
+  world_.at(at, [] {});  // an event that does nothing: look() runs after it
 }
 
 ExposureSamples ExposureMonitor::finish(TimePoint end) {
   ExposureSamples s;
   s.supported = supported_;
-  s.resolution = kResolution;
+  s.resolution = Duration::zero();  // exact: see the header
   s.samples = samples_;
   s.windows = closed_;
   for (const auto& [key, start] : open_) {
     LOCKSIM_ASSERT(start <= end);
-    s.windows.push_back(ExposureWindow{key.first, key.second, start, end});
+    if (end > start) s.windows.push_back(ExposureWindow{key.first, key.second, start, end});
   }
   if (!supported_) s.windows.clear();
   return s;

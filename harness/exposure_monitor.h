@@ -1,17 +1,19 @@
-// Samples, while anyone holds the lock, whether the lock's store would grant
+// Watches, while anyone holds the lock, whether the lock's store would grant
 // it to a fresh contender right now (sim::Deployment::
 // lock_free_for_fresh_contender), and keeps the stretches in which it would,
 // per held interval: the raw input of the exposure checker
 // (harness/check/exposure_checker.h).
 //
-// Why sampling, and why it cannot perturb the run: the answer can flip
-// without an event (a key expires at an instant of its server's clock), so
-// the monitor looks every kResolution of true time. Its ticks are World
-// events that only read state — no fiber is woken, no random number drawn,
-// nothing sent — so a run's history is the same with or without it. It
-// ticks only while someone holds, so idle stretches cost nothing. Sampling
-// can miss a window shorter than kResolution, never invent one: a sample
-// reports free only when the store would grant at that instant.
+// When it looks, and why that misses nothing: the answer changes only when
+// an event changes a server's state (a write, a crash, a failover, a clock
+// step) or when time alone reaches an instant the backend names in advance
+// (a key's expiry on its server's clock, a deadline on a correct clock:
+// LockExposure::until). So the monitor looks after every World event while
+// someone holds, and wakes the World at each `until` (an event that does
+// nothing, after which it looks). Windows therefore open and close at the
+// exact instant, not on a sampling grid. Looking only reads state — no fiber
+// is woken, no random number drawn, nothing sent — so a run's history is the
+// same with or without it, and idle stretches cost nothing.
 #pragma once
 
 #include <functional>
@@ -27,32 +29,36 @@ namespace locksim::harness {
 
 class ExposureMonitor {
  public:
-  // The clients holding now, as (client, acquire :ok op index), in client order.
-  using Holders = std::function<std::vector<std::pair<int, int64_t>>()>;
+  // The clients holding now, as (client, acquire :ok op index), in client
+  // order, written into the vector given (cleared first): called after every
+  // event of a hold, so it reuses one buffer instead of allocating.
+  using Holders = std::function<void(std::vector<std::pair<int, int64_t>>&)>;
 
-  // `world`, `deployment` and whatever `holders` reads must outlive it.
+  // Installs itself as `world`'s event observer. `world`, `deployment` and
+  // whatever `holders` reads must outlive it, and `world` must not run
+  // events after it is gone.
   ExposureMonitor(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe,
                   Holders holders);
 
-  // A hold began: starts the ticks if they are not running.
-  void hold_began();
+  // A hold began: look after the current event, and after every one until
+  // nobody holds.
+  void hold_began() { watching_ = supported_; }
 
-  // The samples so far; open windows close at `end` (the run's end).
+  // The windows so far; open ones close at `end` (the run's end).
   ExposureSamples finish(TimePoint end);
 
-  // 1 ms: far below any TTL or pause a boundary test separates (1 % of
-  // seconds), and a 60 s run of continuous holding costs 60,000 cheap reads.
-  static constexpr Duration kResolution = Duration::millis(1);
-
  private:
-  void tick();
+  void look();
+  void wake_at(TimePoint at);
 
   sim::World& world_;
   sim::Deployment& deployment_;
   sim::LockProbe probe_;
   Holders holders_;
-  bool ticking_ = false;
+  std::vector<std::pair<int, int64_t>> holding_;  // look()'s buffer
+  bool watching_ = false;
   bool supported_ = true;
+  TimePoint wake_ = TimePoint{};  // the earliest wake-up asked for, if still ahead
   int64_t samples_ = 0;
   std::map<std::pair<int, int64_t>, TimePoint> open_;  // window start per held interval
   std::vector<ExposureWindow> closed_;

@@ -104,13 +104,12 @@ class SimTruth : public Truth {
     exposure_ = exposure;
   }
 
-  // Every client holding now, as (client, acquire :ok op index).
-  std::vector<std::pair<int, int64_t>> holders() const {
-    std::vector<std::pair<int, int64_t>> out;
+  // Every client holding now, as (client, acquire :ok op index), into `out`.
+  void holders(std::vector<std::pair<int, int64_t>>& out) const {
+    out.clear();
     for (int c = 0; c < clients_; ++c) {
       if (const HeldInterval* h = recorder_.open_hold(c)) out.emplace_back(c, h->acquire_index);
     }
-    return out;
   }
 
   // A client that believes it holds the lock now (the lowest-numbered, if
@@ -178,7 +177,7 @@ void build_resource_and_exposure(SimRun& run) {
   run.exposure = std::make_unique<ExposureMonitor>(
       run.world, *run.deployment,
       sim::LockProbe{shape.key, shape.quorum, shape.value_is_deadline_ms},
-      [truth] { return truth->holders(); });
+      [truth](std::vector<std::pair<int, int64_t>>& out) { truth->holders(out); });
   run.truth->attach(std::move(connections), run.exposure.get());
 }
 

@@ -55,6 +55,17 @@ struct LockProbe {
   bool value_is_deadline_ms = false;
 };
 
+// The answer to the exposure question, and how long it stands.
+struct LockExposure {
+  bool free = false;
+  // The earliest true time at which the answer may change with no event in
+  // between: a key's expiry reached on its server's clock, a deadline reached
+  // by a correct clock. kNoChange: only an event (a write, a crash, a clock
+  // step) can change it. Never before the time of asking.
+  static constexpr TimePoint kNoChange = TimePoint{Duration::max().ns};
+  TimePoint until = kNoChange;
+};
+
 class Deployment {
  public:
   virtual ~Deployment() = default;
@@ -83,10 +94,11 @@ class Deployment {
   // Whether a contender arriving now, with a correct clock, would be granted
   // the lock `probe` describes at once, judged from the servers' own state
   // (expiry by each server's own clock; a crashed or frozen server grants
-  // nothing). Must have no side effects: no lazy expiry, no counters, no
-  // events; the exposure monitor calls it every millisecond of a hold.
-  // nullopt: this backend cannot tell.
-  virtual std::optional<bool> lock_free_for_fresh_contender(const LockProbe& probe) {
+  // nothing), and until when that answer holds if nothing happens meanwhile.
+  // Must have no side effects: no lazy expiry, no counters, no events; the
+  // exposure monitor calls it after every event of a hold and at each
+  // `until`. nullopt: this backend cannot tell.
+  virtual std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) {
     (void)probe;
     return std::nullopt;
   }

@@ -18,6 +18,21 @@ TimePoint LocalClock::local(TimePoint true_now) const {
   return local;
 }
 
+TimePoint LocalClock::true_when(TimePoint target, TimePoint true_now) const {
+  if (local(true_now) >= target) return true_now;
+  // Invert the line, then settle the rounding of local()'s integer skew: the
+  // answer is the first nanosecond whose reading reaches `target`.
+  const Int128 behind_ns = static_cast<Int128>(target.ns) - base_local_.ns;
+  const Int128 delta_ns = behind_ns * 1'000'000 / (1'000'000 + drift_ppm_);
+  if (delta_ns > Duration::max().ns - base_true_.ns) return TimePoint{Duration::max().ns};
+  TimePoint t{base_true_.ns + static_cast<int64_t>(delta_ns)};
+  if (t < true_now) t = true_now;
+  while (local(t) < target) t.ns += 1;
+  while (t > true_now && local(TimePoint{t.ns - 1}) >= target) t.ns -= 1;
+  LOCKSIM_ASSERT(t >= true_now && local(t) >= target);
+  return t;
+}
+
 void LocalClock::set_drift(TimePoint true_now, int64_t drift_ppm) {
   // The nemesis rejects anything else as bad input (exit 2) before a run.
   LOCKSIM_ASSERT_MSG(drift_ppm > -1'000'000 && drift_ppm < 1'000'000, "drift out of range");

@@ -25,6 +25,12 @@ class LocalClock {
   // only moves forward). Between changes, the result never goes back.
   TimePoint local(TimePoint true_now) const;
 
+  // The earliest true time, not before `true_now`, at which local() reads at
+  // least `target` if nothing changes the clock meanwhile (the instant a
+  // server's key expires); saturates at TimePoint{Duration::max().ns}. Same
+  // precondition as local().
+  TimePoint true_when(TimePoint target, TimePoint true_now) const;
+
   // From `true_now` on, run fast (ppm > 0) or slow (ppm < 0). |ppm| < 1e6.
   void set_drift(TimePoint true_now, int64_t drift_ppm);
   // Step the clock by `by` (negative: backwards) at `true_now`.

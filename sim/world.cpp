@@ -162,6 +162,7 @@ void World::run_until(TimePoint end) {
     ++events_;
     e.action();
     drain_ready_fibers();
+    if (event_observer_) event_observer_();
   }
   if (now_ < end) now_ = end;
 }

@@ -114,6 +114,12 @@ class World {
     if (crash_observer_) crash_observer_(node);
   }
 
+  // Who looks at the state after every event (and the fibers it woke) has
+  // run: the exposure monitor. It must only read — no events, no signals, no
+  // random draws — so a run is the same with or without it. One observer;
+  // empty to clear.
+  void set_event_observer(std::function<void()> observer) { event_observer_ = std::move(observer); }
+
   const std::vector<std::string>& errors() const { return errors_; }
   void record_error(std::string e) { errors_.push_back(std::move(e)); }
 
@@ -135,6 +141,7 @@ class World {
   std::unordered_map<const boost::fibers::context*, FiberRecord*> by_context_;
   std::vector<std::string> errors_;
   std::function<void(const Node&)> crash_observer_;
+  std::function<void()> event_observer_;
 };
 
 struct FiberRecord {

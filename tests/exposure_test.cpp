@@ -9,6 +9,7 @@
 
 #include "algorithms/registry.h"
 #include "harness/check/exposure_checker.h"
+#include "harness/exposure_monitor.h"
 #include "harness/run_sim.h"
 
 namespace locksim::harness {
@@ -174,6 +175,56 @@ TEST(Exposure, RedlockServerDriftBoundaryToOnePercent) {
     }
   }
   EXPECT_GE(latent_seeds, 5);
+}
+
+// --- The monitor against a store whose answer it can predict. ---
+
+// Held until `expiry` (as a key with a TTL), then free; writes at `write_at`
+// make it held again. Counts how often it is asked.
+class ExpiringStore : public sim::Deployment {
+ public:
+  ExpiringStore(sim::World& world, TimePoint expiry) : world_(world), expiry_(expiry) {}
+  void name_nodes(std::map<std::string, sim::Node*>&) override {}
+  sim::ClientConnections connect(sim::Node&) override { return {}; }
+  sim::BackendCounters counters() const override { return {}; }
+  std::optional<sim::LockExposure> lock_free_for_fresh_contender(const sim::LockProbe&) override {
+    ++asked;
+    if (world_.now() >= expiry_) return sim::LockExposure{true};
+    return sim::LockExposure{false, expiry_};
+  }
+  int asked = 0;
+
+ private:
+  sim::World& world_;
+  TimePoint expiry_;
+};
+
+// The window opens at the expiry instant itself, to the nanosecond, and the
+// monitor asks a handful of times, not once per millisecond of the hold.
+TEST(ExposureMonitor, OpensAtTheExpiryInstantWithoutPolling) {
+  sim::World world(sim::WorldOptions{.seed = 1});
+  const TimePoint expiry = TimePoint{} + Duration::nanos(1'234'567'891);
+  ExpiringStore store(world, expiry);
+  bool holding = false;
+  ExposureMonitor monitor(world, store, sim::LockProbe{"k"},
+                          [&](std::vector<std::pair<int, int64_t>>& out) {
+                            out.clear();
+                            if (holding) out.emplace_back(0, 7);
+                          });
+  world.at(TimePoint{} + Duration::millis(500), [&] {
+    holding = true;
+    monitor.hold_began();
+  });
+  world.at(TimePoint{} + Duration::seconds(3), [&] { holding = false; });
+  world.run_until(TimePoint{} + Duration::seconds(5));
+  const ExposureSamples s = monitor.finish(world.now());
+  ASSERT_TRUE(s.supported);
+  ASSERT_EQ(s.windows.size(), 1u);
+  EXPECT_EQ(s.windows[0].start, expiry);
+  EXPECT_EQ(s.windows[0].end, TimePoint{} + Duration::seconds(3));
+  EXPECT_EQ(s.windows[0].acquire_index, 7);
+  EXPECT_LE(store.asked, 4);  // hold, expiry, hold's end (the last answers nothing)
+  EXPECT_EQ(s.resolution, Duration::zero());
 }
 
 // A pause the contenders happen to miss: exposure, but no overlap.

@@ -4,6 +4,7 @@
 
 #include "algorithms/mysql_lock.h"
 #include "algorithms/registry.h"
+#include "env/datetime.h"
 #include "env/parse.h"
 
 namespace locksim::algorithms {

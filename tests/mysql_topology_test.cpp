@@ -48,7 +48,7 @@ struct Rig {
 };
 
 bool has_row(Engine& e, const std::string& name) {
-  return e.committed_row(name).has_value();
+  return e.committed_row(name) != nullptr;
 }
 
 // A commit at ~0, the machine crashes at `crash_at` and is back 100 ms later.

@@ -80,6 +80,25 @@ TEST(LocalClock, DriftAndJumpsArePiecewiseExact) {
   EXPECT_LT(c.local(t0 + Duration::seconds(10)), kLocalEpoch + Duration::seconds(2));
 }
 
+// The first nanosecond whose reading reaches the target, whatever the drift
+// and after a step; at once when the clock already reads past it.
+TEST(LocalClock, TrueWhenIsTheFirstNanosecondThatReadsTheTarget) {
+  for (int64_t ppm : {0, 50'000, -30'000, 999, -999'000}) {
+    LocalClock c(Duration::millis(7));
+    const TimePoint t0 = TimePoint{} + Duration::seconds(1);
+    c.set_drift(t0, ppm);
+    c.jump(t0 + Duration::millis(3), -Duration::millis(40));
+    const TimePoint now = t0 + Duration::millis(5);
+    for (int64_t ahead_ns : {1LL, 999'999LL, 2'000'000'001LL}) {
+      const TimePoint target = c.local(now) + Duration::nanos(ahead_ns);
+      const TimePoint t = c.true_when(target, now);
+      EXPECT_GE(c.local(t), target) << ppm << " " << ahead_ns;
+      EXPECT_LT(c.local(t - Duration::nanos(1)), target) << ppm << " " << ahead_ns;
+    }
+    EXPECT_EQ(c.true_when(c.local(now) - Duration::millis(1), now), now);
+  }
+}
+
 // Three fibers sleep different amounts in a loop; the log of (time, who) is
 // the interleaving.
 std::vector<std::string> interleaving(uint64_t seed) {

@@ -18,8 +18,9 @@ std::string explain(const ExposureReport& r, const Verdict& mutex) {
   if (r.windows.empty()) {
     return fmt::format(
         "No exposure: whenever a client believed it held the lock, the store would have refused "
-        "a fresh contender (sampled every {}).",
-        format_span(r.resolution.ns));
+        "a fresh contender ({}).",
+        r.resolution == Duration::zero() ? "checked at every instant it could change"
+                                         : "sampled every " + format_span(r.resolution.ns));
   }
   const ExposureWindow& w = r.windows.front();
   std::string text = fmt::format(

@@ -5,9 +5,9 @@
 // fresh contender (its key expired or gone on the master, on a quorum of
 // masters for Redlock; its row's deadline passed by true time; its ZooKeeper
 // node gone). The backend answers that question from its own state
-// (sim::Deployment::lock_free_for_fresh_contender); the simulation samples the
-// answer every ExposureSample::kResolution of true time while anyone holds
-// (harness/exposure_monitor.h); this checker only reads the samples.
+// (sim::Deployment::lock_free_for_fresh_contender); the simulation asks after
+// every event of a hold and at each instant the answer can change by time
+// alone (harness/exposure_monitor.h); this checker only reads the windows.
 //
 // Exposure with an overlap is what the mutual-exclusion checker already
 // reports; exposure without one is a *latent* finding: the violation that was
@@ -37,6 +37,8 @@ struct ExposureWindow {
 // first that did not), and whether the backend could answer at all.
 struct ExposureSamples {
   bool supported = false;  // false: the backend cannot tell (or live mode)
+  // The sampling grid; zero: exact (the simulation's monitor looks at every
+  // instant the answer can change).
   Duration resolution = Duration::zero();
   int64_t samples = 0;
   std::vector<ExposureWindow> windows;

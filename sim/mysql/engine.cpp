@@ -364,13 +364,13 @@ uint64_t Engine::weight(const Session& s) const {
   return s.undo.size() + locks_.lock_count(s.trx) + (s.pending ? 1 : 0);
 }
 
-std::optional<Row> Engine::committed_row(const std::string& lock_name) const {
-  const std::string key = unique_key_of(lock_name);
+const Row* Engine::committed_row(const std::string& lock_name) const {
   for (const auto& [fi, versions] : history_) {
     if (versions.empty() || !versions.back().row) continue;
-    if (unique_key_of((*versions.back().row)[kFlockName]) == key) return versions.back().row;
+    const Row& row = *versions.back().row;
+    if (same_unique_key(row[kFlockName], lock_name)) return &row;
   }
-  return std::nullopt;
+  return nullptr;
 }
 
 }  // namespace locksim::sim::mysql

@@ -129,8 +129,10 @@ class Engine {
   uint64_t commit_seq() const { return commit_seq_; }
 
   // Observation for tests, the node and the exposure checker.
-  // The latest committed row of lock `name`, if any.
-  std::optional<Row> committed_row(const std::string& lock_name) const;
+  // The latest committed row of lock `name`, or nullptr; valid until the
+  // next statement. Does not allocate (the exposure probe runs it after
+  // every event of a hold).
+  const Row* committed_row(const std::string& lock_name) const;
   uint64_t deadlocks() const { return deadlocks_; }
   uint64_t statements() const { return statements_; }
   bool in_transaction(SessionId session) const;

@@ -33,22 +33,10 @@ std::string pk_key(int64_t findex) {
 // Does the stored `value` of column `col` equal the operand? Compared as the
 // column would store the operand (VARCHAR under a case-insensitive PAD SPACE
 // collation); an operand the column cannot hold matches nothing.
-// unique_key_of(a) == unique_key_of(b), without building either key: ASCII
-// case folding, trailing spaces ignored (PAD SPACE). Runs for every row a
-// statement compares, so it must not allocate.
-bool same_key(std::string_view a, std::string_view b) {
-  while (!a.empty() && a.back() == ' ') a.remove_suffix(1);
-  while (!b.empty() && b.back() == ' ') b.remove_suffix(1);
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 bool column_equals(size_t col, const std::string& value, const SqlValue& operand) {
   const Column& c = table_columns()[col];
   if (c.type == ColumnType::kVarchar && operand && operand->size() <= c.varchar_max) {
-    return same_key(value, *operand);  // fits the column as it is: no conversion
+    return same_unique_key(value, *operand);  // fits the column as it is: no conversion
   }
   auto stored = store_value(col, operand);
   if (std::holds_alternative<SqlResult>(stored)) return false;

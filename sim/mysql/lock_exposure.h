@@ -11,18 +11,16 @@
 #include <string>
 
 #include "env/time.h"
+#include "sim/backend.h"
 #include "sim/mysql/engine.h"
 
 namespace locksim::sim::mysql {
 
 // Reads only the latest committed row of `lock_name` (no locks, no
-// statements counted). `correct_now` is a correct clock's reading, on the
-// same scale as the client clocks that wrote Fdeadline (unix time).
-bool row_free_for_fresh_contender(const Engine& engine, const std::string& lock_name,
-                                  TimePoint correct_now);
-
-// "2023-11-14 22:13:20" (DATETIME, whole seconds) as unix time, for the
-// comparison above. Precondition: the text is a DATETIME the server stored.
-TimePoint datetime_to_unix(const std::string& text);
+// statements counted). `correct_now` is a correct clock's reading at true
+// time `true_now`, on the same scale as the client clocks that wrote
+// Fdeadline (unix time); a held row stays held until the deadline.
+LockExposure row_exposure(const Engine& engine, const std::string& lock_name, TimePoint correct_now,
+                          TimePoint true_now);
 
 }  // namespace locksim::sim::mysql

@@ -69,12 +69,12 @@ BackendCounters MysqlDeployment::counters() const {
   return c;
 }
 
-std::optional<bool> MysqlDeployment::lock_free_for_fresh_contender(const LockProbe& probe) {
+std::optional<LockExposure> MysqlDeployment::lock_free_for_fresh_contender(const LockProbe& probe) {
   // A fresh contender asks whom clients are told is the primary.
   MysqlNode& primary = group_->published_primary();
-  if (!primary.node().running()) return false;
-  return row_free_for_fresh_contender(primary.engine(), probe.key,
-                                      kLocalEpoch + (world_.now() - TimePoint{}));
+  if (!primary.node().running()) return LockExposure{false};
+  const TimePoint now = world_.now();
+  return row_exposure(primary.engine(), probe.key, kLocalEpoch + (now - TimePoint{}), now);
 }
 
 std::vector<BackendNote> MysqlDeployment::notes() const {

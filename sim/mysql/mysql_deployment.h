@@ -31,7 +31,7 @@ class MysqlDeployment : public Deployment {
   BackendCounters counters() const override;
   // The published primary's committed row (sim/mysql/lock_exposure.h); a
   // crashed or frozen primary grants nothing.
-  std::optional<bool> lock_free_for_fresh_contender(const LockProbe& probe) override;
+  std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override;
   // Semi-synchronous fallbacks to asynchronous replication, when any.
   std::vector<BackendNote> notes() const override;
   // The crashed process's kernel resets its connection: the server rolls the

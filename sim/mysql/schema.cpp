@@ -15,7 +15,7 @@ namespace {
 
 std::string lower(const std::string& s) {
   std::string out = s;
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char& c : out) c = ascii_lower(c);
   return out;
 }
 
@@ -91,10 +91,8 @@ std::optional<size_t> column_index(const std::string& name) {
   for (size_t i = 0; i < cols.size(); ++i) {
     const std::string_view col = cols[i].name;
     if (col.size() == name.size() &&
-        std::equal(col.begin(), col.end(), name.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) ==
-                 std::tolower(static_cast<unsigned char>(b));
-        })) {
+        std::equal(col.begin(), col.end(), name.begin(),
+                   [](char a, char b) { return ascii_lower(a) == ascii_lower(b); })) {
       return i;
     }
   }
@@ -154,6 +152,14 @@ std::string unique_key_of(const std::string& lock_name) {
   std::string key = lower(lock_name);
   while (!key.empty() && key.back() == ' ') key.pop_back();
   return key;
+}
+
+bool same_unique_key(std::string_view a, std::string_view b) {
+  while (!a.empty() && a.back() == ' ') a.remove_suffix(1);
+  while (!b.empty() && b.back() == ' ') b.remove_suffix(1);
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return ascii_lower(x) == ascii_lower(y);
+         });
 }
 
 }  // namespace locksim::sim::mysql

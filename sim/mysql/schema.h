@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -68,5 +69,15 @@ std::variant<std::string, SqlResult> store_value(size_t col, const SqlValue& val
 // collations are case-insensitive and PAD SPACE, so 'Lock ' and 'lock' are
 // the same key (ASCII folding; the algorithms' names are ASCII).
 std::string unique_key_of(const std::string& lock_name);
+
+// unique_key_of(a) == unique_key_of(b), without building either key. Runs
+// for every row a statement compares, so it does not allocate.
+bool same_unique_key(std::string_view a, std::string_view b);
+
+// ASCII case folding ('A'..'Z' only): what every name comparison here needs,
+// without std::tolower's locale lookup per character.
+constexpr char ascii_lower(char c) {
+  return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c;
+}
 
 }  // namespace locksim::sim::mysql

@@ -22,9 +22,7 @@ struct ParseFailure {
   size_t offset;
 };
 
-char lower_char(char c) {
-  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-}
+char lower_char(char c) { return ascii_lower(c); }
 
 bool same_word(const std::string& a, const char* b) {
   size_t i = 0;

@@ -59,31 +59,61 @@ BackendCounters RedisDeployment::counters() const {
   return c;
 }
 
-bool RedisDeployment::group_free(ReplicaGroup& group, const LockProbe& probe) {
+namespace {
+
+// The instant `unix_ms` begins (the next millisecond's, when `after` is
+// set), or kNoChange for one at or past it (too far ahead to matter).
+TimePoint at_ms(int64_t unix_ms, bool after) {
+  constexpr int64_t kLastMs = LockExposure::kNoChange.ns / 1'000'000 - 1;
+  if (unix_ms >= kLastMs) return LockExposure::kNoChange;
+  return TimePoint{(unix_ms + (after ? 1 : 0)) * 1'000'000};
+}
+
+}  // namespace
+
+LockExposure RedisDeployment::group_exposure(ReplicaGroup& group, const LockProbe& probe) {
   RedisNode& master = group.current_master();
   // A crashed or frozen master answers nobody: no grant from this group now.
-  if (!master.node().running()) return false;
+  if (!master.node().running()) return LockExposure{false};
   const auto& keys = master.server().keys();  // read-only: no lazy expiry
   const auto it = keys.find(probe.key);
-  if (it == keys.end()) return true;
-  if (Keyspace::is_expired(it->second, master.node().local_now().to_ms())) return true;
-  if (!probe.value_is_deadline_ms) return false;
+  if (it == keys.end()) return LockExposure{true};
+  const TimePoint now = world_.now();
+  if (Keyspace::is_expired(it->second, master.node().local_now().to_ms()))
+    return LockExposure{true};
+  LockExposure held{false};
+  if (it->second.expire_at_ms) {  // expired once the master's clock passes that millisecond
+    const TimePoint local_end = at_ms(*it->second.expire_at_ms, true);
+    if (local_end != LockExposure::kNoChange)
+      held.until = master.node().clock().true_when(local_end, now);
+  }
+  if (!probe.value_is_deadline_ms) return held;
   // GETSET's step 3 with a correct clock: held while the stored end is later than now.
   const std::string& v = it->second.value;
   int64_t deadline_ms = 0;
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), deadline_ms);
-  if (ec != std::errc() || end != v.data() + v.size()) return true;  // not a lock value
-  const int64_t correct_now_ms = (kLocalEpoch + (world_.now() - TimePoint{})).to_ms();
-  return deadline_ms <= correct_now_ms;
+  if (ec != std::errc() || end != v.data() + v.size()) return LockExposure{true};  // not a lock
+  const TimePoint correct_now = kLocalEpoch + (now - TimePoint{});
+  if (deadline_ms <= correct_now.to_ms()) return LockExposure{true};
+  const TimePoint local_deadline = at_ms(deadline_ms, false);
+  if (local_deadline != LockExposure::kNoChange)
+    held.until = std::min(held.until, now + (local_deadline - correct_now));
+  return held;
 }
 
-std::optional<bool> RedisDeployment::lock_free_for_fresh_contender(const LockProbe& probe) {
+std::optional<LockExposure> RedisDeployment::lock_free_for_fresh_contender(const LockProbe& probe) {
   LOCKSIM_ASSERT_MSG(probe.quorum >= 1 && probe.quorum <= groups_.size(),
                      "the quorum is checked against the masters before the run");
   size_t free = 0;
-  for (auto& g : groups_) free += group_free(*g, probe) ? 1 : 0;
+  TimePoint until = LockExposure::kNoChange;  // any group's change may change the count
+  for (auto& g : groups_) {
+    const LockExposure e = group_exposure(*g, probe);
+    free += e.free ? 1 : 0;
+    until = std::min(until, e.until);
+  }
   LOCKSIM_ASSERT(free <= groups_.size());
-  return free >= probe.quorum;
+  LOCKSIM_ASSERT(until >= world_.now());
+  return LockExposure{free >= probe.quorum, until};
 }
 
 }  // namespace locksim::sim::redis

@@ -31,8 +31,8 @@ class RedisDeployment : public Deployment {
   // Free at a group when its current master runs and holds no live key
   // `probe.key` (expired by the master's own clock, gone, or with
   // value_is_deadline_ms a deadline a correct clock has reached); free when
-  // at least probe.quorum groups are.
-  std::optional<bool> lock_free_for_fresh_contender(const LockProbe& probe) override;
+  // at least probe.quorum groups are. Until the first group's key expires.
+  std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override;
   // Primaries: each group's first master; the observer: the sentinel.
   Roles roles() const override;
 
@@ -46,7 +46,7 @@ class RedisDeployment : public Deployment {
   std::vector<std::unique_ptr<RedisNode>> servers_;
   std::vector<std::unique_ptr<ReplicaGroup>> groups_;
 
-  bool group_free(ReplicaGroup& group, const LockProbe& probe);
+  LockExposure group_exposure(ReplicaGroup& group, const LockProbe& probe);
 };
 
 }  // namespace locksim::sim::redis

@@ -30,8 +30,10 @@ class ZkBackend : public Deployment {
   std::vector<BackendNote> notes() const override;
   // ZkDeployment's answer for the lock node probe.key (a leader serves and
   // the node has no children).
-  std::optional<bool> lock_free_for_fresh_contender(const LockProbe& probe) override {
-    return deployment_.lock_free_for_fresh_contender(probe.key);
+  // Only events change it: a node is created or deleted, a session expires
+  // at a server's tick, the leader goes.
+  std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override {
+    return LockExposure{deployment_.lock_free_for_fresh_contender(probe.key)};
   }
 
   ZkDeployment& deployment() { return deployment_; }
