@@ -70,13 +70,13 @@ NetworkDraw draw_network_faults(sim::Rng& rng, const NetworkDrawInput& in) {
     // the spike and is X late too), so spikes are drawn most; a cut that
     // lets requests in but holds replies, next; the rest, less.
     const int64_t kind = rng.between(0, 99);
-    if (kind < 20) {  // both ways
+    if (kind < 10) {  // both ways
       e.kind = FaultKind::kPartition;
-    } else if (kind < 45) {  // requests get in, replies do not
+    } else if (kind < 25) {  // requests get in, replies do not
       e.kind = FaultKind::kPartition;
       e.one_way = true;
       std::swap(clients, servers);
-    } else if (kind < 60) {  // requests do not get in
+    } else if (kind < 35) {  // requests do not get in
       e.kind = FaultKind::kPartition;
       e.one_way = true;
     } else {
@@ -84,7 +84,7 @@ NetworkDraw draw_network_faults(sim::Rng& rng, const NetworkDrawInput& in) {
       // client most of the time.
       e.kind = FaultKind::kDelay;
       if (rng.chance(0.6)) clients = in.clients;
-      e.delay = rng.uniform_duration(in.ttl / 2, in.ttl * 2);
+      e.delay = rng.uniform_duration(in.ttl * 3 / 4, in.ttl * 2);
       e.duration = rng.uniform_duration(Duration::millis(10), e.delay * 2);
     }
     e.at = draw_start(rng, in, e.kind == FaultKind::kDelay ? e.duration + e.delay : e.duration);

@@ -82,16 +82,19 @@ FaultEvent event(FaultKind kind, Duration at, std::string node) {
 
 // Drift and steps on `nodes`' clocks: drift up to `drift_ppm_max` either
 // way, steps up to `jump_lease_permille` thousandths of the lease either way.
-// Half the seeds step their clocks together (one bad NTP server feeding
-// several machines), which is what it takes to move a quorum at once.
+// Most seeds step their clocks together: one bad NTP server feeding several
+// machines steps them all by the same amount at once, which is what it takes
+// to move a quorum (Redlock) past a lease.
 void clock_faults(Draw& d, const std::vector<std::string>& nodes, int64_t drift_ppm_max,
                   int64_t jump_lease_permille, std::vector<FaultEvent>& out) {
   const int64_t share = d.between(30, 100);  // of nodes touched, this seed
   const int64_t drift_max = d.between(0, drift_ppm_max);
   const int64_t jump_permille = d.between(100, jump_lease_permille);
-  const int64_t forward_percent = d.between(30, 90);
-  const bool together = d.chance(50);
+  const int64_t forward_percent = d.between(40, 100);
+  const bool together = d.chance(60);
   const Duration step_at = d.time(5, 80);
+  const Duration common_step =
+      d.of_lease(jump_permille / 2, jump_permille, false) * (d.chance(forward_percent) ? 1 : -1);
   for (const auto& node : nodes) {
     if (!d.chance(share)) continue;
     if (d.chance(50)) {
@@ -99,8 +102,12 @@ void clock_faults(Draw& d, const std::vector<std::string>& nodes, int64_t drift_
       e.drift_ppm = d.between(-drift_max, drift_max);
       out.push_back(e);
     }
-    if (d.chance(70)) {
-      FaultEvent e = event(FaultKind::kJumpClock, together ? step_at : d.time(5, 80), node);
+    if (together) {
+      FaultEvent e = event(FaultKind::kJumpClock, step_at, node);
+      e.jump = common_step;
+      out.push_back(e);
+    } else if (d.chance(70)) {
+      FaultEvent e = event(FaultKind::kJumpClock, d.time(5, 80), node);
       e.jump = d.of_lease(0, jump_permille, false) * (d.chance(forward_percent) ? 1 : -1);
       out.push_back(e);
     }
@@ -152,7 +159,7 @@ void failover(Draw& d, std::vector<FaultEvent>& out) {
     e.duration = d.millis(Duration::seconds(2), Duration::seconds(4));
     out.push_back(e);
   }
-  const int64_t rounds = d.between(1, 4);
+  const int64_t rounds = d.between(2, 6);
   for (int64_t i = 0; i < rounds; ++i) {
     const std::string node = d.chance(75) ? std::string("@primary") : d.pick(d.view().servers);
     FaultEvent e = event(FaultKind::kCrash, d.time(30, 90), node);
@@ -162,19 +169,30 @@ void failover(Draw& d, std::vector<FaultEvent>& out) {
 }
 
 // Servers crash and restart with what their durability kept: at once (the
-// dangerous case without fsync) or after up to twice the lease. Half the
-// seeds crash them close together (a rack losing power), which is what it
-// takes for a quorum to forget a key at once.
+// dangerous case without fsync) or after up to twice the lease. Most seeds
+// crash a set of servers close together and bring them back together (a
+// rack losing power), which is what it takes for a quorum to forget a key
+// at once; the others crash one to N+1 servers at independent times.
 void crash_restart(Draw& d, std::vector<FaultEvent>& out) {
-  const int64_t count = d.between(1, static_cast<int64_t>(d.view().servers.size()) + 1);
   const int64_t quick_percent = d.between(20, 80);
-  const bool together = d.chance(50);
-  const Duration at = d.time(5, 80);
+  auto restart_after = [&d, quick_percent] {
+    return d.chance(quick_percent) ? d.millis(Duration::millis(10), Duration::millis(1000))
+                                   : d.of_lease(100, 2000);
+  };
+  if (d.chance(60)) {
+    const Duration at = d.time(5, 80);
+    const Duration down = restart_after();
+    for (const std::string& node : d.subset(d.view().servers)) {
+      FaultEvent e = event(FaultKind::kCrash, at + Duration::millis(d.between(0, 500)), node);
+      e.duration = down;
+      out.push_back(e);
+    }
+    return;
+  }
+  const int64_t count = d.between(1, static_cast<int64_t>(d.view().servers.size()) + 1);
   for (int64_t i = 0; i < count; ++i) {
-    const Duration when = together ? at + Duration::millis(d.between(0, 500)) : d.time(5, 80);
-    FaultEvent e = event(FaultKind::kCrash, when, d.pick(d.view().servers));
-    e.duration = d.chance(quick_percent) ? d.millis(Duration::millis(10), Duration::millis(1000))
-                                         : d.of_lease(100, 2000);
+    FaultEvent e = event(FaultKind::kCrash, d.time(5, 80), d.pick(d.view().servers));
+    e.duration = restart_after();
     out.push_back(e);
   }
 }
@@ -289,8 +307,8 @@ bool wants_failover(const std::vector<std::string>& parts) {
 }
 
 Duration profile_replication_lag(uint64_t seed) {
-  static const Duration kLags[] = {Duration::millis(100), Duration::millis(250),
-                                   Duration::millis(500), Duration::seconds(1)};
+  static const Duration kLags[] = {Duration::millis(250), Duration::millis(500),
+                                   Duration::seconds(1), Duration::seconds(2)};
   sim::Rng rng = sim::Rng(seed).split("profile/failover/replication-lag");
   return kLags[rng.below(std::size(kLags))];
 }
