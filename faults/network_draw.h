@@ -37,7 +37,8 @@ struct NetworkDraw {
 };
 
 // Draws one schedule: partitions (both ways, or one way either direction)
-// and delay spikes (TTL/2 to 2 x TTL, lasting up to twice that), between one
+// and delay spikes (0.75 to 2 x TTL, lasting up to twice that; 65 % of the
+// faults, 10/15/10 % for the cuts), between one
 // client (or all of them) and the servers (all, or a minority); lengths
 // below the TTL, past it (at most 3 x TTL or 45 % of the run), or (when the
 // run is long enough) past the retransmission limit; each starting early

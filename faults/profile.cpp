@@ -145,7 +145,7 @@ void pause(Draw& d, std::vector<FaultEvent>& out) {
 
 // Primaries die and come back later (as replicas, if the backend promoted
 // one meanwhile). The first round kills one to all of the deployment's
-// primaries within 300 ms of each other; later rounds (one to four more)
+// primaries within 300 ms of each other; later rounds (two to six more)
 // kill whichever server is the primary then ("@primary": the replica the
 // last failover promoted), now and then any server.
 void failover(Draw& d, std::vector<FaultEvent>& out) {

@@ -58,7 +58,7 @@ std::vector<std::string> parse_profile(std::string_view text, std::string_view f
 bool wants_failover(const std::vector<std::string>& parts);
 
 // How far behind the primary the replicas run in the failover profile's
-// deployment, drawn for `seed`: 100 ms, 250 ms, 500 ms or 1 s (an
+// deployment, drawn for `seed`: 250 ms, 500 ms, 1 s or 2 s (an
 // asynchronous replica under load). A write acknowledged inside this window
 // before the primary dies is what a failover loses. Pure.
 Duration profile_replication_lag(uint64_t seed);

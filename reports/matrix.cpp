@@ -1,5 +1,6 @@
 #include "reports/matrix.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -34,6 +35,7 @@ void add_run(MatrixCell& c, const harness::RunSummary& r, uint64_t seed_first) {
   }
   if (r.finding == "safety") {
     ++c.safety;
+    c.violation_positions.push_back(static_cast<int64_t>(r.seed - seed_first + 1));
     if (!c.first_violation_seed) {
       c.first_violation_seed = r.seed;
       c.seeds_to_first = static_cast<int64_t>(r.seed - seed_first + 1);
@@ -102,6 +104,8 @@ OJson cell_json(const MatrixCell& c) {
                                                         {"events_to_first", c.events_to_first},
                                                         {"replay", c.first_violation_replay}}
                                                 : OJson();
+  const std::optional<int64_t> median = c.median_seeds_to_violation();
+  j["median_seeds_to_violation"] = median ? OJson(*median) : OJson();
   j["first_liveness"] = c.first_liveness_seed ? OJson{{"seed", *c.first_liveness_seed},
                                                       {"replay", c.first_liveness_replay}}
                                               : OJson();
@@ -138,6 +142,25 @@ int64_t MatrixCell::latency_quantile_ns(double q) const {
 double MatrixCell::acquisitions_per_virtual_minute() const {
   if (virtual_ns <= 0) return 0;
   return static_cast<double>(acquisitions) * 60e9 / static_cast<double>(virtual_ns);
+}
+
+std::optional<int64_t> MatrixCell::median_seeds_to_violation() const {
+  LOCKSIM_ASSERT(std::is_sorted(violation_positions.begin(), violation_positions.end()));
+  // Waits from each start 1..contiguous; starts past the last violation never
+  // reach one and sort last.
+  std::vector<int64_t> waits;
+  waits.reserve(static_cast<size_t>(contiguous));
+  auto next = violation_positions.begin();
+  for (int64_t start = 1; start <= contiguous; ++start) {
+    while (next != violation_positions.end() && *next < start) ++next;
+    if (next == violation_positions.end() || *next > contiguous) break;
+    waits.push_back(*next - start + 1);
+  }
+  const size_t median_rank = contiguous == 0 ? 0 : static_cast<size_t>((contiguous - 1) / 2);
+  if (waits.size() <= median_rank) return std::nullopt;
+  std::nth_element(waits.begin(), waits.begin() + static_cast<ptrdiff_t>(median_rank), waits.end());
+  LOCKSIM_ASSERT(waits[median_rank] >= 1);
+  return waits[median_rank];
 }
 
 bool MatrixCell::low_coverage() const {

@@ -39,6 +39,8 @@ struct MatrixCell {
   int64_t events_to_first = 0;
   int64_t wall_ns_to_first = 0;  // timing.json only
   std::string first_violation_replay;
+  // Seed positions (1-based) of every violating run, ascending.
+  std::vector<int64_t> violation_positions;
   std::optional<uint64_t> first_liveness_seed;
   std::string first_liveness_replay;
   std::string first_unknown_replay;
@@ -56,6 +58,13 @@ struct MatrixCell {
   double acquisitions_per_virtual_minute() const;
   // A clean cell whose faults rarely touched a holder: no evidence of safety.
   bool low_coverage() const;
+  // How many seeds a sweep of this cell needs to find a violation, as the
+  // median over every starting seed of the contiguous seeds run: from a
+  // start, the seeds up to and including the next violating one (never, past
+  // the last). The lower median, so it is a whole number of seeds; nullopt
+  // when at least half the starts never reach one. Seed 1's wait alone is
+  // seeds_to_first: one sample, where this one measures the cell.
+  std::optional<int64_t> median_seeds_to_violation() const;
 };
 
 struct Matrix {

@@ -1,4 +1,6 @@
 // matrix.md and junit.xml.
+#include <optional>
+
 #include "env/assert.h"
 #include "env/parse.h"
 #include "reports/matrix.h"
@@ -52,6 +54,25 @@ std::string gate_line(const Matrix& m) {
          std::to_string(m.gated_cells) + " gated cells break their expectation (below).\n";
 }
 
+// The slowest of the cells expected to violate, by median seeds to a
+// violation: how many seeds a sweep needs before the gate can speak.
+std::string median_line(const Matrix& m) {
+  const MatrixCell* slowest = nullptr;
+  std::optional<int64_t> worst;
+  for (const auto& c : m.cells) {
+    if (c.expected != "violation") continue;
+    const std::optional<int64_t> median = c.median_seeds_to_violation();
+    if (slowest == nullptr || (worst && (!median || *median > *worst))) {
+      slowest = &c;
+      worst = median;
+    }
+  }
+  if (slowest == nullptr) return "";
+  return "\nMedian seeds to a violation in the cells expected to violate: at most " +
+         (worst ? std::to_string(*worst) : std::string("never (none found)")) + " (" +
+         slowest->algorithm + " × " + slowest->profile + ").\n";
+}
+
 void overview(const Matrix& m, std::string& out) {
   out += "| algorithm |";
   for (const auto& p : m.plan.profiles) out += " " + p + " |";
@@ -66,17 +87,23 @@ void overview(const Matrix& m, std::string& out) {
   }
 }
 
+std::string median_text(std::optional<int64_t> median) {
+  return median ? std::to_string(*median) : "-";
+}
+
 void details(const Matrix& m, std::string& out) {
   out +=
       "| algorithm | profile | runs | violations | liveness | latent | rate | first failing seed | "
-      "seeds to first | events to first | p50 | p99 | acq/vmin | coverage | expected | gate |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "seeds to first | median seeds | events to first | p50 | p99 | acq/vmin | coverage | "
+      "expected | gate |\n"
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : m.cells) {
     out += "| " + c.algorithm + " | " + c.profile + " | " + std::to_string(c.runs) + " | " +
            std::to_string(c.safety) + " | " + std::to_string(c.liveness) + " | " +
            std::to_string(c.latent) + " | " + percent(c.violation_rate()) + " | " +
            (c.first_violation_seed ? std::to_string(*c.first_violation_seed) : "-") + " | " +
            (c.first_violation_seed ? std::to_string(c.seeds_to_first) : "-") + " | " +
+           median_text(c.median_seeds_to_violation()) + " | " +
            (c.first_violation_seed ? std::to_string(c.events_to_first) : "-") + " | " +
            latency_text(c.latency_quantile_ns(0.5)) + " | " +
            latency_text(c.latency_quantile_ns(0.99)) + " | " +
@@ -99,7 +126,7 @@ std::string matrix_markdown(const Matrix& m) {
                     " fault profiles × seeds " + std::to_string(plan.seed_first) + ".." +
                     std::to_string(plan.seed_last) + "\n\n";
   out += "Runs done: " + std::to_string(m.runs_done) + " of " + std::to_string(plan.runs_total()) +
-         ".\n\n" + gate_line(m) + "\n";
+         ".\n\n" + gate_line(m) + median_line(m) + "\n";
   overview(m, out);
   out +=
       "\nV: runs with a mutual-exclusion violation (first failing seed); L: liveness only; "

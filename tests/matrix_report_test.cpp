@@ -3,6 +3,8 @@
 // which a clean-looking cell must not hide.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -56,6 +58,41 @@ TEST(MatrixReport, AViolationStaysFirstAndLatentRunsStillCount) {
   EXPECT_EQ(m.cells[0].latent, 1);
   const std::string md = matrix_markdown(m);
   EXPECT_NE(md.find("| **V** 1/3 (seed 2) ~1 |"), std::string::npos) << md;
+}
+
+// Ten seeds with violations at `positions`: the median, over the ten
+// starting seeds, of the seeds a sweep needs to reach the next violation.
+std::optional<int64_t> median_of(const std::vector<uint64_t>& positions) {
+  harness::SweepPlan plan;
+  plan.algorithms = {"set-nx-lua"};
+  plan.profiles = {"pause"};
+  plan.seed_first = 1;
+  plan.seed_last = 10;
+  std::vector<harness::RunSummary> runs;
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    const bool bad = std::find(positions.begin(), positions.end(), seed) != positions.end();
+    runs.push_back(run(seed, bad ? "safety" : "none"));
+  }
+  return build_matrix(plan, runs, nullptr).cells.at(0).median_seeds_to_violation();
+}
+
+TEST(MatrixReport, MedianSeedsToAViolationCountsFromEveryStart) {
+  // Starts 1..10 wait 3,2,1,4,3,2,1 and then never: the lower median is 3.
+  EXPECT_EQ(median_of({3, 7}), 3);
+  EXPECT_EQ(median_of({10}), 5);  // waits 10..1
+  EXPECT_EQ(median_of({9}), 5);   // waits 9..1, then never
+  EXPECT_EQ(median_of({1}), std::nullopt) << "nine of ten starts never reach one";
+  EXPECT_EQ(median_of({}), std::nullopt);
+  EXPECT_EQ(median_of({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}), 1);
+  harness::SweepPlan plan;
+  plan.algorithms = {"set-nx-lua"};
+  plan.profiles = {"pause"};
+  plan.seed_first = 1;
+  plan.seed_last = 3;
+  // Starts 1..3 wait 2, 1, never: the median is 2, beside seeds to first (2).
+  const Matrix m = build_matrix(plan, {run(1, "none"), run(2, "safety"), run(3, "none")}, nullptr);
+  EXPECT_NE(matrix_json(m).find("\"median_seeds_to_violation\": 2"), std::string::npos);
+  EXPECT_NE(matrix_markdown(m).find("| 2 | 2 |"), std::string::npos) << matrix_markdown(m);
 }
 
 }  // namespace
