@@ -61,6 +61,10 @@ struct ZkStat {
   int64_t ephemeral_owner = 0;  // the owning session, 0 for a persistent node
   int32_t data_length = 0;
   int32_t num_children = 0;
+
+  // Member-wise: what DataTree's comparison of two trees (a snapshot
+  // against a replica's tree) needs.
+  bool operator==(const ZkStat&) const = default;
 };
 
 struct ZkCreateFlags {

@@ -135,7 +135,7 @@ TEST(Exposure, HolderPauseBoundaryToOnePercent_Redlock) {
 // server clock fast by r expires the key after TTL / (1 + r) of true time,
 // so exposure begins where TTL * r / (1 + r) = TTL * 0.01 + 2 ms. With a TTL
 // of 100 s that is r = 0.01002 / 0.98998 (10,121 ppm), and 1 % of it is
-// about 10 ms of exposure per lease: well above the 1 ms sampling.
+// about 10 ms of exposure per lease (the monitor sees it to the nanosecond).
 constexpr double kDriftBoundary = 0.01002 / 0.98998;
 
 RunConfig drift_config(uint64_t seed, double rate) {
