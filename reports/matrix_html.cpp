@@ -1,5 +1,7 @@
 // matrix.html: one self-contained page (inline CSS, inline SVG, no script,
 // nothing fetched), so it opens from a CI artifact or an email attachment.
+#include <optional>
+
 #include "env/assert.h"
 #include "env/parse.h"
 #include "reports/matrix.h"
@@ -51,6 +53,8 @@ std::string cell_td(const MatrixCell& c, bool has_timeline) {
                       " violations, " + std::to_string(c.liveness) + " liveness, " +
                       std::to_string(c.latent) + " latent, coverage " +
                       std::to_string(static_cast<int64_t>(c.coverage() * 100 + 0.5)) + "%";
+  if (const std::optional<int64_t> median = c.median_seeds_to_violation())
+    title += ", a violation every " + std::to_string(*median) + " seeds (median)";
   if (!c.expected.empty()) title += ", expected " + c.expected;
   if (c.gate.gated) title += c.gate.holds ? ", gate holds" : ", GATE: " + c.gate.failure;
   if (!c.note.empty()) title += " — " + c.note;

@@ -93,6 +93,7 @@ TEST(MatrixReport, MedianSeedsToAViolationCountsFromEveryStart) {
   const Matrix m = build_matrix(plan, {run(1, "none"), run(2, "safety"), run(3, "none")}, nullptr);
   EXPECT_NE(matrix_json(m).find("\"median_seeds_to_violation\": 2"), std::string::npos);
   EXPECT_NE(matrix_markdown(m).find("| 2 | 2 |"), std::string::npos) << matrix_markdown(m);
+  EXPECT_NE(matrix_html(m, {}).find("a violation every 2 seeds (median)"), std::string::npos);
 }
 
 }  // namespace
