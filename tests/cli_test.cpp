@@ -15,6 +15,7 @@
 
 #include "harness/live/zk_process.h"
 #include "tests/locksim_binary.h"
+#include "tests/real_servers.h"
 
 namespace {
 
@@ -218,12 +219,7 @@ TEST(Cli, ZooKeeperCuratorIsNotStuckAfterLeaderFailover) {
 // `live` starts its own ZooKeeper ensemble (one and three JVMs), runs each
 // variant through the C client, checks the history and stops every JVM.
 TEST(Cli, LiveRunAgainstRealZooKeeper) {
-  if (const std::string why = locksim::live::ZkEnsembleProcess::missing(); !why.empty()) {
-    const char* ci = std::getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true")
-      FAIL() << "zookeeper is required in CI: " << why;
-    GTEST_SKIP() << "zookeeper not installed: " << why;
-  }
+  LOCKSIM_SKIP_WITHOUT("zookeeper", locksim::live::ZkEnsembleProcess::missing());
   for (const char* algorithm : {"zk-recipe", "zk-curator", "zk-herd"}) {
     const std::string servers = std::string(algorithm) == "zk-curator" ? "3" : "1";
     const Outcome o = locksim(std::string("live --algorithm ") + algorithm +

@@ -11,6 +11,7 @@
 #include "harness/check/exposure_checker.h"
 #include "harness/exposure_monitor.h"
 #include "harness/run_sim.h"
+#include "pause_boundary.h"
 
 namespace locksim::harness {
 namespace {
@@ -65,60 +66,21 @@ TEST(ExposureChecker, NoWindowsNoExposure) {
 
 // --- Boundaries, exact to 1 %. ---
 
-const Duration kPauseAt = Duration::seconds(5);
-
-RunConfig pause_config(const std::string& algorithm, uint64_t seed) {
-  RunConfig c;
-  c.algorithm = algorithm;
-  c.algorithm_params["ttl"] = "10s";
-  c.seed = seed;
-  c.duration = Duration::seconds(30);
-  c.workload.clients = 3;
-  c.workload.hold_min = Duration::seconds(4);
-  c.workload.hold_max = Duration::seconds(6);
-  c.workload.hold_within_validity = true;
-  if (algorithm == "redlock") {
-    c.redis.masters = 5;
-    c.redis.timeout = Duration::millis(50);
-  }
-  return c;
-}
-
-std::optional<HeldInterval> holder_at(const RunConfig& c, Duration at) {
-  const SimRunReport r = simulate_and_check(c);
-  for (const HeldInterval& h : r.result.history.held) {
-    if (h.start <= TimePoint{} + at && h.end > TimePoint{} + at) return h;
-  }
-  return std::nullopt;
-}
-
-ExposureReport with_pause(RunConfig c, Duration pause) {
-  faults::FaultEvent e;
-  e.kind = faults::FaultKind::kPause;
-  e.node = "@holder";
-  e.at = kPauseAt;
-  e.duration = pause;
-  c.faults.events.push_back(e);
-  return simulate_and_check(c).result.exposure;
-}
-
 void pause_boundary(const std::string& algorithm) {
-  int checked = 0;
-  for (uint64_t seed = 1; seed <= 20; ++seed) {
-    const RunConfig c = pause_config(algorithm, seed);
-    const auto h = holder_at(c, kPauseAt);
-    if (!h) continue;
-    ++checked;
-    const Duration boundary = Duration::seconds(10) - ((TimePoint{} + kPauseAt) - h->start);
-    const ExposureReport under = with_pause(c, boundary - boundary / 100);
-    const ExposureReport over = with_pause(c, boundary + boundary / 100);
+  const std::vector<testing::PauseBoundary> cases = testing::pause_boundaries(algorithm);
+  for (const testing::PauseBoundary& b : cases) {
+    const uint64_t seed = b.config.seed;
+    const ExposureReport under =
+        testing::run_with_holder_pause(b.config, b.boundary - b.boundary / 100).result.exposure;
+    const ExposureReport over =
+        testing::run_with_holder_pause(b.config, b.boundary + b.boundary / 100).result.exposure;
     EXPECT_TRUE(under.supported && over.supported);
     EXPECT_EQ(under.total, Duration::zero())
         << algorithm << " seed " << seed << ": 1 % under TTL - time held: " << under.explanation;
     EXPECT_GT(over.total, Duration::zero())
         << algorithm << " seed " << seed << ": 1 % over TTL - time held: " << over.explanation;
   }
-  EXPECT_GE(checked, 10);
+  EXPECT_GE(cases.size(), 10u);
 }
 
 TEST(Exposure, HolderPauseBoundaryToOnePercent_SetNxLua) {

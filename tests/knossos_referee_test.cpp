@@ -28,6 +28,7 @@
 #include "harness/history_io.h"
 #include "harness/run_sim.h"
 #include "lock_history_gen.h"
+#include "real_servers.h"
 #include "run_corpus.h"
 
 namespace locksim::harness {
@@ -35,10 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
+using ::locksim::testing::in_ci;
 
 // The Knossos command, or "" with *missing saying what is missing.
 std::string knossos_command(std::string* missing) {

@@ -21,16 +21,14 @@
 #include "harness/history_io.h"
 #include "harness/run_sim.h"
 #include "harness/scenario.h"
+#include "real_servers.h"
 
 namespace locksim::harness {
 namespace {
 
 namespace fs = std::filesystem;
 
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
+using ::locksim::testing::in_ci;
 
 fs::path knossos_script() {
   if (const char* p = std::getenv("LOCKSIM_KNOSSOS"); p != nullptr && *p != '\0') return p;

@@ -26,6 +26,7 @@
 #include "harness/live/live_runner.h"
 #include "harness/live/redis_process.h"
 #include "harness/workload.h"
+#include "real_servers.h"
 
 namespace locksim {
 // Readable failures for EXPECT_EQ on replies.
@@ -310,6 +311,14 @@ TEST(LiveRun, SetNxLuaFourClientsKeepMutualExclusion) {
   // Every lease was given back: the key is gone once the run is over.
   HiredisConnection c("127.0.0.1", server->port(), kTimeout);
   EXPECT_TRUE(c.command({"EXISTS", workload.resource}).is_integer(0));
+}
+
+// Ctrl-C on a live Redis run: redis-server gone, its AOF folder removed
+// (the parent-death signal alone would leave the folder in /tmp).
+TEST(LocksimLive, CtrlCStopsRedisAndRemovesItsFolder) {
+  testing::expect_ctrl_c_cleans_up(
+      {"--algorithm", "redlock", "--masters", "3", "--duration", "60s", "--clients", "2"},
+      "redis-server", 3);
 }
 
 }  // namespace

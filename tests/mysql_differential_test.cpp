@@ -34,16 +34,12 @@
 
 #include "harness/live/mariadb_process.h"
 #include "mysql_differential_sessions.h"
+#include "real_servers.h"
 
 namespace locksim {
 namespace {
 
 using difftest::Step;
-
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
 
 const char* kForUpdate =
     "SELECT Flock_name, Fcount, Fstatus FROM t_tag_lock WHERE Flock_name = ? FOR UPDATE";
@@ -233,10 +229,7 @@ class MysqlDifferential : public ::testing::TestWithParam<Script> {
 };
 
 TEST_P(MysqlDifferential, SimulationAnswersAsMariaDbDoes) {
-  if (!skip_reason_.empty()) {
-    if (in_ci()) FAIL() << "mariadb-server is required in CI: " << skip_reason_;
-    GTEST_SKIP() << "mariadb-server not installed: " << skip_reason_;
-  }
+  LOCKSIM_SKIP_WITHOUT("mariadb-server", skip_reason_);
   ASSERT_NE(server_, nullptr) << "mariadbd did not start";
   const Script& script = GetParam();
   const std::vector<std::string> sim =

@@ -9,19 +9,14 @@
 // Skips (with a message) when mariadb-server is not installed, except when
 // CI=true: then it fails, so a CI machine without it cannot pass by testing
 // nothing.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "harness/live/live_check.h"
@@ -29,38 +24,12 @@
 #include "harness/live/mariadb_process.h"
 #include "harness/run_result.h"
 #include "locksim_binary.h"
+#include "real_servers.h"
 
 namespace locksim::live {
 namespace {
 
-#define SKIP_WITHOUT_MARIADB()                                             \
-  do {                                                                     \
-    if (const std::string why = MariadbProcess::missing(); !why.empty()) { \
-      const char* ci = std::getenv("CI");                                  \
-      if (ci != nullptr && std::string(ci) == "true") {                    \
-        FAIL() << "mariadb-server is required in CI: " << why;             \
-      }                                                                    \
-      GTEST_SKIP() << "mariadb-server not installed: " << why;             \
-    }                                                                      \
-  } while (0)
-
-// The mariadbd processes whose parent is `parent`, with their command lines.
-std::vector<std::pair<pid_t, std::string>> mariadbd_children(pid_t parent) {
-  std::vector<std::pair<pid_t, std::string>> out;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = entry.path().filename();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(entry.path() / "stat");
-    std::string pid, comm, state;
-    pid_t ppid = 0;
-    if (!(stat >> pid >> comm >> state >> ppid) || ppid != parent) continue;
-    if (comm != "(mariadbd)") continue;
-    std::ifstream cmd(entry.path() / "cmdline");
-    std::string cmdline((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
-    out.emplace_back(static_cast<pid_t>(std::stol(pid)), cmdline);
-  }
-  return out;
-}
+#define SKIP_WITHOUT_MARIADB() LOCKSIM_SKIP_WITHOUT("mariadb-server", MariadbProcess::missing())
 
 harness::RunConfig config_for(const std::string& algorithm, Duration length) {
   harness::RunConfig c;
@@ -92,7 +61,8 @@ TEST_P(MysqlLive, HoldsTheLockAloneOnRealMariaDb) {
     EXPECT_GT(*op.fence, last);
     last = *op.fence;
   }
-  EXPECT_TRUE(mariadbd_children(::getpid()).empty()) << "the server outlived its run";
+  EXPECT_TRUE(testing::server_children(::getpid(), "mariadbd").empty())
+      << "the server outlived its run";
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, MysqlLive,
@@ -160,33 +130,8 @@ TEST(MariadbProcess, StopRemovesTheServerAndItsFolder) {
 
 TEST(LocksimLive, CtrlCStopsTheServerAndRemovesItsFolder) {
   SKIP_WITHOUT_MARIADB();
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    const int null_fd = ::open("/dev/null", O_WRONLY);
-    ::dup2(null_fd, STDOUT_FILENO);
-    ::execl(LOCKSIM_BINARY, LOCKSIM_BINARY, "live", "--algorithm", "mysql-center", "--duration",
-            "60s", "--clients", "2", static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  std::vector<std::pair<pid_t, std::string>> servers;
-  for (int i = 0; i < 600 && servers.empty(); ++i) {  // up to 60 s on a busy machine
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    servers = mariadbd_children(child);
-  }
-  ASSERT_EQ(servers.size(), 1u);
-  std::this_thread::sleep_for(std::chrono::seconds(1));  // let the run get going
-  const std::string cmdline = servers[0].second;
-  const size_t at = cmdline.find("--datadir=");
-  ASSERT_NE(at, std::string::npos);
-  const std::string datadir = cmdline.substr(at + 10, cmdline.find('\0', at) - at - 10);
-  ASSERT_EQ(::kill(child, SIGINT), 0);
-  int status = 0;
-  ASSERT_EQ(::waitpid(child, &status, 0), child);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_EQ(WEXITSTATUS(status), 130);
-  EXPECT_NE(::kill(servers[0].first, 0), 0) << "mariadbd survived Ctrl-C";
-  EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(datadir).parent_path()));
+  testing::expect_ctrl_c_cleans_up(
+      {"--algorithm", "mysql-center", "--duration", "60s", "--clients", "2"}, "mariadbd", 1);
 }
 
 TEST(LocksimLive, LockWaitTimeoutMustBeWholeSecondsLive) {

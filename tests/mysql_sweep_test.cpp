@@ -7,30 +7,19 @@
 
 #include <string>
 
+#include "clean_sweep.h"
 #include "harness/run_sim.h"
 #include "sim/rng.h"
 
 namespace locksim::harness {
 namespace {
 
-// Runs `make(seed)` for seeds 1..seeds and fails on the first violation or
-// error, naming the seed and the replay command. Returns the deadlocks seen.
+using testing::crash_fault;
+
+// `make` over `seeds` seeds; the deadlocks seen.
 template <class Make>
 int64_t expect_clean(uint64_t seeds, Make make) {
-  int64_t deadlocks = 0;
-  for (uint64_t seed = 1; seed <= seeds; ++seed) {
-    const RunConfig c = make(seed);
-    const SimRunReport r = simulate_and_check(c);
-    EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kValid)
-        << "seed " << seed << ": " << r.result.mutex.explanation
-        << "\nreplay: " << r.result.replay_command;
-    EXPECT_TRUE(r.result.errors.empty()) << "seed " << seed << ": " << r.result.errors.front();
-    EXPECT_GE(r.result.acquisitions, 1)
-        << "seed " << seed << ": nobody got the lock\nreplay: " << r.result.replay_command;
-    if (::testing::Test::HasFailure()) return deadlocks;
-    deadlocks += r.result.deadlocks;
-  }
-  return deadlocks;
+  return testing::expect_clean(seeds, make).deadlocks;
 }
 
 RunConfig fault_free(const char* algorithm, uint64_t seed) {
@@ -67,16 +56,6 @@ TEST(MysqlSweep, V1DeadlocksAreCountedNotViolations) {
   EXPECT_GT(deadlocks, 100);
 }
 
-// down zero: the node stays down.
-faults::FaultEvent crash(const std::string& node, Duration at, Duration down) {
-  faults::FaultEvent e;
-  e.kind = faults::FaultKind::kCrash;
-  e.node = node;
-  e.at = at;
-  e.duration = down;
-  return e;
-}
-
 TEST(MysqlSweep, SemiSyncFailoverIsSafeWhereverTheCrashFalls) {
   expect_clean(200, [](uint64_t seed) {
     RunConfig c = fault_free("mysql-center", seed);
@@ -90,7 +69,7 @@ TEST(MysqlSweep, SemiSyncFailoverIsSafeWhereverTheCrashFalls) {
     c.mysql.client_timeout = Duration::seconds(2);
     sim::Rng rng(seed);
     c.faults.events.push_back(
-        crash("mysql-1", Duration::millis(rng.between(0, 5000)), Duration::zero()));
+        crash_fault("mysql-1", Duration::millis(rng.between(0, 5000)), Duration::zero()));
     return c;
   });
 }
@@ -103,7 +82,7 @@ TEST(MysqlSweep, DurableCrashRestartIsSafeWhereverTheCrashFalls) {
     c.mysql.client_timeout = Duration::seconds(2);
     sim::Rng rng(seed);
     const Duration at = Duration::millis(rng.between(0, 5000));
-    c.faults.events.push_back(crash("mysql-1", at, Duration::millis(rng.between(100, 3000))));
+    c.faults.events.push_back(crash_fault("mysql-1", at, Duration::millis(rng.between(100, 3000))));
     return c;
   });
 }

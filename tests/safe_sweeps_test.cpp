@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "clean_sweep.h"
 #include "harness/run_sim.h"
 #include "sim/rng.h"
 
@@ -13,33 +14,12 @@ namespace {
 
 constexpr uint64_t kSeeds = 1000;
 
-// Runs `make(seed)` for every seed and fails on the first violation or error,
-// naming the seed and the replay command.
+using testing::crash_fault;
+
+// `make` over kSeeds seeds.
 template <class Make>
 void expect_clean(Make make, int64_t min_acquisitions_per_run = 1) {
-  int64_t acquisitions = 0;
-  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
-    const RunConfig c = make(seed);
-    const SimRunReport r = simulate_and_check(c);
-    ASSERT_EQ(r.result.mutex.kind, Verdict::Kind::kValid)
-        << "seed " << seed << ": " << r.result.mutex.explanation
-        << "\nreplay: " << r.result.replay_command;
-    ASSERT_TRUE(r.result.errors.empty()) << "seed " << seed << ": " << r.result.errors.front();
-    ASSERT_GE(r.result.acquisitions, min_acquisitions_per_run)
-        << "seed " << seed
-        << ": a run where nobody gets the lock proves nothing\nreplay: " << r.result.replay_command;
-    acquisitions += r.result.acquisitions;
-  }
-  ::testing::Test::RecordProperty("acquisitions", std::to_string(acquisitions));
-}
-
-faults::FaultEvent crash(const std::string& node, Duration at, Duration down) {
-  faults::FaultEvent e;
-  e.kind = faults::FaultKind::kCrash;
-  e.node = node;
-  e.at = at;
-  e.duration = down;
-  return e;
+  testing::expect_clean(kSeeds, make, min_acquisitions_per_run);
 }
 
 TEST(SafeSweep, EveryAlgorithmWithoutFaults) {
@@ -68,8 +48,8 @@ TEST(SafeSweep, SetNxLuaWithFsyncAlwaysSurvivesCrashRestart) {
     c.workload.clients = 3;
     c.redis.persistence = sim::redis::Persistence::kAofAlways;
     c.faults.events.push_back(
-        crash("redis-1", rng.uniform_duration(Duration::millis(100), Duration::seconds(25)),
-              rng.uniform_duration(Duration::millis(100), Duration::seconds(5))));
+        crash_fault("redis-1", rng.uniform_duration(Duration::millis(100), Duration::seconds(25)),
+                    rng.uniform_duration(Duration::millis(100), Duration::seconds(5))));
     return c;
   });
 }
@@ -91,8 +71,8 @@ TEST(SafeSweep, RedlockWithDelayedRestartSurvivesCrashRestart) {
     for (int i = 0; i < crashes; ++i) {
       const std::string node = "redis-" + std::to_string(rng.between(1, 5));
       c.faults.events.push_back(
-          crash(node, rng.uniform_duration(Duration::zero(), Duration::seconds(25)),
-                rng.uniform_duration(Duration::seconds(10), Duration::seconds(20))));
+          crash_fault(node, rng.uniform_duration(Duration::zero(), Duration::seconds(25)),
+                      rng.uniform_duration(Duration::seconds(10), Duration::seconds(20))));
     }
     return c;
   });

@@ -24,6 +24,7 @@
 
 #include "harness/live/zk_connection_live.h"
 #include "harness/live/zk_process.h"
+#include "real_servers.h"
 #include "sim/network.h"
 #include "sim/world.h"
 #include "sim/zookeeper/deployment.h"
@@ -32,11 +33,6 @@ namespace locksim {
 namespace {
 
 constexpr int kTickMs = 100;
-
-bool in_ci() {
-  const char* ci = std::getenv("CI");
-  return ci != nullptr && std::string(ci) == "true";
-}
 
 std::string stat_text(const ZkStat& s) {
   return " version=" + std::to_string(s.version) + " cversion=" + std::to_string(s.cversion) +
@@ -166,10 +162,7 @@ SimResults run_sim() {
 }
 
 TEST(ZkDifferential, SimulatedEnsembleAnswersAsZooKeeper38Does) {
-  if (const std::string why = live::ZkEnsembleProcess::missing(); !why.empty()) {
-    if (in_ci()) FAIL() << "zookeeper is required in CI: " << why;
-    GTEST_SKIP() << "zookeeper not installed: " << why;
-  }
+  LOCKSIM_SKIP_WITHOUT("zookeeper", live::ZkEnsembleProcess::missing());
   const SimResults sim = run_sim();
   std::unique_ptr<live::ZkEnsembleProcess> zk;
   try {

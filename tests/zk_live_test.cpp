@@ -20,9 +20,12 @@
 #include "harness/live/zk_live_env.h"
 #include "harness/live/zk_process.h"
 #include "harness/workload.h"
+#include "real_servers.h"
 
 namespace locksim::live {
 namespace {
+
+#define SKIP_WITHOUT_ZOOKEEPER() LOCKSIM_SKIP_WITHOUT("zookeeper", ZkEnsembleProcess::missing())
 
 // The live Truth: the steady clock since the run began, one mutex.
 class LiveTruth : public harness::Truth {
@@ -64,12 +67,7 @@ class LiveTruth : public harness::Truth {
 };
 
 TEST(ZkLive, CuratorHoldsTheLockAloneOnARealEnsemble) {
-  if (const std::string why = ZkEnsembleProcess::missing(); !why.empty()) {
-    const char* ci = std::getenv("CI");
-    if (ci != nullptr && std::string(ci) == "true")
-      FAIL() << "zookeeper is required in CI: " << why;
-    GTEST_SKIP() << "zookeeper not installed: " << why;
-  }
+  SKIP_WITHOUT_ZOOKEEPER();
   std::unique_ptr<ZkEnsembleProcess> zk;
   try {
     zk = ZkEnsembleProcess::start({.servers = 3, .tick_ms = 100});
@@ -120,6 +118,16 @@ TEST(ZkLive, CuratorHoldsTheLockAloneOnARealEnsemble) {
     last = *op.fence;
   }
   envs.clear();  // sessions closed before the servers go
+}
+
+// Ctrl-C on a live ZooKeeper run: every JVM gone, the ensemble's folder
+// removed (the parent-death signal alone would leave it in /tmp).
+TEST(LocksimLive, CtrlCStopsTheEnsembleAndRemovesItsFolder) {
+  SKIP_WITHOUT_ZOOKEEPER();
+  testing::expect_ctrl_c_cleans_up(
+      {"--algorithm", "zk-curator", "--zk-servers", "1", "--zk-tick", "100ms", "--session-timeout",
+       "1s", "--duration", "120s", "--clients", "2"},
+      "java", 1);
 }
 
 }  // namespace

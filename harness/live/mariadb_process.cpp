@@ -1,9 +1,5 @@
 #include "harness/live/mariadb_process.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -47,53 +43,15 @@ bool am_root() {
   return ::geteuid() == 0;
 }
 
-int pick_free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("MariadbProcess: socket failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("MariadbProcess: bind 127.0.0.1:0 failed");
-  }
-  ::close(fd);
-  const int port = ntohs(addr.sin_port);
-  LOCKSIM_ASSERT(port > 0);
-  return port;
-}
-
-// The last non-empty line of a log, for one-line error messages.
-std::string tail(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line)) {
-    if (!line.empty()) last = line;
-  }
-  return last.empty() ? "(empty log)" : last;
-}
-
-std::string temp_root() {
-  const char* t = std::getenv("TMPDIR");
-  return t != nullptr && *t != '\0' ? t : "/tmp";
-}
-
-// Waits for `pid` to exit within `timeout`; kills it if it does not. Returns
-// its wait status, or -1 on timeout.
-int wait_exit(pid_t pid, std::chrono::seconds timeout) {
+// Waits for `process` to exit within `timeout`; kills it if it does not.
+// Returns its wait status, or -1 on timeout.
+int wait_exit(OwnedProcess& process, std::chrono::seconds timeout) {
   const auto deadline = steady_clock::now() + timeout;
-  for (;;) {
+  for (;;) {  // bounded by the deadline
     int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      disown(pid);
-      return status;
-    }
+    if (process.exited(&status)) return status;
     if (steady_clock::now() > deadline) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-      disown(pid);
+      process.stop();
       return -1;
     }
     std::this_thread::sleep_for(kPoll * 5);
@@ -116,10 +74,10 @@ std::string template_datadir() {
                                    "--auth-root-authentication-method=normal", "--skip-test-db"};
   if (am_root()) args.push_back("--user=root");
   for (const std::string& a : innodb_args()) args.push_back(a);
-  const pid_t pid = spawn_owned(args, scratch + "/install.log", scratch);
-  const int status = wait_exit(pid, kInstallTimeout);
+  OwnedProcess install(args, scratch + "/install.log", scratch);
+  const int status = wait_exit(install, kInstallTimeout);
   if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    const std::string why = tail(scratch + "/install.log");
+    const std::string why = log_tail(scratch + "/install.log");
     std::error_code ec;
     fs::remove_all(scratch, ec);
     throw std::runtime_error("MariadbProcess: mariadb-install-db failed: " + why);
@@ -154,21 +112,19 @@ std::vector<std::string> server_args(const std::string& dir, int port,
 }
 
 // Polls until the server accepts a session: true. False when it exited (a
-// port lost to a race); throws when it neither answered nor exited in time.
-bool wait_ready(pid_t pid, int port, const std::string& dir) {
+// port lost to a race; reaped); throws when it neither answered nor exited in
+// time.
+bool wait_ready(OwnedProcess& server, int port, const std::string& dir) {
   const auto deadline = steady_clock::now() + kStartupTimeout;
   MariadbConnection probe({.host = "127.0.0.1", .port = port, .database = "", .user = "root"},
                           Duration::seconds(1), "probe");
   for (;;) {
     if (probe.query("SELECT 1", {}).ok()) return true;
     int status = 0;
-    if (::waitpid(pid, &status, WNOHANG) == pid) {
-      disown(pid);
-      return false;
-    }
+    if (server.exited(&status)) return false;
     if (steady_clock::now() > deadline) {
       throw std::runtime_error("MariadbProcess: mariadbd did not answer within 30 s: " +
-                               tail(dir + "/error.log"));
+                               log_tail(dir + "/error.log"));
     }
     std::this_thread::sleep_for(kPoll);
   }
@@ -220,34 +176,27 @@ std::unique_ptr<MariadbProcess> MariadbProcess::start(const Options& options) {
   }
   const std::string tmpl = template_datadir();
   std::unique_ptr<MariadbProcess> p(new MariadbProcess());
-  std::string dir = temp_root() + "/locksim-mariadb-XXXXXX";
-  if (::mkdtemp(dir.data()) == nullptr) throw std::runtime_error("MariadbProcess: mkdtemp failed");
-  p->dir_ = dir;
+  p->dir_ = make_temp_dir("locksim-mariadb");
+  const std::string& dir = p->dir_;
   for (int attempt = 1; attempt <= kMaxPortAttempts; ++attempt) {
     std::error_code ec;
     fs::remove_all(dir + "/data", ec);
     fs::copy(tmpl, dir + "/data", fs::copy_options::recursive);
-    p->port_ = pick_free_port();
-    p->pid_ = spawn_owned(server_args(dir, p->port_, options), dir + "/server.log", dir);
-    if (wait_ready(p->pid_, p->port_, dir)) {
+    p->port_ = pick_free_loopback_port();
+    p->server_ = OwnedProcess(server_args(dir, p->port_, options), dir + "/server.log", dir);
+    if (wait_ready(p->server_, p->port_, dir)) {
       create_schema(p->port_);
       return p;
     }
-    p->pid_ = -1;  // reaped by wait_ready
+    LOCKSIM_ASSERT(!p->server_.owned());
   }
   throw std::runtime_error("MariadbProcess: mariadbd exited at start-up " +
                            std::to_string(kMaxPortAttempts) +
-                           " times: " + tail(dir + "/error.log"));
+                           " times: " + log_tail(dir + "/error.log"));
 }
 
 MariadbProcess::~MariadbProcess() {
-  if (pid_ > 0) {
-    ::kill(pid_, SIGCONT);
-    ::kill(pid_, SIGKILL);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    disown(pid_);
-  }
+  server_.stop();
   std::error_code ec;
   if (!dir_.empty()) fs::remove_all(dir_, ec);
 }

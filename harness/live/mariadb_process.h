@@ -30,6 +30,8 @@
 #include <memory>
 #include <string>
 
+#include "harness/live/owned_processes.h"
+
 namespace locksim::live {
 
 class MariadbProcess {
@@ -48,7 +50,7 @@ class MariadbProcess {
   static std::unique_ptr<MariadbProcess> start(const Options& options);
 
   int port() const { return port_; }
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return server_.pid(); }
   const std::string& dir() const { return dir_; }  // temp folder (datadir, log); removed with it
 
   // Whether this machine has what start() needs ("" if so, else why not).
@@ -65,7 +67,7 @@ class MariadbProcess {
 
  private:
   MariadbProcess() = default;
-  pid_t pid_ = -1;
+  OwnedProcess server_;  // owns nothing until started
   int port_ = 0;
   std::string dir_;
 };

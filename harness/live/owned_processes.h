@@ -1,6 +1,14 @@
-// The server processes a live run started, known process-wide, so that an
-// interrupt (Ctrl-C, SIGTERM from CI) stops them and removes their folders
-// instead of leaving them to the parent-death signal and /tmp.
+// The server processes a live run or test started (redis-server, mariadbd,
+// ZooKeeper's JVMs), each owned by exactly one OwnedProcess and known
+// process-wide, so that an interrupt (Ctrl-C, SIGTERM from CI) stops them
+// and removes their folders instead of leaving them to the parent-death
+// signal and /tmp.
+//
+// Why one owner per pid: exactly one party may signal and reap a child; a
+// second one (a copy, a double stop, the interrupt watcher racing the owner)
+// would kill or reap a stranger once the kernel reuses the pid. So every
+// reap goes through the registry under its lock, and a pid the interrupt
+// watcher has taken over is never waited for by its former owner again.
 //
 // Why a registry and a watcher thread rather than a signal handler: killing,
 // reaping and removing a folder are not async-signal-safe, and the clients'
@@ -9,36 +17,87 @@
 // waits for them with sigwait, then does the cleanup as ordinary code and
 // exits with 128 + the signal (130 for SIGINT).
 //
-// Threads: every function is safe to call from any thread.
+// Threads: every function is safe to call from any thread; one OwnedProcess
+// is used by one thread at a time.
 #pragma once
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
 namespace locksim::live {
 
-// Forks and execs args[0] with `args`, stdout and stderr to `log_path`,
-// stdin from /dev/null, an empty signal mask, no inherited descriptors, and
-// SIGKILL as its parent-death signal (it dies with the calling thread). The
-// child is registered as owned, with `dir` to remove when an interrupt stops
-// it ("" for none). Throws std::runtime_error when it cannot fork or open
-// the log.
-pid_t spawn_owned(const std::vector<std::string>& args, const std::string& log_path,
-                  const std::string& dir);
+class OwnedProcess {
+ public:
+  // Owns nothing.
+  OwnedProcess() = default;
 
-// The owner reaped `pid` (and will remove its folder itself): forget it.
-void disown(pid_t pid);
+  // Forks and execs args[0] with `args`, stdout and stderr to `log_path`,
+  // stdin from /dev/null, an empty signal mask, default dispositions, no
+  // inherited descriptors, and SIGKILL as its parent-death signal (it dies
+  // with the calling thread, not the process: start servers from a thread
+  // that outlives them). `dir` is the folder an interrupt removes with it
+  // ("" for none; several processes may name the same folder). Throws
+  // std::runtime_error when it cannot open the log or fork.
+  OwnedProcess(const std::vector<std::string>& args, const std::string& log_path,
+               const std::string& dir);
+
+  // stop(): SIGKILL at once, reaped. Never throws.
+  ~OwnedProcess();
+  OwnedProcess(OwnedProcess&& other) noexcept;
+  OwnedProcess& operator=(OwnedProcess&& other) noexcept;  // stops what it owned first
+  OwnedProcess(const OwnedProcess&) = delete;
+  OwnedProcess& operator=(const OwnedProcess&) = delete;
+
+  // The child's pid while it is owned and not yet reaped; -1 otherwise.
+  pid_t pid() const { return pid_; }
+  bool owned() const { return pid_ > 0; }
+
+  // Whether the child has exited: then it is reaped, *status is its wait
+  // status, and this object owns nothing. False while it runs. Requires owned().
+  bool exited(int* status);
+
+  // Stops the child: with a `grace` > 0, SIGTERM (and SIGCONT, since a
+  // paused server handles SIGTERM only once continued) and up to `grace` for
+  // it to exit; then SIGKILL. Reaps it; owns nothing afterwards. Never
+  // throws; nothing to do when nothing is owned.
+  void stop(std::chrono::milliseconds grace = std::chrono::milliseconds(0));
+
+ private:
+  pid_t pid_ = -1;
+};
 
 // SIGCONT + SIGKILL to every owned process, reaps them, removes their
-// folders, forgets them. Returns how many there were. Never throws.
+// folders, forgets them (their OwnedProcess objects then own nothing of
+// consequence: stopping them is a no-op). Returns how many there were.
+// Never throws.
 int stop_all_owned();
 
 // Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (and so in every
 // thread it starts later) and starts the watcher that, on one of them,
-// stop_all_owned()s, says so on stderr and _exits with 128 + signal.
+// stop_all_owned()s, says so on stderr and _exits with 128 + signal. From
+// then on a thread that stops or polls one of those processes through its
+// OwnedProcess waits for that _exit instead of returning.
 // Call once, from main, before any other thread exists.
 void stop_owned_on_interrupt();
+
+// What every server manager needs around its process.
+
+// A loopback port free right now; the caller retries with a fresh one if its
+// server then fails to bind it. Throws std::runtime_error (socket errors).
+int pick_free_loopback_port();
+
+// $TMPDIR, or /tmp when it is unset or empty.
+std::string temp_root();
+
+// A fresh private folder "<temp_root()>/<prefix>-XXXXXX". Throws
+// std::runtime_error naming the path when it cannot be made.
+std::string make_temp_dir(const std::string& prefix);
+
+// The last few non-empty lines of a log, joined by " | " on one line, for
+// one-line error messages: "(no log)" or "(empty log)" when there are none.
+std::string log_tail(const std::string& path);
 
 }  // namespace locksim::live

@@ -4,8 +4,10 @@
 // Why the harness starts its own servers: a live run must own every process
 // it touches (it will SIGSTOP, kill -9 and restart them), must not collide
 // with a system redis on 6379 or with other runs in parallel, and must leave
-// nothing behind, also when the test crashes. So each server gets a free
-// port, its own temp dir (for the AOF and the log) and a parent-death signal.
+// nothing behind, also when the test crashes or the run is interrupted. So
+// each server gets a free port, its own temp dir (for the AOF and the log)
+// and is an OwnedProcess (owned_processes.h): a parent-death signal, and a
+// SIGINT to `locksim live` stops it and removes its dir.
 #pragma once
 
 #include <sys/types.h>
@@ -13,6 +15,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "harness/live/owned_processes.h"
 
 namespace locksim::live {
 
@@ -39,7 +43,7 @@ class RedisProcess {
   static std::unique_ptr<RedisProcess> start(const Options& options = {});
 
   int port() const { return port_; }
-  pid_t pid() const { return pid_; }
+  pid_t pid() const { return server_.pid(); }
   // The server's working directory (AOF, log file "redis.log"); removed with it.
   const std::string& dir() const { return dir_; }
 
@@ -51,19 +55,16 @@ class RedisProcess {
   RedisProcess& operator=(const RedisProcess&) = delete;
 
  private:
-  RedisProcess(pid_t pid, int port, std::string dir)
-      : pid_(pid), port_(port), dir_(std::move(dir)) {}
+  RedisProcess() = default;
 
   // Spawns the server with `args` on `port` and waits until it answers PING:
   // true once it does. False, with *failure set and no child left, when it
   // exited during startup (a port lost to a race, a bad argument); throws
   // std::runtime_error when it neither answered nor exited in time.
   bool launch(const std::vector<std::string>& args, int port, std::string* failure);
-  // Gives up ownership of the child, which is reaped already.
-  void disown();
 
-  pid_t pid_;  // -1 when no child is running; otherwise owned by this object alone
-  int port_;
+  OwnedProcess server_;  // owns nothing until launched, and after a failed launch
+  int port_ = 0;
   std::string dir_;
 };
 

@@ -1,12 +1,8 @@
 #include "harness/live/zk_process.h"
 
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,7 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -28,51 +23,6 @@ constexpr const char* kConfDir = "/etc/zookeeper/conf";
 // A JVM and an election on a busy 2-core machine: generous.
 constexpr std::chrono::seconds kStartupTimeout{60};
 constexpr std::chrono::milliseconds kPoll{100};
-
-int pick_free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::runtime_error("ZkEnsembleProcess: socket failed");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    ::close(fd);
-    throw std::runtime_error("ZkEnsembleProcess: bind 127.0.0.1:0 failed");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-pid_t spawn(const std::vector<std::string>& args, const std::string& log_path) {
-  std::vector<char*> argv;
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (log_fd < 0) throw std::runtime_error("ZkEnsembleProcess: cannot open " + log_path);
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(log_fd);
-    throw std::runtime_error("ZkEnsembleProcess: fork failed");
-  }
-  if (pid == 0) {
-    // Only async-signal-safe calls until exec.
-    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(126);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    if (::dup2(log_fd, STDOUT_FILENO) < 0 || ::dup2(log_fd, STDERR_FILENO) < 0) ::_exit(126);
-    const int null_fd = ::open("/dev/null", O_RDONLY);
-    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
-    ::close_range(3, ~0U, 0);
-    ::execv(argv[0], argv.data());
-    ::_exit(127);
-  }
-  ::close(log_fd);
-  return pid;
-}
 
 // Sends a four-letter word and returns the answer ("" on any failure).
 std::string four_letter(int port, const char* word) {
@@ -99,15 +49,6 @@ std::string four_letter(int port, const char* word) {
   return out;
 }
 
-std::string tail(const std::string& path) {
-  std::ifstream in(path);
-  std::string line, last;
-  while (std::getline(in, line)) {
-    if (!line.empty()) last = line;
-  }
-  return last.empty() ? "(empty log)" : last;
-}
-
 }  // namespace
 
 std::string ZkEnsembleProcess::missing() {
@@ -124,16 +65,15 @@ std::unique_ptr<ZkEnsembleProcess> ZkEnsembleProcess::start(const Options& optio
   }
   if (const std::string why = missing(); !why.empty()) throw std::runtime_error(why);
   std::unique_ptr<ZkEnsembleProcess> e(new ZkEnsembleProcess());
-  char tmpl[] = "/tmp/locksim-zk-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("ZkEnsembleProcess: mkdtemp failed");
-  e->dir_ = tmpl;
+  e->dir_ = make_temp_dir("locksim-zk");
   const int n = options.servers;
   std::vector<int> quorum_ports, election_ports;
   for (int i = 0; i < n; ++i) {
-    e->ports_.push_back(pick_free_port());
-    quorum_ports.push_back(pick_free_port());
-    election_ports.push_back(pick_free_port());
+    e->ports_.push_back(pick_free_loopback_port());
+    quorum_ports.push_back(pick_free_loopback_port());
+    election_ports.push_back(pick_free_loopback_port());
   }
+  e->servers_.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     const std::string sdir = e->dir_ + "/zk-" + std::to_string(i + 1);
     std::filesystem::create_directories(sdir + "/data");
@@ -150,11 +90,12 @@ std::unique_ptr<ZkEnsembleProcess> ZkEnsembleProcess::start(const Options& optio
       std::ofstream(sdir + "/data/myid") << i + 1 << "\n";
     }
     cfg.close();
-    e->pids_.push_back(
-        spawn({kJava, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-               "-Dzookeeper.log.dir=" + sdir, "-cp", std::string(kJar) + ":" + kConfDir,
-               "org.apache.zookeeper.server.quorum.QuorumPeerMain", sdir + "/zoo.cfg"},
-              sdir + "/server.log"));
+    e->servers_.emplace_back(
+        std::vector<std::string>{
+            kJava, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            "-Dzookeeper.log.dir=" + sdir, "-cp", std::string(kJar) + ":" + kConfDir,
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain", sdir + "/zoo.cfg"},
+        sdir + "/server.log", e->dir_);
   }
   const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
   // Ready when every server reports a mode (standalone, leader or follower).
@@ -163,16 +104,17 @@ std::unique_ptr<ZkEnsembleProcess> ZkEnsembleProcess::start(const Options& optio
     for (int port : e->ports_)
       ready += four_letter(port, "srvr").find("Mode:") != std::string::npos;
     if (ready == n) return e;
-    for (pid_t pid : e->pids_) {
+    for (size_t i = 0; i < e->servers_.size(); ++i) {
       int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
-        throw std::runtime_error("ZkEnsembleProcess: a server exited at startup: " +
-                                 tail(e->dir_ + "/zk-1/server.log"));
+      if (e->servers_[i].exited(&status)) {
+        throw std::runtime_error(
+            "ZkEnsembleProcess: server " + std::to_string(i + 1) + " exited at startup: " +
+            log_tail(e->dir_ + "/zk-" + std::to_string(i + 1) + "/server.log"));
       }
     }
     if (std::chrono::steady_clock::now() > deadline) {
       throw std::runtime_error("ZkEnsembleProcess: no quorum within 60 s: " +
-                               tail(e->dir_ + "/zk-1/server.log"));
+                               log_tail(e->dir_ + "/zk-1/server.log"));
     }
     std::this_thread::sleep_for(kPoll);
   }
@@ -185,15 +127,14 @@ std::string ZkEnsembleProcess::hosts() const {
   return out;
 }
 
+std::vector<pid_t> ZkEnsembleProcess::pids() const {
+  std::vector<pid_t> out;
+  for (const OwnedProcess& s : servers_) out.push_back(s.pid());
+  return out;
+}
+
 ZkEnsembleProcess::~ZkEnsembleProcess() {
-  for (pid_t pid : pids_) {
-    ::kill(pid, SIGCONT);
-    ::kill(pid, SIGKILL);
-  }
-  for (pid_t pid : pids_) {
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-  }
+  servers_.clear();  // each stops, reaped, before the folder goes
   std::error_code ec;
   if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
 }

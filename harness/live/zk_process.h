@@ -4,9 +4,10 @@
 //
 // Each server gets free loopback ports (client, quorum, election), its own
 // data directory in one temporary folder, and a short tickTime so sessions
-// expire in about a second in tests. Every JVM gets SIGKILL when the thread
-// that started it exits (PR_SET_PDEATHSIG), and the destructor kills and
-// reaps them all, so nothing is left behind, also on error.
+// expire in about a second in tests. Every JVM is an OwnedProcess: it gets
+// SIGKILL when the thread that started it exits (PR_SET_PDEATHSIG), a SIGINT
+// to `locksim live` stops it and removes the folder, and the destructor kills
+// and reaps them all, so nothing is left behind, also on error.
 #pragma once
 
 #include <sys/types.h>
@@ -14,6 +15,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "harness/live/owned_processes.h"
 
 namespace locksim::live {
 
@@ -33,7 +36,7 @@ class ZkEnsembleProcess {
   // "127.0.0.1:p1,127.0.0.1:p2,..." for zookeeper_init.
   std::string hosts() const;
   const std::vector<int>& client_ports() const { return ports_; }
-  const std::vector<pid_t>& pids() const { return pids_; }
+  std::vector<pid_t> pids() const;  // -1 for a server that exited
   const std::string& dir() const { return dir_; }
 
   // Whether this machine has what start() needs ("" if so, else why not).
@@ -47,7 +50,7 @@ class ZkEnsembleProcess {
 
  private:
   ZkEnsembleProcess() = default;
-  std::vector<pid_t> pids_;
+  std::vector<OwnedProcess> servers_;
   std::vector<int> ports_;
   std::string dir_;
 };
