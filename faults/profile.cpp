@@ -306,6 +306,22 @@ bool wants_failover(const std::vector<std::string>& parts) {
   return std::find(parts.begin(), parts.end(), "failover") != parts.end();
 }
 
+bool must_outlast_lease(const std::vector<std::string>& parts) {
+  return std::any_of(parts.begin(), parts.end(),
+                     [](const std::string& p) { return p == "pause" || p == "partition"; });
+}
+
+Duration profile_drawn_lease(uint64_t seed, Duration longest_hold) {
+  LOCKSIM_ASSERT(longest_hold >= Duration::zero());
+  sim::Rng rng = sim::Rng(seed).split("profile/lease");
+  const int64_t times = rng.between(2, 4);
+  const int64_t hold_ms = std::max<int64_t>(longest_hold.to_ms(), 1);
+  const int64_t seconds = std::max<int64_t>((hold_ms * times + 999) / 1000, 1);  // rounded up
+  const Duration lease = Duration::seconds(seconds);
+  LOCKSIM_ASSERT(lease > longest_hold && lease >= Duration::seconds(1));
+  return lease;
+}
+
 Duration profile_replication_lag(uint64_t seed) {
   static const Duration kLags[] = {Duration::millis(250), Duration::millis(500),
                                    Duration::seconds(1), Duration::seconds(2)};

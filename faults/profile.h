@@ -57,6 +57,18 @@ std::vector<std::string> parse_profile(std::string_view text, std::string_view f
 // replicas and a failover mechanism: the backend adds them).
 bool wants_failover(const std::vector<std::string>& parts);
 
+// Whether the combination's faults matter only by outlasting the lease
+// (pause, partition): a lease longer than the run can never be crossed by them.
+bool must_outlast_lease(const std::vector<std::string>& parts);
+
+// The lease such a combination gives a lock whose default lease outlasts the
+// run (the MySQL article's one-year deadline), drawn for `seed`: 2, 3 or 4
+// times `longest_hold`, in whole seconds (a DATETIME deadline keeps no
+// fraction), at least 1 s. Longer than every hold, so the lock is safe until
+// a fault outlasts the lease; short enough that the profile's faults (a tenth
+// of the lease to three leases) cross it. Pure.
+Duration profile_drawn_lease(uint64_t seed, Duration longest_hold);
+
 // How far behind the primary the replicas run in the failover profile's
 // deployment, drawn for `seed`: 250 ms, 500 ms, 1 s or 2 s (an
 // asynchronous replica under load). A write acknowledged inside this window

@@ -1,6 +1,7 @@
 #include "harness/profile_run.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "algorithms/registry.h"
 #include "env/assert.h"
@@ -28,6 +29,24 @@ Setting profile_row() {
   return s;
 }
 
+namespace {
+
+// The algorithm's default `ttl` when the config leaves it at that default and
+// it is longer than the run; nullopt otherwise (given, shorter, or no ttl).
+std::optional<Duration> default_lease_past_run(const RunConfig& config) {
+  if (config.algorithm_params.count("ttl") != 0) return std::nullopt;
+  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
+  LOCKSIM_ASSERT_MSG(spec != nullptr, "validated before the run");
+  for (const auto& p : spec->params) {
+    if (p.name != "ttl") continue;
+    const Duration ttl = parse_duration(p.default_value, "ttl");
+    if (ttl > config.duration) return ttl;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 RunConfig with_profile_deployment(const RunConfig& config) {
   RunConfig out = config;
   const auto parts = faults::parse_profile(config.profile, "--profile");
@@ -39,6 +58,11 @@ RunConfig with_profile_deployment(const RunConfig& config) {
   if (const auto timeout = faults::profile_client_timeout(parts, config.seed)) {
     const BackendSpec& backend = backend_of(config);
     if (backend.set_client_timeout) backend.set_client_timeout(out, *timeout);
+  }
+  if (faults::must_outlast_lease(parts) && default_lease_past_run(config)) {
+    out.algorithm_params["ttl"] =
+        format_duration(faults::profile_drawn_lease(config.seed, config.workload.hold_max));
+    LOCKSIM_ASSERT(!default_lease_past_run(out));  // so a second call changes nothing
   }
   LOCKSIM_ASSERT(out.seed == config.seed && out.algorithm == config.algorithm);
   return out;

@@ -21,8 +21,12 @@ namespace locksim::harness {
 Setting profile_row();
 
 // `config` as the run really has it: a profile with failover gets the
-// backend's add_failover() (replicas and a failover monitor). Idempotent, so
-// the replay command of the result re-creates the same config.
+// backend's add_failover() (replicas and a failover monitor); with
+// partition, the client timeout it draws; with pause or partition, when the
+// algorithm's `ttl` is left at a default longer than the run, the `ttl` it
+// draws (faults::profile_drawn_lease: no fault inside the run could outlast
+// a one-year deadline). Idempotent, so the replay command of the result
+// re-creates the same config.
 RunConfig with_profile_deployment(const RunConfig& config);
 
 // The time a profile's faults are scaled by: the algorithm's "ttl" parameter

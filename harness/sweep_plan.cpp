@@ -60,8 +60,9 @@ RunConfig SweepPlan::config_of(const std::string& algorithm, const std::string& 
   c.faults = base.faults;
   if (!c.profile.empty()) {
     // A column that needs longer runs gets them (its replay commands say so).
-    const Duration at_least =
-        faults::profile_min_run(faults::parse_profile(c.profile, "profile"), profile_lease(c));
+    // The lease as the run will have it (a profile may draw one).
+    const Duration at_least = faults::profile_min_run(faults::parse_profile(c.profile, "profile"),
+                                                      profile_lease(with_profile_deployment(c)));
     c.duration = std::max(c.duration, at_least);
   }
   LOCKSIM_ASSERT(c.seed == seed && c.algorithm == algorithm);

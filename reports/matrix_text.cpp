@@ -68,9 +68,16 @@ std::string median_line(const Matrix& m) {
     }
   }
   if (slowest == nullptr) return "";
+  const std::string cell = slowest->algorithm + " × " + slowest->profile;
+  if (!worst) {
+    // Most starting seeds of that cell reach no violation before the sweep's
+    // last seed: the median lies beyond it.
+    return "\nMedian seeds to a violation in the cells expected to violate: more than this "
+           "sweep's seeds can tell (" +
+           cell + ").\n";
+  }
   return "\nMedian seeds to a violation in the cells expected to violate: at most " +
-         (worst ? std::to_string(*worst) : std::string("never (none found)")) + " (" +
-         slowest->algorithm + " × " + slowest->profile + ").\n";
+         std::to_string(*worst) + " (" + cell + ").\n";
 }
 
 void overview(const Matrix& m, std::string& out) {

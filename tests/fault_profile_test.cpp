@@ -10,6 +10,7 @@
 
 #include "env/parse.h"
 #include "faults/profile.h"
+#include "harness/profile_run.h"
 #include "harness/run_sim.h"
 #include "harness/settings.h"
 #include "reports/result_json.h"
@@ -181,6 +182,52 @@ TEST(FaultProfile, AtPrimaryHitsThePromotedReplicaAndADownNodeIsSkipped) {
   EXPECT_EQ(skipped[0], "already down");
   // At 6 s the replica promoted in between is the primary.
   EXPECT_EQ(crashed, (std::vector<std::string>{"redis-1", "redis-1-r1"}));
+}
+
+}  // namespace
+
+namespace {
+
+// A pause or a partition matters only by outlasting the lease, so a lock whose
+// default lease outlasts the run (the MySQL article's one-year deadline) gets
+// a lease drawn per seed: longer than every hold (the lock stays safe until a
+// fault outlasts it), whole seconds, in the result and its replay. A ttl the
+// user gave, a short default, or another profile keep theirs.
+TEST(FaultProfile, PauseAndPartitionDrawALeaseTheirFaultsCanOutlast) {
+  using locksim::Duration;
+  using locksim::harness::with_profile_deployment;
+  locksim::harness::RunConfig c;
+  c.algorithm = "mysql-center";
+  c.duration = Duration::seconds(20);
+  std::set<std::string> drawn;
+  for (const char* profile : {"pause", "partition", "client-crash+pause"}) {
+    c.profile = profile;
+    for (uint64_t seed = 1; seed <= 30; ++seed) {
+      c.seed = seed;
+      const auto once = with_profile_deployment(c);
+      ASSERT_EQ(once.algorithm_params.count("ttl"), 1u) << profile << " seed " << seed;
+      const std::string ttl = once.algorithm_params.at("ttl");
+      const Duration lease = locksim::parse_duration(ttl, "ttl");
+      EXPECT_GT(lease, c.workload.hold_max) << ttl;
+      EXPECT_LE(lease, c.workload.hold_max * 4) << ttl;
+      EXPECT_EQ(lease.ns % Duration::seconds(1).ns, 0) << ttl << ": a DATETIME keeps no fraction";
+      EXPECT_EQ(with_profile_deployment(once).algorithm_params, once.algorithm_params)
+          << "idempotent, so the replay runs the same lease";
+      drawn.insert(ttl);
+    }
+  }
+  EXPECT_EQ(drawn, (std::set<std::string>{"6s", "9s", "12s"}));
+  c.profile = "client-crash";  // the one-year deadline is what makes this L
+  EXPECT_EQ(with_profile_deployment(c).algorithm_params.count("ttl"), 0u);
+  c.profile = "pause";
+  c.algorithm_params["ttl"] = "1h";  // given: kept
+  EXPECT_EQ(with_profile_deployment(c).algorithm_params.at("ttl"), "1h");
+  c.algorithm_params.clear();
+  c.algorithm = "set-nx-lua";  // a 10 s default: the faults already cross it
+  EXPECT_EQ(with_profile_deployment(c).algorithm_params.count("ttl"), 0u);
+  c.algorithm = "mysql-center";
+  const auto r = locksim::harness::simulate_and_check(c);
+  EXPECT_NE(r.result.replay_command.find("--ttl "), std::string::npos) << r.result.replay_command;
 }
 
 }  // namespace
