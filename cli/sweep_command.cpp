@@ -68,7 +68,9 @@ struct Progress {
     std::snprintf(line, sizeof line, "sweep: %llu/%llu runs, %.1f runs/s, %s left, %llu findings",
                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
                   rate, eta_text(left).c_str(), static_cast<unsigned long long>(findings));
-    std::cerr << (tty ? "\r" : "") << line << (tty && !final ? "" : "\n") << std::flush;
+    // On a terminal, "\x1b[K" erases what a longer earlier line left behind.
+    std::cerr << (tty ? "\r" : "") << line << (tty ? "\x1b[K" : "") << (tty && !final ? "" : "\n")
+              << std::flush;
   }
 };
 

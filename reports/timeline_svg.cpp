@@ -20,6 +20,7 @@ constexpr int kLabelWidth = 70;   // px: lane names
 constexpr int kPlotWidth = 1000;  // px: the run's length
 constexpr int kLaneHeight = 26;   // px
 constexpr int kTop = 22;          // px: the time axis
+constexpr int kRightMargin = 30;  // px: room for half the last axis label
 
 // Geometry of one drawing: lanes by client, time to x.
 struct Frame {
@@ -198,7 +199,7 @@ std::string timeline_svg(const harness::RunResult& r) {
   f.clients = client_count(r);
   LOCKSIM_ASSERT(f.clients >= 1 && f.run_ns >= 1);
   std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"" +
-                    std::to_string(kLabelWidth + kPlotWidth + 10) + "\" height=\"" +
+                    std::to_string(kLabelWidth + kPlotWidth + kRightMargin) + "\" height=\"" +
                     std::to_string(f.height()) + "\" data-lanes=\"" + std::to_string(f.clients) +
                     "\" font-family=\"sans-serif\">\n";
   draw_lanes(f, out);
