@@ -27,6 +27,11 @@ struct AlgorithmSpec {
   int default_masters = 1;
   // The store it runs against: a name in harness/backends.h's list.
   std::string backend = "redis";
+  // Settings (scenario-file path -> text, e.g. "resource.workload" ->
+  // "counter") that every run of a sweep gives this algorithm: what it
+  // cannot be judged without. A fencing token means nothing without a
+  // resource that checks it, so the fenced lock's sweep runs guard one.
+  ParamValues sweep_settings;
   // Builds the algorithm from `values` (missing names take the defaults).
   // Throws ConfigError naming `field_prefix + name` for a bad or unknown value.
   std::function<std::unique_ptr<LockAlgorithm>(const ParamValues& values,

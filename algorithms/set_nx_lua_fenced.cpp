@@ -16,6 +16,9 @@ const AlgorithmSpec& set_nx_lua_fenced_spec() {
         {kMaxAttemptsParam, "20", "acquire-script attempts per acquire before giving up"},
         {kRetryParam, "50ms..150ms", "random backoff between attempts, uniform in the range"},
     };
+    // The reference's fencing row is about the data: a counter whose store
+    // checks the token on reads and writes (the only safe check).
+    s.sweep_settings = {{"resource.workload", "counter"}, {"resource.fencing", "read-write-check"}};
     s.make = [](const ParamValues& values, const std::string& prefix) {
       const ParamReader r(set_nx_lua_fenced_spec(), values, prefix);
       SetNxLuaFenced::Params p;

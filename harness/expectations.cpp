@@ -31,10 +31,32 @@ std::string string_field(const Json& cell, const char* key, const std::string& f
   return v.get<std::string>();
 }
 
+// `key` ("verdict" or "data") and its bound `within_key`, into *verdict and
+// *within: a violation needs a bound >= 1, nothing else may have one.
+void parse_verdict(const Json& cell, const char* key, const char* within_key,
+                   const std::string& field, Expected* verdict, int64_t* within) {
+  *verdict = expected_from(cell.at(key), field + "." + key);
+  if (cell.contains(within_key)) {
+    if (*verdict != Expected::kViolation) {
+      throw ConfigError(field + "." + within_key + ": only a " + key + " violation has one");
+    }
+    const Json& v = cell.at(within_key);
+    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
+      throw ConfigError(field + "." + within_key + ": expected a whole number >= 1, got " +
+                        v.dump());
+    }
+    *within = v.get<int64_t>();
+  } else if (*verdict == Expected::kViolation) {
+    throw ConfigError(field + "." + within_key + ": missing (a " + key +
+                      " violation says within how many seeds)");
+  }
+  LOCKSIM_ASSERT((*verdict == Expected::kViolation) == (*within >= 1));
+}
+
 CellExpectation parse_cell(const Json& cell, const std::string& field) {
   if (!cell.is_object()) throw ConfigError(field + ": expected an object");
-  static const std::set<std::string> kKeys = {"algorithm", "profile", "verdict", "seeds_within",
-                                              "note"};
+  static const std::set<std::string> kKeys = {
+      "algorithm", "profile", "verdict", "seeds_within", "data", "data_seeds_within", "note"};
   for (const auto& [key, value] : cell.items()) {
     if (kKeys.count(key) == 0) throw ConfigError(field + "." + key + ": unknown key");
   }
@@ -48,22 +70,16 @@ CellExpectation parse_cell(const Json& cell, const std::string& field) {
   if (e.profile.empty()) throw ConfigError(field + ".profile: expected a profile, got ''");
   faults::parse_profile(e.profile, field + ".profile");
   if (!cell.contains("verdict")) throw ConfigError(field + ".verdict: missing");
-  e.verdict = expected_from(cell.at("verdict"), field + ".verdict");
-  if (cell.contains("seeds_within")) {
-    if (e.verdict != Expected::kViolation) {
-      throw ConfigError(field + ".seeds_within: only a violation cell has one");
+  parse_verdict(cell, "verdict", "seeds_within", field, &e.verdict, &e.seeds_within);
+  if (cell.contains("data")) {
+    parse_verdict(cell, "data", "data_seeds_within", field, &e.data, &e.data_seeds_within);
+    if (e.data == Expected::kLiveness) {
+      throw ConfigError(field + ".data: expected one of safe, violation, any, got 'liveness'");
     }
-    const Json& v = cell.at("seeds_within");
-    if (!v.is_number_integer() || v.get<int64_t>() < 1) {
-      throw ConfigError(field + ".seeds_within: expected a whole number >= 1, got " + v.dump());
-    }
-    e.seeds_within = v.get<int64_t>();
-  } else if (e.verdict == Expected::kViolation) {
-    throw ConfigError(field +
-                      ".seeds_within: missing (a violation cell says within how many seeds)");
+  } else if (cell.contains("data_seeds_within")) {
+    throw ConfigError(field + ".data_seeds_within: only a data violation has one");
   }
   if (cell.contains("note")) e.note = string_field(cell, "note", field);
-  LOCKSIM_ASSERT((e.verdict == Expected::kViolation) == (e.seeds_within >= 1));
   return e;
 }
 
@@ -127,44 +143,82 @@ Expectations load_expectations(const std::string& path) {
   return parse_expectations(j, path);
 }
 
+namespace {
+
+// One expectation (the lock's or the data's) against its facts. `what` is ""
+// for the lock and "data " for the data, so failures read "lost detection" or
+// "data lost detection". Leaves `g` alone when the expectation holds.
+struct Observed {
+  int64_t violations = 0;
+  int64_t first_position = 0;  // 1-based seed position of the first; 0 none
+  std::string first_replay;
+};
+
+void judge_one(Expected verdict, int64_t within, const Observed& o, const CellFacts& f,
+               const std::string& what, GateOutcome& g) {
+  if (verdict == Expected::kAny) return;
+  if (verdict != Expected::kViolation) {
+    if (o.violations == 0) return;
+    g.holds = false;
+    g.failure = what + "false alarm";
+    g.message = "expected " + what + to_string(verdict) + ", found " +
+                std::to_string(o.violations) + " violating run(s); first: " + o.first_replay;
+    return;
+  }
+  LOCKSIM_ASSERT_MSG(within >= 1, "parse_cell gives every violation its bound");
+  const bool found = o.first_position > 0 && o.first_position <= within;
+  const int64_t needed = std::min(within, f.seeds_planned);
+  if (found) return;
+  if (o.first_position == 0 && f.seeds_run < needed) {
+    // Not every seed within the bound ran (interrupted, or one shard): no
+    // verdict yet, rather than a lost detection that is not one.
+    g.gated = false;
+    g.message = "not judged: " + std::to_string(f.seeds_run) + " of the first " +
+                std::to_string(needed) + " seeds ran";
+    return;
+  }
+  g.holds = false;
+  g.failure = what + "lost detection";
+  g.message =
+      "expected a " + what + "violation within " + std::to_string(within) + " seeds, " +
+      (o.first_position == 0 ? "found none in " + std::to_string(f.seeds_run)
+                             : "first found at seed position " + std::to_string(o.first_position) +
+                                   ": " + o.first_replay);
+}
+
+}  // namespace
+
 GateOutcome judge_cell(const CellExpectation* e, const CellFacts& f) {
   GateOutcome g;
   LOCKSIM_ASSERT(f.safety <= f.runs && f.unknown <= f.runs);
-  if (e == nullptr || e->verdict == Expected::kAny) return g;
-  LOCKSIM_ASSERT_MSG(e->verdict != Expected::kViolation || e->seeds_within >= 1,
-                     "parse_cell gives every violation cell its bound");
+  LOCKSIM_ASSERT(f.data_violations <= f.data_runs && f.data_runs <= f.runs);
+  if (e == nullptr || (e->verdict == Expected::kAny && e->data == Expected::kAny)) return g;
   g.gated = true;
   if (f.unknown > 0) {
     g.holds = false;
     g.failure = "unknown verdicts";
     g.message = std::to_string(f.unknown) +
                 " run(s) ended with a client error; first: " + f.first_unknown_replay;
-  } else if (e->verdict == Expected::kViolation) {
-    const bool found =
-        f.first_violation_position > 0 && f.first_violation_position <= e->seeds_within;
-    const int64_t needed = std::min(e->seeds_within, f.seeds_planned);
-    if (!found && f.first_violation_position == 0 && f.seeds_run < needed) {
-      // Not every seed within the bound ran (interrupted, or one shard): no
-      // verdict yet, rather than a lost detection that is not one.
-      g.gated = false;
-      g.message = "not judged: " + std::to_string(f.seeds_run) + " of the first " +
-                  std::to_string(needed) + " seeds ran";
-    } else if (!found) {
-      g.holds = false;
-      g.failure = "lost detection";
-      g.message =
-          "expected a violation within " + std::to_string(e->seeds_within) + " seeds, " +
-          (f.first_violation_position == 0
-               ? "found none in " + std::to_string(f.seeds_run)
-               : "first found at seed position " + std::to_string(f.first_violation_position) +
-                     ": " + f.first_violation_replay);
-    }
-  } else if (f.safety > 0) {
-    g.holds = false;
-    g.failure = "false alarm";
-    g.message = std::string("expected ") + to_string(e->verdict) + ", found " +
-                std::to_string(f.safety) + " violating run(s); first: " + f.first_violation_replay;
+    return g;
   }
+  judge_one(e->verdict, e->seeds_within,
+            {f.safety, f.first_violation_position, f.first_violation_replay}, f, "", g);
+  if (!g.holds || e->data == Expected::kAny) return g;
+  if (f.data_runs == 0 && f.runs > 0) {
+    g.gated = true;
+    g.holds = false;
+    g.failure = "data not checked";
+    g.message = std::string("expected data ") + to_string(e->data) +
+                ", but no run guarded a resource (--workload, or the algorithm's sweep settings)";
+    return g;
+  }
+  const bool lock_judged = g.gated;
+  g.gated = true;
+  judge_one(e->data, e->data_seeds_within,
+            {f.data_violations, f.first_data_violation_position, f.first_data_violation_replay}, f,
+            "data ", g);
+  // A cell is judged when either part is; "not judged" only when neither is.
+  if (lock_judged && e->verdict != Expected::kAny) g.gated = true;
   LOCKSIM_ASSERT(g.holds == g.failure.empty());
   return g;
 }

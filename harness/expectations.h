@@ -11,6 +11,11 @@
 //              allowed and shown; a violation is a false alarm);
 //   any        not gated (a boundary the default intensities straddle, or a
 //              capability still missing: the cell's note says which).
+// A cell may also judge the guarded resource's data (runs with a resource:
+// a --workload, or an algorithm whose sweep_settings give it one), the
+// reference's fencing row: "data": "safe" (a stale write accepted, a lost
+// update or an oversell is a DATA FALSE ALARM) or "violation" with
+// "data_seeds_within" (none within is a DATA LOST DETECTION); absent: any.
 // Liveness findings are reported, never gated: the reference's S promises
 // safety, not progress under faults. Runs whose verdict is unknown (a client
 // raised an error) fail every gated cell: a cut-short history proves nothing.
@@ -18,7 +23,8 @@
 // File format:
 //   {"locksim_expectations": 1, "description": "...",
 //    "cells": [{"algorithm": "ALGORITHM", "profile": "pause",
-//               "verdict": "violation", "seeds_within": 10, "note": "why"}, ...]}
+//               "verdict": "violation", "seeds_within": 10,
+//               "data": "violation", "data_seeds_within": 20, "note": "why"}, ...]}
 // Unknown keys, algorithms, profiles or verdicts, a duplicate cell, or
 // seeds_within on a verdict other than violation are errors naming the field
 // ("FILE: cells[3].verdict: expected one of safe, violation, liveness, any").
@@ -39,7 +45,9 @@ struct CellExpectation {
   std::string algorithm;
   std::string profile;
   Expected verdict = Expected::kAny;
-  int64_t seeds_within = 0;  // violation only: >= 1
+  int64_t seeds_within = 0;        // violation only: >= 1
+  Expected data = Expected::kAny;  // safe, violation or any (not gated)
+  int64_t data_seeds_within = 0;   // data violation only: >= 1
   std::string note;
 };
 
@@ -58,7 +66,9 @@ Expectations load_expectations(const std::string& path);
 struct GateOutcome {
   bool gated = false;  // the cell has an expectation other than any
   bool holds = true;
-  std::string failure;  // "false alarm", "lost detection", "unknown verdicts"; "" when it holds
+  // "false alarm", "lost detection", "data false alarm", "data lost
+  // detection", "data not checked", "unknown verdicts"; "" when it holds.
+  std::string failure;
   std::string message;  // one line, for people: what was expected, what was seen, and the replay
 };
 
@@ -74,6 +84,12 @@ struct CellFacts {
   int64_t seeds_planned = 0;
   std::string first_violation_replay;
   std::string first_unknown_replay;
+  // The guarded resource's data: runs that had one, runs whose data broke,
+  // the first such run's 1-based seed position (0: none) and its replay.
+  int64_t data_runs = 0;
+  int64_t data_violations = 0;
+  int64_t first_data_violation_position = 0;
+  std::string first_data_violation_replay;
 };
 
 GateOutcome judge_cell(const CellExpectation* expectation, const CellFacts& facts);

@@ -74,6 +74,10 @@ struct RunSummary {
   // "safety", "liveness", "latent" (lease exposure without a violation),
   // "none", or "unknown" (a client error)
   std::string finding;
+  // What happened to the guarded resource's data (the consequence checker):
+  // "" no resource ran, "safe", or "violation" (a stale write accepted, a
+  // lost update, an oversell).
+  std::string data;
   int64_t overlaps = 0;
   int64_t acquisitions = 0;
   int64_t run_length_ns = 0;

@@ -58,6 +58,13 @@ RunConfig SweepPlan::config_of(const std::string& algorithm, const std::string& 
   c.profile = profile == "none" ? "" : profile;
   c.seed = seed;
   c.faults = base.faults;
+  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(algorithm);
+  LOCKSIM_ASSERT_MSG(spec != nullptr, "the plan's algorithms were checked");
+  for (const auto& [path, text] : spec->sweep_settings) {
+    const Setting* row = find_setting_by_path(path);
+    LOCKSIM_ASSERT_MSG(row != nullptr, "an algorithm's sweep setting is a row of the table");
+    row->parse(c, text, algorithm + " sweep setting " + path);
+  }
   if (!c.profile.empty()) {
     // A column that needs longer runs gets them (its replay commands say so).
     // The lease as the run will have it (a profile may draw one).

@@ -127,6 +127,9 @@ RunSummary summarize_run(const RunResult& result, uint64_t index, const std::str
   s.seed = result.seed;
   const bool unknown = overall_verdict(result) == Verdict::Kind::kUnknown;
   s.finding = unknown ? "unknown" : finding(result);
+  if (result.consequences.active) {
+    s.data = result.consequences.kind == Verdict::Kind::kInvalid ? "violation" : "safe";
+  }
   s.overlaps = static_cast<int64_t>(result.mutex.overlaps.size());
   s.acquisitions = result.acquisitions;
   s.run_length_ns = result.history.run_length.ns;
@@ -147,6 +150,7 @@ nlohmann::ordered_json summary_to_json(const RunSummary& s) {
   j["profile"] = s.profile;
   j["seed"] = s.seed;
   j["finding"] = s.finding;
+  if (!s.data.empty()) j["data"] = s.data;  // only runs that guarded a resource
   j["overlaps"] = s.overlaps;
   j["acquisitions"] = s.acquisitions;
   j["run_length_ns"] = s.run_length_ns;
@@ -170,6 +174,7 @@ RunSummary summary_from_json(const Json& j, const std::string& field) {
     s.profile = j.at("profile").get<std::string>();
     s.seed = j.at("seed").get<uint64_t>();
     s.finding = j.at("finding").get<std::string>();
+    s.data = j.value("data", std::string());
     s.overlaps = j.at("overlaps").get<int64_t>();
     s.acquisitions = j.at("acquisitions").get<int64_t>();
     s.run_length_ns = j.at("run_length_ns").get<int64_t>();
@@ -191,6 +196,9 @@ RunSummary summary_from_json(const Json& j, const std::string& field) {
     throw ConfigError(field +
                       ": finding: expected safety, liveness, latent, none or unknown, got '" +
                       s.finding + "'");
+  }
+  if (!s.data.empty() && s.data != "safe" && s.data != "violation") {
+    throw ConfigError(field + ": data: expected safe or violation, got '" + s.data + "'");
   }
   return s;
 }

@@ -53,6 +53,16 @@ void add_run(MatrixCell& c, const harness::RunSummary& r, uint64_t seed_first) {
     ++c.unknown;
     if (c.first_unknown_replay.empty()) c.first_unknown_replay = r.replay;
   }
+  if (!r.data.empty()) ++c.data_runs;
+  if (r.data == "violation") {
+    ++c.data_violations;
+    if (!c.first_data_violation_seed) {
+      c.first_data_violation_seed = r.seed;
+      c.seeds_to_first_data = static_cast<int64_t>(r.seed - seed_first + 1);
+      c.first_data_violation_replay = r.replay;
+    }
+  }
+  LOCKSIM_ASSERT(c.data_violations <= c.data_runs && c.data_runs <= c.runs);
 }
 
 void judge(MatrixCell& c, const harness::SweepPlan& plan, const harness::Expectations* e) {
@@ -60,6 +70,7 @@ void judge(MatrixCell& c, const harness::SweepPlan& plan, const harness::Expecta
   const harness::CellExpectation* x = e->find(c.algorithm, c.profile);
   if (x != nullptr) {
     c.expected = harness::to_string(x->verdict);
+    if (x->data != harness::Expected::kAny) c.expected_data = harness::to_string(x->data);
     c.note = x->note;
   }
   harness::CellFacts f;
@@ -71,6 +82,10 @@ void judge(MatrixCell& c, const harness::SweepPlan& plan, const harness::Expecta
   f.seeds_planned = static_cast<int64_t>(plan.seeds());
   f.first_violation_replay = c.first_violation_replay;
   f.first_unknown_replay = c.first_unknown_replay;
+  f.data_runs = c.data_runs;
+  f.data_violations = c.data_violations;
+  f.first_data_violation_position = c.seeds_to_first_data;
+  f.first_data_violation_replay = c.first_data_violation_replay;
   c.gate = harness::judge_cell(x, f);
 }
 
@@ -106,6 +121,15 @@ OJson cell_json(const MatrixCell& c) {
                                                 : OJson();
   const std::optional<int64_t> median = c.median_seeds_to_violation();
   j["median_seeds_to_violation"] = median ? OJson(*median) : OJson();
+  if (c.data_runs > 0) {
+    j["data"] = {{"runs", c.data_runs},
+                 {"violations", c.data_violations},
+                 {"first_violation", c.first_data_violation_seed
+                                         ? OJson{{"seed", *c.first_data_violation_seed},
+                                                 {"seeds_to_first", c.seeds_to_first_data},
+                                                 {"replay", c.first_data_violation_replay}}
+                                         : OJson()}};
+  }
   j["first_liveness"] = c.first_liveness_seed ? OJson{{"seed", *c.first_liveness_seed},
                                                       {"replay", c.first_liveness_replay}}
                                               : OJson();
@@ -117,6 +141,7 @@ OJson cell_json(const MatrixCell& c) {
   j["fault_coverage"] = percent(c.coverage());
   j["low_coverage"] = c.low_coverage();
   j["expected"] = c.expected.empty() ? OJson() : OJson(c.expected);
+  if (!c.expected_data.empty()) j["expected_data"] = c.expected_data;
   j["gate"] = !c.gate.gated ? OJson("not gated") : OJson(c.gate.holds ? "holds" : c.gate.failure);
   if (!c.gate.message.empty()) j["gate_message"] = c.gate.message;
   if (!c.note.empty()) j["note"] = c.note;

@@ -41,6 +41,13 @@ struct MatrixCell {
   std::string first_violation_replay;
   // Seed positions (1-based) of every violating run, ascending.
   std::vector<int64_t> violation_positions;
+  // The guarded resource's data (runs with a resource only): runs whose data
+  // broke (stale write accepted, lost update, oversell), and the first.
+  int64_t data_runs = 0;
+  int64_t data_violations = 0;
+  std::optional<uint64_t> first_data_violation_seed;
+  int64_t seeds_to_first_data = 0;
+  std::string first_data_violation_replay;
   std::optional<uint64_t> first_liveness_seed;
   std::string first_liveness_replay;
   std::string first_unknown_replay;
@@ -48,8 +55,9 @@ struct MatrixCell {
   int64_t virtual_ns = 0;          // total simulated time of the cell's runs
   std::map<int, int64_t> latency;  // merged acquire-latency histogram
   harness::GateOutcome gate;
-  std::string expected;  // the expectation's verdict, "" when the file has none
-  std::string note;      // the expectation's note
+  std::string expected;       // the expectation's verdict, "" when the file has none
+  std::string expected_data;  // its data verdict, "" when it gives none (any)
+  std::string note;           // the expectation's note
 
   double violation_rate() const { return runs == 0 ? 0 : static_cast<double>(safety) / runs; }
   double coverage() const { return runs == 0 ? 0 : static_cast<double>(touched) / runs; }
@@ -84,6 +92,9 @@ struct Matrix {
 // and judges each cell against `expectations` (may be null: no gate).
 Matrix build_matrix(const harness::SweepPlan& plan, const std::vector<harness::RunSummary>& runs,
                     const harness::Expectations* expectations);
+
+// "data ok" or "data ✗N" (N runs whose guarded data broke); data_runs > 0.
+std::string data_brief(const MatrixCell& c);
 
 // The writers. Each is a pure function of the matrix (timeline SVGs for the
 // HTML are passed in, keyed by "algorithm/profile").

@@ -48,6 +48,7 @@ std::string cell_td(const MatrixCell& c, bool has_timeline) {
                          ? "L " + std::to_string(c.liveness) + "/" + std::to_string(c.runs)
                          : "0/" + std::to_string(c.runs);
   if (c.latent > 0) text += " ~" + std::to_string(c.latent);
+  if (c.data_runs > 0) text += " · " + data_brief(c);
   if (has_timeline) text = "<a href=\"#" + xml_escape(anchor(c)) + "\">" + text + "</a>";
   std::string title = c.algorithm + " × " + c.profile + ": " + std::to_string(c.safety) +
                       " violations, " + std::to_string(c.liveness) + " liveness, " +
@@ -55,7 +56,12 @@ std::string cell_td(const MatrixCell& c, bool has_timeline) {
                       std::to_string(static_cast<int64_t>(c.coverage() * 100 + 0.5)) + "%";
   if (const std::optional<int64_t> median = c.median_seeds_to_violation())
     title += ", a violation every " + std::to_string(*median) + " seeds (median)";
+  if (c.data_runs > 0) {
+    title += ", " + std::to_string(c.data_violations) + " of " + std::to_string(c.data_runs) +
+             " runs broke the guarded data";
+  }
   if (!c.expected.empty()) title += ", expected " + c.expected;
+  if (!c.expected_data.empty()) title += ", data " + c.expected_data;
   if (c.gate.gated) title += c.gate.holds ? ", gate holds" : ", GATE: " + c.gate.failure;
   if (!c.note.empty()) title += " — " + c.note;
   return "<td class=\"" + cell_class(c) + "\" data-cell=\"" +
@@ -93,7 +99,9 @@ std::string matrix_html(const Matrix& m, const std::map<std::string, std::string
          "</p>\n<p>Red: mutual-exclusion violations (violating runs / runs). Yellow: liveness "
          "only. Green: clean. Pale: clean but low fault coverage (under 25% of runs had a fault "
          "touch a holder): not evidence of safety. ~N: runs with a latent finding (lease exposed, "
-         "nobody stepped in). Black frame: the cell breaks its expectation. "
+         "nobody stepped in). data ok / data ✗N: runs whose guarded resource's data broke "
+         "(stale write accepted, lost update, oversell). Black frame: the cell breaks its "
+         "expectation. "
          "Click a cell for its first counterexample.</p>\n<table "
          "class=\"matrix\">\n<tr><th>algorithm</th>";
   for (const auto& p : m.plan.profiles) out += "<th>" + xml_escape(p) + "</th>";

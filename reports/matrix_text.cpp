@@ -24,6 +24,15 @@ std::string latency_text(int64_t ns) {
   return std::to_string(us / 1000) + "ms";
 }
 
+}  // namespace
+
+std::string data_brief(const MatrixCell& c) {
+  LOCKSIM_ASSERT(c.data_runs > 0);
+  return c.data_violations > 0 ? "data ✗" + std::to_string(c.data_violations) : "data ok";
+}
+
+namespace {
+
 // One matrix cell in a line: "V 12/100 @3", "L 4/100", "ok 0/100", plus marks.
 std::string cell_brief(const MatrixCell& c) {
   std::string s;
@@ -39,6 +48,7 @@ std::string cell_brief(const MatrixCell& c) {
   }
   if (c.unknown > 0) s += " ?" + std::to_string(c.unknown);
   if (c.latent > 0) s += " ~" + std::to_string(c.latent);
+  if (c.data_runs > 0) s += " " + data_brief(c);
   if (c.safety == 0 && c.low_coverage()) s += " (low coverage)";
   if (c.gate.gated) s += c.gate.holds ? " ✓" : " ✗ " + c.gate.failure;
   return s;
@@ -100,14 +110,17 @@ std::string median_text(std::optional<int64_t> median) {
 
 void details(const Matrix& m, std::string& out) {
   out +=
-      "| algorithm | profile | runs | violations | liveness | latent | rate | first failing seed | "
+      "| algorithm | profile | runs | violations | liveness | latent | data | rate | "
+      "first failing seed | "
       "seeds to first | median seeds | events to first | p50 | p99 | acq/vmin | coverage | "
       "expected | gate |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : m.cells) {
     out += "| " + c.algorithm + " | " + c.profile + " | " + std::to_string(c.runs) + " | " +
            std::to_string(c.safety) + " | " + std::to_string(c.liveness) + " | " +
-           std::to_string(c.latent) + " | " + percent(c.violation_rate()) + " | " +
+           std::to_string(c.latent) + " | " +
+           (c.data_runs > 0 ? std::to_string(c.data_violations) : "-") + " | " +
+           percent(c.violation_rate()) + " | " +
            (c.first_violation_seed ? std::to_string(*c.first_violation_seed) : "-") + " | " +
            (c.first_violation_seed ? std::to_string(c.seeds_to_first) : "-") + " | " +
            median_text(c.median_seeds_to_violation()) + " | " +
@@ -116,7 +129,8 @@ void details(const Matrix& m, std::string& out) {
            latency_text(c.latency_quantile_ns(0.99)) + " | " +
            std::to_string(static_cast<int64_t>(c.acquisitions_per_virtual_minute() + 0.5)) + " | " +
            percent(c.coverage()) + (c.low_coverage() ? " (low)" : "") + " | " +
-           (c.expected.empty() ? "-" : c.expected) + " | " +
+           (c.expected.empty() ? "-" : c.expected) +
+           (c.expected_data.empty() ? "" : ", data " + c.expected_data) + " | " +
            (!c.gate.gated  ? "-"
             : c.gate.holds ? "holds"
                            : c.gate.failure) +
@@ -139,7 +153,9 @@ std::string matrix_markdown(const Matrix& m) {
       "\nV: runs with a mutual-exclusion violation (first failing seed); L: liveness only; "
       "ok: clean; ?N: runs whose verdict is unknown; ~N: runs with a latent finding (the lease was "
       "exposed — a fresh contender would have got the lock while a client believed it held it — "
-      "but nobody stepped in). *Low coverage*: fewer than 25% of the "
+      "but nobody stepped in); data ✗N / data ok: runs whose guarded resource's data broke "
+      "(a stale write accepted, a lost update, an oversell), for algorithms that guard one. "
+      "*Low coverage*: fewer than 25% of the "
       "runs had a fault touch a lock holder (or a server while the lock was held) — a clean "
       "low-coverage cell is **not** evidence of safety.\n\n## Cells\n\n";
   details(m, out);
@@ -151,6 +167,10 @@ std::string matrix_markdown(const Matrix& m) {
     }
     if (c.first_violation_seed) {
       replays += "- " + c.algorithm + " × " + c.profile + ": `" + c.first_violation_replay + "`\n";
+    }
+    if (c.first_data_violation_seed) {
+      replays += "- " + c.algorithm + " × " + c.profile + " (data): `" +
+                 c.first_data_violation_replay + "`\n";
     }
   }
   if (!failures.empty()) out += "\n## Gate failures\n\n" + failures;
@@ -167,11 +187,14 @@ std::string matrix_junit(const Matrix& m) {
       cases += "<failure type=\"" + xml_escape(c.gate.failure) + "\" message=\"" +
                xml_escape(c.gate.failure) + "\">" + xml_escape(c.gate.message) + "</failure>";
     }
-    cases += "<system-out>" +
-             xml_escape(std::to_string(c.runs) + " runs, " + std::to_string(c.safety) +
-                        " violations, " + std::to_string(c.liveness) + " liveness findings" +
-                        (c.expected.empty() ? "" : ", expected " + c.expected)) +
-             "</system-out></testcase>\n";
+    cases +=
+        "<system-out>" +
+        xml_escape(
+            std::to_string(c.runs) + " runs, " + std::to_string(c.safety) + " violations, " +
+            std::to_string(c.liveness) + " liveness findings" +
+            (c.data_runs > 0 ? ", " + std::to_string(c.data_violations) + " data violations" : "") +
+            (c.expected.empty() ? "" : ", expected " + c.expected)) +
+        "</system-out></testcase>\n";
   }
   const std::string n = std::to_string(m.cells.size());
   const std::string f = std::to_string(m.gate_failures);

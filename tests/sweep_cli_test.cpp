@@ -235,6 +235,33 @@ TEST(SweepCli, HtmlRendersInHeadlessChromium) {
   fs::remove_all(dir);
 }
 
+// The fenced lock's runs guard a counter whose store checks the token on
+// reads and writes (its sweep settings), so the gate can judge the data: a
+// pause breaks the lock but not the data; a crash-restart without fsync loses
+// the token counter and with it an increment.
+TEST(SweepCli, TheFencedLockGuardsACounterAndTheGateJudgesItsData) {
+  const fs::path dir = scratch("data");
+  const fs::path expectations = write_expectations(
+      "data",
+      "{\"algorithm\": \"set-nx-lua-fenced\", \"profile\": \"pause\", \"verdict\": "
+      "\"violation\", \"seeds_within\": 10, \"data\": \"safe\"},"
+      "{\"algorithm\": \"set-nx-lua-fenced\", \"profile\": \"crash-restart\", \"verdict\": "
+      "\"any\", \"data\": \"violation\", \"data_seeds_within\": 10}");
+  const Outcome o = locksim(
+      "sweep --algorithms set-nx-lua-fenced --profiles pause,crash-restart --seeds 1..10 "
+      "--duration 20s --quiet --expect " +
+      expectations.string() + " --out " + dir.string());
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  const std::string md = slurp(dir / "matrix.md");
+  EXPECT_NE(md.find("data ok ✓"), std::string::npos) << md;
+  EXPECT_NE(md.find("data ✗"), std::string::npos) << md;
+  EXPECT_NE(md.find("(data): `locksim run --algorithm set-nx-lua-fenced"), std::string::npos);
+  EXPECT_NE(md.find("--workload counter --fencing read-write-check"), std::string::npos)
+      << "the replay carries the resource the sweep gave the run";
+  fs::remove_all(dir);
+  fs::remove(expectations);
+}
+
 TEST(SweepCli, RunHtmlDrawsOneRunsTimeline) {
   const fs::path page = scratch("run.html");
   const Outcome o = locksim("run --seed 5 --ttl 1s --hold 2s..3s --quiet --html " + page.string());
