@@ -66,6 +66,14 @@ int cmd_list() {
       std::printf("      %-14s default %-12s %s\n", p.name.c_str(), p.default_value.c_str(),
                   p.help.c_str());
     }
+    if (!spec.sweep_settings.empty()) {
+      std::string with;
+      for (const auto& [path, text] : spec.sweep_settings) {
+        const auto* row = locksim::harness::find_setting_by_path(path);
+        with += " " + (row != nullptr ? row->flag : path) + " " + text;
+      }
+      std::cout << "      (in a sweep, every run with" << with << ")\n";
+    }
   }
   std::cout << "\nScenarios (locksim run --scenario NAME; expected result in brackets):\n";
   for (const auto& b : locksim::harness::builtin_scenario_texts()) {
