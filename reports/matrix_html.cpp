@@ -48,7 +48,7 @@ std::string cell_td(const MatrixCell& c, bool has_timeline) {
                          ? "L " + std::to_string(c.liveness) + "/" + std::to_string(c.runs)
                          : "0/" + std::to_string(c.runs);
   if (c.latent > 0) text += " ~" + std::to_string(c.latent);
-  if (c.data_runs > 0) text += " · " + data_brief(c);
+  if (c.data_runs > 0) text += "<br>" + data_brief(c);
   if (has_timeline) text = "<a href=\"#" + xml_escape(anchor(c)) + "\">" + text + "</a>";
   std::string title = c.algorithm + " × " + c.profile + ": " + std::to_string(c.safety) +
                       " violations, " + std::to_string(c.liveness) + " liveness, " +
