@@ -189,38 +189,42 @@ void judge_one(Expected verdict, int64_t within, const Observed& o, const CellFa
 }  // namespace
 
 GateOutcome judge_cell(const CellExpectation* e, const CellFacts& f) {
-  GateOutcome g;
   LOCKSIM_ASSERT(f.safety <= f.runs && f.unknown <= f.runs);
   LOCKSIM_ASSERT(f.data_violations <= f.data_runs && f.data_runs <= f.runs);
-  if (e == nullptr || (e->verdict == Expected::kAny && e->data == Expected::kAny)) return g;
-  g.gated = true;
+  GateOutcome lock;
+  if (e == nullptr || (e->verdict == Expected::kAny && e->data == Expected::kAny)) return lock;
   if (f.unknown > 0) {
-    g.holds = false;
-    g.failure = "unknown verdicts";
-    g.message = std::to_string(f.unknown) +
-                " run(s) ended with a client error; first: " + f.first_unknown_replay;
-    return g;
+    lock.gated = true;
+    lock.holds = false;
+    lock.failure = "unknown verdicts";
+    lock.message = std::to_string(f.unknown) +
+                   " run(s) ended with a client error; first: " + f.first_unknown_replay;
+    return lock;
   }
+  // The lock first; then, if it holds, the data. Each part is judged (gated)
+  // unless it expects nothing or not every seed of its bound ran.
+  lock.gated = e->verdict != Expected::kAny;
   judge_one(e->verdict, e->seeds_within,
-            {f.safety, f.first_violation_position, f.first_violation_replay}, f, "", g);
-  if (!g.holds || e->data == Expected::kAny) return g;
+            {f.safety, f.first_violation_position, f.first_violation_replay}, f, "", lock);
+  if (!lock.holds || e->data == Expected::kAny) return lock;
+  GateOutcome data;
+  data.gated = true;
   if (f.data_runs == 0 && f.runs > 0) {
-    g.gated = true;
-    g.holds = false;
-    g.failure = "data not checked";
-    g.message = std::string("expected data ") + to_string(e->data) +
-                ", but no run guarded a resource (--workload, or the algorithm's sweep settings)";
-    return g;
+    data.holds = false;
+    data.failure = "data not checked";
+    data.message =
+        std::string("expected data ") + to_string(e->data) +
+        ", but no run guarded a resource (--workload, or the algorithm's sweep settings)";
+    return data;
   }
-  const bool lock_judged = g.gated;
-  g.gated = true;
   judge_one(e->data, e->data_seeds_within,
             {f.data_violations, f.first_data_violation_position, f.first_data_violation_replay}, f,
-            "data ", g);
-  // A cell is judged when either part is; "not judged" only when neither is.
-  if (lock_judged && e->verdict != Expected::kAny) g.gated = true;
-  LOCKSIM_ASSERT(g.holds == g.failure.empty());
-  return g;
+            "data ", data);
+  if (!data.holds) return data;
+  data.gated = data.gated || lock.gated;
+  if (data.message.empty()) data.message = lock.message;
+  LOCKSIM_ASSERT(data.holds && data.failure.empty());
+  return data;
 }
 
 }  // namespace locksim::harness
