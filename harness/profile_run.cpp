@@ -1,7 +1,6 @@
 #include "harness/profile_run.h"
 
 #include <algorithm>
-#include <optional>
 
 #include "algorithms/registry.h"
 #include "env/assert.h"
@@ -31,18 +30,17 @@ Setting profile_row() {
 
 namespace {
 
-// The algorithm's default `ttl` when the config leaves it at that default and
-// it is longer than the run; nullopt otherwise (given, shorter, or no ttl).
-std::optional<Duration> default_lease_past_run(const RunConfig& config) {
-  if (config.algorithm_params.count("ttl") != 0) return std::nullopt;
+// Whether the config leaves the algorithm's `ttl` at a default longer than
+// the run (false when it is given, shorter, or the algorithm has none).
+bool default_lease_past_run(const RunConfig& config) {
+  if (config.algorithm_params.count("ttl") != 0) return false;
   const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
   LOCKSIM_ASSERT_MSG(spec != nullptr, "validated before the run");
   for (const auto& p : spec->params) {
     if (p.name != "ttl") continue;
-    const Duration ttl = parse_duration(p.default_value, "ttl");
-    if (ttl > config.duration) return ttl;
+    return parse_duration(p.default_value, "ttl") > config.duration;
   }
-  return std::nullopt;
+  return false;
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include "harness/expectations.h"
 #include "harness/sweep.h"
 #include "reports/matrix.h"
+#include "tests/run_summary_builder.h"
 
 namespace locksim::reports {
 namespace {
@@ -22,16 +23,8 @@ using harness::Expectations;
 using harness::parse_expectations;
 
 harness::RunSummary run(uint64_t seed, const std::string& finding, const std::string& data) {
-  harness::RunSummary r;
-  r.index = seed - 1;
-  r.algorithm = "set-nx-lua-fenced";
-  r.profile = "failover";
-  r.seed = seed;
-  r.finding = finding;
+  harness::RunSummary r = testing::summary_of("set-nx-lua-fenced", "failover", seed, finding);
   r.data = data;
-  r.acquisitions = 3;
-  r.run_length_ns = 20'000'000'000;
-  r.replay = "locksim run --algorithm set-nx-lua-fenced --seed " + std::to_string(seed);
   return r;
 }
 

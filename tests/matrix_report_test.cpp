@@ -10,23 +10,13 @@
 
 #include "harness/sweep.h"
 #include "reports/matrix.h"
+#include "tests/run_summary_builder.h"
 
 namespace locksim::reports {
 namespace {
 
 harness::RunSummary run(uint64_t seed, const std::string& finding) {
-  harness::RunSummary r;
-  r.index = seed - 1;
-  r.algorithm = "set-nx-lua";
-  r.profile = "pause";
-  r.seed = seed;
-  r.finding = finding;
-  r.acquisitions = 3;
-  r.run_length_ns = 20'000'000'000;
-  r.faults = 1;
-  r.fault_touched = true;
-  r.replay = "locksim run --algorithm set-nx-lua --seed " + std::to_string(seed);
-  return r;
+  return testing::summary_of("set-nx-lua", "pause", seed, finding);
 }
 
 Matrix three_runs(const std::string& second) {
