@@ -11,16 +11,16 @@
 #include <string>
 #include <vector>
 
-#include "harness/check/knossos.h"
-#include "harness/check/linearizability.h"
-#include "harness/history.h"
+#include "checkers/knossos.h"
+#include "checkers/linearizability.h"
+#include "history/history.h"
 #include "sim/rng.h"
 
 namespace {
 
-using locksim::harness::Op;
-using locksim::harness::OpF;
-using locksim::harness::OpType;
+using locksim::history::Op;
+using locksim::history::OpF;
+using locksim::history::OpType;
 
 // A linearizable history of `ops` ops from `clients` clients contending for
 // one lock, as a lock service would produce it: an acquire succeeds when the
@@ -98,12 +98,12 @@ void BM_Linearizability(benchmark::State& state) {
   const double info = static_cast<double>(state.range(1)) / 100.0;
   const bool violate = state.range(2) != 0;
   const std::vector<Op> h = contended_history(ops, 5, info, violate);
-  const auto model = state.range(3) == 0 ? locksim::harness::MutexModel::kMutex
-                                         : locksim::harness::MutexModel::kOwnerMutex;
+  const auto model = state.range(3) == 0 ? locksim::checkers::MutexModel::kMutex
+                                         : locksim::checkers::MutexModel::kOwnerMutex;
   const bool expected_valid = !violate;
   for (auto _ : state) {
-    const auto v = locksim::harness::check_linearizable(h, model);
-    if ((v.kind == locksim::harness::Verdict::Kind::kValid) != expected_valid) {
+    const auto v = locksim::checkers::check_linearizable(h, model);
+    if ((v.kind == locksim::checkers::Verdict::Kind::kValid) != expected_valid) {
       state.SkipWithError("unexpected verdict");
       break;
     }
@@ -135,8 +135,8 @@ void BM_KnossosVsBuiltin(benchmark::State& state) {
   const std::vector<Op> h =
       contended_history(state.range(0), 5, static_cast<double>(state.range(1)) / 100.0, false);
   const std::string file = "/tmp/locksim-knossos-bench-" + std::to_string(getpid()) + ".edn";
-  std::ofstream(file) << locksim::harness::knossos_edn(h);
-  locksim::harness::KnossosOptions o;
+  std::ofstream(file) << locksim::checkers::knossos_edn(h);
+  locksim::checkers::KnossosOptions o;
   o.command = command;
   const char* heap = std::getenv("LOCKSIM_KNOSSOS_HEAP");
   o.heap = heap != nullptr && *heap != '\0' ? heap : "8g";
@@ -144,17 +144,17 @@ void BM_KnossosVsBuiltin(benchmark::State& state) {
   o.time_limit = locksim::Duration::seconds(limit != nullptr ? std::atoll(limit) : 600);
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
-    const auto v = locksim::harness::check_linearizable(h);
+    const auto v = locksim::checkers::check_linearizable(h);
     const double builtin_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const locksim::harness::KnossosRun run = locksim::harness::run_knossos({file}, o);
+    const locksim::checkers::KnossosRun run = locksim::checkers::run_knossos({file}, o);
     const auto& k = run.verdicts.front();
     state.counters["builtin_ms"] = builtin_s * 1e3;
     state.counters["knossos_s"] = run.seconds;
     state.counters["knossos_MB"] = static_cast<double>(run.peak_rss_bytes) / 1e6;
     state.counters["agree"] = k.kind == v.kind ? 1 : 0;
-    state.SetLabel(std::string(locksim::harness::to_string(v.kind)) + " / Knossos " +
-                   locksim::harness::to_string(k.kind) + (k.why.empty() ? "" : " (" + k.why + ")"));
+    state.SetLabel(std::string(to_string(v.kind)) + " / Knossos " +
+                   to_string(k.kind) + (k.why.empty() ? "" : " (" + k.why + ")"));
   }
   std::remove(file.c_str());
 }

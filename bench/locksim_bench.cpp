@@ -139,7 +139,7 @@ void BM_FiveClientRun(benchmark::State& state, std::string algorithm) {
     events += out.events;
     for (const auto& op : out.history.ops) {
       acquisitions +=
-          op.f == locksim::harness::OpF::kAcquire && op.type == locksim::harness::OpType::kOk;
+          op.f == locksim::history::OpF::kAcquire && op.type == locksim::history::OpType::kOk;
     }
   }
   state.counters["sim_events_per_s"] =

@@ -16,7 +16,7 @@
 
 #include "algorithms/registry.h"
 #include "env/assert.h"
-#include "harness/history.h"
+#include "history/history.h"
 #include "harness/sim_runner.h"
 #include "sim/client_env.h"
 #include "sim/mysql/mysql_deployment.h"
@@ -67,7 +67,7 @@ DistinctNamesResult run_distinct_names(const std::string& algorithm_name, int cl
   DistinctNamesResult result;
   int finished = 0;
   for (int i = 0; i < clients; ++i) {
-    nodes.push_back(std::make_unique<sim::Node>(world, harness::client_label(i)));
+    nodes.push_back(std::make_unique<sim::Node>(world, history::client_label(i)));
     envs.push_back(std::make_unique<sim::ClientEnv>(
         world, *nodes.back(), world.rng().split(nodes.back()->name()),
         std::vector<std::unique_ptr<RedisConnection>>{}));

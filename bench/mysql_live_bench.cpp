@@ -26,9 +26,9 @@
 #include <vector>
 
 #include "algorithms/registry.h"
-#include "harness/live/mariadb_connection.h"
-#include "harness/live/mariadb_process.h"
-#include "harness/live/mysql_live_env.h"
+#include "live/mariadb_connection.h"
+#include "live/mariadb_process.h"
+#include "live/mysql_live_env.h"
 
 namespace locksim {
 namespace {

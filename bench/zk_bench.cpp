@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "algorithms/zk_lock.h"
-#include "harness/history.h"
+#include "history/history.h"
 #include "harness/workload.h"
 #include "sim/client_env.h"
 #include "sim/network.h"
@@ -30,8 +30,8 @@ class CountingTruth : public harness::Truth {
   TimePoint true_now() override { return world_.now(); }
   bool stopping() override { return world_.now() >= TimePoint{} + length_; }
   int64_t fresh_process() override { return next_++; }
-  int64_t record(harness::Op op, bool begin_hold, bool) override {
-    if (begin_hold && op.type == harness::OpType::kOk) ++acquires;
+  int64_t record(history::Op op, bool begin_hold, bool) override {
+    if (begin_hold && op.type == history::OpType::kOk) ++acquires;
     return index_++;
   }
   int64_t acquires = 0;
@@ -70,7 +70,7 @@ RunStats run_zk(const std::string& variant, int clients, uint64_t seed, Duration
   w.hold_min = Duration::millis(10);
   w.hold_max = hold_max;
   for (int i = 0; i < clients; ++i) {
-    nodes.push_back(std::make_unique<sim::Node>(world, harness::client_label(i)));
+    nodes.push_back(std::make_unique<sim::Node>(world, history::client_label(i)));
     auto env = std::make_unique<sim::ClientEnv>(world, *nodes.back(),
                                                 world.rng().split(nodes.back()->name()),
                                                 std::vector<std::unique_ptr<RedisConnection>>{});

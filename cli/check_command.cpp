@@ -14,10 +14,10 @@
 #include <fmt/format.h>
 
 #include "env/parse.h"
-#include "harness/check/knossos.h"
-#include "harness/check/linearizability.h"
-#include "harness/check/linearizability_report.h"
-#include "harness/edn_history.h"
+#include "checkers/knossos.h"
+#include "checkers/linearizability.h"
+#include "checkers/linearizability_report.h"
+#include "history/edn_history.h"
 
 namespace locksim::cli {
 
@@ -27,11 +27,11 @@ constexpr int kExitValid = 0;
 constexpr int kExitInvalid = 1;
 constexpr int kExitDisagreement = 3;
 
-using harness::LinearizabilityVerdict;
-using harness::Verdict;
+using checkers::LinearizabilityVerdict;
+using checkers::Verdict;
 
-harness::KnossosOptions knossos_options(const KnossosFlags& f) {
-  harness::KnossosOptions o;
+checkers::KnossosOptions knossos_options(const KnossosFlags& f) {
+  checkers::KnossosOptions o;
   o.command = f.command;
   o.time_limit = parse_duration(f.time_limit, "--knossos-time-limit");
   if (o.time_limit <= Duration::zero()) {
@@ -73,17 +73,17 @@ class TempDir {
 };
 
 // Knossos on exactly the client ops the built-in checker judged.
-harness::KnossosReport ask_knossos(const std::vector<harness::Op>& ops, const KnossosFlags& flags) {
-  const harness::KnossosOptions options = knossos_options(flags);
+checkers::KnossosReport ask_knossos(const std::vector<history::Op>& ops, const KnossosFlags& flags) {
+  const checkers::KnossosOptions options = knossos_options(flags);
   TempDir dir;
   const std::string file = (dir.path() / "history.edn").string();
   {
     std::ofstream out(file, std::ios::binary);
-    out << harness::knossos_edn(ops);
+    out << checkers::knossos_edn(ops);
     if (!out) throw std::runtime_error("cannot write " + file);
   }
-  const harness::KnossosRun run = harness::run_knossos({file}, options);
-  harness::KnossosReport r;
+  const checkers::KnossosRun run = checkers::run_knossos({file}, options);
+  checkers::KnossosReport r;
   r.verdict = run.verdicts.front();
   r.seconds = run.seconds;
   r.peak_rss_bytes = run.peak_rss_bytes;
@@ -101,8 +101,8 @@ std::string seconds_text(double s) {
   return s < 1 ? fmt::format("{:.1f} ms", s * 1e3) : fmt::format("{:.2f} s", s);
 }
 
-const char* model_noun(harness::MutexModel m) {
-  return m == harness::MutexModel::kMutex ? "a mutex" : "an owner-mutex";
+const char* model_noun(checkers::MutexModel m) {
+  return m == checkers::MutexModel::kMutex ? "a mutex" : "an owner-mutex";
 }
 
 // The side-by-side table: checker, model, verdict, time, memory.
@@ -115,12 +115,12 @@ std::string table(const std::vector<std::array<std::string, 5>>& rows) {
   return out;
 }
 
-std::string headline(const LinearizabilityVerdict& v, const std::string& path,
-                     const harness::EdnHistory& h) {
+std::string headline(const checkers::LinearizabilityVerdict& v, const std::string& path,
+                     const history::EdnHistory& h) {
   const std::string counts =
       fmt::format("{} client ops{}", v.client_ops,
                   h.skipped_ops > 0 ? fmt::format(", {} nemesis ops skipped", h.skipped_ops) : "");
-  if (v.kind == Verdict::Kind::kValid) {
+  if (v.kind == checkers::Verdict::Kind::kValid) {
     return fmt::format("VALID: {} linearizes as {} ({})\n", path, model_noun(v.model), counts);
   }
   return fmt::format("INVALID: {} is not linearizable as {} ({})\n  {}\n", path,
@@ -151,48 +151,48 @@ CLI::App* add_check_command(CLI::App& app, CheckFlags& flags) {
 }
 
 int run_check_command(const CheckFlags& flags) {
-  const std::optional<harness::MutexModel> model = harness::mutex_model_from(flags.model);
+  const std::optional<checkers::MutexModel> model = checkers::mutex_model_from(flags.model);
   if (!model) {
     throw ConfigError("--model: expected one of mutex, owner-mutex, got '" + flags.model + "'");
   }
   if (!flags.knossos.command.empty()) (void)knossos_options(flags.knossos);  // bad flags first
-  const harness::EdnHistory h = harness::load_edn_history(flags.history);
-  if (const auto broken = harness::find_rule_break(h.ops)) {
+  const history::EdnHistory h = history::load_edn_history(flags.history);
+  if (const auto broken = checkers::find_rule_break(h.ops)) {
     throw ConfigError(
         fmt::format("{}:{}: op index {}: {} (Jepsen's history rules; Knossos "
                     "rejects such a history too)",
                     flags.history, h.lines[broken->position], broken->index, broken->rule));
   }
   const auto start = std::chrono::steady_clock::now();
-  const LinearizabilityVerdict v = harness::check_linearizable(h.ops, *model);
+  const checkers::LinearizabilityVerdict v = checkers::check_linearizable(h.ops, *model);
   const double builtin_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::vector<std::array<std::string, 5>> rows = {
       {"built-in", to_string(*model), to_string(v.kind), seconds_text(builtin_s),
-       harness::format_bytes(own_peak_rss_bytes()) + " (locksim)"}};
+       checkers::format_bytes(own_peak_rss_bytes()) + " (locksim)"}};
 
-  harness::LinearizabilityReport report;
+  checkers::LinearizabilityReport report;
   if (!flags.knossos.command.empty()) {
     // Knossos knows only `mutex`: compare it with the built-in mutex verdict.
-    report.builtin = *model == harness::MutexModel::kMutex
+    report.builtin = *model == checkers::MutexModel::kMutex
                          ? v
-                         : harness::check_linearizable(h.ops, harness::MutexModel::kMutex);
-    if (*model != harness::MutexModel::kMutex) {
+                         : checkers::check_linearizable(h.ops, checkers::MutexModel::kMutex);
+    if (*model != checkers::MutexModel::kMutex) {
       rows.push_back({"built-in", "mutex", to_string(report.builtin.kind), "", ""});
     }
     report.knossos = ask_knossos(h.ops, flags.knossos);
-    const harness::KnossosReport& k = *report.knossos;
-    rows.push_back({"Knossos", "mutex", harness::knossos_verdict_text(k.verdict),
-                    seconds_text(k.seconds), harness::format_bytes(k.peak_rss_bytes) + " (JVM)"});
+    const checkers::KnossosReport& k = *report.knossos;
+    rows.push_back({"Knossos", "mutex", checkers::knossos_verdict_text(k.verdict),
+                    seconds_text(k.seconds), checkers::format_bytes(k.peak_rss_bytes) + " (JVM)"});
   }
-  const bool disagree = harness::knossos_disagrees(report);
+  const bool disagree = checkers::knossos_disagrees(report);
   if (!flags.quiet) {
-    std::string out = disagree ? harness::knossos_disagreement_text(report) + "\n" : "";
+    std::string out = disagree ? checkers::knossos_disagreement_text(report) + "\n" : "";
     out += headline(v, flags.history, h) + table(rows);
     std::cout << out;
   }
   if (disagree) return kExitDisagreement;
-  return v.kind == Verdict::Kind::kValid ? kExitValid : kExitInvalid;
+  return v.kind == checkers::Verdict::Kind::kValid ? kExitValid : kExitInvalid;
 }
 
 void check_run_with_knossos(harness::RunResult& result, const KnossosFlags& flags) {

@@ -26,9 +26,9 @@
 #include "cli/sweep_command.h"
 #include "env/parse.h"
 #include "harness/backends.h"
-#include "harness/history_io.h"
-#include "harness/live/live_check.h"
-#include "harness/live/owned_processes.h"
+#include "history/history_io.h"
+#include "live/live_check.h"
+#include "live/owned_processes.h"
 #include "harness/run_sim.h"
 #include "harness/scenario.h"
 #include "harness/settings.h"
@@ -79,7 +79,7 @@ int cmd_list() {
   for (const auto& b : locksim::harness::builtin_scenario_texts()) {
     const auto sc = locksim::harness::parse_scenario(b.json, std::string("builtin:") + b.name);
     std::string first = sc.description.substr(0, sc.description.find(". ") + 1);
-    std::printf("  %-34s [%s] %s\n", b.name, locksim::harness::to_string(sc.expect), first.c_str());
+    std::printf("  %-34s [%s] %s\n", b.name, to_string(sc.expect), first.c_str());
   }
   return kExitClean;
 }
@@ -124,8 +124,8 @@ locksim::harness::RunConfig scenario_config(const RunOptions& o, const CLI::App&
 
 void write_outputs(const std::string& out, const locksim::harness::RunResult& result, bool quiet) {
   const std::filesystem::path dir(out);
-  write_file(dir / "history.edn", locksim::harness::to_edn(result.history));
-  write_file(dir / "history.jsonl", locksim::harness::to_jsonl(result.history));
+  write_file(dir / "history.edn", locksim::history::to_edn(result.history));
+  write_file(dir / "history.jsonl", locksim::history::to_jsonl(result.history));
   write_file(dir / "result.json", locksim::reports::result_json_text(result));
   if (!quiet)
     std::cout << "wrote " << (dir / "result.json").string() << ", history.edn, history.jsonl\n";
@@ -140,11 +140,11 @@ void make_out_dir(const std::string& out) {
 
 int exit_code(const locksim::harness::RunResult& result) {
   switch (locksim::harness::overall_verdict(result)) {
-    case locksim::harness::Verdict::Kind::kValid:
+    case locksim::checkers::Verdict::Kind::kValid:
       return kExitClean;
-    case locksim::harness::Verdict::Kind::kInvalid:
+    case locksim::checkers::Verdict::Kind::kInvalid:
       return kExitViolation;
-    case locksim::harness::Verdict::Kind::kUnknown:
+    case locksim::checkers::Verdict::Kind::kUnknown:
       return kExitInternal;
   }
   return kExitInternal;
@@ -182,7 +182,7 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   if (!o.quiet) std::cout << locksim::reports::summary_text(result);
   if (!o.out.empty()) write_outputs(o.out, result, o.quiet);
   if (!o.html.empty()) write_file(o.html, locksim::reports::timeline_page(result));
-  if (locksim::harness::knossos_disagrees(result.linearizability)) return kExitInternal;
+  if (locksim::checkers::knossos_disagrees(result.linearizability)) return kExitInternal;
   return exit_code(result);
 }
 

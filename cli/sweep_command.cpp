@@ -16,7 +16,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/settings.h"
-#include "harness/sweep.h"
+#include "harness/sweep/sweep.h"
 #include "reports/matrix.h"
 
 namespace locksim::cli {

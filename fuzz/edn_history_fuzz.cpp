@@ -11,9 +11,9 @@
 #include <string_view>
 
 #include "env/parse.h"
-#include "harness/check/knossos.h"
-#include "harness/check/linearizability.h"
-#include "harness/edn_history.h"
+#include "checkers/knossos.h"
+#include "checkers/linearizability.h"
+#include "history/edn_history.h"
 
 namespace {
 
@@ -26,29 +26,29 @@ void check(bool ok) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace locksim::harness;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
-  EdnHistory h;
+  history::EdnHistory h;
   try {
-    h = parse_edn_history(text, "fuzz.edn");
+    h = history::parse_edn_history(text, "fuzz.edn");
   } catch (const locksim::ConfigError& e) {
     check(std::string_view(e.what()).find('\n') == std::string_view::npos);  // one line
     check(std::string_view(e.what()).starts_with("fuzz.edn:"));              // names where
     return 0;
   }
   check(h.ops.size() == h.lines.size());
-  if (find_rule_break(h.ops)) return 0;
-  const LinearizabilityVerdict a = check_linearizable(h.ops, MutexModel::kMutex);
-  const LinearizabilityVerdict b = check_linearizable(h.ops, MutexModel::kOwnerMutex);
-  check(a.kind != Verdict::Kind::kUnknown && b.kind != Verdict::Kind::kUnknown);
+  if (checkers::find_rule_break(h.ops)) return 0;
+  const checkers::LinearizabilityVerdict a = checkers::check_linearizable(h.ops, checkers::MutexModel::kMutex);
+  const checkers::LinearizabilityVerdict b = checkers::check_linearizable(h.ops, checkers::MutexModel::kOwnerMutex);
+  check(a.kind != checkers::Verdict::Kind::kUnknown && b.kind != checkers::Verdict::Kind::kUnknown);
   // Owner-mutex is the stricter model: what it accepts, mutex accepts.
-  check(b.kind == Verdict::Kind::kInvalid || a.kind == Verdict::Kind::kValid);
+  check(b.kind == checkers::Verdict::Kind::kInvalid || a.kind == checkers::Verdict::Kind::kValid);
   // What locksim hands Knossos reads back as the same ops and the same verdict.
-  const EdnHistory again = parse_edn_history(knossos_edn(h.ops), "again.edn");
+  const history::EdnHistory again = history::parse_edn_history(checkers::knossos_edn(h.ops), "again.edn");
   check(again.ops.size() == h.ops.size());
   for (size_t i = 0; i < h.ops.size(); ++i) {
     check(again.ops[i].index == h.ops[i].index && again.ops[i].process == h.ops[i].process &&
           again.ops[i].type == h.ops[i].type && again.ops[i].f == h.ops[i].f &&
           again.ops[i].time_ns == h.ops[i].time_ns);
   }
-  check(check_linearizable(again.ops, MutexModel::kMutex).kind == a.kind);
+  check(checkers::check_linearizable(again.ops, checkers::MutexModel::kMutex).kind == a.kind);
   return 0;
 }

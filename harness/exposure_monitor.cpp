@@ -39,7 +39,7 @@ void ExposureMonitor::look() {
       continue;
     }
     if (now > it->second)
-      closed_.push_back(ExposureWindow{it->first.first, it->first.second, it->second, now});
+      closed_.push_back(checkers::ExposureWindow{it->first.first, it->first.second, it->second, now});
     it = open_.erase(it);
   }
   if (free) {
@@ -59,15 +59,15 @@ void ExposureMonitor::wake_at(TimePoint at) {
   world_.at(at, [] {});  // an event that does nothing: look() runs after it
 }
 
-ExposureSamples ExposureMonitor::finish(TimePoint end) {
-  ExposureSamples s;
+checkers::ExposureSamples ExposureMonitor::finish(TimePoint end) {
+  checkers::ExposureSamples s;
   s.supported = supported_;
   s.resolution = Duration::zero();  // exact: see the header
   s.samples = samples_;
   s.windows = closed_;
   for (const auto& [key, start] : open_) {
     LOCKSIM_ASSERT(start <= end);
-    if (end > start) s.windows.push_back(ExposureWindow{key.first, key.second, start, end});
+    if (end > start) s.windows.push_back(checkers::ExposureWindow{key.first, key.second, start, end});
   }
   if (!supported_) s.windows.clear();
   return s;

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "harness/check/exposure_checker.h"
+#include "checkers/exposure_checker.h"
 #include "sim/backend.h"
 #include "sim/world.h"
 
@@ -45,7 +45,7 @@ class ExposureMonitor {
   void hold_began() { watching_ = supported_; }
 
   // The windows so far; open ones close at `end` (the run's end).
-  ExposureSamples finish(TimePoint end);
+  checkers::ExposureSamples finish(TimePoint end);
 
  private:
   void look();
@@ -61,7 +61,7 @@ class ExposureMonitor {
   TimePoint wake_ = TimePoint{};  // the earliest wake-up asked for, if still ahead
   int64_t samples_ = 0;
   std::map<std::pair<int, int64_t>, TimePoint> open_;  // window start per held interval
-  std::vector<ExposureWindow> closed_;
+  std::vector<checkers::ExposureWindow> closed_;
 };
 
 }  // namespace locksim::harness

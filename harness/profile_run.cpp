@@ -6,7 +6,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/backends.h"
-#include "harness/history.h"
+#include "history/history.h"
 
 namespace locksim::harness {
 
@@ -86,7 +86,7 @@ faults::DeploymentView deployment_view(const RunConfig& config,
                                        const std::map<std::string, sim::Node*>& servers,
                                        const sim::Deployment::Roles& roles) {
   faults::DeploymentView view;
-  for (int i = 0; i < config.workload.clients; ++i) view.clients.push_back(client_label(i));
+  for (int i = 0; i < config.workload.clients; ++i) view.clients.push_back(history::client_label(i));
   for (const auto& [name, node] : servers) {
     const bool observer =
         std::find(roles.observers.begin(), roles.observers.end(), name) != roles.observers.end();

@@ -14,18 +14,18 @@ std::vector<Setting> resource_settings() {
       "guarded resource holders use in their critical section, on node store (none: no store)",
       false, {"none", "register", "counter", "inventory"},
       [](auto& c) -> auto& { return c.workload.store.workload; },
-      [](const std::string& n) { return *sim::workload_from(n); },
-      [](sim::Workload w) { return sim::to_string(w); }));
+      [](const std::string& n) { return *workload_from(n); },
+      [](Workload w) { return to_string(w); }));
   rows.push_back(choice_row(
       "--fencing", "resource.fencing",
       "the store's fencing-token check: none, on writes, or on reads and writes", false,
       {"none", "write-check", "read-write-check"},
       [](auto& c) -> auto& { return c.workload.store.fencing; },
-      [](const std::string& n) { return *sim::fencing_from(n); },
-      [](sim::Fencing f) { return sim::to_string(f); }));
+      [](const std::string& n) { return *fencing_from(n); },
+      [](Fencing f) { return to_string(f); }));
   rows.push_back(int_row(
       "--items", "resource.items", "inventory workload: items in stock at the start", false, 0,
-      sim::ResourceParams::kItemsMax, [](auto& c) -> auto& { return c.workload.store.items; }));
+      ResourceParams::kItemsMax, [](auto& c) -> auto& { return c.workload.store.items; }));
   LOCKSIM_ASSERT(rows.size() == 3);
   return rows;
 }

@@ -9,23 +9,23 @@ void fill_counts(RunResult& result) {
   int64_t invocations = 0;
   result.acquisitions = result.acquire_fail = result.acquire_info = 0;
   result.releases_ok = result.releases_fail = result.releases_info = 0;
-  for (const Op& op : result.history.ops) {
-    if (!is_client_op(op)) continue;
+  for (const history::Op& op : result.history.ops) {
+    if (!history::is_client_op(op)) continue;
     // The recorder and parse_jsonl let no other f onto a client op.
-    LOCKSIM_ASSERT(op.f == OpF::kAcquire || op.f == OpF::kRelease);
+    LOCKSIM_ASSERT(op.f == history::OpF::kAcquire || op.f == history::OpF::kRelease);
     ++result.client_ops;
-    const bool acquire = op.f == OpF::kAcquire;
+    const bool acquire = op.f == history::OpF::kAcquire;
     switch (op.type) {
-      case OpType::kInvoke:
+      case history::OpType::kInvoke:
         ++invocations;
         break;
-      case OpType::kOk:
+      case history::OpType::kOk:
         ++(acquire ? result.acquisitions : result.releases_ok);
         break;
-      case OpType::kFail:
+      case history::OpType::kFail:
         ++(acquire ? result.acquire_fail : result.releases_fail);
         break;
-      case OpType::kInfo:
+      case history::OpType::kInfo:
         ++(acquire ? result.acquire_info : result.releases_info);
         break;
     }
@@ -39,25 +39,25 @@ void fill_counts(RunResult& result) {
                                     result.releases_info);
 }
 
-Verdict::Kind overall_verdict(const RunResult& result) {
+checkers::Verdict::Kind overall_verdict(const RunResult& result) {
   // An invalid verdict always comes with its evidence.
-  LOCKSIM_ASSERT(result.mutex.kind != Verdict::Kind::kInvalid || !result.mutex.overlaps.empty());
-  if (result.mutex.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
+  LOCKSIM_ASSERT(result.mutex.kind != checkers::Verdict::Kind::kInvalid || !result.mutex.overlaps.empty());
+  if (result.mutex.kind == checkers::Verdict::Kind::kInvalid) return checkers::Verdict::Kind::kInvalid;
   // A damaged resource is a safety finding, with its evidence.
-  LOCKSIM_ASSERT(result.consequences.kind != Verdict::Kind::kInvalid ||
+  LOCKSIM_ASSERT(result.consequences.kind != checkers::Verdict::Kind::kInvalid ||
                  !result.consequences.explanation.empty());
-  if (result.consequences.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
-  if (result.liveness.kind == Verdict::Kind::kInvalid) return Verdict::Kind::kInvalid;
-  if (result.mutex.kind == Verdict::Kind::kUnknown || !result.errors.empty()) {
-    return Verdict::Kind::kUnknown;
+  if (result.consequences.kind == checkers::Verdict::Kind::kInvalid) return checkers::Verdict::Kind::kInvalid;
+  if (result.liveness.kind == checkers::Verdict::Kind::kInvalid) return checkers::Verdict::Kind::kInvalid;
+  if (result.mutex.kind == checkers::Verdict::Kind::kUnknown || !result.errors.empty()) {
+    return checkers::Verdict::Kind::kUnknown;
   }
-  return Verdict::Kind::kValid;
+  return checkers::Verdict::Kind::kValid;
 }
 
 const char* finding(const RunResult& result) {
-  if (result.mutex.kind == Verdict::Kind::kInvalid) return "safety";
-  if (result.consequences.kind == Verdict::Kind::kInvalid) return "safety";
-  if (result.liveness.kind == Verdict::Kind::kInvalid) return "liveness";
+  if (result.mutex.kind == checkers::Verdict::Kind::kInvalid) return "safety";
+  if (result.consequences.kind == checkers::Verdict::Kind::kInvalid) return "safety";
+  if (result.liveness.kind == checkers::Verdict::Kind::kInvalid) return "liveness";
   if (result.exposure.latent) return "latent";
   return "none";
 }

@@ -9,12 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/check/consequence_checker.h"
-#include "harness/check/exposure_checker.h"
-#include "harness/check/linearizability_report.h"
-#include "harness/check/liveness_checker.h"
-#include "harness/check/mutex_checker.h"
-#include "harness/history.h"
+#include "checkers/consequence_checker.h"
+#include "checkers/exposure_checker.h"
+#include "checkers/linearizability_report.h"
+#include "checkers/liveness_checker.h"
+#include "checkers/mutex_checker.h"
+#include "history/history.h"
 
 namespace locksim::harness {
 
@@ -25,17 +25,17 @@ struct RunResult {
 
   // Client ops and the nemesis's (the faults applied, their ends, skipped
   // faults: a report's timeline markers) in one stream, as in Jepsen.
-  History history;
-  Verdict mutex;             // check_mutex(history): safety
-  LivenessVerdict liveness;  // check_liveness(history, ...): a stuck lock
+  history::History history;
+  checkers::Verdict mutex;             // check_mutex(history): safety
+  checkers::LivenessVerdict liveness;  // check_liveness(history, ...): a stuck lock
   // The history alone: the built-in linearizability checker, and Knossos when asked.
-  LinearizabilityReport linearizability;
+  checkers::LinearizabilityReport linearizability;
   // What the lock's failures did to the guarded resource (stale writes, lost
   // updates, oversell): a safety finding beside mutual exclusion.
-  ConsequenceVerdict consequences;
+  checkers::ConsequenceVerdict consequences;
   // How long holders were unprotected although they believed they held the
   // lock; exposure without an overlap is latent (reported, exit 0).
-  ExposureReport exposure;
+  checkers::ExposureReport exposure;
 
   // Op counts, of client ops only (the nemesis's are not the workload's);
   // derived from the history by fill_counts().
@@ -71,7 +71,7 @@ void fill_counts(RunResult& result);
 // The run's verdict for CI: kInvalid if any checker found a violation; else
 // kUnknown if a checker could not decide or a client fiber recorded an error
 // (the history may be cut short, so "valid" would claim too much); else kValid.
-Verdict::Kind overall_verdict(const RunResult& result);
+checkers::Verdict::Kind overall_verdict(const RunResult& result);
 
 // What kind of finding the run has, for people and for CI: "safety" (mutual
 // exclusion broken, or the guarded resource damaged; wins over liveness),

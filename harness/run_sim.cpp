@@ -2,9 +2,9 @@
 
 #include "env/assert.h"
 #include "env/parse.h"
-#include "harness/check/linearizability.h"
-#include "harness/check/liveness_checker.h"
-#include "harness/check/mutex_checker.h"
+#include "checkers/linearizability.h"
+#include "checkers/liveness_checker.h"
+#include "checkers/mutex_checker.h"
 #include "harness/profile_run.h"
 #include "harness/settings.h"
 
@@ -28,12 +28,12 @@ SimRunReport simulate_and_check(const RunConfig& given) {
   r.params = config_to_json(config);
   r.history = std::move(report.output.history);
   LOCKSIM_ASSERT_MSG(r.history.run_length <= config.duration, "a run ends by its duration");
-  report.output.history = History{};
-  r.mutex = check_mutex(r.history);
-  r.liveness = check_liveness(r.history, config.stuck_after);
-  r.linearizability.builtin = check_linearizable(r.history.ops);
-  r.consequences = check_consequences(config.workload.store, report.output.store_log);
-  r.exposure = check_exposure(r.history, report.output.exposure, r.mutex);
+  report.output.history = history::History{};
+  r.mutex = checkers::check_mutex(r.history);
+  r.liveness = checkers::check_liveness(r.history, config.stuck_after);
+  r.linearizability.builtin = checkers::check_linearizable(r.history.ops);
+  r.consequences = checkers::check_consequences(config.workload.store, report.output.store_log);
+  r.exposure = checkers::check_exposure(r.history, report.output.exposure, r.mutex);
   fill_counts(r);
   r.events = static_cast<int64_t>(report.output.events);
   r.deadlocks = static_cast<int64_t>(report.output.deadlocks);

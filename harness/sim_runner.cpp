@@ -40,24 +40,24 @@ class SimTruth : public Truth {
     return next_process_++;
   }
 
-  int64_t record(Op op, bool begin_hold, bool end_hold) override {
+  int64_t record(history::Op op, bool begin_hold, bool end_hold) override {
     LOCKSIM_ASSERT(op.client >= 0 && op.client < clients_);
     LOCKSIM_ASSERT_MSG(op.process >= 0 && op.process < next_process_,
                        "a client records only under a process id this run gave out");
     LOCKSIM_ASSERT_MSG(!(begin_hold && end_hold), "one op opens or closes a hold, not both");
-    LOCKSIM_ASSERT_MSG(!begin_hold || (op.f == OpF::kAcquire && op.type == OpType::kOk),
+    LOCKSIM_ASSERT_MSG(!begin_hold || (op.f == history::OpF::kAcquire && op.type == history::OpType::kOk),
                        "a hold begins only at an acquire :ok");
-    LOCKSIM_ASSERT_MSG(!end_hold || (op.f == OpF::kRelease && op.type == OpType::kInvoke),
+    LOCKSIM_ASSERT_MSG(!end_hold || (op.f == history::OpF::kRelease && op.type == history::OpType::kInvoke),
                        "a hold ends at the release's invocation");
     op.time_ns = world_.now().ns;
     const int64_t index = recorder_.record(op);
-    pending_[op.client] = op.type == OpType::kInvoke ? std::optional<Op>(op) : std::nullopt;
+    pending_[op.client] = op.type == history::OpType::kInvoke ? std::optional<history::Op>(op) : std::nullopt;
     if (begin_hold) {
       recorder_.begin_hold(op.client, op.process, world_.now(), index);
       if (exposure_ != nullptr) exposure_->hold_began();
     }
     if (end_hold) {
-      recorder_.end_hold(op.client, world_.now(), index, HeldInterval::EndReason::kRelease);
+      recorder_.end_hold(op.client, world_.now(), index, history::HeldInterval::EndReason::kRelease);
     }
     return index;
   }
@@ -66,27 +66,27 @@ class SimTruth : public Truth {
   void client_crashed(int client) {
     LOCKSIM_ASSERT(client >= 0 && client < clients_);
     if (pending_[client]) {
-      LOCKSIM_ASSERT(pending_[client]->type == OpType::kInvoke);
-      Op info = *pending_[client];
-      info.type = OpType::kInfo;
+      LOCKSIM_ASSERT(pending_[client]->type == history::OpType::kInvoke);
+      history::Op info = *pending_[client];
+      info.type = history::OpType::kInfo;
       info.detail = "client crashed";
       record(info, false, false);
-    } else if (const HeldInterval* held = recorder_.open_hold(client)) {
-      for (const Op& op : abandoned_release(client, held->process, "client crashed")) {
+    } else if (const history::HeldInterval* held = recorder_.open_hold(client)) {
+      for (const history::Op& op : abandoned_release(client, held->process, "client crashed")) {
         record(op, false, false);
       }
     }
-    recorder_.end_hold(client, world_.now(), -1, HeldInterval::EndReason::kCrash);
+    recorder_.end_hold(client, world_.now(), -1, history::HeldInterval::EndReason::kCrash);
   }
 
   // A nemesis step, as a :nemesis :info op at the current true time.
   void record_nemesis(std::string_view f, std::vector<std::string> value, std::string_view note) {
-    Op op = nemesis_op(f, std::move(value), std::string(note));
+    history::Op op = history::nemesis_op(f, std::move(value), std::string(note));
     op.time_ns = world_.now().ns;
     recorder_.record(std::move(op));
   }
 
-  History finish() {
+  history::History finish() {
     LOCKSIM_ASSERT_MSG(world_.now() <= end_, "the World stops at the run's end");
     return recorder_.finish(world_.now());
   }
@@ -108,7 +108,7 @@ class SimTruth : public Truth {
   void holders(std::vector<std::pair<int, int64_t>>& out) const {
     out.clear();
     for (int c = 0; c < clients_; ++c) {
-      if (const HeldInterval* h = recorder_.open_hold(c)) out.emplace_back(c, h->acquire_index);
+      if (const history::HeldInterval* h = recorder_.open_hold(c)) out.emplace_back(c, h->acquire_index);
     }
   }
 
@@ -129,8 +129,8 @@ class SimTruth : public Truth {
   TimePoint end_;
   int clients_;
   int64_t next_process_;
-  HistoryRecorder recorder_;
-  std::vector<std::optional<Op>> pending_;
+  history::HistoryRecorder recorder_;
+  std::vector<std::optional<history::Op>> pending_;
   std::vector<ResourceConnection*> resources_;  // by client; owned by SimRun
   ExposureMonitor* exposure_ = nullptr;         // owned by SimRun
 };
@@ -164,7 +164,7 @@ struct SimRun {
 void build_resource_and_exposure(SimRun& run) {
   const RunConfig& config = run.config;
   std::vector<ResourceConnection*> connections;
-  if (config.workload.store.workload != sim::Workload::kNone) {
+  if (config.workload.store.workload != Workload::kNone) {
     run.store = std::make_unique<sim::StoreNode>(run.world, *run.net, config.workload.store);
     for (int i = 0; i < config.workload.clients; ++i) {
       run.store_connections.push_back(run.store->connect(*run.client_nodes[i], i));
@@ -193,7 +193,7 @@ void build(SimRun& run) {
   const int clients = config.workload.clients;
   run.truth = std::make_unique<SimTruth>(world, TimePoint{} + config.duration, clients);
   for (int i = 0; i < clients; ++i) {
-    run.client_nodes.push_back(std::make_unique<sim::Node>(world, client_label(i)));
+    run.client_nodes.push_back(std::make_unique<sim::Node>(world, history::client_label(i)));
     sim::Node& node = *run.client_nodes.back();
     sim::ClientConnections conns = run.deployment->connect(node);
     run.envs.push_back(std::make_unique<sim::ClientEnv>(world, node, world.rng().split(node.name()),
@@ -226,7 +226,7 @@ faults::FaultSchedule install_faults(SimRun& run) {
       run.world, *run.net, by_name,
       [truth] {
         const int holder = truth->current_holder();
-        return holder < 0 ? std::string() : client_label(holder);
+        return holder < 0 ? std::string() : history::client_label(holder);
       },
       [truth](std::string_view f, std::vector<std::string> value, std::string_view note) {
         truth->record_nemesis(f, std::move(value), note);

@@ -12,15 +12,15 @@
 #include <vector>
 
 #include "faults/nemesis.h"
-#include "harness/check/exposure_checker.h"
-#include "harness/history.h"
+#include "checkers/exposure_checker.h"
+#include "history/history.h"
 #include "harness/run_config.h"
 #include "sim/resource_store.h"
 
 namespace locksim::harness {
 
 struct SimOutput {
-  History history;
+  history::History history;
   uint64_t events = 0;              // World events executed
   uint64_t scheduler_switches = 0;  // fiber picks by the scheduler
   uint64_t messages_sent = 0;
@@ -33,9 +33,9 @@ struct SimOutput {
   std::vector<std::pair<std::string, std::string>> backend_notes;
   // The guarded store's log, every access in execution order (empty without
   // a store: workload none).
-  std::vector<sim::StoreAccess> store_log;
+  std::vector<StoreAccess> store_log;
   // Where the store would have granted the lock while a client held it.
-  ExposureSamples exposure;
+  checkers::ExposureSamples exposure;
   // The faults the config's profile drew for this seed and deployment
   // (applied besides config.faults); empty without a profile.
   faults::FaultSchedule profile_faults;

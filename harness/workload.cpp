@@ -10,16 +10,16 @@ namespace locksim::harness {
 
 namespace {
 
-OpType op_type(algorithms::Outcome o) {
+history::OpType op_type(algorithms::Outcome o) {
   switch (o) {
     case algorithms::Outcome::kOk:
-      return OpType::kOk;
+      return history::OpType::kOk;
     case algorithms::Outcome::kFail:
-      return OpType::kFail;
+      return history::OpType::kFail;
     case algorithms::Outcome::kUnknown:
-      return OpType::kInfo;
+      return history::OpType::kInfo;
   }
-  return OpType::kInfo;
+  return history::OpType::kInfo;
 }
 
 // A release the store did not confirm is :info, not :fail (README, "The
@@ -30,8 +30,8 @@ OpType op_type(algorithms::Outcome o) {
 // store, or already did. :fail would tell Knossos's mutex model the lock is
 // still held, so the next acquire of anyone (the same client included) would
 // read as a violation on a run whose ground truth is clean.
-OpType release_type(algorithms::Outcome o) {
-  return o == algorithms::Outcome::kOk ? OpType::kOk : OpType::kInfo;
+history::OpType release_type(algorithms::Outcome o) {
+  return o == algorithms::Outcome::kOk ? history::OpType::kOk : history::OpType::kInfo;
 }
 
 // The holder's work on the guarded resource (WorkloadParams::store): read at
@@ -42,14 +42,14 @@ OpType release_type(algorithms::Outcome o) {
 // holder has nothing to act on. `lease_id` is the lease's acquire :ok index.
 void work_on_resource(Env& env, algorithms::LockAlgorithm& algorithm,
                       const algorithms::Lease& lease, Duration hold, int client, int64_t lease_id,
-                      sim::Workload workload, ResourceConnection& store) {
-  LOCKSIM_ASSERT(workload != sim::Workload::kNone && lease_id >= 0);
+                      Workload workload, ResourceConnection& store) {
+  LOCKSIM_ASSERT(workload != Workload::kNone && lease_id >= 0);
   ResourceRequest request;
   request.client = client;
   request.lease_id = lease_id;
   request.fence = lease.fence;
   int64_t read = 0;
-  if (workload != sim::Workload::kRegister) {
+  if (workload != Workload::kRegister) {
     request.kind = ResourceRequest::Kind::kRead;
     const ResourceReply reply = store.access(request);
     if (reply.status != ResourceReply::Status::kOk) return;
@@ -63,17 +63,17 @@ void work_on_resource(Env& env, algorithms::LockAlgorithm& algorithm,
   if (!algorithm.hold(env, lease, hold)) return;
   request.kind = ResourceRequest::Kind::kWrite;
   switch (workload) {
-    case sim::Workload::kRegister:
+    case Workload::kRegister:
       request.value = lease_id;  // its own value: whose write survived is visible
       break;
-    case sim::Workload::kCounter:
+    case Workload::kCounter:
       request.value = read + 1;
       break;
-    case sim::Workload::kInventory:
+    case Workload::kInventory:
       if (read <= 0) return;  // sold out: nothing to sell
       request.value = read - 1;
       break;
-    case sim::Workload::kNone:
+    case Workload::kNone:
       return;
   }
   (void)store.access(request);
@@ -97,10 +97,10 @@ class ClientLoop {
   // One acquire; on :ok, the critical section and the release.
   void cycle() {
     LOCKSIM_ASSERT_MSG(!held_, "a client acquires while it holds a lease");
-    record(op(OpType::kInvoke, OpF::kAcquire), false, false);
+    record(op(history::OpType::kInvoke, history::OpF::kAcquire), false, false);
     const algorithms::AcquireResult acquired = algorithm_.acquire(env_, params_.resource);
     const bool ok = acquired.outcome == algorithms::Outcome::kOk;
-    Op done = op(op_type(acquired.outcome), OpF::kAcquire);
+    history::Op done = op(op_type(acquired.outcome), history::OpF::kAcquire);
     done.detail = acquired.detail;
     if (ok) {
       // Pair of LockAlgorithm::acquire: an :ok hands over a lease on the
@@ -126,8 +126,8 @@ class ClientLoop {
   }
 
  private:
-  Op op(OpType type, OpF f) const {
-    Op o;
+  history::Op op(history::OpType type, history::OpF f) const {
+    history::Op o;
     o.process = process_;
     o.client = client_;
     o.type = type;
@@ -137,7 +137,7 @@ class ClientLoop {
 
   // Records through Truth and checks what the loop relies on: true time and
   // the history's index only move forward.
-  int64_t record(Op o, bool begin_hold, bool end_hold) {
+  int64_t record(history::Op o, bool begin_hold, bool end_hold) {
     const TimePoint now = truth_.true_now();
     LOCKSIM_ASSERT_MSG(now >= last_time_, "true time went back between a client's ops");
     const int64_t index = truth_.record(std::move(o), begin_hold, end_hold);
@@ -163,7 +163,7 @@ class ClientLoop {
     }
     LOCKSIM_ASSERT(hold >= Duration::zero() && hold <= params_.hold_max);
     ResourceConnection* store =
-        params_.store.workload == sim::Workload::kNone ? nullptr : truth_.resource(client_);
+        params_.store.workload == Workload::kNone ? nullptr : truth_.resource(client_);
     if (store != nullptr) {
       work_on_resource(env_, algorithm_, *held_, hold, client_, lease_id_, params_.store.workload,
                        *store);
@@ -177,17 +177,17 @@ class ClientLoop {
     LOCKSIM_ASSERT_MSG(held_.has_value(), "a release without a held lease");
     const algorithms::Lease lease = std::move(*held_);
     held_.reset();  // at most once: whatever the outcome, it is not ours to release again
-    Op invoke = op(OpType::kInvoke, OpF::kRelease);
+    history::Op invoke = op(history::OpType::kInvoke, history::OpF::kRelease);
     invoke.token = lease.token;
     invoke.fence = lease.fence;
     record(invoke, false, true);
     const algorithms::ReleaseResult released = algorithm_.release(env_, lease);
-    Op done = op(release_type(released.outcome), OpF::kRelease);
+    history::Op done = op(release_type(released.outcome), history::OpF::kRelease);
     done.token = lease.token;
     done.fence = lease.fence;
     done.detail = released.detail;
     record(done, false, false);
-    if (done.type == OpType::kInfo) next_process();
+    if (done.type == history::OpType::kInfo) next_process();
   }
 
   Env& env_;
@@ -204,14 +204,14 @@ class ClientLoop {
 
 }  // namespace
 
-std::array<Op, 2> abandoned_release(int client, int64_t process, const std::string& why) {
-  Op invoke;
+std::array<history::Op, 2> abandoned_release(int client, int64_t process, const std::string& why) {
+  history::Op invoke;
   invoke.process = process;
   invoke.client = client;
-  invoke.type = OpType::kInvoke;
-  invoke.f = OpF::kRelease;
-  Op info = invoke;
-  info.type = OpType::kInfo;
+  invoke.type = history::OpType::kInvoke;
+  invoke.f = history::OpF::kRelease;
+  history::Op info = invoke;
+  info.type = history::OpType::kInfo;
   info.detail = why + ": holding the lock; the lease is abandoned and frees when it expires";
   return {invoke, info};
 }

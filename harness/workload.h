@@ -13,7 +13,7 @@
 #include "algorithms/lock_algorithm.h"
 #include "env/env.h"
 #include "env/resource_connection.h"
-#include "harness/history.h"
+#include "history/history.h"
 #include "sim/resource_store.h"
 
 namespace locksim::harness {
@@ -34,7 +34,7 @@ struct WorkloadParams {
   // they only sleep). With one, a holder reads at the start of its hold
   // (counter, inventory), works for the hold, and writes at its end, every
   // access carrying the lease's fencing token (sim/resource_store.h).
-  sim::ResourceParams store;
+  ResourceParams store;
   // Bound on acquire attempts per client per run (Tiger Style: limit everything).
   int64_t max_ops_per_client = 1'000'000;
 };
@@ -52,7 +52,7 @@ class Truth {
   // Serialised access to the run's recorder. Record ops and holds only here,
   // with the time read from true_now() inside the same call, so the history
   // stays in true-time order even with threads.
-  virtual int64_t record(Op op, bool begin_hold, bool end_hold) = 0;
+  virtual int64_t record(history::Op op, bool begin_hold, bool end_hold) = 0;
   // Client `client`'s connection to the guarded resource, or nullptr when the
   // run has none (live mode, workload none).
   virtual ResourceConnection* resource(int client) {
@@ -79,6 +79,6 @@ void run_client(Env& env, algorithms::LockAlgorithm& algorithm, int client,
 // on; without it Knossos's mutex model would read the next holder as a
 // violation. Returns {invoke, info} for `process` of `client`, to record in
 // this order at the crash; `why` goes into the :info op's detail.
-std::array<Op, 2> abandoned_release(int client, int64_t process, const std::string& why);
+std::array<history::Op, 2> abandoned_release(int client, int64_t process, const std::string& why);
 
 }  // namespace locksim::harness

@@ -14,9 +14,9 @@ using Json = nlohmann::ordered_json;
 // Evidence lists stop here; the counts are complete.
 constexpr size_t kEvidenceMax = 10;
 
-Json access_json(const sim::StoreAccess& a) {
+Json access_json(const StoreAccess& a) {
   Json j;
-  j["client"] = harness::client_label(a.client);
+  j["client"] = history::client_label(a.client);
   j["lease_acquire_index"] = a.lease_id;
   j["fence"] = a.fence ? Json(*a.fence) : Json();
   j["kind"] = a.kind == ResourceRequest::Kind::kWrite ? "write" : "read";
@@ -29,15 +29,15 @@ Json access_json(const sim::StoreAccess& a) {
 
 }  // namespace
 
-Json consequences_json(const harness::ConsequenceVerdict& v) {
+Json consequences_json(const checkers::ConsequenceVerdict& v) {
   Json j;
   j["checker"] = v.checker;
   j["active"] = v.active;
-  j["workload"] = sim::to_string(v.workload);
-  j["fencing"] = sim::to_string(v.fencing);
-  j["verdict"] = harness::to_string(v.kind);
+  j["workload"] = to_string(v.workload);
+  j["fencing"] = to_string(v.fencing);
+  j["verdict"] = to_string(v.kind);
   j["fencing_token"] = v.unfenced_accesses > 0 ? "none" : "present";
-  j["note"] = harness::fencing_note(v);
+  j["note"] = checkers::fencing_note(v);
   j["reads_accepted"] = v.reads_accepted;
   j["writes_accepted"] = v.writes_accepted;
   j["rejected"] = v.rejected;
@@ -68,7 +68,7 @@ Json consequences_json(const harness::ConsequenceVerdict& v) {
   return j;
 }
 
-Json exposure_json(const harness::ExposureReport& r) {
+Json exposure_json(const checkers::ExposureReport& r) {
   LOCKSIM_ASSERT(r.windows.empty() || r.total > Duration::zero());
   Json j;
   j["checker"] = "lease-exposure";
@@ -82,8 +82,8 @@ Json exposure_json(const harness::ExposureReport& r) {
   if (r.windows.empty()) {
     j["first_window"] = Json();
   } else {
-    const harness::ExposureWindow& w = r.windows.front();
-    j["first_window"] = Json{{"client", harness::client_label(w.client)},
+    const checkers::ExposureWindow& w = r.windows.front();
+    j["first_window"] = Json{{"client", history::client_label(w.client)},
                              {"acquire_index", w.acquire_index},
                              {"start_ns", w.start.ns},
                              {"end_ns", w.end.ns},
@@ -95,15 +95,15 @@ Json exposure_json(const harness::ExposureReport& r) {
 
 std::string consequences_summary(const harness::RunResult& result) {
   std::string out;
-  const harness::ConsequenceVerdict& v = result.consequences;
+  const checkers::ConsequenceVerdict& v = result.consequences;
   if (v.active) {
     out += fmt::format(
-        "resource ({}, fencing {}): {}{}\n", sim::to_string(v.workload), sim::to_string(v.fencing),
-        v.kind == harness::Verdict::Kind::kInvalid ? "DAMAGED: " : "", v.explanation);
-    const std::string note = harness::fencing_note(v);
+        "resource ({}, fencing {}): {}{}\n", to_string(v.workload), to_string(v.fencing),
+        v.kind == checkers::Verdict::Kind::kInvalid ? "DAMAGED: " : "", v.explanation);
+    const std::string note = checkers::fencing_note(v);
     if (!note.empty()) out += "  " + note + "\n";
   }
-  const harness::ExposureReport& e = result.exposure;
+  const checkers::ExposureReport& e = result.exposure;
   if (e.supported) {
     out += fmt::format("exposure{}: {}\n", e.latent ? " (LATENT)" : "", e.explanation);
   }

@@ -20,13 +20,13 @@ namespace locksim::reports {
 //  "items", "sold", "oversold", "oversale_evidence": [access] (first 10),
 //  "explanation"}; an access is {client, lease_acquire_index, fence (null if
 //  none), kind, time_ns, value_before, written, accepted}.
-nlohmann::ordered_json consequences_json(const harness::ConsequenceVerdict& v);
+nlohmann::ordered_json consequences_json(const checkers::ConsequenceVerdict& v);
 
 // {"checker": "lease-exposure", "supported", "resolution_ns", "total_ns",
 //  "largest_ns", "windows", "intervals_exposed", "latent",
 //  "first_window": null | {client, acquire_index, start_ns, end_ns, duration_ns},
 //  "explanation"}.
-nlohmann::ordered_json exposure_json(const harness::ExposureReport& r);
+nlohmann::ordered_json exposure_json(const checkers::ExposureReport& r);
 
 // The summary's lines: the resource's verdict (only with a store) and the
 // exposure line (always, when measured).

@@ -69,8 +69,8 @@ void judge(MatrixCell& c, const harness::SweepPlan& plan, const harness::Expecta
   if (e == nullptr) return;
   const harness::CellExpectation* x = e->find(c.algorithm, c.profile);
   if (x != nullptr) {
-    c.expected = harness::to_string(x->verdict);
-    if (x->data != harness::Expected::kAny) c.expected_data = harness::to_string(x->data);
+    c.expected = to_string(x->verdict);
+    if (x->data != harness::Expected::kAny) c.expected_data = to_string(x->data);
     c.note = x->note;
   }
   harness::CellFacts f;

@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/expectations.h"
-#include "harness/sweep.h"
+#include "harness/sweep/expectations.h"
+#include "harness/sweep/sweep.h"
 
 namespace locksim::reports {
 

@@ -9,24 +9,24 @@
 
 #include "env/assert.h"
 #include "env/parse.h"
-#include "harness/history_io.h"
+#include "history/history_io.h"
 #include "reports/consequences_report.h"
 
 namespace locksim::reports {
 
 namespace {
 
-using harness::HeldInterval;
-using harness::Overlap;
+using history::HeldInterval;
+using checkers::Overlap;
 using harness::RunResult;
-using harness::Verdict;
+using checkers::Verdict;
 using Json = nlohmann::ordered_json;
 
 double seconds(int64_t ns) {
   return static_cast<double>(ns) / 1e9;
 }
 
-Json interval_json(const HeldInterval& h) {
+Json interval_json(const history::HeldInterval& h) {
   Json j;
   j["client"] = h.client;
   j["process"] = h.process;
@@ -34,13 +34,13 @@ Json interval_json(const HeldInterval& h) {
   j["release_index"] = h.release_index;
   j["start_ns"] = h.start.ns;
   j["end_ns"] = h.end.ns;
-  j["end_reason"] = harness::to_string(h.end_reason);
+  j["end_reason"] = to_string(h.end_reason);
   j["start_s"] = seconds(h.start.ns);
   j["end_s"] = seconds(h.end.ns);
   return j;
 }
 
-Json overlap_json(const Overlap& o) {
+Json overlap_json(const checkers::Overlap& o) {
   Json window;
   window["start_ns"] = o.window_start.ns;
   window["end_ns"] = o.window_end.ns;
@@ -54,16 +54,16 @@ Json overlap_json(const Overlap& o) {
   return j;
 }
 
-std::string interval_text(const HeldInterval& h) {
+std::string interval_text(const history::HeldInterval& h) {
   switch (h.end_reason) {
-    case HeldInterval::EndReason::kRelease:
-      return fmt::format("{} (acquire op {}, release op {})", harness::client_label(h.client),
+    case history::HeldInterval::EndReason::kRelease:
+      return fmt::format("{} (acquire op {}, release op {})", history::client_label(h.client),
                          h.acquire_index, h.release_index);
-    case HeldInterval::EndReason::kCrash:
-      return fmt::format("{} (acquire op {}, crashed)", harness::client_label(h.client),
+    case history::HeldInterval::EndReason::kCrash:
+      return fmt::format("{} (acquire op {}, crashed)", history::client_label(h.client),
                          h.acquire_index);
-    case HeldInterval::EndReason::kRunEnd:
-      return fmt::format("{} (acquire op {}, held until run end)", harness::client_label(h.client),
+    case history::HeldInterval::EndReason::kRunEnd:
+      return fmt::format("{} (acquire op {}, held until run end)", history::client_label(h.client),
                          h.acquire_index);
   }
   return "";
@@ -77,25 +77,25 @@ const char* plural(int64_t n, const char* one, const char* many) {
   return n == 1 ? one : many;
 }
 
-Json call_json(const std::optional<harness::LockCall>& c) {
+Json call_json(const std::optional<checkers::LockCall>& c) {
   if (!c) return Json();
   Json j;
   j["process"] = c->process;
-  j["client"] = c->client < 0 ? Json() : Json(harness::client_label(c->client));
-  j["f"] = harness::to_string(c->f);
-  j["outcome"] = harness::to_string(c->outcome);
+  j["client"] = c->client < 0 ? Json() : Json(history::client_label(c->client));
+  j["f"] = to_string(c->f);
+  j["outcome"] = to_string(c->outcome);
   j["invoke_index"] = c->invoke_index;
   j["complete_index"] = c->complete_index < 0 ? Json() : Json(c->complete_index);
   return j;
 }
 
-Json knossos_json(const harness::LinearizabilityReport& report) {
-  const harness::KnossosReport& k = *report.knossos;
+Json knossos_json(const checkers::LinearizabilityReport& report) {
+  const checkers::KnossosReport& k = *report.knossos;
   Json j;
-  j["verdict"] = harness::to_string(k.verdict.kind);
+  j["verdict"] = to_string(k.verdict.kind);
   j["op_index"] = k.verdict.op_index < 0 ? Json() : Json(k.verdict.op_index);
   j["why"] = k.verdict.why;
-  j["agrees"] = !harness::knossos_disagrees(report);
+  j["agrees"] = !checkers::knossos_disagrees(report);
   // Real time and memory: the one part of result.json that differs between
   // two runs of the same seed, and only when Knossos was asked.
   j["seconds"] = k.seconds;
@@ -106,11 +106,11 @@ Json knossos_json(const harness::LinearizabilityReport& report) {
 
 // result.json's "linearizability": the history-only checkers beside the ground truth.
 Json linearizability_json(const RunResult& result) {
-  const harness::LinearizabilityVerdict& v = result.linearizability.builtin;
+  const checkers::LinearizabilityVerdict& v = result.linearizability.builtin;
   Json j;
   j["checker"] = v.checker;
-  j["model"] = harness::to_string(v.model);
-  j["verdict"] = harness::to_string(v.kind);
+  j["model"] = to_string(v.model);
+  j["verdict"] = to_string(v.kind);
   j["client_ops"] = v.client_ops;
   j["calls"] = v.calls;
   j["info_calls"] = v.info_calls;
@@ -120,27 +120,27 @@ Json linearizability_json(const RunResult& result) {
   j["prefix_end_index"] = v.prefix_end_index < 0 ? Json() : Json(v.prefix_end_index);
   j["prefix_ops"] = v.prefix_ops;
   j["explanation"] = v.explanation;
-  j["ground_truth"] = harness::ground_truth_comparison(result.mutex, v);
+  j["ground_truth"] = checkers::ground_truth_comparison(result.mutex, v);
   j["knossos"] = result.linearizability.knossos ? knossos_json(result.linearizability) : Json();
   return j;
 }
 
 // The summary's lines on the history-only checkers: one when all is well.
 std::string linearizability_summary(const RunResult& result) {
-  const harness::LinearizabilityReport& r = result.linearizability;
-  const harness::LinearizabilityVerdict& v = r.builtin;
-  std::string out = v.kind == Verdict::Kind::kValid
+  const checkers::LinearizabilityReport& r = result.linearizability;
+  const checkers::LinearizabilityVerdict& v = r.builtin;
+  std::string out = v.kind == checkers::Verdict::Kind::kValid
                         ? fmt::format("history: linearizable in the {} model (built-in checker)",
-                                      harness::to_string(v.model))
+                                      to_string(v.model))
                         : "history: " + v.explanation;
   if (r.knossos) {
-    const harness::KnossosReport& k = *r.knossos;
-    out += fmt::format("; Knossos: {} ({:.1f}s, {} peak)", harness::knossos_verdict_text(k.verdict),
-                       k.seconds, harness::format_bytes(k.peak_rss_bytes));
+    const checkers::KnossosReport& k = *r.knossos;
+    out += fmt::format("; Knossos: {} ({:.1f}s, {} peak)", checkers::knossos_verdict_text(k.verdict),
+                       k.seconds, checkers::format_bytes(k.peak_rss_bytes));
   }
   out += "\n";
   for (const std::string& note :
-       {harness::ground_truth_comparison(result.mutex, v), harness::knossos_disagreement_text(r)}) {
+       {checkers::ground_truth_comparison(result.mutex, v), checkers::knossos_disagreement_text(r)}) {
     if (!note.empty()) out += "  " + note + "\n";
   }
   return out;
@@ -156,14 +156,14 @@ Json backend_notes_json(const RunResult& result) {
 // The timeline's fault markers: the history's nemesis ops, not a second log.
 Json faults_json(const RunResult& result) {
   Json faults = Json::array();
-  for (const harness::Op& op : result.history.ops) {
-    if (harness::is_client_op(op)) continue;
+  for (const history::Op& op : result.history.ops) {
+    if (history::is_client_op(op)) continue;
     Json fj;
     fj["index"] = op.index;
     fj["time_ns"] = op.time_ns;
-    fj["f"] = harness::to_string(op.f);
+    fj["f"] = to_string(op.f);
     fj["value"] = op.value;
-    fj["what"] = harness::describe_nemesis_op(op);
+    fj["what"] = history::describe_nemesis_op(op);
     faults.push_back(std::move(fj));
   }
   return faults;
@@ -186,31 +186,31 @@ Json result_to_json(const RunResult& result) {
   j["seed"] = result.seed;
   // params arrives as nlohmann::json (keys sorted), which is deterministic too.
   j["params"] = Json(result.params);
-  j["verdict"] = harness::to_string(harness::overall_verdict(result));
+  j["verdict"] = to_string(harness::overall_verdict(result));
   j["finding"] = harness::finding(result);
 
   Json safety;
   safety["checker"] = result.mutex.checker;
-  safety["verdict"] = harness::to_string(result.mutex.kind);
+  safety["verdict"] = to_string(result.mutex.kind);
   safety["violations"] = result.mutex.overlaps.size();
   safety["explanation"] = result.mutex.explanation;
   Json overlaps = Json::array();
-  for (const Overlap& o : result.mutex.overlaps) overlaps.push_back(overlap_json(o));
+  for (const checkers::Overlap& o : result.mutex.overlaps) overlaps.push_back(overlap_json(o));
   safety["overlaps"] = std::move(overlaps);
   j["safety"] = std::move(safety);
   j["consequences"] = consequences_json(result.consequences);
   j["exposure"] = exposure_json(result.exposure);
   j["linearizability"] = linearizability_json(result);
 
-  const harness::LivenessVerdict& l = result.liveness;
+  const checkers::LivenessVerdict& l = result.liveness;
   Json liveness;
   liveness["checker"] = l.checker;
-  liveness["verdict"] = harness::to_string(l.kind);
-  liveness["stuck"] = l.kind == Verdict::Kind::kInvalid;
+  liveness["verdict"] = to_string(l.kind);
+  liveness["stuck"] = l.kind == checkers::Verdict::Kind::kInvalid;
   liveness["unheld_since_ns"] = l.unheld_since.ns;
   liveness["unheld_for_ns"] = l.unheld_for.ns;
   liveness["failed_attempts"] = l.failed_attempts;
-  liveness["last_holder"] = l.last_holder < 0 ? Json() : Json(harness::client_label(l.last_holder));
+  liveness["last_holder"] = l.last_holder < 0 ? Json() : Json(history::client_label(l.last_holder));
   liveness["longest_gap_ns"] = l.longest_gap.ns;
   liveness["longest_gap_start_ns"] = l.longest_gap_start.ns;
   liveness["explanation"] = l.explanation;
@@ -236,7 +236,7 @@ Json result_to_json(const RunResult& result) {
   counts["run_length_ns"] = result.history.run_length.ns;
   j["counts"] = std::move(counts);
 
-  j["held"] = harness::held_to_json(result.history);
+  j["held"] = history::held_to_json(result.history);
   j["errors"] = Json(result.errors);
   j["replay"] = result.replay_command;
   j["backend"] = backend_notes_json(result);
@@ -257,23 +257,23 @@ constexpr size_t kMaxErrors = 5;
 std::string headline_text(const RunResult& result) {
   const auto n = static_cast<int64_t>(result.mutex.overlaps.size());
   switch (harness::overall_verdict(result)) {
-    case Verdict::Kind::kInvalid:
-      if (result.mutex.kind == Verdict::Kind::kInvalid) {
+    case checkers::Verdict::Kind::kInvalid:
+      if (result.mutex.kind == checkers::Verdict::Kind::kInvalid) {
         return fmt::format("VIOLATION: mutual exclusion broken {} {}\n", n,
                            plural(n, "time", "times"));
       }
-      if (result.consequences.kind == Verdict::Kind::kInvalid) {
+      if (result.consequences.kind == checkers::Verdict::Kind::kInvalid) {
         return "VIOLATION: the guarded resource was damaged (mutual exclusion held)\n";
       }
       return fmt::format(
           "LIVENESS: lock stuck for the last {} of the run (no mutual-exclusion violation)\n",
           format_seconds(result.liveness.unheld_for.ns));
-    case Verdict::Kind::kValid:
+    case checkers::Verdict::Kind::kValid:
       return fmt::format("OK: no mutual-exclusion violation in {} {}{}\n", result.acquisitions,
                          plural(result.acquisitions, "acquisition", "acquisitions"),
                          result.exposure.latent ? " (but a latent exposure: see below)" : "");
-    case Verdict::Kind::kUnknown: {
-      if (result.mutex.kind == Verdict::Kind::kUnknown) {
+    case checkers::Verdict::Kind::kUnknown: {
+      if (result.mutex.kind == checkers::Verdict::Kind::kUnknown) {
         return "UNKNOWN: " + result.mutex.explanation + "\n";
       }
       const auto e = static_cast<int64_t>(result.errors.size());
@@ -300,10 +300,10 @@ std::string counts_text(const RunResult& result) {
 }
 
 // Each overlapping pair of holders, the first kMaxListed of them.
-std::string overlaps_text(const std::vector<Overlap>& overlaps) {
+std::string overlaps_text(const std::vector<checkers::Overlap>& overlaps) {
   std::string out;
   for (size_t i = 0; i < overlaps.size() && i < kMaxListed; ++i) {
-    const Overlap& o = overlaps[i];
+    const checkers::Overlap& o = overlaps[i];
     out += fmt::format("  {}. {} and {} both held the lock in [{}, {}) for {}\n", i + 1,
                        interval_text(o.a), interval_text(o.b), format_seconds(o.window_start.ns),
                        format_seconds(o.window_end.ns),
@@ -318,15 +318,15 @@ std::string overlaps_text(const std::vector<Overlap>& overlaps) {
 // The faults applied (the history's nemesis ops), on one line; "" when
 // there were none.
 std::string faults_text(const RunResult& result) {
-  std::vector<const harness::Op*> faults;
-  for (const harness::Op& op : result.history.ops) {
-    if (!harness::is_client_op(op)) faults.push_back(&op);
+  std::vector<const history::Op*> faults;
+  for (const history::Op& op : result.history.ops) {
+    if (!history::is_client_op(op)) faults.push_back(&op);
   }
   if (faults.empty()) return "";
   std::string out = fmt::format("faults ({}):", faults.size());
   for (size_t i = 0; i < faults.size() && i < kMaxListed; ++i) {
     out += fmt::format(" {} {}{}", format_seconds(faults[i]->time_ns),
-                       harness::describe_nemesis_op(*faults[i]), i + 1 < faults.size() ? ";" : "");
+                       history::describe_nemesis_op(*faults[i]), i + 1 < faults.size() ? ";" : "");
   }
   if (faults.size() > kMaxListed) {
     out += fmt::format(" ... and {} more", faults.size() - kMaxListed);
@@ -360,7 +360,7 @@ std::string summary_text(const RunResult& result) {
   std::string out = headline_text(result) + counts_text(result);
   out += overlaps_text(result.mutex.overlaps);
   out += consequences_summary(result);
-  if (result.liveness.kind == Verdict::Kind::kInvalid) {
+  if (result.liveness.kind == checkers::Verdict::Kind::kInvalid) {
     out += "  " + result.liveness.explanation + "\n";
   }
   out += linearizability_summary(result);

@@ -5,16 +5,16 @@
 
 #include "env/assert.h"
 #include "env/parse.h"
-#include "harness/check/mutex_checker.h"
+#include "checkers/mutex_checker.h"
 
 namespace locksim::reports {
 
 namespace {
 
-using harness::HeldInterval;
-using harness::Op;
-using harness::OpF;
-using harness::OpType;
+using history::HeldInterval;
+using history::Op;
+using history::OpF;
+using history::OpType;
 
 constexpr int kLabelWidth = 70;   // px: lane names
 constexpr int kPlotWidth = 1000;  // px: the run's length
@@ -50,10 +50,10 @@ std::string rect(const std::string& cls, int x0, int x1, int y, int h, const std
 
 int client_count(const harness::RunResult& r) {
   int n = 0;
-  for (const Op& op : r.history.ops) {
-    if (harness::is_client_op(op)) n = std::max(n, op.client + 1);
+  for (const history::Op& op : r.history.ops) {
+    if (history::is_client_op(op)) n = std::max(n, op.client + 1);
   }
-  for (const HeldInterval& h : r.history.held) n = std::max(n, h.client + 1);
+  for (const history::HeldInterval& h : r.history.held) n = std::max(n, h.client + 1);
   return std::max(n, 1);
 }
 
@@ -69,30 +69,30 @@ void draw_lanes(const Frame& f, std::string& out) {
   }
   out += "</g>\n";
   for (int lane = 0; lane <= f.clients; ++lane) {
-    const std::string name = lane == 0 ? "nemesis" : harness::client_label(lane - 1);
+    const std::string name = lane == 0 ? "nemesis" : history::client_label(lane - 1);
     out += "<g class=\"lane\" data-lane=\"" + name + "\"><text x=\"4\" y=\"" +
            std::to_string(f.lane_y(lane) + 17) + "\" font-size=\"12\">" + name + "</text></g>\n";
   }
 }
 
 void draw_held(const harness::RunResult& r, const Frame& f, std::string& out) {
-  for (const HeldInterval& h : r.history.held) {
+  for (const history::HeldInterval& h : r.history.held) {
     LOCKSIM_ASSERT_MSG(h.start <= h.end && h.client < f.clients, "a held interval fits its lane");
-    const std::string who = harness::client_label(h.client);
+    const std::string who = history::client_label(h.client);
     out +=
         rect("held", f.x(h.start.ns), f.x(h.end.ns), f.lane_y(h.client + 1) + 5, 16, "#4a7fb5",
              who + " held the lock [" + fmt_s(h.start.ns) + ", " + fmt_s(h.end.ns) +
                  ") as process " + std::to_string(h.process) + ", acquire op " +
-                 std::to_string(h.acquire_index) + ", ended by " + harness::to_string(h.end_reason),
+                 std::to_string(h.acquire_index) + ", ended by " + to_string(h.end_reason),
              " data-client=\"" + who + "\"");
   }
 }
 
 void draw_overlaps(const harness::RunResult& r, const Frame& f, std::string& out) {
-  for (const harness::Overlap& o : r.mutex.overlaps) {
+  for (const checkers::Overlap& o : r.mutex.overlaps) {
     LOCKSIM_ASSERT(o.window_start <= o.window_end);
-    const std::string a = harness::client_label(o.a.client);
-    const std::string b = harness::client_label(o.b.client);
+    const std::string a = history::client_label(o.a.client);
+    const std::string b = history::client_label(o.b.client);
     const std::string title = "OVERLAP: " + a + " and " + b + " both held the lock in [" +
                               fmt_s(o.window_start.ns) + ", " + fmt_s(o.window_end.ns) + ")";
     const std::string data = " data-a=\"" + a + "\" data-b=\"" + b + "\"";
@@ -116,7 +116,7 @@ void draw_faults(const harness::RunResult& r, const Frame& f, std::string& out) 
     out += rect("fault", f.x(o.from_ns), f.x(to_ns), f.lane_y(0) + 4, 18, "#ff9f1c", o.what,
                 " fill-opacity=\"0.8\"");
     for (int c = 0; c < f.clients; ++c) {
-      const std::string label = harness::client_label(c);
+      const std::string label = history::client_label(c);
       for (const auto& t : o.targets) {
         if (("," + t + ",").find("," + label + ",") == std::string::npos) continue;
         out += rect("fault", f.x(o.from_ns), f.x(to_ns), f.lane_y(c + 1), kLaneHeight, "#ff9f1c",
@@ -124,15 +124,15 @@ void draw_faults(const harness::RunResult& r, const Frame& f, std::string& out) 
       }
     }
   };
-  for (const Op& op : r.history.ops) {
-    if (harness::is_client_op(op)) continue;
-    const std::string what = fmt_s(op.time_ns) + ": " + harness::describe_nemesis_op(op);
-    const std::string key = op.f == OpF::kPartition || op.f == OpF::kHeal
+  for (const history::Op& op : r.history.ops) {
+    if (history::is_client_op(op)) continue;
+    const std::string what = fmt_s(op.time_ns) + ": " + history::describe_nemesis_op(op);
+    const std::string key = op.f == history::OpF::kPartition || op.f == history::OpF::kHeal
                                 ? std::string("partition")
                                 : (op.value.empty() ? std::string() : op.value.front());
-    if (op.f == OpF::kPause || op.f == OpF::kCrash || op.f == OpF::kPartition) {
+    if (op.f == history::OpF::kPause || op.f == history::OpF::kCrash || op.f == history::OpF::kPartition) {
       open[key] = Open{op.time_ns, what, op.value};
-    } else if (op.f == OpF::kResume || op.f == OpF::kRestart || op.f == OpF::kHeal) {
+    } else if (op.f == history::OpF::kResume || op.f == history::OpF::kRestart || op.f == history::OpF::kHeal) {
       const auto it = open.find(key);
       if (it != open.end()) {
         band(it->second, op.time_ns);
@@ -146,11 +146,11 @@ void draw_faults(const harness::RunResult& r, const Frame& f, std::string& out) 
 }
 
 void draw_ops(const harness::RunResult& r, const Frame& f, std::string& out) {
-  for (const Op& op : r.history.ops) {
-    if (!harness::is_client_op(op)) continue;
-    const char* colour = op.type == OpType::kInvoke ? "#888"
-                         : op.type == OpType::kOk   ? "#2ca02c"
-                         : op.type == OpType::kFail ? "#222"
+  for (const history::Op& op : r.history.ops) {
+    if (!history::is_client_op(op)) continue;
+    const char* colour = op.type == history::OpType::kInvoke ? "#888"
+                         : op.type == history::OpType::kOk   ? "#2ca02c"
+                         : op.type == history::OpType::kFail ? "#222"
                                                     : "#e377c2";
     const int x = f.x(op.time_ns);
     const int y = f.lane_y(op.client + 1);
@@ -158,7 +158,7 @@ void draw_ops(const harness::RunResult& r, const Frame& f, std::string& out) {
            "\" x2=\"" + std::to_string(x) + "\" y2=\"" + std::to_string(y + 7) + "\" stroke=\"" +
            colour + "\" stroke-width=\"2\"><title>" +
            xml_escape("op " + std::to_string(op.index) + " process " + std::to_string(op.process) +
-                      " :" + harness::to_string(op.type) + " :" + harness::to_string(op.f) +
+                      " :" + to_string(op.type) + " :" + to_string(op.f) +
                       " at " + fmt_s(op.time_ns) + (op.detail.empty() ? "" : " — " + op.detail)) +
            "</title></line>\n";
   }

@@ -18,10 +18,10 @@ void pause_boundary(const std::string& algorithm) {
   for (const testing::PauseBoundary& b : cases) {
     const uint64_t seed = b.config.seed;
     EXPECT_EQ(run_with_holder_pause(b.config, b.boundary - Duration::millis(100)).result.mutex.kind,
-              Verdict::Kind::kValid)
+              checkers::Verdict::Kind::kValid)
         << algorithm << " seed " << seed << ": a pause 100 ms under TTL - time held must be safe";
     EXPECT_EQ(run_with_holder_pause(b.config, b.boundary + Duration::millis(400)).result.mutex.kind,
-              Verdict::Kind::kInvalid)
+              checkers::Verdict::Kind::kInvalid)
         << algorithm << " seed " << seed << ": a pause 400 ms over TTL - time held must violate";
   }
   EXPECT_GE(cases.size(), 10u) << "too few seeds had a holder at the pause";
@@ -57,7 +57,7 @@ RunConfig drift_config(uint64_t seed, int64_t drift_ppm) {
 TEST(Boundary, RedlockServerDriftJustUnderTheDriftFactorIsSafe) {
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     const SimRunReport r = simulate_and_check(drift_config(seed, 9'500));
-    EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kValid)
+    EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kValid)
         << "seed " << seed << ": " << r.result.mutex.explanation;
     EXPECT_GE(r.result.acquisitions, 4) << "seed " << seed;
   }
@@ -66,7 +66,7 @@ TEST(Boundary, RedlockServerDriftJustUnderTheDriftFactorIsSafe) {
 TEST(Boundary, RedlockServerDriftWellOverTheDriftFactorViolates) {
   for (uint64_t seed = 1; seed <= 50; ++seed) {
     const SimRunReport r = simulate_and_check(drift_config(seed, 50'000));
-    EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kInvalid) << "seed " << seed;
+    EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid) << "seed " << seed;
   }
 }
 

@@ -28,7 +28,7 @@ CleanSweep expect_clean(uint64_t seeds, Make make, int64_t min_acquisitions_per_
   for (uint64_t seed = 1; seed <= seeds; ++seed) {
     const harness::RunConfig c = make(seed);
     const harness::SimRunReport r = harness::simulate_and_check(c);
-    EXPECT_EQ(r.result.mutex.kind, harness::Verdict::Kind::kValid)
+    EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kValid)
         << "seed " << seed << ": " << r.result.mutex.explanation
         << "\nreplay: " << r.result.replay_command;
     EXPECT_TRUE(r.result.errors.empty()) << "seed " << seed << ": " << r.result.errors.front();

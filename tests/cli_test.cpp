@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/live/zk_process.h"
+#include "live/zk_process.h"
 #include "tests/locksim_binary.h"
 #include "tests/real_servers.h"
 

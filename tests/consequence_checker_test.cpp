@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "harness/check/consequence_checker.h"
+#include "checkers/consequence_checker.h"
 #include "sim/resource_store.h"
 
 namespace locksim::harness {
@@ -15,9 +15,9 @@ using Kind = ResourceRequest::Kind;
 
 // One logged access; `after` defaults to `before`, or to `written` for an
 // accepted write.
-sim::StoreAccess access(int64_t t_ms, int client, int64_t lease, std::optional<uint64_t> fence,
+StoreAccess access(int64_t t_ms, int client, int64_t lease, std::optional<uint64_t> fence,
                         Kind kind, bool accepted, int64_t before, int64_t written = 0) {
-  sim::StoreAccess a;
+  StoreAccess a;
   a.time_ns = t_ms * 1'000'000;
   a.client = client;
   a.lease_id = lease;
@@ -30,8 +30,8 @@ sim::StoreAccess access(int64_t t_ms, int client, int64_t lease, std::optional<u
   return a;
 }
 
-sim::ResourceParams params(sim::Workload w, sim::Fencing f, int64_t items = 10) {
-  sim::ResourceParams p;
+ResourceParams params(Workload w, Fencing f, int64_t items = 10) {
+  ResourceParams p;
   p.workload = w;
   p.fencing = f;
   p.items = items;
@@ -39,23 +39,23 @@ sim::ResourceParams params(sim::Workload w, sim::Fencing f, int64_t items = 10) 
 }
 
 TEST(ConsequenceChecker, NoStoreIsValidAndInactive) {
-  const ConsequenceVerdict v = check_consequences(sim::ResourceParams{}, {});
+  const checkers::ConsequenceVerdict v = checkers::check_consequences(ResourceParams{}, {});
   EXPECT_FALSE(v.active);
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid);
 }
 
 TEST(ConsequenceChecker, AnOlderLeasesWriteAfterANewerLeasesReadIsStale) {
   // Lease 2 (c1, token 1) reads, lease 9 (c2, token 2) reads, then lease 2
   // writes and is accepted: the write-check let a stale write through.
-  const std::vector<sim::StoreAccess> log = {
+  const std::vector<StoreAccess> log = {
       access(10, 0, 2, 1, Kind::kRead, true, 0),
       access(20, 1, 9, 2, Kind::kRead, true, 0),
       access(30, 0, 2, 1, Kind::kWrite, true, 0, 1),
       access(40, 1, 9, 2, Kind::kWrite, true, 1, 1),
   };
-  const ConsequenceVerdict v =
-      check_consequences(params(sim::Workload::kCounter, sim::Fencing::kWriteCheck), log);
-  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  const checkers::ConsequenceVerdict v =
+      checkers::check_consequences(params(Workload::kCounter, Fencing::kWriteCheck), log);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
   ASSERT_EQ(v.stale_writes.size(), 1u);
   EXPECT_EQ(v.stale_writes[0].write.lease_id, 2);
   EXPECT_EQ(v.stale_writes[0].newer.lease_id, 9);
@@ -72,13 +72,13 @@ TEST(ConsequenceChecker, AnOlderLeasesWriteAfterANewerLeasesReadIsStale) {
 TEST(ConsequenceChecker, ARejectedStaleWriteIsNoFinding) {
   // The fenced register: the paused holder's write (token 1) is refused
   // after token 2 wrote.
-  const std::vector<sim::StoreAccess> log = {
+  const std::vector<StoreAccess> log = {
       access(10, 1, 9, 2, Kind::kWrite, true, 0, 9),
       access(20, 0, 2, 1, Kind::kWrite, false, 9, 2),
   };
-  const ConsequenceVerdict v =
-      check_consequences(params(sim::Workload::kRegister, sim::Fencing::kWriteCheck), log);
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid) << v.explanation;
+  const checkers::ConsequenceVerdict v =
+      checkers::check_consequences(params(Workload::kRegister, Fencing::kWriteCheck), log);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid) << v.explanation;
   EXPECT_EQ(v.rejected, 1);
   EXPECT_EQ(v.writes_accepted, 1);
   EXPECT_EQ(v.final_value, 9);
@@ -86,14 +86,14 @@ TEST(ConsequenceChecker, ARejectedStaleWriteIsNoFinding) {
 }
 
 TEST(ConsequenceChecker, SerialIncrementsLoseNothing) {
-  std::vector<sim::StoreAccess> log;
+  std::vector<StoreAccess> log;
   for (int i = 0; i < 5; ++i) {
     log.push_back(access(10 * i, i % 2, 2 * i, i + 1, Kind::kRead, true, i));
     log.push_back(access(10 * i + 5, i % 2, 2 * i, i + 1, Kind::kWrite, true, i, i + 1));
   }
-  const ConsequenceVerdict v =
-      check_consequences(params(sim::Workload::kCounter, sim::Fencing::kNone), log);
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid) << v.explanation;
+  const checkers::ConsequenceVerdict v =
+      checkers::check_consequences(params(Workload::kCounter, Fencing::kNone), log);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid) << v.explanation;
   EXPECT_EQ(v.final_value, 5);
   EXPECT_EQ(v.lost_increments, 0);
   EXPECT_TRUE(v.stale_writes.empty());
@@ -102,7 +102,7 @@ TEST(ConsequenceChecker, SerialIncrementsLoseNothing) {
 TEST(ConsequenceChecker, MoreSalesThanItemsIsAnOversell) {
   // Two items. c1 reads 2, c2 reads 2 and sells (2 -> 1), c1 sells (writes
   // 1 again), c3 reads 1 and sells (1 -> 0): three sales of two items.
-  const std::vector<sim::StoreAccess> log = {
+  const std::vector<StoreAccess> log = {
       access(1, 0, 1, std::nullopt, Kind::kRead, true, 2),
       access(2, 1, 5, std::nullopt, Kind::kRead, true, 2),
       access(3, 1, 5, std::nullopt, Kind::kWrite, true, 2, 1),
@@ -110,9 +110,9 @@ TEST(ConsequenceChecker, MoreSalesThanItemsIsAnOversell) {
       access(5, 2, 8, std::nullopt, Kind::kRead, true, 1),
       access(6, 2, 8, std::nullopt, Kind::kWrite, true, 1, 0),
   };
-  const ConsequenceVerdict v =
-      check_consequences(params(sim::Workload::kInventory, sim::Fencing::kNone, 2), log);
-  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  const checkers::ConsequenceVerdict v =
+      checkers::check_consequences(params(Workload::kInventory, Fencing::kNone, 2), log);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
   EXPECT_EQ(v.sold, 3);
   EXPECT_EQ(v.oversold, 1);
   ASSERT_EQ(v.oversales.size(), 1u);
@@ -125,29 +125,29 @@ TEST(ConsequenceChecker, MoreSalesThanItemsIsAnOversell) {
 }
 
 TEST(ConsequenceChecker, SellingOutExactlyIsNoOversell) {
-  const std::vector<sim::StoreAccess> log = {
+  const std::vector<StoreAccess> log = {
       access(1, 0, 1, 1, Kind::kRead, true, 1),
       access(2, 0, 1, 1, Kind::kWrite, true, 1, 0),
       access(3, 1, 4, 2, Kind::kRead, true, 0),
   };
-  const ConsequenceVerdict v =
-      check_consequences(params(sim::Workload::kInventory, sim::Fencing::kNone, 1), log);
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid) << v.explanation;
+  const checkers::ConsequenceVerdict v =
+      checkers::check_consequences(params(Workload::kInventory, Fencing::kNone, 1), log);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid) << v.explanation;
   EXPECT_EQ(v.sold, 1);
   EXPECT_EQ(v.oversold, 0);
 }
 
 TEST(ConsequenceChecker, SaysSoWhenTheAlgorithmHasNoFencingToken) {
-  const std::vector<sim::StoreAccess> log = {
+  const std::vector<StoreAccess> log = {
       access(1, 0, 1, std::nullopt, Kind::kWrite, true, 0, 1),
   };
-  const ConsequenceVerdict fenced =
-      check_consequences(params(sim::Workload::kRegister, sim::Fencing::kWriteCheck), log);
+  const checkers::ConsequenceVerdict fenced =
+      checkers::check_consequences(params(Workload::kRegister, Fencing::kWriteCheck), log);
   EXPECT_EQ(fenced.unfenced_accesses, 1);
-  EXPECT_NE(fencing_note(fenced).find("no fencing token"), std::string::npos);
-  const ConsequenceVerdict unfenced =
-      check_consequences(params(sim::Workload::kRegister, sim::Fencing::kNone), log);
-  EXPECT_EQ(fencing_note(unfenced), "");
+  EXPECT_NE(checkers::fencing_note(fenced).find("no fencing token"), std::string::npos);
+  const checkers::ConsequenceVerdict unfenced =
+      checkers::check_consequences(params(Workload::kRegister, Fencing::kNone), log);
+  EXPECT_EQ(checkers::fencing_note(unfenced), "");
 }
 
 // --- The store's fencing check, as a step function. ---
@@ -162,7 +162,7 @@ ResourceRequest request(Kind kind, std::optional<uint64_t> fence, int64_t value 
 }
 
 TEST(ResourceStore, WriteCheckRejectsALowerTokenButNotAStaleRead) {
-  sim::ResourceStore s(params(sim::Workload::kCounter, sim::Fencing::kWriteCheck));
+  sim::ResourceStore s(params(Workload::kCounter, Fencing::kWriteCheck));
   EXPECT_EQ(s.execute(request(Kind::kWrite, 2, 1), TimePoint{}).status, ResourceReply::Status::kOk);
   const ResourceReply stale = s.execute(request(Kind::kWrite, 1, 5), TimePoint{});
   EXPECT_EQ(stale.status, ResourceReply::Status::kRejected);
@@ -177,7 +177,7 @@ TEST(ResourceStore, WriteCheckRejectsALowerTokenButNotAStaleRead) {
 }
 
 TEST(ResourceStore, ReadWriteCheckRecordsReadsToo) {
-  sim::ResourceStore s(params(sim::Workload::kCounter, sim::Fencing::kReadWriteCheck));
+  sim::ResourceStore s(params(Workload::kCounter, Fencing::kReadWriteCheck));
   EXPECT_EQ(s.execute(request(Kind::kRead, 7), TimePoint{}).status, ResourceReply::Status::kOk);
   EXPECT_EQ(s.execute(request(Kind::kWrite, 6, 1), TimePoint{}).status,
             ResourceReply::Status::kRejected);
@@ -187,11 +187,11 @@ TEST(ResourceStore, ReadWriteCheckRecordsReadsToo) {
 }
 
 TEST(ResourceStore, NoFencingAndNoTokenAcceptEverything) {
-  sim::ResourceStore s(params(sim::Workload::kInventory, sim::Fencing::kNone, 10));
+  sim::ResourceStore s(params(Workload::kInventory, Fencing::kNone, 10));
   EXPECT_EQ(s.value(), 10);  // the stock at the start
   EXPECT_EQ(s.execute(request(Kind::kWrite, 5, 9), TimePoint{}).status, ResourceReply::Status::kOk);
   EXPECT_EQ(s.execute(request(Kind::kWrite, 1, 8), TimePoint{}).status, ResourceReply::Status::kOk);
-  sim::ResourceStore fenced(params(sim::Workload::kRegister, sim::Fencing::kReadWriteCheck));
+  sim::ResourceStore fenced(params(Workload::kRegister, Fencing::kReadWriteCheck));
   EXPECT_EQ(fenced.execute(request(Kind::kWrite, 5, 1), TimePoint{}).status,
             ResourceReply::Status::kOk);
   // A tokenless access cannot be checked (Redlock): accepted, and counted by the checker.

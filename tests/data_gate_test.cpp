@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "env/parse.h"
-#include "harness/expectations.h"
-#include "harness/sweep.h"
+#include "harness/sweep/expectations.h"
+#include "harness/sweep/sweep.h"
 #include "reports/matrix.h"
 #include "tests/run_summary_builder.h"
 

@@ -1,15 +1,15 @@
 // The EDN history reader: locksim's own files round-trip, Jepsen's shapes
 // are read, nemesis ops are skipped, and every malformed input is one
 // ConfigError naming the line and column.
-#include "harness/edn_history.h"
+#include "history/edn_history.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "env/parse.h"
-#include "harness/check/knossos.h"
-#include "harness/history_io.h"
+#include "checkers/knossos.h"
+#include "history/history_io.h"
 #include "harness/run_config.h"
 #include "harness/run_sim.h"
 
@@ -18,28 +18,28 @@ namespace {
 
 std::string error_of(const std::string& text) {
   try {
-    parse_edn_history(text, "h.edn");
+    history::parse_edn_history(text, "h.edn");
   } catch (const ConfigError& e) {
     return e.what();
   }
   return "no error";
 }
 
-TEST(EdnHistory, ReadsLocksimsOwnHistoryBack) {
+TEST(history::EdnHistory, ReadsLocksimsOwnHistoryBack) {
   RunConfig c;
   c.algorithm = "set-nx-lua";
   c.seed = 7;
   c.duration = Duration::seconds(20);
   c.algorithm_params["ttl"] = "1s";  // holds past the TTL: :info releases, violations
-  const History h = simulate_and_check(c).result.history;
+  const history::History h = simulate_and_check(c).result.history;
   ASSERT_GT(h.ops.size(), 20u);
-  for (const std::string& text : {to_edn(h), knossos_edn(h.ops)}) {
-    const EdnHistory e = parse_edn_history(text, "history.edn");
+  for (const std::string& text : {history::to_edn(h), checkers::knossos_edn(h.ops)}) {
+    const history::EdnHistory e = history::parse_edn_history(text, "history.edn");
     size_t k = 0;
-    for (const Op& op : h.ops) {
-      if (!is_client_op(op)) continue;
+    for (const history::Op& op : h.ops) {
+      if (!history::is_client_op(op)) continue;
       ASSERT_LT(k, e.ops.size());
-      const Op& got = e.ops[k++];
+      const history::Op& got = e.ops[k++];
       EXPECT_EQ(got.index, op.index);
       EXPECT_EQ(got.time_ns, op.time_ns);
       EXPECT_EQ(got.process, op.process);
@@ -51,7 +51,7 @@ TEST(EdnHistory, ReadsLocksimsOwnHistoryBack) {
   }
 }
 
-TEST(EdnHistory, ReadsAVectorAListAndJepsenRecords) {
+TEST(history::EdnHistory, ReadsAVectorAListAndJepsenRecords) {
   const std::string maps =
       "{:process 0, :type :invoke, :f :acquire}\n{:process 0, :type :ok, :f :acquire}\n";
   for (const std::string& text :
@@ -59,16 +59,16 @@ TEST(EdnHistory, ReadsAVectorAListAndJepsenRecords) {
         std::string("[#jepsen.history.Op{:index 0, :time 5, :type :invoke, :process 0, :f "
                     ":acquire, :value nil}\n#jepsen.history.Op{:index 1, :time 9, :type :ok, "
                     ":process 0, :f :acquire, :value nil}]")}) {
-    const EdnHistory e = parse_edn_history(text, "h.edn");
+    const history::EdnHistory e = history::parse_edn_history(text, "h.edn");
     ASSERT_EQ(e.ops.size(), 2u) << text;
     EXPECT_EQ(e.ops[1].index, 1);
-    EXPECT_EQ(e.ops[1].type, OpType::kOk);
+    EXPECT_EQ(e.ops[1].type, history::OpType::kOk);
     EXPECT_EQ(e.lines[1], 2);
   }
 }
 
-TEST(EdnHistory, SkipsNemesisAndOtherNonClientOps) {
-  const EdnHistory e = parse_edn_history(
+TEST(history::EdnHistory, SkipsNemesisAndOtherNonClientOps) {
+  const history::EdnHistory e = history::parse_edn_history(
       "{:process :nemesis, :type :info, :f :start-partition, :value [:isolated {\"n1\" #{\"n2\"}}]}\n"
       "{:process 0, :type :invoke, :f :acquire}\n"
       "{:process \"weird\", :type :whatever, :f 12}\n"
@@ -82,8 +82,8 @@ TEST(EdnHistory, SkipsNemesisAndOtherNonClientOps) {
   EXPECT_EQ(e.lines[1], 4);
 }
 
-TEST(EdnHistory, ReadsAllOfEdnInValues) {
-  const EdnHistory e = parse_edn_history(
+TEST(history::EdnHistory, ReadsAllOfEdnInValues) {
+  const history::EdnHistory e = history::parse_edn_history(
       "; a comment\n#_{:discarded true}\n"
       "{:process 0, :type :invoke, :f :acquire, :value {:s \"a\\\"b\\n\\u00e9\", :c [\\a \\newline "
       "\\u0041 \\é], :n [1 -2 +3 4N 1.5 -2e10 3.0M 1/3 ##Inf ##-Inf ##NaN 123456789012345678901234], "
@@ -92,13 +92,13 @@ TEST(EdnHistory, ReadsAllOfEdnInValues) {
       "{:process 0, :type :info, :f :acquire, :time -5}",
       "h.edn");
   ASSERT_EQ(e.ops.size(), 2u);
-  EXPECT_EQ(e.ops[1].type, OpType::kInfo);
+  EXPECT_EQ(e.ops[1].type, history::OpType::kInfo);
   EXPECT_EQ(e.ops[1].time_ns, -5);
-  EXPECT_EQ(parse_edn_history("", "h.edn").ops.size(), 0u);
-  EXPECT_EQ(parse_edn_history(" ,\n[]\n", "h.edn").ops.size(), 0u);
+  EXPECT_EQ(history::parse_edn_history("", "h.edn").ops.size(), 0u);
+  EXPECT_EQ(history::parse_edn_history(" ,\n[]\n", "h.edn").ops.size(), 0u);
 }
 
-TEST(EdnHistory, MalformedInputIsOneLineWithLineAndColumn) {
+TEST(history::EdnHistory, MalformedInputIsOneLineWithLineAndColumn) {
   const std::string ok0 = "{:process 0, :type :invoke, :f :acquire}\n";
   struct Case {
     std::string text;
@@ -148,15 +148,15 @@ TEST(EdnHistory, MalformedInputIsOneLineWithLineAndColumn) {
   }
 }
 
-TEST(EdnHistory, LoadNamesTheFileItCannotRead) {
+TEST(history::EdnHistory, LoadNamesTheFileItCannotRead) {
   try {
-    load_edn_history("/nonexistent/history.edn");
+    history::load_edn_history("/nonexistent/history.edn");
     FAIL() << "no error";
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), "/nonexistent/history.edn: cannot open the file");
   }
   try {
-    load_edn_history("/tmp");
+    history::load_edn_history("/tmp");
     FAIL() << "no error";
   } catch (const ConfigError& e) {
     EXPECT_EQ(std::string(e.what()), "/tmp: expected a history file, got a directory");

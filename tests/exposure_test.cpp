@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "algorithms/registry.h"
-#include "harness/check/exposure_checker.h"
+#include "checkers/exposure_checker.h"
 #include "harness/exposure_monitor.h"
 #include "harness/run_sim.h"
 #include "pause_boundary.h"
@@ -18,8 +18,8 @@ namespace {
 
 // --- The checker on hand-written samples. ---
 
-HeldInterval held(int client, int64_t acquire, int64_t start_ms, int64_t end_ms) {
-  HeldInterval h;
+history::HeldInterval held(int client, int64_t acquire, int64_t start_ms, int64_t end_ms) {
+  history::HeldInterval h;
   h.client = client;
   h.acquire_index = acquire;
   h.start = TimePoint{} + Duration::millis(start_ms);
@@ -27,21 +27,21 @@ HeldInterval held(int client, int64_t acquire, int64_t start_ms, int64_t end_ms)
   return h;
 }
 
-ExposureWindow window(int client, int64_t acquire, int64_t start_ms, int64_t end_ms) {
-  return ExposureWindow{client, acquire, TimePoint{} + Duration::millis(start_ms),
+checkers::ExposureWindow window(int client, int64_t acquire, int64_t start_ms, int64_t end_ms) {
+  return checkers::ExposureWindow{client, acquire, TimePoint{} + Duration::millis(start_ms),
                         TimePoint{} + Duration::millis(end_ms)};
 }
 
 TEST(ExposureChecker, ClipsToTheHeldIntervalAndCallsItLatentWithoutAnOverlap) {
-  History h;
+  history::History h;
   h.held = {held(0, 1, 0, 10'000), held(1, 7, 12'000, 14'000)};
-  ExposureSamples s;
+  checkers::ExposureSamples s;
   s.supported = true;
   s.resolution = Duration::millis(1);
   // The first sample after the release still saw the lock free: clipped.
   s.windows = {window(0, 1, 8'000, 10'001), window(1, 7, 13'000, 13'500),
                window(2, 99, 0, 5)};  // no such interval: dropped
-  const ExposureReport r = check_exposure(h, s, Verdict{});
+  const checkers::ExposureReport r = checkers::check_exposure(h, s, checkers::Verdict{});
   ASSERT_EQ(r.windows.size(), 2u);
   EXPECT_EQ(r.windows[0].end, TimePoint{} + Duration::millis(10'000));
   EXPECT_EQ(r.total, Duration::millis(2'500));
@@ -49,17 +49,17 @@ TEST(ExposureChecker, ClipsToTheHeldIntervalAndCallsItLatentWithoutAnOverlap) {
   EXPECT_EQ(r.intervals_exposed, 2);
   EXPECT_TRUE(r.latent);
   EXPECT_NE(r.explanation.find("latent"), std::string::npos) << r.explanation;
-  Verdict broken;
-  broken.kind = Verdict::Kind::kInvalid;
-  EXPECT_FALSE(check_exposure(h, s, broken).latent);
+  checkers::Verdict broken;
+  broken.kind = checkers::Verdict::Kind::kInvalid;
+  EXPECT_FALSE(checkers::check_exposure(h, s, broken).latent);
 }
 
 TEST(ExposureChecker, NoWindowsNoExposure) {
-  History h;
+  history::History h;
   h.held = {held(0, 1, 0, 10)};
-  ExposureSamples s;
+  checkers::ExposureSamples s;
   s.supported = true;
-  const ExposureReport r = check_exposure(h, s, Verdict{});
+  const checkers::ExposureReport r = checkers::check_exposure(h, s, checkers::Verdict{});
   EXPECT_EQ(r.total, Duration::zero());
   EXPECT_FALSE(r.latent);
 }
@@ -70,9 +70,9 @@ void pause_boundary(const std::string& algorithm) {
   const std::vector<testing::PauseBoundary> cases = testing::pause_boundaries(algorithm);
   for (const testing::PauseBoundary& b : cases) {
     const uint64_t seed = b.config.seed;
-    const ExposureReport under =
+    const checkers::ExposureReport under =
         testing::run_with_holder_pause(b.config, b.boundary - b.boundary / 100).result.exposure;
-    const ExposureReport over =
+    const checkers::ExposureReport over =
         testing::run_with_holder_pause(b.config, b.boundary + b.boundary / 100).result.exposure;
     EXPECT_TRUE(under.supported && over.supported);
     EXPECT_EQ(under.total, Duration::zero())
@@ -131,7 +131,7 @@ TEST(Exposure, RedlockServerDriftBoundaryToOnePercent) {
     EXPECT_GT(over.result.exposure.total, Duration::zero()) << "seed " << seed;
     // The window is milliseconds wide: mostly no contender retries inside it
     // (latent), but one may, and then the exposure is a violation.
-    if (over.result.mutex.kind == Verdict::Kind::kValid) {
+    if (over.result.mutex.kind == checkers::Verdict::Kind::kValid) {
       EXPECT_TRUE(over.result.exposure.latent) << "seed " << seed;
       ++latent_seeds;
     }
@@ -179,7 +179,7 @@ TEST(ExposureMonitor, OpensAtTheExpiryInstantWithoutPolling) {
   });
   world.at(TimePoint{} + Duration::seconds(3), [&] { holding = false; });
   world.run_until(TimePoint{} + Duration::seconds(5));
-  const ExposureSamples s = monitor.finish(world.now());
+  const checkers::ExposureSamples s = monitor.finish(world.now());
   ASSERT_TRUE(s.supported);
   ASSERT_EQ(s.windows.size(), 1u);
   EXPECT_EQ(s.windows[0].start, expiry);
@@ -198,10 +198,10 @@ TEST(Exposure, AnExposureNobodyStepsIntoIsLatentAndExitsClean) {
   c.workload.clients = 1;  // nobody to step in
   c.faults.events.push_back(faults::parse_fault("pause @holder at 1s for 5s", "f"));
   const SimRunReport r = simulate_and_check(c);
-  EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kValid);
+  EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kValid);
   EXPECT_TRUE(r.result.exposure.latent);
   EXPECT_GT(r.result.exposure.total, Duration::seconds(2));
-  EXPECT_EQ(overall_verdict(r.result), Verdict::Kind::kValid);
+  EXPECT_EQ(overall_verdict(r.result), checkers::Verdict::Kind::kValid);
   EXPECT_STREQ(finding(r.result), "latent");
 }
 

@@ -174,8 +174,8 @@ TEST(FaultProfile, AtPrimaryHitsThePromotedReplicaAndADownNodeIsSkipped) {
   std::vector<std::string> crashed;
   std::vector<std::string> skipped;
   for (const auto& op : r.result.history.ops) {
-    if (op.f == locksim::harness::OpF::kCrash) crashed.push_back(op.value.at(0));
-    if (op.f == locksim::harness::OpF::kSkip) skipped.push_back(op.detail);
+    if (op.f == locksim::history::OpF::kCrash) crashed.push_back(op.value.at(0));
+    if (op.f == locksim::history::OpF::kSkip) skipped.push_back(op.detail);
   }
   // At 2 s redis-1 is still the master (failover at about 2.1 s) and down.
   ASSERT_EQ(skipped.size(), 1u);

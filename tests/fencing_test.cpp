@@ -24,17 +24,17 @@ SimRunReport run(const std::string& name) {
 
 TEST(Fencing, GcPauseBreaksMutualExclusionButTheFencedRegisterStaysConsistent) {
   const SimRunReport r = run("set-nx-lua-gc-pause-fenced");
-  EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kInvalid);
-  const ConsequenceVerdict& v = r.result.consequences;
+  EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
+  const checkers::ConsequenceVerdict& v = r.result.consequences;
   EXPECT_TRUE(v.active);
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid) << v.explanation;
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid) << v.explanation;
   // The paused holder's late write was refused by the token check.
   EXPECT_GE(v.rejected, 1) << v.explanation;
   EXPECT_EQ(v.unfenced_accesses, 0);
   // Every acquire handed out a larger token than the one before.
   uint64_t last = 0;
-  for (const Op& op : r.result.history.ops) {
-    if (op.f != OpF::kAcquire || op.type != OpType::kOk) continue;
+  for (const history::Op& op : r.result.history.ops) {
+    if (op.f != history::OpF::kAcquire || op.type != history::OpType::kOk) continue;
     ASSERT_TRUE(op.fence.has_value());
     EXPECT_GT(*op.fence, last);
     last = *op.fence;
@@ -43,21 +43,21 @@ TEST(Fencing, GcPauseBreaksMutualExclusionButTheFencedRegisterStaysConsistent) {
 
 TEST(Fencing, TheSamePauseWithoutFencingAcceptsTheStaleWrite) {
   Scenario s = load_scenario("set-nx-lua-gc-pause-fenced");
-  s.config.workload.store.fencing = sim::Fencing::kNone;
+  s.config.workload.store.fencing = Fencing::kNone;
   const SimRunReport r = simulate_and_check(s.config);
-  EXPECT_EQ(r.result.consequences.kind, Verdict::Kind::kInvalid);
+  EXPECT_EQ(r.result.consequences.kind, checkers::Verdict::Kind::kInvalid);
   EXPECT_FALSE(r.result.consequences.stale_writes.empty());
 }
 
 TEST(Fencing, FailoverLosesTheTokenCounterWithTheLock) {
   const SimRunReport r = run("set-nx-lua-failover-fenced");
-  EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kInvalid);
-  const ConsequenceVerdict& v = r.result.consequences;
-  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
+  const checkers::ConsequenceVerdict& v = r.result.consequences;
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
   ASSERT_FALSE(v.stale_writes.empty()) << v.explanation;
   // The stale write carried a token no lower than the newer holder's: the
   // counter had been reset by the failover, so the check could not see it.
-  const StaleWrite& s = v.stale_writes.front();
+  const checkers::StaleWrite& s = v.stale_writes.front();
   ASSERT_TRUE(s.write.fence && s.newer.fence);
   EXPECT_GE(*s.write.fence, *s.newer.fence);
   EXPECT_GE(v.lost_increments, 1);
@@ -66,22 +66,22 @@ TEST(Fencing, FailoverLosesTheTokenCounterWithTheLock) {
 
 TEST(Fencing, AWriteOnlyCheckLetsAStaleReadThrough) {
   const SimRunReport r = run("set-nx-lua-fenced-stale-read");
-  const ConsequenceVerdict& v = r.result.consequences;
-  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid) << v.explanation;
+  const checkers::ConsequenceVerdict& v = r.result.consequences;
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid) << v.explanation;
   EXPECT_GE(v.lost_increments, 1) << v.explanation;
   // Checking reads too closes the hole: the late write is refused.
   Scenario s = load_scenario("set-nx-lua-fenced-stale-read");
-  s.config.workload.store.fencing = sim::Fencing::kReadWriteCheck;
+  s.config.workload.store.fencing = Fencing::kReadWriteCheck;
   const SimRunReport checked = simulate_and_check(s.config);
-  EXPECT_EQ(checked.result.consequences.kind, Verdict::Kind::kValid)
+  EXPECT_EQ(checked.result.consequences.kind, checkers::Verdict::Kind::kValid)
       << checked.result.consequences.explanation;
   EXPECT_GE(checked.result.consequences.rejected, 1);
 }
 
 TEST(Fencing, InventoryOversellFourteenOfTen) {
   const SimRunReport r = run("inventory-oversell");
-  const ConsequenceVerdict& v = r.result.consequences;
-  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  const checkers::ConsequenceVerdict& v = r.result.consequences;
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
   EXPECT_EQ(v.items, 10);
   EXPECT_EQ(v.sold, 14) << v.explanation;
   EXPECT_EQ(v.oversold, 4);
@@ -92,11 +92,11 @@ TEST(Fencing, RedlockSaysItHasNoFencingToken) {
   RunConfig c;
   c.algorithm = "redlock";
   c.duration = Duration::seconds(10);
-  c.workload.store.workload = sim::Workload::kRegister;
-  c.workload.store.fencing = sim::Fencing::kWriteCheck;
+  c.workload.store.workload = Workload::kRegister;
+  c.workload.store.fencing = Fencing::kWriteCheck;
   const SimRunReport r = simulate_and_check(c);
   EXPECT_GT(r.result.consequences.unfenced_accesses, 0);
-  EXPECT_NE(fencing_note(r.result.consequences).find("no fencing token"), std::string::npos);
+  EXPECT_NE(checkers::fencing_note(r.result.consequences).find("no fencing token"), std::string::npos);
 }
 
 // The MySQL lock's Fcount and the ZooKeeper node's czxid are fencing tokens
@@ -106,11 +106,11 @@ TEST(Fencing, MysqlAndZooKeeperHandOutTokens) {
     RunConfig c;
     c.algorithm = algorithm;
     c.duration = Duration::seconds(15);
-    c.workload.store.workload = sim::Workload::kCounter;
-    c.workload.store.fencing = sim::Fencing::kReadWriteCheck;
+    c.workload.store.workload = Workload::kCounter;
+    c.workload.store.fencing = Fencing::kReadWriteCheck;
     const SimRunReport r = simulate_and_check(c);
-    const ConsequenceVerdict& v = r.result.consequences;
-    EXPECT_EQ(v.kind, Verdict::Kind::kValid) << algorithm << ": " << v.explanation;
+    const checkers::ConsequenceVerdict& v = r.result.consequences;
+    EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid) << algorithm << ": " << v.explanation;
     EXPECT_EQ(v.unfenced_accesses, 0) << algorithm;
     EXPECT_EQ(v.rejected, 0) << algorithm;
     EXPECT_GE(v.writes_accepted, 3) << algorithm;
@@ -131,8 +131,8 @@ RunConfig swarm_config(uint64_t seed, bool failover) {
   c.workload.hold_min = Duration::millis(500);
   c.workload.hold_max = Duration::millis(1500);
   // Under failover, a counter: a read-modify-write shows a repeated token best.
-  c.workload.store.workload = failover ? sim::Workload::kCounter : sim::Workload::kRegister;
-  c.workload.store.fencing = sim::Fencing::kWriteCheck;
+  c.workload.store.workload = failover ? Workload::kCounter : Workload::kRegister;
+  c.workload.store.fencing = Fencing::kWriteCheck;
   const auto between = [&rng](int64_t lo, int64_t hi) {
     return lo + static_cast<int64_t>(rng.next() % static_cast<uint64_t>(hi - lo + 1));
   };
@@ -163,10 +163,10 @@ TEST(Fencing, WriteCheckedRegisterStaysConsistentOver1000SeedsOfPausesAndPartiti
   for (uint64_t seed = 1; seed <= 1000; ++seed) {
     const SimRunReport r = simulate_and_check(swarm_config(seed, false));
     ASSERT_TRUE(r.result.errors.empty()) << "seed " << seed << ": " << r.result.errors.front();
-    ASSERT_EQ(r.result.consequences.kind, Verdict::Kind::kValid)
+    ASSERT_EQ(r.result.consequences.kind, checkers::Verdict::Kind::kValid)
         << "seed " << seed << ": " << r.result.consequences.explanation
         << "\nreplay: " << r.result.replay_command;
-    violations += r.result.mutex.kind == Verdict::Kind::kInvalid ? 1 : 0;
+    violations += r.result.mutex.kind == checkers::Verdict::Kind::kInvalid ? 1 : 0;
     rejected += r.result.consequences.rejected;
   }
   // Not vacuous: the faults broke mutual exclusion, and fencing stopped the damage.
@@ -185,7 +185,7 @@ TEST(Fencing, FailoverLosingTheCounterIsCaughtAcrossSeeds) {
     // lower than the newer lease's (a repeated token), not a stale read
     // slipping past the write-only check (a lower token).
     bool repeated = false;
-    for (const StaleWrite& w : r.result.consequences.stale_writes) {
+    for (const checkers::StaleWrite& w : r.result.consequences.stale_writes) {
       repeated = repeated || (w.write.fence && w.newer.fence && *w.write.fence >= *w.newer.fence);
     }
     caught += repeated ? 1 : 0;

@@ -10,8 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "env/parse.h"
-#include "harness/check/linearizability.h"
-#include "harness/edn_history.h"
+#include "checkers/linearizability.h"
+#include "history/edn_history.h"
 #include "harness/scenario.h"
 
 namespace {
@@ -44,9 +44,9 @@ int replay(const std::string& dir, Read read) {
 
 TEST(FuzzCorpus, EdnHistoryInputsReadOrFailInOneLine) {
   const int n = replay("edn_history", [](const std::string& text) {
-    const auto h = locksim::harness::parse_edn_history(text, "corpus");
-    if (!locksim::harness::find_rule_break(h.ops)) {
-      (void)locksim::harness::check_linearizable(h.ops);
+    const auto h = locksim::history::parse_edn_history(text, "corpus");
+    if (!locksim::checkers::find_rule_break(h.ops)) {
+      (void)locksim::checkers::check_linearizable(h.ops);
     }
   });
   EXPECT_GE(n, 10);

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/check/linearizability.h"
-#include "harness/check/linearizability_report.h"
-#include "harness/check/mutex_checker.h"
+#include "checkers/linearizability.h"
+#include "checkers/linearizability_report.h"
+#include "checkers/mutex_checker.h"
 #include "harness/run_sim.h"
 #include "harness/scenario.h"
 #include "run_corpus.h"
@@ -32,14 +32,14 @@ RunResult run_scenario(const std::string& name, uint64_t seed) {
 TEST(HistoryEncoding, GetsetLeaseGivenUpIsAnInfoRelease) {
   for (uint64_t seed : {3, 5}) {
     const RunResult r = run_scenario("getset-clock-skew", seed);
-    EXPECT_EQ(r.mutex.kind, Verdict::Kind::kValid) << "seed " << seed;
-    EXPECT_EQ(r.linearizability.builtin.kind, Verdict::Kind::kValid)
+    EXPECT_EQ(r.mutex.kind, checkers::Verdict::Kind::kValid) << "seed " << seed;
+    EXPECT_EQ(r.linearizability.builtin.kind, checkers::Verdict::Kind::kValid)
         << "seed " << seed << ": " << r.linearizability.builtin.explanation;
     int given_up = 0;
     for (size_t i = 0; i < r.history.ops.size(); ++i) {
-      const Op& op = r.history.ops[i];
-      if (op.f != OpF::kRelease || op.type == OpType::kInvoke || op.type == OpType::kOk) continue;
-      EXPECT_EQ(op.type, OpType::kInfo) << "op " << op.index << ": " << op.detail;
+      const history::Op& op = r.history.ops[i];
+      if (op.f != history::OpF::kRelease || op.type == history::OpType::kInvoke || op.type == history::OpType::kOk) continue;
+      EXPECT_EQ(op.type, history::OpType::kInfo) << "op " << op.index << ": " << op.detail;
       given_up += op.detail.find("lease expired by our clock") != std::string::npos;
       // The process is retired: its next op is another process's.
       for (size_t j = i + 1; j < r.history.ops.size(); ++j) {
@@ -47,7 +47,7 @@ TEST(HistoryEncoding, GetsetLeaseGivenUpIsAnInfoRelease) {
       }
     }
     EXPECT_GE(given_up, 1) << "seed " << seed;
-    EXPECT_FALSE(find_rule_break(r.history.ops).has_value());
+    EXPECT_FALSE(checkers::find_rule_break(r.history.ops).has_value());
   }
 }
 
@@ -64,23 +64,23 @@ TEST(HistoryEncoding, CrashedHolderAbandonsItsLease) {
   const RunResult r = simulate_and_check(c).result;
   int abandoned = 0;
   for (size_t i = 0; i + 1 < r.history.ops.size(); ++i) {
-    const Op& a = r.history.ops[i];
-    const Op& b = r.history.ops[i + 1];
-    if (b.type == OpType::kInfo && b.detail.find("lease is abandoned") != std::string::npos) {
+    const history::Op& a = r.history.ops[i];
+    const history::Op& b = r.history.ops[i + 1];
+    if (b.type == history::OpType::kInfo && b.detail.find("lease is abandoned") != std::string::npos) {
       ++abandoned;
-      EXPECT_EQ(a.type, OpType::kInvoke);
-      EXPECT_EQ(a.f, OpF::kRelease);
+      EXPECT_EQ(a.type, history::OpType::kInvoke);
+      EXPECT_EQ(a.f, history::OpF::kRelease);
       EXPECT_EQ(a.process, b.process);
       EXPECT_EQ(a.time_ns, 5'000'000'000);
     }
   }
   EXPECT_EQ(abandoned, 1);
   bool crash_interval = false;
-  for (const HeldInterval& h : r.history.held)
-    crash_interval |= h.end_reason == HeldInterval::EndReason::kCrash;
+  for (const history::HeldInterval& h : r.history.held)
+    crash_interval |= h.end_reason == history::HeldInterval::EndReason::kCrash;
   EXPECT_TRUE(crash_interval);
-  EXPECT_EQ(r.mutex.kind, Verdict::Kind::kValid);
-  EXPECT_EQ(r.linearizability.builtin.kind, Verdict::Kind::kValid)
+  EXPECT_EQ(r.mutex.kind, checkers::Verdict::Kind::kValid);
+  EXPECT_EQ(r.linearizability.builtin.kind, checkers::Verdict::Kind::kValid)
       << r.linearizability.builtin.explanation;
 }
 
@@ -93,17 +93,17 @@ TEST(HistoryEncoding, HistoryCheckerAgreesWithGroundTruthOnLocksimRuns) {
   std::map<std::string, std::pair<int, int>> by_algorithm;  // (clean, violating)
   for (const testing::CorpusRun& run : runs) {
     const RunResult r = simulate_and_check(run.config).result;
-    ASSERT_NE(r.mutex.kind, Verdict::Kind::kUnknown) << run.name;
-    const bool clean = r.mutex.kind == Verdict::Kind::kValid;
+    ASSERT_NE(r.mutex.kind, checkers::Verdict::Kind::kUnknown) << run.name;
+    const bool clean = r.mutex.kind == checkers::Verdict::Kind::kValid;
     (clean ? by_algorithm[run.algorithm].first : by_algorithm[run.algorithm].second)++;
-    ASSERT_FALSE(find_rule_break(r.history.ops).has_value()) << run.name;
+    ASSERT_FALSE(checkers::find_rule_break(r.history.ops).has_value()) << run.name;
     EXPECT_EQ(r.linearizability.builtin.kind, r.mutex.kind)
         << run.name << "\nground truth: " << r.mutex.explanation
         << "\nhistory: " << r.linearizability.builtin.explanation;
-    EXPECT_EQ(ground_truth_comparison(r.mutex, r.linearizability.builtin), "") << run.name;
+    EXPECT_EQ(checkers::ground_truth_comparison(r.mutex, r.linearizability.builtin), "") << run.name;
     if (clean) {
-      const auto owner = check_linearizable(r.history.ops, MutexModel::kOwnerMutex);
-      EXPECT_EQ(owner.kind, Verdict::Kind::kValid) << run.name << ": " << owner.explanation;
+      const auto owner = checkers::check_linearizable(r.history.ops, checkers::MutexModel::kOwnerMutex);
+      EXPECT_EQ(owner.kind, checkers::Verdict::Kind::kValid) << run.name << ": " << owner.explanation;
     }
   }
   for (const auto& [algorithm, counts] : by_algorithm) {
@@ -121,9 +121,9 @@ TEST(HistoryEncoding, HistoryCheckerAgreesWithGroundTruthOnLocksimRuns) {
 // may take effect before c2's acquire), yet both clients believed they held
 // the lock in [3 ms, 4 ms).
 TEST(HistoryEncoding, HistoryOnlyCheckerCannotSeeBeliefs) {
-  History h;
-  auto op = [&](int64_t process, OpType type, OpF f) {
-    Op o;
+  history::History h;
+  auto op = [&](int64_t process, history::OpType type, history::OpF f) {
+    history::Op o;
     o.index = static_cast<int64_t>(h.ops.size());
     o.time_ns = (o.index + 1) * 1'000'000;
     o.process = process;
@@ -132,27 +132,27 @@ TEST(HistoryEncoding, HistoryOnlyCheckerCannotSeeBeliefs) {
     o.f = f;
     h.ops.push_back(o);
   };
-  op(0, OpType::kInvoke, OpF::kAcquire);  // 0 at 1 ms
-  op(0, OpType::kOk, OpF::kAcquire);      // 1 at 2 ms: c1 holds
-  op(0, OpType::kInvoke, OpF::kRelease);  // 2 at 3 ms: c1 invokes release, keeps working
-  op(1, OpType::kInvoke, OpF::kAcquire);  // 3
-  op(1, OpType::kOk, OpF::kAcquire);      // 4 at 5 ms: c2 holds
-  op(0, OpType::kOk, OpF::kRelease);      // 5 at 6 ms: c1's belief ends only now
-  HeldInterval a{0, 0, TimePoint{2'000'000}, TimePoint{6'000'000}, 1, 5};
-  HeldInterval b{1, 1, TimePoint{5'000'000}, TimePoint{7'000'000}, 4, -1};
+  op(0, history::OpType::kInvoke, history::OpF::kAcquire);  // 0 at 1 ms
+  op(0, history::OpType::kOk, history::OpF::kAcquire);      // 1 at 2 ms: c1 holds
+  op(0, history::OpType::kInvoke, history::OpF::kRelease);  // 2 at 3 ms: c1 invokes release, keeps working
+  op(1, history::OpType::kInvoke, history::OpF::kAcquire);  // 3
+  op(1, history::OpType::kOk, history::OpF::kAcquire);      // 4 at 5 ms: c2 holds
+  op(0, history::OpType::kOk, history::OpF::kRelease);      // 5 at 6 ms: c1's belief ends only now
+  history::HeldInterval a{0, 0, TimePoint{2'000'000}, TimePoint{6'000'000}, 1, 5};
+  history::HeldInterval b{1, 1, TimePoint{5'000'000}, TimePoint{7'000'000}, 4, -1};
   h.held = {a, b};
   h.run_length = Duration::millis(7);
-  const Verdict truth = check_mutex(h);
-  const LinearizabilityVerdict history = check_linearizable(h.ops);
-  EXPECT_EQ(truth.kind, Verdict::Kind::kInvalid);
-  EXPECT_EQ(history.kind, Verdict::Kind::kValid);
-  EXPECT_NE(ground_truth_comparison(truth, history).find("the history alone linearizes"),
+  const checkers::Verdict truth = checkers::check_mutex(h);
+  const checkers::LinearizabilityVerdict history = checkers::check_linearizable(h.ops);
+  EXPECT_EQ(truth.kind, checkers::Verdict::Kind::kInvalid);
+  EXPECT_EQ(history.kind, checkers::Verdict::Kind::kValid);
+  EXPECT_NE(checkers::ground_truth_comparison(truth, history).find("the history alone linearizes"),
             std::string::npos);
   // The opposite disagreement is a bug in the encoding, said loudly.
-  Verdict clean;
-  LinearizabilityVerdict broken;
-  broken.kind = Verdict::Kind::kInvalid;
-  EXPECT_EQ(ground_truth_comparison(clean, broken).rfind("DISAGREEMENT", 0), 0u);
+  checkers::Verdict clean;
+  checkers::LinearizabilityVerdict broken;
+  broken.kind = checkers::Verdict::Kind::kInvalid;
+  EXPECT_EQ(checkers::ground_truth_comparison(clean, broken).rfind("DISAGREEMENT", 0), 0u);
 }
 
 }  // namespace

@@ -1,18 +1,18 @@
 // History writers (EDN for Knossos, JSON lines) and the JSON-lines reader.
-#include "harness/history_io.h"
+#include "history/history_io.h"
 
 #include <stdexcept>
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "harness/history.h"
+#include "history/history.h"
 
 namespace locksim::harness {
 namespace {
 
-Op make_op(int64_t time_ns, int64_t process, OpType type, OpF f, int client) {
-  Op op;
+history::Op make_op(int64_t time_ns, int64_t process, history::OpType type, history::OpF f, int client) {
+  history::Op op;
   op.time_ns = time_ns;
   op.process = process;
   op.type = type;
@@ -22,41 +22,41 @@ Op make_op(int64_t time_ns, int64_t process, OpType type, OpF f, int client) {
 }
 
 // Client 0 takes and gives back the lock; client 1 times out acquiring.
-History small_history() {
-  HistoryRecorder r;
-  r.record(make_op(1000000, 0, OpType::kInvoke, OpF::kAcquire, 0));
-  r.record(make_op(1500000, 1, OpType::kInvoke, OpF::kAcquire, 1));
-  Op ok = make_op(2000000, 0, OpType::kOk, OpF::kAcquire, 0);
+history::History small_history() {
+  history::HistoryRecorder r;
+  r.record(make_op(1000000, 0, history::OpType::kInvoke, history::OpF::kAcquire, 0));
+  r.record(make_op(1500000, 1, history::OpType::kInvoke, history::OpF::kAcquire, 1));
+  history::Op ok = make_op(2000000, 0, history::OpType::kOk, history::OpF::kAcquire, 0);
   ok.token = "c0-1";
   ok.fence = 7;
   const int64_t ok_index = r.record(ok);
   r.begin_hold(0, 0, TimePoint{2000000}, ok_index);
-  Op rel = make_op(5000000, 0, OpType::kInvoke, OpF::kRelease, 0);
+  history::Op rel = make_op(5000000, 0, history::OpType::kInvoke, history::OpF::kRelease, 0);
   rel.token = "c0-1";
   const int64_t rel_index = r.record(rel);
-  r.end_hold(0, TimePoint{5000000}, rel_index, HeldInterval::EndReason::kRelease);
-  Op info = make_op(6000000, 1, OpType::kInfo, OpF::kAcquire, 1);
+  r.end_hold(0, TimePoint{5000000}, rel_index, history::HeldInterval::EndReason::kRelease);
+  history::Op info = make_op(6000000, 1, history::OpType::kInfo, history::OpF::kAcquire, 1);
   info.detail = "timeout after 5ms: \"quorum\"\n";
   r.record(info);
-  Op rel_ok = make_op(6000000, 0, OpType::kOk, OpF::kRelease, 0);
+  history::Op rel_ok = make_op(6000000, 0, history::OpType::kOk, history::OpF::kRelease, 0);
   rel_ok.token = "c0-1";
   r.record(rel_ok);
   return r.finish(TimePoint{10000000});
 }
 
 TEST(HistoryIo, EdnIsExactlyWhatKnossosReads) {
-  EXPECT_EQ(to_edn(small_history()),
+  EXPECT_EQ(history::to_edn(small_history()),
             "{:index 0, :time 1000000, :process 0, :type :invoke, :f :acquire, :value nil}\n"
             "{:index 1, :time 1500000, :process 1, :type :invoke, :f :acquire, :value nil}\n"
             "{:index 2, :time 2000000, :process 0, :type :ok, :f :acquire, :value nil}\n"
             "{:index 3, :time 5000000, :process 0, :type :invoke, :f :release, :value nil}\n"
             "{:index 4, :time 6000000, :process 1, :type :info, :f :acquire, :value nil}\n"
             "{:index 5, :time 6000000, :process 0, :type :ok, :f :release, :value nil}\n");
-  EXPECT_EQ(to_edn(History{}), "");
+  EXPECT_EQ(history::to_edn(history::History{}), "");
 }
 
 TEST(HistoryIo, JsonlHasEveryFieldInFixedOrder) {
-  const std::string text = to_jsonl(small_history());
+  const std::string text = history::to_jsonl(small_history());
   EXPECT_EQ(
       text,
       R"({"index":0,"time_ns":1000000,"process":0,"type":"invoke","f":"acquire","client":0,"token":""})"
@@ -74,13 +74,13 @@ TEST(HistoryIo, JsonlHasEveryFieldInFixedOrder) {
 }
 
 TEST(HistoryIo, JsonlRoundTrips) {
-  History h = small_history();
+  history::History h = small_history();
   // Extremes that must survive as integers, not doubles.
   h.ops[2].fence = UINT64_MAX;
   h.ops[5].time_ns = INT64_MAX;
   h.ops[3].process = INT64_MAX;  // process 0's release, invoked and completed as INT64_MAX
   h.ops[5].process = INT64_MAX;
-  const History back = parse_jsonl(to_jsonl(h));
+  const history::History back = history::parse_jsonl(history::to_jsonl(h));
   ASSERT_EQ(back.ops.size(), h.ops.size());
   for (size_t i = 0; i < h.ops.size(); ++i) {
     SCOPED_TRACE(i);
@@ -95,11 +95,11 @@ TEST(HistoryIo, JsonlRoundTrips) {
     EXPECT_EQ(back.ops[i].detail, h.ops[i].detail);
   }
   EXPECT_TRUE(back.held.empty());
-  EXPECT_EQ(to_jsonl(back), to_jsonl(h));
+  EXPECT_EQ(history::to_jsonl(back), history::to_jsonl(h));
 }
 
 TEST(HistoryIo, ParseSkipsBlankLinesAndCarriageReturns) {
-  const History h = parse_jsonl(
+  const history::History h = history::parse_jsonl(
       "\n"
       R"({"index":0,"time_ns":5,"process":0,"type":"invoke","f":"acquire","client":0})"
       "\r\n  \n"
@@ -108,12 +108,12 @@ TEST(HistoryIo, ParseSkipsBlankLinesAndCarriageReturns) {
   EXPECT_EQ(h.ops[0].token, "");
   EXPECT_EQ(h.ops[1].token, "t");
   EXPECT_FALSE(h.ops[1].fence.has_value());
-  EXPECT_TRUE(parse_jsonl("").ops.empty());
+  EXPECT_TRUE(history::parse_jsonl("").ops.empty());
 }
 
 std::string parse_error(const std::string& text) {
   try {
-    parse_jsonl(text);
+    history::parse_jsonl(text);
   } catch (const std::runtime_error& e) {
     return e.what();
   }
@@ -168,41 +168,41 @@ TEST(HistoryIo, ParseErrorsNameLineAndField) {
 }
 
 TEST(HistoryIo, InvalidUtf8IsReplacedNotThrown) {
-  History h;
-  h.ops.push_back(make_op(0, 0, OpType::kInvoke, OpF::kAcquire, 0));
-  Op op = make_op(0, 0, OpType::kFail, OpF::kAcquire, 0);
+  history::History h;
+  h.ops.push_back(make_op(0, 0, history::OpType::kInvoke, history::OpF::kAcquire, 0));
+  history::Op op = make_op(0, 0, history::OpType::kFail, history::OpF::kAcquire, 0);
   op.index = 1;
   op.detail = "bad \xff byte";
   h.ops.push_back(op);
   std::string text;
-  ASSERT_NO_THROW(text = to_jsonl(h));
-  EXPECT_EQ(parse_jsonl(text).ops[1].detail, "bad \xEF\xBF\xBD byte");
+  ASSERT_NO_THROW(text = history::to_jsonl(h));
+  EXPECT_EQ(history::parse_jsonl(text).ops[1].detail, "bad \xEF\xBF\xBD byte");
 }
 
 TEST(HistoryIo, HeldRoundTrips) {
-  const History h = small_history();
+  const history::History h = small_history();
   ASSERT_EQ(h.held.size(), 1u);
-  const nlohmann::ordered_json j = held_to_json(h);
+  const nlohmann::ordered_json j = history::held_to_json(h);
   EXPECT_EQ(j.dump(),
             R"([{"client":0,"process":0,"start_ns":2000000,"end_ns":5000000,"acquire_index":2,)"
             R"("release_index":3,"end_reason":"release"}])");
-  const std::vector<HeldInterval> back = held_from_json(j);
+  const std::vector<history::HeldInterval> back = history::held_from_json(j);
   ASSERT_EQ(back.size(), 1u);
   EXPECT_EQ(back[0].client, 0);
   EXPECT_EQ(back[0].start, TimePoint{2000000});
   EXPECT_EQ(back[0].end, TimePoint{5000000});
   EXPECT_EQ(back[0].acquire_index, 2);
   EXPECT_EQ(back[0].release_index, 3);
-  EXPECT_EQ(back[0].end_reason, HeldInterval::EndReason::kRelease);
+  EXPECT_EQ(back[0].end_reason, history::HeldInterval::EndReason::kRelease);
 
   // The same from a plainly parsed result.json (sorted keys).
   nlohmann::json plain = nlohmann::json::parse(j.dump());
   plain[0]["end_reason"] = "run-end";
-  EXPECT_EQ(held_from_json(plain)[0].end_reason, HeldInterval::EndReason::kRunEnd);
+  EXPECT_EQ(history::held_from_json(plain)[0].end_reason, history::HeldInterval::EndReason::kRunEnd);
 
   plain[0]["end_reason"] = "gone";
   try {
-    held_from_json(plain);
+    history::held_from_json(plain);
     FAIL() << "expected an error";
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(
@@ -213,7 +213,7 @@ TEST(HistoryIo, HeldRoundTrips) {
 
 std::string held_error(nlohmann::json held) {
   try {
-    held_from_json(held);
+    history::held_from_json(held);
   } catch (const std::runtime_error& e) {
     return e.what();
   }
@@ -221,7 +221,7 @@ std::string held_error(nlohmann::json held) {
 }
 
 TEST(HistoryIo, HeldFromJsonRejectsWhatTheRecorderAsserts) {
-  nlohmann::json plain = nlohmann::json::parse(held_to_json(small_history()).dump());
+  nlohmann::json plain = nlohmann::json::parse(history::held_to_json(small_history()).dump());
   nlohmann::json backwards = plain;
   backwards[0]["end_ns"] = 1000000;
   EXPECT_EQ(held_error(backwards),
@@ -245,34 +245,34 @@ TEST(HistoryIo, HeldFromJsonRejectsWhatTheRecorderAsserts) {
 
 // small_history() with the nemesis at work: c2 (client 1) paused while it
 // waits, resumed, and a skipped @holder crash, all at their true times.
-History history_with_faults() {
-  HistoryRecorder r;
-  r.record(make_op(1000000, 0, OpType::kInvoke, OpF::kAcquire, 0));
-  Op pause = nemesis_op("pause", {"c2", "3ms"}, "");
+history::History history_with_faults() {
+  history::HistoryRecorder r;
+  r.record(make_op(1000000, 0, history::OpType::kInvoke, history::OpF::kAcquire, 0));
+  history::Op pause = history::nemesis_op("pause", {"c2", "3ms"}, "");
   pause.time_ns = 1200000;
   r.record(pause);
-  r.record(make_op(1500000, 1, OpType::kInvoke, OpF::kAcquire, 1));
-  Op ok = make_op(2000000, 0, OpType::kOk, OpF::kAcquire, 0);
+  r.record(make_op(1500000, 1, history::OpType::kInvoke, history::OpF::kAcquire, 1));
+  history::Op ok = make_op(2000000, 0, history::OpType::kOk, history::OpF::kAcquire, 0);
   ok.token = "c0-1";
   r.begin_hold(0, 0, TimePoint{2000000}, r.record(ok));
-  Op resume = nemesis_op("resume", {"c2"}, "");
+  history::Op resume = history::nemesis_op("resume", {"c2"}, "");
   resume.time_ns = 4200000;
   r.record(resume);
-  Op skip = nemesis_op("skip", {"crash", "@holder", "1s"}, "nobody holds the lock");
+  history::Op skip = history::nemesis_op("skip", {"crash", "@holder", "1s"}, "nobody holds the lock");
   skip.time_ns = 4200000;
   r.record(skip);
-  Op heal = nemesis_op("heal", {}, "");
+  history::Op heal = history::nemesis_op("heal", {}, "");
   heal.time_ns = 4300000;
   r.record(heal);
-  Op rel = make_op(5000000, 0, OpType::kInvoke, OpF::kRelease, 0);
+  history::Op rel = make_op(5000000, 0, history::OpType::kInvoke, history::OpF::kRelease, 0);
   rel.token = "c0-1";
-  r.end_hold(0, TimePoint{5000000}, r.record(rel), HeldInterval::EndReason::kRelease);
+  r.end_hold(0, TimePoint{5000000}, r.record(rel), history::HeldInterval::EndReason::kRelease);
   return r.finish(TimePoint{10000000});
 }
 
 TEST(HistoryIo, NemesisOpsInEdnAsJepsenWritesThem) {
   EXPECT_EQ(
-      to_edn(history_with_faults()),
+      history::to_edn(history_with_faults()),
       "{:index 0, :time 1000000, :process 0, :type :invoke, :f :acquire, :value nil}\n"
       "{:index 1, :time 1200000, :process :nemesis, :type :info, :f :pause, :value [\"c2\" "
       "\"3ms\"]}\n"
@@ -284,17 +284,17 @@ TEST(HistoryIo, NemesisOpsInEdnAsJepsenWritesThem) {
       "{:index 6, :time 4300000, :process :nemesis, :type :info, :f :heal, :value []}\n"
       "{:index 7, :time 5000000, :process 0, :type :invoke, :f :release, :value nil}\n");
   // Strings are EDN-escaped, whatever a node is called.
-  History h;
-  Op odd = nemesis_op("resume", {"a\"b\\c\nd"}, "");
+  history::History h;
+  history::Op odd = history::nemesis_op("resume", {"a\"b\\c\nd"}, "");
   h.ops.push_back(odd);
-  EXPECT_EQ(to_edn(h),
+  EXPECT_EQ(history::to_edn(h),
             "{:index 0, :time 0, :process :nemesis, :type :info, :f :resume, :value "
             "[\"a\\\"b\\\\c\\nd\"]}\n");
 }
 
 TEST(HistoryIo, NemesisOpsInJsonlWithEveryFieldAndRoundTrip) {
-  const History h = history_with_faults();
-  const std::string text = to_jsonl(h);
+  const history::History h = history_with_faults();
+  const std::string text = history::to_jsonl(h);
   EXPECT_NE(
       text.find(
           R"({"index":1,"time_ns":1200000,"process":"nemesis","type":"info","f":"pause","value":["c2","3ms"]})"
@@ -312,7 +312,7 @@ TEST(HistoryIo, NemesisOpsInJsonlWithEveryFieldAndRoundTrip) {
           R"({"index":6,"time_ns":4300000,"process":"nemesis","type":"info","f":"heal","value":[]})"),
       std::string::npos)
       << text;
-  const History back = parse_jsonl(text);
+  const history::History back = history::parse_jsonl(text);
   ASSERT_EQ(back.ops.size(), h.ops.size());
   for (size_t i = 0; i < h.ops.size(); ++i) {
     SCOPED_TRACE(i);
@@ -321,10 +321,10 @@ TEST(HistoryIo, NemesisOpsInJsonlWithEveryFieldAndRoundTrip) {
     EXPECT_EQ(back.ops[i].f, h.ops[i].f);
     EXPECT_EQ(back.ops[i].value, h.ops[i].value);
     EXPECT_EQ(back.ops[i].detail, h.ops[i].detail);
-    EXPECT_EQ(is_client_op(back.ops[i]), is_client_op(h.ops[i]));
+    EXPECT_EQ(history::is_client_op(back.ops[i]), history::is_client_op(h.ops[i]));
   }
-  EXPECT_EQ(to_jsonl(back), text);
-  EXPECT_EQ(to_edn(back), to_edn(h));
+  EXPECT_EQ(history::to_jsonl(back), text);
+  EXPECT_EQ(history::to_edn(back), history::to_edn(h));
 }
 
 const std::string kNemesisPause =

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "env/assert.h"
-#include "harness/history.h"
+#include "history/history.h"
 
 namespace locksim::harness {
 namespace {
 
-Op client_op(int64_t index, int64_t time_ns, int64_t process, OpType type, OpF f) {
-  Op op;
+history::Op client_op(int64_t index, int64_t time_ns, int64_t process, history::OpType type, history::OpF f) {
+  history::Op op;
   op.index = index;
   op.time_ns = time_ns;
   op.process = process;
@@ -24,17 +24,17 @@ Op client_op(int64_t index, int64_t time_ns, int64_t process, OpType type, OpF f
   return op;
 }
 
-Op fault(int64_t index, int64_t time_ns, const char* f) {
-  Op op = nemesis_op(f, {"c1"}, "");
+history::Op fault(int64_t index, int64_t time_ns, const char* f) {
+  history::Op op = history::nemesis_op(f, {"c1"}, "");
   op.index = index;
   op.time_ns = time_ns;
   return op;
 }
 
 // Admits `ops` in order (each must pass) and returns what `last` breaks.
-std::string broken_after(const std::vector<Op>& ops, const Op& last) {
-  HistoryRules rules;
-  for (const Op& op : ops) {
+std::string broken_after(const std::vector<history::Op>& ops, const history::Op& last) {
+  history::HistoryRules rules;
+  for (const history::Op& op : ops) {
     const std::string b = rules.check(op);
     EXPECT_EQ(b, "") << "op " << op.index;
     rules.admit(op);
@@ -46,76 +46,76 @@ bool mentions(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST(HistoryRules, AWellFormedHistoryWithFaultsPasses) {
+TEST(history::HistoryRules, AWellFormedHistoryWithFaultsPasses) {
   // c1 acquires, the nemesis pauses it mid-call, the call times out (:info),
   // c1 goes on as process 5; a release fails; then a skip.
-  const std::vector<Op> ops = {
-      client_op(0, 10, 0, OpType::kInvoke, OpF::kAcquire),
+  const std::vector<history::Op> ops = {
+      client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire),
       fault(1, 10, "pause"),
-      client_op(2, 20, 1, OpType::kInvoke, OpF::kAcquire),
-      client_op(3, 30, 0, OpType::kInfo, OpF::kAcquire),
+      client_op(2, 20, 1, history::OpType::kInvoke, history::OpF::kAcquire),
+      client_op(3, 30, 0, history::OpType::kInfo, history::OpF::kAcquire),
       fault(4, 30, "resume"),
-      client_op(5, 40, 5, OpType::kInvoke, OpF::kAcquire),
-      client_op(6, 50, 5, OpType::kOk, OpF::kAcquire),
-      client_op(7, 60, 5, OpType::kInvoke, OpF::kRelease),
-      client_op(8, 70, 5, OpType::kFail, OpF::kRelease),
-      client_op(9, 80, 1, OpType::kFail, OpF::kAcquire),
+      client_op(5, 40, 5, history::OpType::kInvoke, history::OpF::kAcquire),
+      client_op(6, 50, 5, history::OpType::kOk, history::OpF::kAcquire),
+      client_op(7, 60, 5, history::OpType::kInvoke, history::OpF::kRelease),
+      client_op(8, 70, 5, history::OpType::kFail, history::OpF::kRelease),
+      client_op(9, 80, 1, history::OpType::kFail, history::OpF::kAcquire),
   };
   EXPECT_EQ(broken_after(ops, fault(10, 80, "heal")), "");
 }
 
-TEST(HistoryRules, EachRuleIsNamed) {
-  const Op invoke = client_op(0, 10, 0, OpType::kInvoke, OpF::kAcquire);
+TEST(history::HistoryRules, EachRuleIsNamed) {
+  const history::Op invoke = client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire);
   // 1: dense indices, time order.
-  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(2, 10, 1, OpType::kInvoke, OpF::kAcquire)),
+  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(2, 10, 1, history::OpType::kInvoke, history::OpF::kAcquire)),
                        "rule 1"));
-  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(1, 9, 1, OpType::kInvoke, OpF::kAcquire)),
+  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(1, 9, 1, history::OpType::kInvoke, history::OpF::kAcquire)),
                        "time goes back (9 after 10)"));
   // 2: who may record what.
-  EXPECT_TRUE(mentions(broken_after({}, client_op(0, 0, -7, OpType::kInvoke, OpF::kAcquire)),
+  EXPECT_TRUE(mentions(broken_after({}, client_op(0, 0, -7, history::OpType::kInvoke, history::OpF::kAcquire)),
                        "rule 2: client processes are >= 0"));
-  EXPECT_TRUE(mentions(broken_after({}, client_op(0, 0, 3, OpType::kInfo, OpF::kPause)),
+  EXPECT_TRUE(mentions(broken_after({}, client_op(0, 0, 3, history::OpType::kInfo, history::OpF::kPause)),
                        "process 3 records :pause (rule 2"));
-  Op invoking_nemesis = fault(0, 0, "crash");
-  invoking_nemesis.type = OpType::kInvoke;
+  history::Op invoking_nemesis = fault(0, 0, "crash");
+  invoking_nemesis.type = history::OpType::kInvoke;
   EXPECT_TRUE(mentions(broken_after({}, invoking_nemesis), "the nemesis records :invoke :crash"));
-  Op nemesis_acquire = fault(0, 0, "crash");
-  nemesis_acquire.f = OpF::kAcquire;
+  history::Op nemesis_acquire = fault(0, 0, "crash");
+  nemesis_acquire.f = history::OpF::kAcquire;
   EXPECT_TRUE(mentions(broken_after({}, nemesis_acquire), "rule 2"));
   // 3: one open op per process.
-  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(1, 11, 0, OpType::kInvoke, OpF::kRelease)),
+  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(1, 11, 0, history::OpType::kInvoke, history::OpF::kRelease)),
                        "process 0 invokes :release while its :acquire (op 0) is still open "
                        "(rule 3"));
   // 4: a completion matches the open invocation; completed at most once.
-  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(1, 11, 0, OpType::kOk, OpF::kRelease)),
+  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(1, 11, 0, history::OpType::kOk, history::OpF::kRelease)),
                        "its open invocation (op 0) is :acquire (rule 4"));
-  EXPECT_TRUE(mentions(broken_after({invoke, client_op(1, 11, 0, OpType::kOk, OpF::kAcquire)},
-                                    client_op(2, 12, 0, OpType::kOk, OpF::kAcquire)),
+  EXPECT_TRUE(mentions(broken_after({invoke, client_op(1, 11, 0, history::OpType::kOk, history::OpF::kAcquire)},
+                                    client_op(2, 12, 0, history::OpType::kOk, history::OpF::kAcquire)),
                        "process 0 completes :acquire without an open invocation (rule 4"));
   // 5: nothing after :info.
-  EXPECT_TRUE(mentions(broken_after({invoke, client_op(1, 11, 0, OpType::kInfo, OpF::kAcquire)},
-                                    client_op(2, 12, 0, OpType::kInvoke, OpF::kAcquire)),
+  EXPECT_TRUE(mentions(broken_after({invoke, client_op(1, 11, 0, history::OpType::kInfo, history::OpF::kAcquire)},
+                                    client_op(2, 12, 0, history::OpType::kInvoke, history::OpF::kAcquire)),
                        "process 0 records again after an :info op (rule 5"));
   // The nemesis records :info again and again: rule 5 is for client processes.
   EXPECT_EQ(broken_after({fault(0, 0, "pause")}, fault(1, 0, "resume")), "");
 }
 
-TEST(HistoryRules, NemesisKeywordsMapOntoOpF) {
+TEST(history::HistoryRules, NemesisKeywordsMapOntoOpF) {
   for (const char* f :
        {"pause", "resume", "crash", "restart", "partition", "heal", "drift", "jump", "skip"}) {
-    const std::optional<OpF> op_f = op_f_from_string(f);
+    const std::optional<history::OpF> op_f = history::op_f_from_string(f);
     ASSERT_TRUE(op_f.has_value()) << f;
-    EXPECT_TRUE(is_nemesis_f(*op_f)) << f;
+    EXPECT_TRUE(history::is_nemesis_f(*op_f)) << f;
     EXPECT_STREQ(to_string(*op_f), f);
   }
-  EXPECT_FALSE(is_nemesis_f(OpF::kAcquire));
-  EXPECT_FALSE(is_nemesis_f(OpF::kRelease));
-  EXPECT_FALSE(op_f_from_string("lock").has_value());
+  EXPECT_FALSE(history::is_nemesis_f(history::OpF::kAcquire));
+  EXPECT_FALSE(history::is_nemesis_f(history::OpF::kRelease));
+  EXPECT_FALSE(history::op_f_from_string("lock").has_value());
 }
 
-TEST(HistoryRules, NemesisOpsDescribeThemselvesInFaultSyntax) {
+TEST(history::HistoryRules, NemesisOpsDescribeThemselvesInFaultSyntax) {
   auto text = [](const char* f, std::vector<std::string> v, std::string detail = "") {
-    return describe_nemesis_op(nemesis_op(f, std::move(v), std::move(detail)));
+    return history::describe_nemesis_op(history::nemesis_op(f, std::move(v), std::move(detail)));
   };
   EXPECT_EQ(text("pause", {"c1", "12s"}), "pause c1 for 12s");
   EXPECT_EQ(text("resume", {"c1"}), "resume c1");
@@ -141,49 +141,49 @@ using HistoryRecorderDeathTest = ::testing::Test;
 const auto kInvariant = ::testing::ExitedWithCode(kExitInvariant);
 
 TEST_F(HistoryRecorderDeathTest, TimeGoingBackIsABug) {
-  HistoryRecorder r;
-  r.record(client_op(0, 10, 0, OpType::kInvoke, OpF::kAcquire));
-  EXPECT_EXIT(r.record(client_op(0, 9, 1, OpType::kInvoke, OpF::kAcquire)), kInvariant,
+  history::HistoryRecorder r;
+  r.record(client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire));
+  EXPECT_EXIT(r.record(client_op(0, 9, 1, history::OpType::kInvoke, history::OpF::kAcquire)), kInvariant,
               "invariant broken.*time goes back.*rule 1");
 }
 
 TEST_F(HistoryRecorderDeathTest, TwoOpenOpsInOneProcessAreABug) {
-  HistoryRecorder r;
-  r.record(client_op(0, 10, 0, OpType::kInvoke, OpF::kAcquire));
-  EXPECT_EXIT(r.record(client_op(0, 11, 0, OpType::kInvoke, OpF::kAcquire)), kInvariant,
+  history::HistoryRecorder r;
+  r.record(client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire));
+  EXPECT_EXIT(r.record(client_op(0, 11, 0, history::OpType::kInvoke, history::OpF::kAcquire)), kInvariant,
               "rule 3: at most one open op per process");
 }
 
 TEST_F(HistoryRecorderDeathTest, CompletingTwiceOrTheWrongOpIsABug) {
-  HistoryRecorder r;
-  r.record(client_op(0, 10, 0, OpType::kInvoke, OpF::kAcquire));
-  EXPECT_EXIT(r.record(client_op(0, 11, 0, OpType::kOk, OpF::kRelease)), kInvariant,
+  history::HistoryRecorder r;
+  r.record(client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire));
+  EXPECT_EXIT(r.record(client_op(0, 11, 0, history::OpType::kOk, history::OpF::kRelease)), kInvariant,
               "its open invocation \\(op 0\\) is :acquire \\(rule 4");
-  r.record(client_op(0, 11, 0, OpType::kOk, OpF::kAcquire));
-  EXPECT_EXIT(r.record(client_op(0, 12, 0, OpType::kOk, OpF::kAcquire)), kInvariant,
+  r.record(client_op(0, 11, 0, history::OpType::kOk, history::OpF::kAcquire));
+  EXPECT_EXIT(r.record(client_op(0, 12, 0, history::OpType::kOk, history::OpF::kAcquire)), kInvariant,
               "without an open invocation \\(rule 4");
 }
 
 TEST_F(HistoryRecorderDeathTest, RecordingAfterInfoIsABug) {
-  HistoryRecorder r;
-  r.record(client_op(0, 10, 0, OpType::kInvoke, OpF::kAcquire));
-  r.record(client_op(0, 11, 0, OpType::kInfo, OpF::kAcquire));
-  EXPECT_EXIT(r.record(client_op(0, 12, 0, OpType::kInvoke, OpF::kAcquire)), kInvariant, "rule 5");
+  history::HistoryRecorder r;
+  r.record(client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire));
+  r.record(client_op(0, 11, 0, history::OpType::kInfo, history::OpF::kAcquire));
+  EXPECT_EXIT(r.record(client_op(0, 12, 0, history::OpType::kInvoke, history::OpF::kAcquire)), kInvariant, "rule 5");
 }
 
 TEST_F(HistoryRecorderDeathTest, MalformedNemesisOpsAreABug) {
-  HistoryRecorder r;
-  EXPECT_EXIT(nemesis_op("lock", {}, ""), kInvariant, "keywords OpF lists as nemesis ops");
-  EXPECT_EXIT(nemesis_op("acquire", {}, ""), kInvariant, "keywords OpF lists as nemesis ops");
-  Op o = fault(0, 0, "pause");
-  o.type = OpType::kOk;
+  history::HistoryRecorder r;
+  EXPECT_EXIT(history::nemesis_op("lock", {}, ""), kInvariant, "keywords OpF lists as nemesis ops");
+  EXPECT_EXIT(history::nemesis_op("acquire", {}, ""), kInvariant, "keywords OpF lists as nemesis ops");
+  history::Op o = fault(0, 0, "pause");
+  o.type = history::OpType::kOk;
   EXPECT_EXIT(r.record(o), kInvariant, "rule 2");
 }
 
 TEST_F(HistoryRecorderDeathTest, HeldIntervalsAreOnePerClientAndNeverBackwards) {
-  HistoryRecorder r;
-  r.record(client_op(0, 10, 0, OpType::kInvoke, OpF::kAcquire));
-  const int64_t ok = r.record(client_op(0, 20, 0, OpType::kOk, OpF::kAcquire));
+  history::HistoryRecorder r;
+  r.record(client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire));
+  const int64_t ok = r.record(client_op(0, 20, 0, history::OpType::kOk, history::OpF::kAcquire));
   // A hold must begin with its own acquire :ok, at its time.
   EXPECT_EXIT(r.begin_hold(0, 0, TimePoint{25}, ok), kInvariant,
               "a hold begins with its client's acquire :ok op");
@@ -194,10 +194,10 @@ TEST_F(HistoryRecorderDeathTest, HeldIntervalsAreOnePerClientAndNeverBackwards) 
   r.begin_hold(0, 0, TimePoint{20}, ok);
   EXPECT_EXIT(r.begin_hold(0, 0, TimePoint{20}, ok), kInvariant,
               "a client holds at most one lease at a time");
-  EXPECT_EXIT(r.end_hold(0, TimePoint{19}, -1, HeldInterval::EndReason::kCrash), kInvariant,
+  EXPECT_EXIT(r.end_hold(0, TimePoint{19}, -1, history::HeldInterval::EndReason::kCrash), kInvariant,
               "a held interval does not end before it starts");
   EXPECT_EXIT(r.finish(TimePoint{19}), kInvariant, "the run ends after its last op");
-  r.end_hold(0, TimePoint{20}, -1, HeldInterval::EndReason::kCrash);  // empty, but fine
+  r.end_hold(0, TimePoint{20}, -1, history::HeldInterval::EndReason::kCrash);  // empty, but fine
   EXPECT_EQ(r.finish(TimePoint{30}).held.size(), 1u);
 }
 

@@ -15,8 +15,8 @@
 #include "algorithms/lock_algorithm.h"
 #include "env/assert.h"
 #include "env/random.h"
-#include "harness/history.h"
-#include "harness/live/live_env.h"
+#include "history/history.h"
+#include "live/live_env.h"
 #include "harness/workload.h"
 #include "sim/clock.h"
 #include "sim/event_queue.h"
@@ -176,7 +176,7 @@ TEST_F(InvariantsDeathTest, NetworkLinkParametersAreInRange) {
         sim::World w(sim::WorldOptions{});
         sim::Network net(w, sim::Rng(1));
         sim::LinkParams p;
-        p.loss = 1.5;
+        p.loss_probability = 1.5;
         net.set_default_link(p);
       },
       kInvariantExit, broken("valid(p)", "link parameters out of range", "sim/network.cpp"));
@@ -208,12 +208,12 @@ TEST_F(InvariantsDeathTest, ANodeIsNeverItsOwnReplica) {
 TEST_F(InvariantsDeathTest, HistoryRecorderKeepsTimeMonotone) {
   EXPECT_EXIT(
       {
-        harness::HistoryRecorder recorder;
-        harness::Op invoke;
+        history::HistoryRecorder recorder;
+        history::Op invoke;
         invoke.time_ns = 10;
         recorder.record(invoke);
-        harness::Op fail = invoke;
-        fail.type = harness::OpType::kFail;
+        history::Op fail = invoke;
+        fail.type = history::OpType::kFail;
         fail.time_ns = 5;
         recorder.record(fail);
       },
@@ -225,8 +225,8 @@ TEST_F(InvariantsDeathTest, HistoryRecorderKeepsTimeMonotone) {
 TEST_F(InvariantsDeathTest, HistoryRecorderAllowsOneOpenOpPerProcess) {
   EXPECT_EXIT(
       {
-        harness::HistoryRecorder recorder;
-        harness::Op invoke;
+        history::HistoryRecorder recorder;
+        history::Op invoke;
         recorder.record(invoke);
         recorder.record(invoke);  // the first :acquire was never completed
       },
@@ -264,7 +264,7 @@ class CountingTruth : public harness::Truth {
   TimePoint true_now() override { return TimePoint{}; }
   bool stopping() override { return false; }
   int64_t fresh_process() override { return next_process_++; }
-  int64_t record(harness::Op /*op*/, bool /*begin_hold*/, bool /*end_hold*/) override {
+  int64_t record(history::Op /*op*/, bool /*begin_hold*/, bool /*end_hold*/) override {
     return next_index_++;
   }
 

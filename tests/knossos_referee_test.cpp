@@ -23,9 +23,9 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/check/knossos.h"
-#include "harness/check/linearizability.h"
-#include "harness/history_io.h"
+#include "checkers/knossos.h"
+#include "checkers/linearizability.h"
+#include "history/history_io.h"
 #include "harness/run_sim.h"
 #include "lock_history_gen.h"
 #include "real_servers.h"
@@ -67,8 +67,8 @@ std::string knossos_command(std::string* missing) {
     GTEST_SKIP() << "skipped: " << missing_ << " is missing (README, Knossos)"; \
   }
 
-KnossosOptions options(const std::string& cmd, Duration limit) {
-  KnossosOptions o;
+checkers::KnossosOptions options(const std::string& cmd, Duration limit) {
+  checkers::KnossosOptions o;
   o.command = cmd;
   o.time_limit = limit;
   const char* heap = std::getenv("LOCKSIM_KNOSSOS_HEAP");
@@ -94,15 +94,15 @@ TEST(KnossosReferee, ParsesItsOutput) {
       "  :time 2462957465},\n :previous-ok {:index 3}}\nfalse\n"
       "c.edn\t{:valid? :unknown, :cause :timeout}\n:unknown\n"
       "d.edn\n\nOh jeez, I'm sorry. Something went wrong.\n";
-  const auto v = parse_knossos_output(out, {"a.edn", "b.edn", "c.edn", "d.edn", "e.edn"},
+  const auto v = checkers::parse_knossos_output(out, {"a.edn", "b.edn", "c.edn", "d.edn", "e.edn"},
                                       "crashed (exit 255)");
   ASSERT_EQ(v.size(), 5u);
-  EXPECT_EQ(v[0].kind, Verdict::Kind::kValid);
-  EXPECT_EQ(v[1].kind, Verdict::Kind::kInvalid);
+  EXPECT_EQ(v[0].kind, checkers::Verdict::Kind::kValid);
+  EXPECT_EQ(v[1].kind, checkers::Verdict::Kind::kInvalid);
   EXPECT_EQ(v[1].op_index, 11);
-  EXPECT_EQ(v[2].kind, Verdict::Kind::kUnknown);
+  EXPECT_EQ(v[2].kind, checkers::Verdict::Kind::kUnknown);
   EXPECT_EQ(v[2].why, "Knossos answered :unknown");
-  EXPECT_EQ(v[3].kind, Verdict::Kind::kUnknown);
+  EXPECT_EQ(v[3].kind, checkers::Verdict::Kind::kUnknown);
   EXPECT_EQ(v[3].why, "crashed (exit 255)");
   EXPECT_EQ(v[4].why, "crashed (exit 255)");
 }
@@ -119,20 +119,20 @@ TEST(KnossosReferee, FailuresAreUnknownNeverErrors) {
   write(d / "oom.sh", "echo 'java.lang.OutOfMemoryError: Java heap space' >&2; exit 3\n");
   write(d / "boom.sh", "echo first >&2; echo 'the last words' >&2; exit 9\n");
   auto run = [&](const std::string& script, Duration limit) {
-    return run_knossos({h}, options("sh " + (d / script).string(), limit));
+    return checkers::run_knossos({h}, options("sh " + (d / script).string(), limit));
   };
-  const KnossosRun ok = run("ok.sh", Duration::seconds(20));
-  EXPECT_EQ(ok.verdicts[0].kind, Verdict::Kind::kValid);
+  const checkers::KnossosRun ok = run("ok.sh", Duration::seconds(20));
+  EXPECT_EQ(ok.verdicts[0].kind, checkers::Verdict::Kind::kValid);
   EXPECT_NE(ok.stderr_tail.find("heap=2g"), std::string::npos) << ok.stderr_tail;
   EXPECT_GT(ok.peak_rss_bytes, 0);
-  const KnossosRun slow = run("slow.sh", Duration::millis(500));
+  const checkers::KnossosRun slow = run("slow.sh", Duration::millis(500));
   EXPECT_EQ(slow.verdicts[0].why, "timed out after 500ms");
   EXPECT_LT(slow.seconds, 10);
   EXPECT_EQ(run("oom.sh", Duration::seconds(20)).verdicts[0].why, "out of memory (heap 2g)");
   EXPECT_EQ(run("boom.sh", Duration::seconds(20)).verdicts[0].why,
             "crashed (exit 9): the last words");
-  const KnossosRun none = run_knossos({h}, options("/nonexistent/knossos", Duration::seconds(20)));
-  EXPECT_EQ(none.verdicts[0].kind, Verdict::Kind::kUnknown);
+  const checkers::KnossosRun none = checkers::run_knossos({h}, options("/nonexistent/knossos", Duration::seconds(20)));
+  EXPECT_EQ(none.verdicts[0].kind, checkers::Verdict::Kind::kUnknown);
   EXPECT_NE(none.verdicts[0].why.find("command not found"), std::string::npos)
       << none.verdicts[0].why;
   fs::remove_all(d);
@@ -140,8 +140,8 @@ TEST(KnossosReferee, FailuresAreUnknownNeverErrors) {
 
 struct Case {
   std::string name;
-  std::vector<Op> ops;
-  Verdict::Kind truth = Verdict::Kind::kUnknown;  // locksim runs: the ground truth
+  std::vector<history::Op> ops;
+  checkers::Verdict::Kind truth = checkers::Verdict::Kind::kUnknown;  // locksim runs: the ground truth
   std::string algorithm;                          // locksim runs: which algorithm
 };
 
@@ -170,7 +170,7 @@ std::vector<Case> agreement_corpus() {
     const uint64_t seed = rng.next();
     sim::Rng one(seed);
     cases.push_back({"random history seed " + std::to_string(seed),
-                     testing::random_lock_history(one, g), Verdict::Kind::kUnknown, ""});
+                     testing::random_lock_history(one, g), checkers::Verdict::Kind::kUnknown, ""});
   }
   return cases;
 }
@@ -184,28 +184,28 @@ TEST(KnossosReferee, AgreesWithTheBuiltInCheckerOnMoreThanAThousandHistories) {
   std::vector<std::string> files;
   for (size_t i = 0; i < cases.size(); ++i) {
     files.push_back((d / (std::to_string(i) + ".edn")).string());
-    write(files.back(), knossos_edn(cases[i].ops));
+    write(files.back(), checkers::knossos_edn(cases[i].ops));
   }
-  const KnossosRun run = run_knossos(files, options(cmd, Duration::seconds(1200)));
+  const checkers::KnossosRun run = checkers::run_knossos(files, options(cmd, Duration::seconds(1200)));
   ASSERT_EQ(run.verdicts.size(), cases.size());
   std::map<std::string, int> counts;
   for (size_t i = 0; i < cases.size(); ++i) {
     const Case& c = cases[i];
-    const LinearizabilityVerdict mine = check_linearizable(c.ops);
-    const KnossosVerdict& theirs = run.verdicts[i];
-    ASSERT_NE(theirs.kind, Verdict::Kind::kUnknown)
+    const checkers::LinearizabilityVerdict mine = checkers::check_linearizable(c.ops);
+    const checkers::KnossosVerdict& theirs = run.verdicts[i];
+    ASSERT_NE(theirs.kind, checkers::Verdict::Kind::kUnknown)
         << c.name << ": " << theirs.why << "\nstderr: " << run.stderr_tail;
     EXPECT_EQ(theirs.kind, mine.kind) << c.name << " (" << files[i] << "): Knossos says "
                                       << to_string(theirs.kind) << "; " << mine.explanation;
-    if (c.truth == Verdict::Kind::kValid) {
-      EXPECT_EQ(theirs.kind, Verdict::Kind::kValid) << c.name << ": clean ground truth";
+    if (c.truth == checkers::Verdict::Kind::kValid) {
+      EXPECT_EQ(theirs.kind, checkers::Verdict::Kind::kValid) << c.name << ": clean ground truth";
     }
-    counts[std::string(c.truth == Verdict::Kind::kUnknown ? "random" : "locksim") + " " +
+    counts[std::string(c.truth == checkers::Verdict::Kind::kUnknown ? "random" : "locksim") + " " +
            to_string(mine.kind)]++;
     if (!c.algorithm.empty()) counts[c.algorithm + " " + to_string(c.truth)]++;
   }
   std::printf("Knossos (wgl) and the built-in checker on %zu histories in %.1fs, %s peak:\n",
-              cases.size(), run.seconds, format_bytes(run.peak_rss_bytes).c_str());
+              cases.size(), run.seconds, checkers::format_bytes(run.peak_rss_bytes).c_str());
   for (const auto& [k, n] : counts) std::printf("  %-16s %d\n", k.c_str(), n);
   EXPECT_GT(counts["locksim invalid"], 100);
   EXPECT_GT(counts["locksim valid"], 100);

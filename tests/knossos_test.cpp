@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/history_io.h"
+#include "history/history_io.h"
 #include "harness/run_sim.h"
 #include "harness/scenario.h"
 #include "real_servers.h"
@@ -44,10 +44,10 @@ std::string slurp(const fs::path& p) {
 
 // The history without its nemesis ops, re-indexed: what a client-only EDN
 // would hold.
-History client_ops_only(const History& h) {
-  History out;
-  for (const Op& op : h.ops) {
-    if (!is_client_op(op)) continue;
+history::History client_ops_only(const history::History& h) {
+  history::History out;
+  for (const history::Op& op : h.ops) {
+    if (!history::is_client_op(op)) continue;
     out.ops.push_back(op);
     out.ops.back().index = static_cast<int64_t>(out.ops.size()) - 1;
   }
@@ -95,11 +95,11 @@ TEST(Knossos, AcceptsNemesisOpsAndGivesTheClientOnlyVerdict) {
   std::vector<fs::path> files;
   std::vector<std::string> expected;
   for (const auto& [name, verdict] : cases) {
-    const History h = simulate_and_check(load_scenario(name).config).result.history;
-    const std::string with = to_edn(h);
+    const history::History h = simulate_and_check(load_scenario(name).config).result.history;
+    const std::string with = history::to_edn(h);
     ASSERT_NE(with.find(":process :nemesis"), std::string::npos) << name << " has faults";
     std::ofstream(dir / (name + ".edn"), std::ios::binary) << with;
-    std::ofstream(dir / (name + "-clients.edn"), std::ios::binary) << to_edn(client_ops_only(h));
+    std::ofstream(dir / (name + "-clients.edn"), std::ios::binary) << history::to_edn(client_ops_only(h));
     files.push_back(dir / (name + ".edn"));
     files.push_back(dir / (name + "-clients.edn"));
     expected.insert(expected.end(), {verdict, verdict});

@@ -2,7 +2,7 @@
 // of the mutex models, Jepsen's history rules, and the greedy against a
 // brute-force search over all orderings of thousands of small random
 // histories (the proof in linearizability.cpp, checked).
-#include "harness/check/linearizability.h"
+#include "checkers/linearizability.h"
 
 #include <string>
 #include <vector>
@@ -16,9 +16,9 @@ namespace {
 
 // Builds a history op by op: h.inv(p, f), h.ok(p, f), ...
 struct H {
-  std::vector<Op> ops;
-  H& add(int64_t process, OpType type, OpF f) {
-    Op op;
+  std::vector<history::Op> ops;
+  H& add(int64_t process, history::OpType type, history::OpF f) {
+    history::Op op;
     op.index = static_cast<int64_t>(ops.size());
     op.time_ns = (op.index + 1) * 1'000'000;
     op.process = process;
@@ -28,25 +28,25 @@ struct H {
     ops.push_back(op);
     return *this;
   }
-  H& inv(int64_t p, OpF f) { return add(p, OpType::kInvoke, f); }
-  H& ok(int64_t p, OpF f) { return add(p, OpType::kOk, f); }
-  H& fail(int64_t p, OpF f) { return add(p, OpType::kFail, f); }
-  H& info(int64_t p, OpF f) { return add(p, OpType::kInfo, f); }
-  H& call(int64_t p, OpF f, OpType t = OpType::kOk) { return inv(p, f).add(p, t, f); }
-  H& nemesis() { return add(kNemesisProcess, OpType::kInfo, OpF::kPause); }
+  H& inv(int64_t p, history::OpF f) { return add(p, history::OpType::kInvoke, f); }
+  H& ok(int64_t p, history::OpF f) { return add(p, history::OpType::kOk, f); }
+  H& fail(int64_t p, history::OpF f) { return add(p, history::OpType::kFail, f); }
+  H& info(int64_t p, history::OpF f) { return add(p, history::OpType::kInfo, f); }
+  H& call(int64_t p, history::OpF f, history::OpType t = history::OpType::kOk) { return inv(p, f).add(p, t, f); }
+  H& nemesis() { return add(kNemesisProcess, history::OpType::kInfo, history::OpF::kPause); }
 };
 
-constexpr OpF A = OpF::kAcquire;
-constexpr OpF R = OpF::kRelease;
-constexpr MutexModel kMutex = MutexModel::kMutex;
-constexpr MutexModel kOwner = MutexModel::kOwnerMutex;
+constexpr history::OpF A = history::OpF::kAcquire;
+constexpr history::OpF R = history::OpF::kRelease;
+constexpr checkers::MutexModel kMutex = checkers::MutexModel::kMutex;
+constexpr checkers::MutexModel kOwner = checkers::MutexModel::kOwnerMutex;
 
-Verdict::Kind check(const H& h, MutexModel m = kMutex) {
-  return check_linearizable(h.ops, m).kind;
+checkers::Verdict::Kind check(const H& h, checkers::MutexModel m = kMutex) {
+  return checkers::check_linearizable(h.ops, m).kind;
 }
 
-constexpr Verdict::Kind kValid = Verdict::Kind::kValid;
-constexpr Verdict::Kind kInvalid = Verdict::Kind::kInvalid;
+constexpr checkers::Verdict::Kind kValid = checkers::Verdict::Kind::kValid;
+constexpr checkers::Verdict::Kind kInvalid = checkers::Verdict::Kind::kInvalid;
 
 TEST(Linearizability, EmptyAndSequentialHistoriesAreValid) {
   EXPECT_EQ(check(H{}), kValid);
@@ -55,7 +55,7 @@ TEST(Linearizability, EmptyAndSequentialHistoriesAreValid) {
 
 TEST(Linearizability, TwoAcquiresWithoutARelease) {
   const H h = H{}.call(0, A).call(1, A);
-  const auto v = check_linearizable(h.ops);
+  const auto v = checkers::check_linearizable(h.ops);
   EXPECT_EQ(v.kind, kInvalid);
   ASSERT_TRUE(v.unlinearizable && v.state_from);
   EXPECT_EQ(v.unlinearizable->process, 1);
@@ -70,10 +70,10 @@ TEST(Linearizability, TwoAcquiresWithoutARelease) {
 }
 
 TEST(Linearizability, ReleaseOfAFreeLock) {
-  const auto v = check_linearizable(H{}.call(0, R).ops);
+  const auto v = checkers::check_linearizable(H{}.call(0, R).ops);
   EXPECT_EQ(v.kind, kInvalid);
   EXPECT_NE(v.explanation.find("nobody could have held it"), std::string::npos) << v.explanation;
-  const auto w = check_linearizable(H{}.call(0, A).call(0, R).call(1, R).ops);
+  const auto w = checkers::check_linearizable(H{}.call(0, A).call(0, R).call(1, R).ops);
   EXPECT_EQ(w.kind, kInvalid);
   EXPECT_NE(w.explanation.find("already free"), std::string::npos) << w.explanation;
 }
@@ -86,26 +86,26 @@ TEST(Linearizability, ConcurrentOpsMayBeReordered) {
 }
 
 TEST(Linearizability, FailedOpsNeverHappened) {
-  EXPECT_EQ(check(H{}.call(0, A).call(1, A, OpType::kFail).call(0, R)), kValid);
-  EXPECT_EQ(check(H{}.call(0, A).call(0, R, OpType::kFail).call(1, A)), kInvalid);
+  EXPECT_EQ(check(H{}.call(0, A).call(1, A, history::OpType::kFail).call(0, R)), kValid);
+  EXPECT_EQ(check(H{}.call(0, A).call(0, R, history::OpType::kFail).call(1, A)), kInvalid);
 }
 
 TEST(Linearizability, InfoOpsMayHappenAnyTimeAfterInvocationOrNever) {
   // An :info release frees the lock at some time after its invocation...
-  EXPECT_EQ(check(H{}.call(0, A).call(0, R, OpType::kInfo).call(1, A)), kValid);
+  EXPECT_EQ(check(H{}.call(0, A).call(0, R, history::OpType::kInfo).call(1, A)), kValid);
   // ...but not before it: p1 acquired before p0 even invoked its release.
-  EXPECT_EQ(check(H{}.call(0, A).call(1, A).call(0, R, OpType::kInfo)), kInvalid);
+  EXPECT_EQ(check(H{}.call(0, A).call(1, A).call(0, R, history::OpType::kInfo)), kInvalid);
   // An :info acquire may never have happened.
-  EXPECT_EQ(check(H{}.call(0, A, OpType::kInfo).call(1, A).call(1, R)), kValid);
+  EXPECT_EQ(check(H{}.call(0, A, history::OpType::kInfo).call(1, A).call(1, R)), kValid);
   // An op left open at the end is read like :info.
   EXPECT_EQ(check(H{}.call(0, A).inv(0, R).call(1, A)), kValid);
   // An :info acquire may be what a later :ok release released.
-  EXPECT_EQ(check(H{}.call(0, A, OpType::kInfo).call(1, R)), kValid);
+  EXPECT_EQ(check(H{}.call(0, A, history::OpType::kInfo).call(1, R)), kValid);
 }
 
 TEST(Linearizability, NemesisOpsAreSkipped) {
   EXPECT_EQ(check(H{}.nemesis().call(0, A).nemesis().call(0, R).nemesis()), kValid);
-  const auto v = check_linearizable(H{}.nemesis().call(0, A).nemesis().call(1, A).ops);
+  const auto v = checkers::check_linearizable(H{}.nemesis().call(0, A).nemesis().call(1, A).ops);
   EXPECT_EQ(v.kind, kInvalid);
   EXPECT_EQ(v.client_ops, 4);
   EXPECT_EQ(v.prefix_end_index, 5);
@@ -115,30 +115,30 @@ TEST(Linearizability, NemesisOpsAreSkipped) {
 TEST(Linearizability, OwnerMutexOnlyTheHolderReleases) {
   const H other_releases = H{}.call(0, A).call(1, R).call(2, A);
   EXPECT_EQ(check(other_releases, kMutex), kValid);
-  const auto v = check_linearizable(other_releases.ops, kOwner);
+  const auto v = checkers::check_linearizable(other_releases.ops, kOwner);
   EXPECT_EQ(v.kind, kInvalid);
   EXPECT_NE(v.explanation.find("did not hold it"), std::string::npos) << v.explanation;
   EXPECT_EQ(check(H{}.call(0, A).call(0, R).call(1, A).call(1, R), kOwner), kValid);
   // The holder's :info release may have freed it.
-  EXPECT_EQ(check(H{}.call(0, A).call(0, R, OpType::kInfo).call(1, A), kOwner), kValid);
+  EXPECT_EQ(check(H{}.call(0, A).call(0, R, history::OpType::kInfo).call(1, A), kOwner), kValid);
   // An :info acquire never frees anything, and p1's release cannot free p0's lock.
-  EXPECT_EQ(check(H{}.call(0, A, OpType::kInfo).call(1, R), kOwner), kInvalid);
+  EXPECT_EQ(check(H{}.call(0, A, history::OpType::kInfo).call(1, R), kOwner), kInvalid);
 }
 
 TEST(Linearizability, LockSimsLeaseEncodingReadsRight) {
   // getset-clock-skew seed 3, before and after the encoding of README "The
   // history encoding": c2's lease ran out by its own clock, it gave the
   // release up, and later acquired its own stale key again.
-  const H gave_up_as_fail = H{}.call(1, A).call(1, R, OpType::kFail).call(1, A);
+  const H gave_up_as_fail = H{}.call(1, A).call(1, R, history::OpType::kFail).call(1, A);
   EXPECT_EQ(check(gave_up_as_fail), kInvalid);
-  const H gave_up_as_info = H{}.call(1, A).call(1, R, OpType::kInfo).call(5, A);
+  const H gave_up_as_info = H{}.call(1, A).call(1, R, history::OpType::kInfo).call(5, A);
   EXPECT_EQ(check(gave_up_as_info), kValid);
   EXPECT_EQ(check(gave_up_as_info, kOwner), kValid);
 }
 
 TEST(Linearizability, RuleBreaksAreFoundWithTheOpIndexAndTheRule) {
   auto rule = [](const H& h) {
-    const auto b = find_rule_break(h.ops);
+    const auto b = checkers::find_rule_break(h.ops);
     return b ? std::to_string(b->index) + ": " + b->rule : std::string("none");
   };
   EXPECT_EQ(rule(H{}.call(0, A).call(0, R)), "none");
@@ -146,7 +146,7 @@ TEST(Linearizability, RuleBreaksAreFoundWithTheOpIndexAndTheRule) {
   EXPECT_NE(rule(H{}.inv(0, A).inv(0, A)).find("while its op 0 is still open"), std::string::npos);
   EXPECT_NE(rule(H{}.ok(0, A)).find("0: process 0 completes op 0 (:ok :acquire) that it never"),
             std::string::npos);
-  EXPECT_NE(rule(H{}.call(0, A, OpType::kInfo).inv(0, R)).find("2: process 0 invokes op 2 after"),
+  EXPECT_NE(rule(H{}.call(0, A, history::OpType::kInfo).inv(0, R)).find("2: process 0 invokes op 2 after"),
             std::string::npos);
   EXPECT_NE(rule(H{}.inv(0, A).ok(0, R))
                 .find("completes a :release but process 0 invoked a "
@@ -157,11 +157,11 @@ TEST(Linearizability, RuleBreaksAreFoundWithTheOpIndexAndTheRule) {
 
 // Shortest failing prefix: up to the reported op it cannot be linearized,
 // one op shorter it can.
-void expect_shortest_prefix(const std::vector<Op>& ops, const LinearizabilityVerdict& v,
-                            MutexModel m, uint64_t seed) {
+void expect_shortest_prefix(const std::vector<history::Op>& ops, const checkers::LinearizabilityVerdict& v,
+                            checkers::MutexModel m, uint64_t seed) {
   ASSERT_GT(v.prefix_ops, 0);
-  const std::vector<Op> with(ops.begin(), ops.begin() + v.prefix_ops);
-  const std::vector<Op> without(ops.begin(), ops.begin() + v.prefix_ops - 1);
+  const std::vector<history::Op> with(ops.begin(), ops.begin() + v.prefix_ops);
+  const std::vector<history::Op> without(ops.begin(), ops.begin() + v.prefix_ops - 1);
   EXPECT_FALSE(testing::BruteForce(with, m).linearizable()) << "seed " << seed;
   EXPECT_TRUE(testing::BruteForce(without, m).linearizable()) << "seed " << seed;
   EXPECT_EQ(ops[static_cast<size_t>(v.prefix_ops - 1)].index, v.prefix_end_index);
@@ -172,7 +172,7 @@ void expect_shortest_prefix(const std::vector<Op>& ops, const LinearizabilityVer
 // nemesis ops, and enough of both verdicts that the comparison means something.
 TEST(Linearizability, AgreesWithBruteForceOnRandomSmallHistories) {
   constexpr int kHistories = 12'000;
-  for (MutexModel m : {kMutex, kOwner}) {
+  for (checkers::MutexModel m : {kMutex, kOwner}) {
     sim::Rng rng(m == kMutex ? 20240901 : 20240902);
     int valid = 0;
     int invalid = 0;
@@ -180,9 +180,9 @@ TEST(Linearizability, AgreesWithBruteForceOnRandomSmallHistories) {
     for (int i = 0; i < kHistories; ++i) {
       const uint64_t seed = rng.next();
       sim::Rng one(seed);
-      const std::vector<Op> ops = testing::random_lock_history(one);
-      ASSERT_FALSE(find_rule_break(ops).has_value()) << "seed " << seed;
-      const LinearizabilityVerdict v = check_linearizable(ops, m);
+      const std::vector<history::Op> ops = testing::random_lock_history(one);
+      ASSERT_FALSE(checkers::find_rule_break(ops).has_value()) << "seed " << seed;
+      const checkers::LinearizabilityVerdict v = checkers::check_linearizable(ops, m);
       const bool expected = testing::BruteForce(ops, m).linearizable();
       ASSERT_EQ(v.kind == kValid, expected)
           << to_string(m) << ", history seed " << seed << ": " << v.explanation;
@@ -207,13 +207,13 @@ TEST(Linearizability, AgreesWithBruteForceOnRandomMediumHistories) {
   g.ok = 0.7;
   g.fail = 0.15;
   g.follow_f = 0.9;
-  for (MutexModel m : {kMutex, kOwner}) {
+  for (checkers::MutexModel m : {kMutex, kOwner}) {
     sim::Rng rng(m == kMutex ? 77 : 78);
     for (int i = 0; i < 1500; ++i) {
       const uint64_t seed = rng.next();
       sim::Rng one(seed);
-      const std::vector<Op> ops = testing::random_lock_history(one, g);
-      const LinearizabilityVerdict v = check_linearizable(ops, m);
+      const std::vector<history::Op> ops = testing::random_lock_history(one, g);
+      const checkers::LinearizabilityVerdict v = checkers::check_linearizable(ops, m);
       const bool expected = testing::BruteForce(ops, m).linearizable();
       ASSERT_EQ(v.kind == kValid, expected)
           << to_string(m) << ", history seed " << seed << ": " << v.explanation;

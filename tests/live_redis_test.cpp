@@ -19,12 +19,12 @@
 #include <vector>
 
 #include "algorithms/set_nx_lua.h"
-#include "harness/check/mutex_checker.h"
-#include "harness/history.h"
-#include "harness/live/hiredis_connection.h"
-#include "harness/live/live_env.h"
-#include "harness/live/live_runner.h"
-#include "harness/live/redis_process.h"
+#include "checkers/mutex_checker.h"
+#include "history/history.h"
+#include "live/hiredis_connection.h"
+#include "live/live_env.h"
+#include "live/live_runner.h"
+#include "live/redis_process.h"
 #include "harness/workload.h"
 #include "real_servers.h"
 
@@ -222,19 +222,19 @@ TEST(LiveEnv, NamesSeedsAndClock) {
 // Every completion follows an :invoke of the same process and f; a process
 // never invokes twice without completing, nor again after :info; indices are
 // dense and time never goes back. Returns "" or the first problem.
-std::string check_well_formed(const harness::History& h, int clients) {
-  std::map<int64_t, std::optional<harness::Op>> pending;  // by process
+std::string check_well_formed(const history::History& h, int clients) {
+  std::map<int64_t, std::optional<history::Op>> pending;  // by process
   std::set<int64_t> retired;                              // processes that ended in :info
   std::map<int, std::set<int64_t>> processes_of;          // by client
   for (size_t i = 0; i < h.ops.size(); ++i) {
-    const harness::Op& op = h.ops[i];
+    const history::Op& op = h.ops[i];
     const std::string at = "op " + std::to_string(i) + ": ";
     if (op.index != static_cast<int64_t>(i)) return at + "index " + std::to_string(op.index);
     if (i > 0 && op.time_ns < h.ops[i - 1].time_ns) return at + "time goes back";
     if (op.client < 0 || op.client >= clients) return at + "bad client";
     processes_of[op.client].insert(op.process);
     auto& open = pending[op.process];
-    if (op.type == harness::OpType::kInvoke) {
+    if (op.type == history::OpType::kInvoke) {
       if (retired.count(op.process) != 0) return at + "invoke after :info on the same process";
       if (open.has_value()) return at + "second invoke without completion";
       open = op;
@@ -243,7 +243,7 @@ std::string check_well_formed(const harness::History& h, int clients) {
     if (!open.has_value()) return at + "completion without invoke";
     if (open->f != op.f || open->client != op.client) return at + "completion does not match";
     open.reset();
-    if (op.type == harness::OpType::kInfo) retired.insert(op.process);
+    if (op.type == history::OpType::kInfo) retired.insert(op.process);
   }
   // Process ids never move between clients, and client i starts as process i.
   std::set<int64_t> seen;
@@ -279,7 +279,7 @@ TEST(LiveRun, SetNxLuaFourClientsKeepMutualExclusion) {
   LiveOptions options;
   options.errors = &errors;
   const auto t0 = std::chrono::steady_clock::now();
-  const harness::History history = run_live(algorithm, workload, {{"127.0.0.1", server->port()}},
+  const history::History history = run_live(algorithm, workload, {{"127.0.0.1", server->port()}},
                                             Duration::seconds(3), /*seed=*/7, options);
   const auto elapsed = std::chrono::steady_clock::now() - t0;
 
@@ -292,21 +292,21 @@ TEST(LiveRun, SetNxLuaFourClientsKeepMutualExclusion) {
 
   int64_t acquired = 0;
   std::set<int> clients_that_acquired;
-  for (const harness::Op& op : history.ops) {
-    if (op.f == harness::OpF::kAcquire && op.type == harness::OpType::kOk) {
+  for (const history::Op& op : history.ops) {
+    if (op.f == history::OpF::kAcquire && op.type == history::OpType::kOk) {
       ++acquired;
       clients_that_acquired.insert(op.client);
     }
     // Nothing is faulted here, so nothing should be unknown.
-    EXPECT_NE(op.type, harness::OpType::kInfo) << "op " << op.index << ": " << op.detail;
+    EXPECT_NE(op.type, history::OpType::kInfo) << "op " << op.index << ": " << op.detail;
   }
   // ~3 s of 20-60 ms holds: dozens of hand-overs; a handful is the floor.
   EXPECT_GE(acquired, 5);
   EXPECT_GE(clients_that_acquired.size(), 2u);
   EXPECT_EQ(history.held.size(), static_cast<size_t>(acquired));
 
-  const harness::Verdict verdict = harness::check_mutex(history);
-  EXPECT_EQ(verdict.kind, harness::Verdict::Kind::kValid) << verdict.explanation;
+  const checkers::Verdict verdict = checkers::check_mutex(history);
+  EXPECT_EQ(verdict.kind, checkers::Verdict::Kind::kValid) << verdict.explanation;
 
   // Every lease was given back: the key is gone once the run is over.
   HiredisConnection c("127.0.0.1", server->port(), kTimeout);

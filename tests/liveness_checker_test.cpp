@@ -2,7 +2,7 @@
 // the run is a finding; a long gap that ends, or one nobody tried to fill, is not.
 #include <gtest/gtest.h>
 
-#include "harness/check/liveness_checker.h"
+#include "checkers/liveness_checker.h"
 
 namespace locksim::harness {
 namespace {
@@ -13,43 +13,43 @@ TimePoint sec(int64_t s) {
 
 class Script {
  public:
-  int64_t op(int64_t t, int client, OpType type) {
-    Op o;
+  int64_t op(int64_t t, int client, history::OpType type) {
+    history::Op o;
     o.time_ns = sec(t).ns;
     o.process = client;
     o.client = client;
     o.type = type;
-    o.f = OpF::kAcquire;
+    o.f = history::OpF::kAcquire;
     return recorder_.record(o);
   }
-  void hold(int client, int64_t from, int64_t to, HeldInterval::EndReason why) {
-    op(from, client, OpType::kInvoke);
-    const int64_t ok = op(from, client, OpType::kOk);
+  void hold(int client, int64_t from, int64_t to, history::HeldInterval::EndReason why) {
+    op(from, client, history::OpType::kInvoke);
+    const int64_t ok = op(from, client, history::OpType::kOk);
     recorder_.begin_hold(client, client, sec(from), ok);
     recorder_.end_hold(client, sec(to), -1, why);
   }
   void failed_attempt(int64_t t, int client) {
-    op(t, client, OpType::kInvoke);
-    op(t, client, OpType::kFail);
+    op(t, client, history::OpType::kInvoke);
+    op(t, client, history::OpType::kFail);
   }
   // A nemesis op (a fault or its end), as the runner records one.
   void fault(int64_t t, const char* f, std::vector<std::string> value) {
-    Op o = nemesis_op(f, std::move(value), "");
+    history::Op o = history::nemesis_op(f, std::move(value), "");
     o.time_ns = sec(t).ns;
     recorder_.record(o);
   }
-  History finish(int64_t end) { return recorder_.finish(sec(end)); }
+  history::History finish(int64_t end) { return recorder_.finish(sec(end)); }
 
  private:
-  HistoryRecorder recorder_;
+  history::HistoryRecorder recorder_;
 };
 
 TEST(LivenessChecker, LockUnheldAtTheEndWhileClientsTryIsStuck) {
   Script s;
-  s.hold(0, 0, 2, HeldInterval::EndReason::kCrash);  // c1 dies holding, key never expires
+  s.hold(0, 0, 2, history::HeldInterval::EndReason::kCrash);  // c1 dies holding, key never expires
   for (int64_t t = 3; t < 60; t += 5) s.failed_attempt(t, 1);
-  const LivenessVerdict v = check_liveness(s.finish(60), Duration::seconds(30));
-  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  const checkers::LivenessVerdict v = checkers::check_liveness(s.finish(60), Duration::seconds(30));
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
   EXPECT_EQ(v.unheld_since, sec(2));
   EXPECT_EQ(v.unheld_for, Duration::seconds(58));
   EXPECT_EQ(v.failed_attempts, 12);
@@ -63,21 +63,21 @@ TEST(LivenessChecker, LockUnheldAtTheEndWhileClientsTryIsStuck) {
 // :info, the outcome of a failed acquire attempt.)
 TEST(LivenessChecker, NemesisOpsAreNotAttempts) {
   for (const int attempts : {0, 3}) {
-    LivenessVerdict v[2];
+    checkers::LivenessVerdict v[2];
     for (const bool faults : {false, true}) {
       Script s;
       if (faults) s.fault(0, "drift", {"c1", "+5000ppm"});
-      s.hold(0, 0, 2, HeldInterval::EndReason::kCrash);
+      s.hold(0, 0, 2, history::HeldInterval::EndReason::kCrash);
       if (faults) s.fault(2, "crash", {"c1"});
       for (int64_t k = 0; k < attempts; ++k) s.failed_attempt(10 + k, 1);
       if (faults) {
         for (int64_t t = 20; t < 60; t += 10) s.fault(t, "pause", {"c2", "1s"});
         s.fault(59, "skip", {"crash", "@holder"});
       }
-      v[faults] = check_liveness(s.finish(60), Duration::seconds(30));
+      v[faults] = checkers::check_liveness(s.finish(60), Duration::seconds(30));
     }
     SCOPED_TRACE(attempts);
-    EXPECT_EQ(v[1].kind, attempts > 0 ? Verdict::Kind::kInvalid : Verdict::Kind::kValid);
+    EXPECT_EQ(v[1].kind, attempts > 0 ? checkers::Verdict::Kind::kInvalid : checkers::Verdict::Kind::kValid);
     EXPECT_EQ(v[1].kind, v[0].kind);
     EXPECT_EQ(v[1].failed_attempts, attempts);
     EXPECT_EQ(v[1].unheld_since, v[0].unheld_since);
@@ -89,39 +89,39 @@ TEST(LivenessChecker, NemesisOpsAreNotAttempts) {
 
 TEST(LivenessChecker, ALongGapThatEndsIsDelayNotStuck) {
   Script s;
-  s.hold(0, 0, 2, HeldInterval::EndReason::kRelease);
+  s.hold(0, 0, 2, history::HeldInterval::EndReason::kRelease);
   for (int64_t t = 3; t < 45; t += 5) s.failed_attempt(t, 1);
-  s.hold(1, 45, 59, HeldInterval::EndReason::kRelease);
-  const LivenessVerdict v = check_liveness(s.finish(60), Duration::seconds(30));
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid) << v.explanation;
+  s.hold(1, 45, 59, history::HeldInterval::EndReason::kRelease);
+  const checkers::LivenessVerdict v = checkers::check_liveness(s.finish(60), Duration::seconds(30));
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid) << v.explanation;
   EXPECT_EQ(v.longest_gap, Duration::seconds(43));  // reported, not judged
   EXPECT_EQ(v.longest_gap_start, sec(2));
 }
 
 TEST(LivenessChecker, NobodyTryingIsNotStuck) {
   Script s;
-  s.hold(0, 0, 2, HeldInterval::EndReason::kRelease);
-  const LivenessVerdict v = check_liveness(s.finish(60), Duration::seconds(30));
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid);
+  s.hold(0, 0, 2, history::HeldInterval::EndReason::kRelease);
+  const checkers::LivenessVerdict v = checkers::check_liveness(s.finish(60), Duration::seconds(30));
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid);
   EXPECT_EQ(v.failed_attempts, 0);
 }
 
 TEST(LivenessChecker, JustUnderTheThresholdIsNotStuck) {
   Script s;
-  s.hold(0, 0, 31, HeldInterval::EndReason::kRelease);
+  s.hold(0, 0, 31, history::HeldInterval::EndReason::kRelease);
   s.failed_attempt(40, 1);
-  EXPECT_EQ(check_liveness(s.finish(60), Duration::seconds(30)).kind, Verdict::Kind::kValid);
+  EXPECT_EQ(checkers::check_liveness(s.finish(60), Duration::seconds(30)).kind, checkers::Verdict::Kind::kValid);
   Script t;
-  t.hold(0, 0, 30, HeldInterval::EndReason::kRelease);
+  t.hold(0, 0, 30, history::HeldInterval::EndReason::kRelease);
   t.failed_attempt(40, 1);
-  EXPECT_EQ(check_liveness(t.finish(60), Duration::seconds(30)).kind, Verdict::Kind::kInvalid);
+  EXPECT_EQ(checkers::check_liveness(t.finish(60), Duration::seconds(30)).kind, checkers::Verdict::Kind::kInvalid);
 }
 
 TEST(LivenessChecker, NeverAcquiredAtAllIsStuck) {
   Script s;
   for (int64_t t = 0; t < 60; t += 10) s.failed_attempt(t, 0);
-  const LivenessVerdict v = check_liveness(s.finish(60), Duration::seconds(30));
-  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  const checkers::LivenessVerdict v = checkers::check_liveness(s.finish(60), Duration::seconds(30));
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
   EXPECT_EQ(v.last_holder, -1);
   EXPECT_NE(v.explanation.find("Nobody ever acquired it"), std::string::npos);
 }

@@ -9,8 +9,8 @@
 #include <utility>
 #include <vector>
 
-#include "harness/check/linearizability.h"
-#include "harness/history.h"
+#include "checkers/linearizability.h"
+#include "history/history.h"
 #include "sim/rng.h"
 
 namespace locksim::testing {
@@ -27,24 +27,24 @@ struct GenOptions {
 // A random history: each slot is a client running acquire/release calls one
 // at a time; a slot whose call ends :info continues under a fresh process (as
 // locksim's clients do); some calls are left open at the end.
-inline std::vector<harness::Op> random_lock_history(sim::Rng& rng, const GenOptions& g = {}) {
-  using harness::Op;
-  using harness::OpF;
-  using harness::OpType;
+inline std::vector<history::Op> random_lock_history(sim::Rng& rng, const GenOptions& g = {}) {
+  using history::Op;
+  using history::OpF;
+  using history::OpType;
   const int slots = static_cast<int>(rng.between(1, g.processes_max));
   const int events = static_cast<int>(rng.between(1, g.events_max));
   struct Slot {
     int64_t process;
     bool open = false;
-    OpF f = OpF::kAcquire;
-    OpF next = OpF::kAcquire;
+    history::OpF f = history::OpF::kAcquire;
+    history::OpF next = history::OpF::kAcquire;
   };
   std::vector<Slot> s;
   for (int i = 0; i < slots; ++i) s.push_back(Slot{i});
   int64_t next_process = slots;
-  std::vector<Op> ops;
-  auto emit = [&](int64_t process, OpType type, OpF f, int client) {
-    Op op;
+  std::vector<history::Op> ops;
+  auto emit = [&](int64_t process, history::OpType type, history::OpF f, int client) {
+    history::Op op;
     op.index = static_cast<int64_t>(ops.size());
     op.time_ns = op.index * 1000;
     op.process = process;
@@ -54,24 +54,24 @@ inline std::vector<harness::Op> random_lock_history(sim::Rng& rng, const GenOpti
     ops.push_back(op);
   };
   for (int e = 0; e < events; ++e) {
-    if (rng.chance(g.nemesis)) emit(harness::kNemesisProcess, OpType::kInfo, OpF::kPause, -1);
+    if (rng.chance(g.nemesis)) emit(harness::kNemesisProcess, history::OpType::kInfo, history::OpF::kPause, -1);
     const int i = static_cast<int>(rng.below(static_cast<uint64_t>(slots)));
     Slot& slot = s[static_cast<size_t>(i)];
     if (!slot.open) {
       slot.f =
-          rng.chance(g.follow_f) ? slot.next : (rng.chance(0.5) ? OpF::kAcquire : OpF::kRelease);
+          rng.chance(g.follow_f) ? slot.next : (rng.chance(0.5) ? history::OpF::kAcquire : history::OpF::kRelease);
       slot.open = true;
-      emit(slot.process, OpType::kInvoke, slot.f, i);
+      emit(slot.process, history::OpType::kInvoke, slot.f, i);
       continue;
     }
     const double u = static_cast<double>(rng.below(1'000'000)) / 1e6;
-    const OpType t = u < g.ok ? OpType::kOk : (u < g.ok + g.fail ? OpType::kFail : OpType::kInfo);
+    const history::OpType t = u < g.ok ? history::OpType::kOk : (u < g.ok + g.fail ? history::OpType::kFail : history::OpType::kInfo);
     emit(slot.process, t, slot.f, i);
     slot.open = false;
-    if (t == OpType::kOk) slot.next = slot.f == OpF::kAcquire ? OpF::kRelease : OpF::kAcquire;
-    if (t == OpType::kInfo) {
+    if (t == history::OpType::kOk) slot.next = slot.f == history::OpF::kAcquire ? history::OpF::kRelease : history::OpF::kAcquire;
+    if (t == history::OpType::kInfo) {
       slot.process = next_process++;
-      slot.next = OpF::kAcquire;
+      slot.next = history::OpF::kAcquire;
     }
   }
   return ops;
@@ -84,20 +84,20 @@ inline std::vector<harness::Op> random_lock_history(sim::Rng& rng, const GenOpti
 // remembering dead states. Exponential: small histories only (< 20 calls).
 class BruteForce {
  public:
-  BruteForce(const std::vector<harness::Op>& ops, harness::MutexModel model) : model_(model) {
+  BruteForce(const std::vector<history::Op>& ops, checkers::MutexModel model) : model_(model) {
     std::map<int64_t, size_t> open;  // process -> call
     for (size_t pos = 0; pos < ops.size(); ++pos) {
-      const harness::Op& op = ops[pos];
-      if (!harness::is_client_op(op)) continue;
-      if (op.type == harness::OpType::kInvoke) {
+      const history::Op& op = ops[pos];
+      if (!history::is_client_op(op)) continue;
+      if (op.type == history::OpType::kInvoke) {
         open[op.process] = calls_.size();
         calls_.push_back(Call{op.process, op.f, pos, kNever, false, false});
         continue;
       }
       Call& c = calls_[open.at(op.process)];
       open.erase(op.process);
-      if (op.type == harness::OpType::kFail) c.failed = true;
-      if (op.type == harness::OpType::kOk) {
+      if (op.type == history::OpType::kFail) c.failed = true;
+      if (op.type == history::OpType::kOk) {
         c.ok = true;
         c.complete = pos;
       }
@@ -111,7 +111,7 @@ class BruteForce {
   static constexpr int64_t kFree = -1;  // model state: -1 free, else the holder (mutex: 0)
   struct Call {
     int64_t process;
-    harness::OpF f;
+    history::OpF f;
     size_t invoke;
     size_t complete;  // kNever unless :ok
     bool ok;
@@ -137,8 +137,8 @@ class BruteForce {
   }
 
   bool step(int64_t state, const Call& x, int64_t* next) const {
-    const bool owner = model_ == harness::MutexModel::kOwnerMutex;
-    if (x.f == harness::OpF::kAcquire) {
+    const bool owner = model_ == checkers::MutexModel::kOwnerMutex;
+    if (x.f == history::OpF::kAcquire) {
       if (state != kFree) return false;
       *next = owner ? x.process : 0;
       return true;
@@ -161,7 +161,7 @@ class BruteForce {
     return false;
   }
 
-  harness::MutexModel model_;
+  checkers::MutexModel model_;
   std::vector<Call> calls_;
   std::set<std::pair<uint32_t, int64_t>> dead_;
 };

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/sweep.h"
+#include "harness/sweep/sweep.h"
 #include "reports/matrix.h"
 #include "tests/run_summary_builder.h"
 

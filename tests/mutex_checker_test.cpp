@@ -1,6 +1,6 @@
 // The mutual-exclusion checker on hand-written histories, and against an
 // O(n^2) brute force on large random ones.
-#include "harness/check/mutex_checker.h"
+#include "checkers/mutex_checker.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/history.h"
+#include "history/history.h"
 #include "sim/rng.h"
 
 namespace locksim::harness {
@@ -20,8 +20,8 @@ TimePoint at_ms(int64_t ms) {
   return TimePoint{} + Duration::millis(ms);
 }
 
-HeldInterval held(int client, int64_t start_ns, int64_t end_ns, int64_t acquire_index) {
-  HeldInterval h;
+history::HeldInterval held(int client, int64_t start_ns, int64_t end_ns, int64_t acquire_index) {
+  history::HeldInterval h;
   h.client = client;
   h.process = client;
   h.start = TimePoint{start_ns};
@@ -35,10 +35,10 @@ HeldInterval held(int client, int64_t start_ns, int64_t end_ns, int64_t acquire_
 // held interval, release :invoke closes it, an :info op retires the process.
 class Script {
  public:
-  int64_t op(int64_t ms, int client, OpType type, OpF f, std::string detail = "") {
+  int64_t op(int64_t ms, int client, history::OpType type, history::OpF f, std::string detail = "") {
     if (static_cast<size_t>(client) >= process_.size()) process_.resize(client + 1, -1);
     if (process_[client] < 0) process_[client] = next_process_++;
-    Op o;
+    history::Op o;
     o.time_ns = at_ms(ms).ns;
     o.process = process_[client];
     o.type = type;
@@ -46,39 +46,39 @@ class Script {
     o.client = client;
     o.detail = std::move(detail);
     const int64_t index = recorder_.record(o);
-    if (f == OpF::kAcquire && type == OpType::kOk) {
+    if (f == history::OpF::kAcquire && type == history::OpType::kOk) {
       recorder_.begin_hold(client, o.process, at_ms(ms), index);
     }
-    if (f == OpF::kRelease && type == OpType::kInvoke) {
-      recorder_.end_hold(client, at_ms(ms), index, HeldInterval::EndReason::kRelease);
+    if (f == history::OpF::kRelease && type == history::OpType::kInvoke) {
+      recorder_.end_hold(client, at_ms(ms), index, history::HeldInterval::EndReason::kRelease);
     }
-    if (type == OpType::kInfo) process_[client] = -1;  // Jepsen: a fresh process next time
+    if (type == history::OpType::kInfo) process_[client] = -1;  // Jepsen: a fresh process next time
     return index;
   }
-  int64_t invoke_acquire(int64_t ms, int c) { return op(ms, c, OpType::kInvoke, OpF::kAcquire); }
-  int64_t acquired(int64_t ms, int c) { return op(ms, c, OpType::kOk, OpF::kAcquire); }
-  int64_t invoke_release(int64_t ms, int c) { return op(ms, c, OpType::kInvoke, OpF::kRelease); }
-  int64_t released(int64_t ms, int c) { return op(ms, c, OpType::kOk, OpF::kRelease); }
+  int64_t invoke_acquire(int64_t ms, int c) { return op(ms, c, history::OpType::kInvoke, history::OpF::kAcquire); }
+  int64_t acquired(int64_t ms, int c) { return op(ms, c, history::OpType::kOk, history::OpF::kAcquire); }
+  int64_t invoke_release(int64_t ms, int c) { return op(ms, c, history::OpType::kInvoke, history::OpF::kRelease); }
+  int64_t released(int64_t ms, int c) { return op(ms, c, history::OpType::kOk, history::OpF::kRelease); }
   void crash(int64_t ms, int c) {
-    recorder_.end_hold(c, at_ms(ms), -1, HeldInterval::EndReason::kCrash);
+    recorder_.end_hold(c, at_ms(ms), -1, history::HeldInterval::EndReason::kCrash);
   }
   // A nemesis op (a fault or its end), as the runner records one.
   void fault(int64_t ms, const char* f, std::vector<std::string> value) {
-    Op o = nemesis_op(f, std::move(value), "");
+    history::Op o = history::nemesis_op(f, std::move(value), "");
     o.time_ns = at_ms(ms).ns;
     recorder_.record(o);
   }
-  History finish(int64_t ms) { return recorder_.finish(at_ms(ms)); }
+  history::History finish(int64_t ms) { return recorder_.finish(at_ms(ms)); }
 
  private:
-  HistoryRecorder recorder_;
+  history::HistoryRecorder recorder_;
   std::vector<int64_t> process_;
   int64_t next_process_ = 0;
 };
 
 TEST(MutexChecker, EmptyHistoryIsValid) {
-  const Verdict v = check_mutex(History{});
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid);
+  const checkers::Verdict v = checkers::check_mutex(history::History{});
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid);
   EXPECT_EQ(v.checker, "mutual-exclusion");
   EXPECT_TRUE(v.overlaps.empty());
   EXPECT_FALSE(v.explanation.empty());
@@ -94,10 +94,10 @@ TEST(MutexChecker, SequentialHoldersAreValid) {
   s.acquired(45, 1);
   s.invoke_release(70, 1);
   s.released(71, 1);
-  const History h = s.finish(100);
+  const history::History h = s.finish(100);
   ASSERT_EQ(h.held.size(), 2u);
-  const Verdict v = check_mutex(h);
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid);
+  const checkers::Verdict v = checkers::check_mutex(h);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid);
   EXPECT_TRUE(v.overlaps.empty());
   EXPECT_NE(v.explanation.find("2 held intervals"), std::string::npos) << v.explanation;
 }
@@ -112,11 +112,11 @@ TEST(MutexChecker, OverlapReportsBothOpsAndExactWindow) {
   s.released(51, 0);                              // 5
   const int64_t b_rel = s.invoke_release(80, 1);  // 6
   s.released(81, 1);                              // 7
-  const Verdict v = check_mutex(s.finish(100));
+  const checkers::Verdict v = checkers::check_mutex(s.finish(100));
 
-  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
   ASSERT_EQ(v.overlaps.size(), 1u);
-  const Overlap& o = v.overlaps[0];
+  const checkers::Overlap& o = v.overlaps[0];
   EXPECT_EQ(o.a.client, 0);
   EXPECT_EQ(o.a.acquire_index, a_ok);
   EXPECT_EQ(o.a.release_index, a_rel);
@@ -153,11 +153,11 @@ TEST(MutexChecker, NemesisOpsChangeNothing) {
     s.invoke_release(80, 1);
     fault(80, "crash", {"c2"});
     s.released(81, 1);
-    const History h = s.finish(100);
+    const history::History h = s.finish(100);
     ASSERT_EQ(h.ops.size(), faults ? 13u : 8u);
-    const Verdict v = check_mutex(h);
+    const checkers::Verdict v = checkers::check_mutex(h);
     SCOPED_TRACE(faults ? "with nemesis ops" : "without");
-    EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+    EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
     ASSERT_EQ(v.overlaps.size(), 1u);
     EXPECT_EQ(v.overlaps[0].a.client, 0);
     EXPECT_EQ(v.overlaps[0].b.client, 1);
@@ -180,16 +180,16 @@ TEST(MutexChecker, TouchingIntervalsDoNotOverlap) {
   s.released(50, 0);
   s.invoke_release(60, 1);
   s.released(61, 1);
-  const Verdict v = check_mutex(s.finish(100));
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid);
+  const checkers::Verdict v = checkers::check_mutex(s.finish(100));
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid);
   EXPECT_TRUE(v.overlaps.empty());
 }
 
 TEST(MutexChecker, OneNanosecondOverlapIsCaught) {
-  History h;
+  history::History h;
   h.held.push_back(held(0, 100, 201, 1));
   h.held.push_back(held(1, 200, 300, 3));
-  const Verdict v = check_mutex(h);
+  const checkers::Verdict v = checkers::check_mutex(h);
   ASSERT_EQ(v.overlaps.size(), 1u);
   EXPECT_EQ(v.overlaps[0].window_start, TimePoint{200});
   EXPECT_EQ(v.overlaps[0].window_end, TimePoint{201});
@@ -207,9 +207,9 @@ TEST(MutexChecker, ThreeWayOverlapReportsThreePairsInOrder) {
   s.invoke_release(60, 1);
   s.invoke_release(80, 2);
   s.invoke_release(100, 0);
-  const Verdict v = check_mutex(s.finish(200));
+  const checkers::Verdict v = checkers::check_mutex(s.finish(200));
 
-  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
   ASSERT_EQ(v.overlaps.size(), 3u);
   // By window start, then acquire indices.
   EXPECT_EQ(v.overlaps[0].a.acquire_index, ok0);
@@ -232,28 +232,28 @@ TEST(MutexChecker, ThreeWayOverlapReportsThreePairsInOrder) {
 TEST(MutexChecker, FailAndInfoOpsCreateNoIntervals) {
   Script s;
   s.invoke_acquire(0, 0);                                          // 0, process 0
-  s.op(5, 0, OpType::kFail, OpF::kAcquire, "quorum not reached");  // 1
+  s.op(5, 0, history::OpType::kFail, history::OpF::kAcquire, "quorum not reached");  // 1
   s.invoke_acquire(6, 1);                                          // 2, process 1
   // Timed out: the lock may or may not be held on the servers, but client 1
   // does not believe it holds it, so there is no interval.
-  s.op(20, 1, OpType::kInfo, OpF::kAcquire, "timeout");          // 3
+  s.op(20, 1, history::OpType::kInfo, history::OpF::kAcquire, "timeout");          // 3
   s.invoke_acquire(21, 2);                                       // 4, process 2
   s.acquired(25, 2);                                             // 5: client 2 holds [25, 40)
   s.invoke_acquire(30, 1);                                       // 6, client 1 as process 3
-  s.op(35, 1, OpType::kFail, OpF::kAcquire, "held by another");  // 7
+  s.op(35, 1, history::OpType::kFail, history::OpF::kAcquire, "held by another");  // 7
   s.invoke_release(40, 2);                                       // 8
-  s.op(45, 2, OpType::kInfo, OpF::kRelease, "timeout");          // 9
+  s.op(45, 2, history::OpType::kInfo, history::OpF::kRelease, "timeout");          // 9
   s.invoke_acquire(46, 1);                                       // 10
   s.acquired(50, 1);                                             // 11: client 1 holds [50, 60)
   s.invoke_release(60, 1);                                       // 12
-  s.op(61, 1, OpType::kFail, OpF::kRelease, "not the owner");    // 13
-  const History h = s.finish(100);
+  s.op(61, 1, history::OpType::kFail, history::OpF::kRelease, "not the owner");    // 13
+  const history::History h = s.finish(100);
 
   ASSERT_EQ(h.ops.size(), 14u);
   EXPECT_EQ(h.ops[6].process, 3) << "the :info op retired client 1's process 1";
   ASSERT_EQ(h.held.size(), 2u);
-  const Verdict v = check_mutex(h);
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid) << v.explanation;
+  const checkers::Verdict v = checkers::check_mutex(h);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid) << v.explanation;
   EXPECT_TRUE(v.overlaps.empty());
 }
 
@@ -265,20 +265,20 @@ TEST(MutexChecker, NeverReleasedLockHeldUntilRunEndOverlapsLaterHolder) {
   const int64_t ok1 = s.acquired(510, 1);
   const int64_t rel1 = s.invoke_release(600, 1);
   s.released(601, 1);
-  const History h = s.finish(1000);
+  const history::History h = s.finish(1000);
 
   ASSERT_EQ(h.held.size(), 2u);
-  const HeldInterval& stuck = h.held[1];  // closed last, by finish()
+  const history::HeldInterval& stuck = h.held[1];  // closed last, by finish()
   EXPECT_EQ(stuck.client, 0);
   EXPECT_EQ(stuck.end, at_ms(1000));
-  EXPECT_EQ(stuck.end_reason, HeldInterval::EndReason::kRunEnd);
+  EXPECT_EQ(stuck.end_reason, history::HeldInterval::EndReason::kRunEnd);
   EXPECT_EQ(stuck.release_index, -1);
 
-  const Verdict v = check_mutex(h);
-  EXPECT_EQ(v.kind, Verdict::Kind::kInvalid);
+  const checkers::Verdict v = checkers::check_mutex(h);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
   ASSERT_EQ(v.overlaps.size(), 1u);
   EXPECT_EQ(v.overlaps[0].a.acquire_index, ok0);
-  EXPECT_EQ(v.overlaps[0].a.end_reason, HeldInterval::EndReason::kRunEnd);
+  EXPECT_EQ(v.overlaps[0].a.end_reason, history::HeldInterval::EndReason::kRunEnd);
   EXPECT_EQ(v.overlaps[0].b.acquire_index, ok1);
   EXPECT_EQ(v.overlaps[0].b.release_index, rel1);
   EXPECT_EQ(v.overlaps[0].window_start, at_ms(510));
@@ -294,8 +294,8 @@ TEST(MutexChecker, CrashedHolderStopsHoldingAtTheCrash) {
   s.invoke_acquire(40, 1);
   s.crash(50, 0);  // client 0: [10, 50)
   s.acquired(60, 1);
-  const Verdict v = check_mutex(s.finish(100));
-  EXPECT_EQ(v.kind, Verdict::Kind::kValid) << v.explanation;
+  const checkers::Verdict v = checkers::check_mutex(s.finish(100));
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid) << v.explanation;
 }
 
 TEST(MutexChecker, ZeroLengthIntervalOverlapsNothing) {
@@ -306,41 +306,41 @@ TEST(MutexChecker, ZeroLengthIntervalOverlapsNothing) {
   s.acquired(10, 0);
   s.invoke_release(10, 0);  // client 0: [10, 10), released the instant it acquired
   s.invoke_release(20, 1);
-  const History h = s.finish(100);
+  const history::History h = s.finish(100);
   ASSERT_EQ(h.held.size(), 2u);
-  EXPECT_EQ(check_mutex(h).kind, Verdict::Kind::kValid);
+  EXPECT_EQ(checkers::check_mutex(h).kind, checkers::Verdict::Kind::kValid);
 
   // Also at the very start of another interval, where the sweep meets it first.
-  History z;
+  history::History z;
   z.held.push_back(held(0, 100, 100, 0));
   z.held.push_back(held(1, 100, 200, 2));
   z.held.push_back(held(2, 150, 150, 4));
-  EXPECT_EQ(check_mutex(z).kind, Verdict::Kind::kValid);
+  EXPECT_EQ(checkers::check_mutex(z).kind, checkers::Verdict::Kind::kValid);
 }
 
 TEST(MutexChecker, IntervalEndingBeforeItStartsIsUnknown) {
-  History h;
+  history::History h;
   h.held.push_back(held(0, 100, 50, 0));
   h.held.push_back(held(1, 200, 300, 2));
-  const Verdict v = check_mutex(h);
-  EXPECT_EQ(v.kind, Verdict::Kind::kUnknown);
+  const checkers::Verdict v = checkers::check_mutex(h);
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kUnknown);
   EXPECT_NE(v.explanation.find("end before they start"), std::string::npos) << v.explanation;
 
   // A proven overlap elsewhere still makes it invalid.
   h.held.push_back(held(2, 250, 260, 4));
-  EXPECT_EQ(check_mutex(h).kind, Verdict::Kind::kInvalid);
+  EXPECT_EQ(checkers::check_mutex(h).kind, checkers::Verdict::Kind::kInvalid);
 }
 
 // (a acquire index, b acquire index, window start, window end): the identity
 // of an overlap, for comparing against the brute force.
 using PairKey = std::tuple<int64_t, int64_t, int64_t, int64_t>;
 
-std::vector<PairKey> brute_force(const std::vector<HeldInterval>& held) {
+std::vector<PairKey> brute_force(const std::vector<history::HeldInterval>& held) {
   std::vector<PairKey> out;
   for (size_t i = 0; i < held.size(); ++i) {
     for (size_t j = i + 1; j < held.size(); ++j) {
-      const HeldInterval* a = &held[i];
-      const HeldInterval* b = &held[j];
+      const history::HeldInterval* a = &held[i];
+      const history::HeldInterval* b = &held[j];
       if (a->start == a->end || b->start == b->end) continue;
       const int64_t lo = std::max(a->start.ns, b->start.ns);
       const int64_t hi = std::min(a->end.ns, b->end.ns);
@@ -358,9 +358,9 @@ std::vector<PairKey> brute_force(const std::vector<HeldInterval>& held) {
   return out;
 }
 
-std::vector<PairKey> keys(const Verdict& v) {
+std::vector<PairKey> keys(const checkers::Verdict& v) {
   std::vector<PairKey> out;
-  for (const Overlap& o : v.overlaps) {
+  for (const checkers::Overlap& o : v.overlaps) {
     EXPECT_LE(o.a.start, o.b.start);
     out.emplace_back(o.a.acquire_index, o.b.acquire_index, o.window_start.ns, o.window_end.ns);
   }
@@ -373,9 +373,9 @@ TEST(MutexChecker, MatchesBruteForceOnRandomHistories) {
     sim::Rng rng = root.split("round");
     const int n = round == 0 ? 3000 : static_cast<int>(rng.between(0, 300));
     const int64_t span = rng.between(1, 20000);
-    History h;
+    history::History h;
     for (int i = 0; i < n; ++i) {
-      HeldInterval x;
+      history::HeldInterval x;
       x.client = i;
       x.process = i;
       // Coarse grid so that touching ends, equal starts and zero lengths all
@@ -386,20 +386,20 @@ TEST(MutexChecker, MatchesBruteForceOnRandomHistories) {
       x.release_index = 2 * i + 1;
       h.held.push_back(x);
     }
-    const Verdict v = check_mutex(h);
+    const checkers::Verdict v = checkers::check_mutex(h);
     const std::vector<PairKey> expected = brute_force(h.held);
     ASSERT_EQ(keys(v), expected) << "round " << round;
-    EXPECT_EQ(v.kind, expected.empty() ? Verdict::Kind::kValid : Verdict::Kind::kInvalid);
+    EXPECT_EQ(v.kind, expected.empty() ? checkers::Verdict::Kind::kValid : checkers::Verdict::Kind::kInvalid);
     if (round == 0) {
       EXPECT_GT(expected.size(), 100u) << "the big round should be dense";
     }
 
     // The input order must not leak into the output.
-    std::vector<HeldInterval> shuffled = h.held;
+    std::vector<history::HeldInterval> shuffled = h.held;
     for (size_t i = shuffled.size(); i > 1; --i) std::swap(shuffled[i - 1], shuffled[rng.below(i)]);
-    History h2;
+    history::History h2;
     h2.held = shuffled;
-    const Verdict v2 = check_mutex(h2);
+    const checkers::Verdict v2 = checkers::check_mutex(h2);
     EXPECT_EQ(keys(v2), expected);
     EXPECT_EQ(v2.explanation, v.explanation);
   }

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "env/sql_connection.h"
-#include "harness/live/mariadb_connection.h"
+#include "live/mariadb_connection.h"
 #include "sim/mysql/mysql_deployment.h"
 #include "sim/network.h"
 #include "sim/node.h"

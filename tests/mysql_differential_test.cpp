@@ -32,7 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/live/mariadb_process.h"
+#include "live/mariadb_process.h"
 #include "mysql_differential_sessions.h"
 #include "real_servers.h"
 

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/live/live_check.h"
-#include "harness/live/mariadb_connection.h"
-#include "harness/live/mariadb_process.h"
+#include "live/live_check.h"
+#include "live/mariadb_connection.h"
+#include "live/mariadb_process.h"
 #include "harness/run_result.h"
 #include "locksim_binary.h"
 #include "real_servers.h"
@@ -50,13 +50,13 @@ TEST_P(MysqlLive, HoldsTheLockAloneOnRealMariaDb) {
   SKIP_WITHOUT_MARIADB();
   const harness::RunResult r = run_live_and_check(config_for(GetParam(), Duration::seconds(3)));
   EXPECT_TRUE(r.errors.empty()) << (r.errors.empty() ? "" : r.errors.front());
-  EXPECT_EQ(r.mutex.kind, harness::Verdict::Kind::kValid) << r.mutex.explanation;
+  EXPECT_EQ(r.mutex.kind, checkers::Verdict::Kind::kValid) << r.mutex.explanation;
   EXPECT_GT(r.acquisitions, 10) << "the lock really went round";
   EXPECT_EQ(r.acquisitions, r.releases_ok) << "each holder released its own row";
   // Fcount is the fence: it grows with every acquire of the one lock row.
   uint64_t last = 0;
-  for (const harness::Op& op : r.history.ops) {
-    if (op.type != harness::OpType::kOk || op.f != harness::OpF::kAcquire) continue;
+  for (const history::Op& op : r.history.ops) {
+    if (op.type != history::OpType::kOk || op.f != history::OpF::kAcquire) continue;
     ASSERT_TRUE(op.fence.has_value());
     EXPECT_GT(*op.fence, last);
     last = *op.fence;
@@ -85,7 +85,7 @@ TEST(MysqlLiveViolation, HoldsPastTheDeadlineOverlapForReal) {
   c.algorithm_params["ttl"] = "1s";
   const harness::RunResult r = run_live_and_check(c);
   EXPECT_TRUE(r.errors.empty());
-  EXPECT_EQ(r.mutex.kind, harness::Verdict::Kind::kInvalid);
+  EXPECT_EQ(r.mutex.kind, checkers::Verdict::Kind::kInvalid);
 }
 
 TEST(MariadbConnection, ErrorNumbersPassThroughAndALostSessionIs2013) {

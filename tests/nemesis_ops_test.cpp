@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "faults/fault_schedule.h"
-#include "harness/history_io.h"
+#include "history/history_io.h"
 #include "harness/run_sim.h"
 
 namespace locksim::harness {
@@ -21,10 +21,10 @@ struct Step {
   std::string detail;
 };
 
-std::vector<Op> nemesis_ops(const History& h) {
-  std::vector<Op> out;
-  for (const Op& op : h.ops) {
-    if (!is_client_op(op)) out.push_back(op);
+std::vector<history::Op> nemesis_ops(const history::History& h) {
+  std::vector<history::Op> out;
+  for (const history::Op& op : h.ops) {
+    if (!history::is_client_op(op)) out.push_back(op);
   }
   return out;
 }
@@ -39,9 +39,9 @@ SimRunReport run_with(const std::vector<std::string>& faults, uint64_t seed = 3)
   return simulate_and_check(c);
 }
 
-void expect_steps(const History& h, const std::vector<Step>& want) {
-  const std::vector<Op> got = nemesis_ops(h);
-  ASSERT_EQ(got.size(), want.size()) << to_jsonl(h);
+void expect_steps(const history::History& h, const std::vector<Step>& want) {
+  const std::vector<history::Op> got = nemesis_ops(h);
+  ASSERT_EQ(got.size(), want.size()) << history::to_jsonl(h);
   for (size_t i = 0; i < want.size(); ++i) {
     SCOPED_TRACE(i);
     EXPECT_EQ(got[i].time_ns, want[i].at.ns);
@@ -49,11 +49,11 @@ void expect_steps(const History& h, const std::vector<Step>& want) {
     EXPECT_EQ(got[i].value, want[i].value);
     EXPECT_EQ(got[i].detail, want[i].detail);
     EXPECT_EQ(got[i].process, kNemesisProcess);
-    EXPECT_EQ(got[i].type, OpType::kInfo);
+    EXPECT_EQ(got[i].type, history::OpType::kInfo);
     EXPECT_EQ(h.ops[static_cast<size_t>(got[i].index)].index, got[i].index) << "dense, in place";
   }
   // The whole history, nemesis ops included, survives the files.
-  EXPECT_EQ(to_jsonl(parse_jsonl(to_jsonl(h))), to_jsonl(h));
+  EXPECT_EQ(history::to_jsonl(history::parse_jsonl(history::to_jsonl(h))), history::to_jsonl(h));
 }
 
 Duration s(int64_t n) {
@@ -68,7 +68,7 @@ TEST(NemesisOps, PauseAndResume) {
 
 TEST(NemesisOps, CrashAndRestartThenCrashForGood) {
   const SimRunReport r = run_with({"crash c3 at 5s for 3s", "crash redis-1 at 10s"});
-  const History& h = r.result.history;
+  const history::History& h = r.result.history;
   expect_steps(h, {{s(5), "crash", {"c3", "3s"}, ""},
                    {s(8), "restart", {"c3"}, ""},
                    {s(10), "crash", {"redis-1"}, ""}});
@@ -76,7 +76,7 @@ TEST(NemesisOps, CrashAndRestartThenCrashForGood) {
   // right after the crash op, at the same instant.
   const int64_t crash_index = nemesis_ops(h)[0].index;
   int closed = 0;
-  for (const Op& op : h.ops) {
+  for (const history::Op& op : h.ops) {
     if (op.detail != "client crashed") continue;
     ++closed;
     EXPECT_EQ(op.client, 2);
@@ -105,9 +105,9 @@ TEST(NemesisOps, DriftAndJump) {
 }
 
 // Did client `client` hold the lock at `t` (the ground truth the nemesis asked)?
-bool held_at(const History& h, int client, Duration t) {
+bool held_at(const history::History& h, int client, Duration t) {
   const TimePoint at = TimePoint{} + t;
-  for (const HeldInterval& x : h.held) {
+  for (const history::HeldInterval& x : h.held) {
     if (x.client == client && x.start <= at && at < x.end) return true;
   }
   return false;
@@ -117,22 +117,22 @@ TEST(NemesisOps, HolderFaultsResolvedOrSkipped) {
   // At 0 s nobody can hold the lock yet (an acquire takes a round trip); at
   // 5 s, with this seed, c-someone does.
   const SimRunReport r = run_with({"pause @holder at 0s for 1s", "pause @holder at 5s for 2s"});
-  const History& h = r.result.history;
-  const std::vector<Op> ops = nemesis_ops(h);
-  ASSERT_EQ(ops.size(), 3u) << to_jsonl(h);
-  EXPECT_EQ(ops[0].f, OpF::kSkip);
+  const history::History& h = r.result.history;
+  const std::vector<history::Op> ops = nemesis_ops(h);
+  ASSERT_EQ(ops.size(), 3u) << history::to_jsonl(h);
+  EXPECT_EQ(ops[0].f, history::OpF::kSkip);
   EXPECT_EQ(ops[0].time_ns, 0);
   EXPECT_EQ(ops[0].value, (std::vector<std::string>{"pause", "@holder", "1s"}));
   EXPECT_EQ(ops[0].detail, "nobody holds the lock");
-  EXPECT_EQ(describe_nemesis_op(ops[0]), "skip pause @holder for 1s (nobody holds the lock)");
+  EXPECT_EQ(history::describe_nemesis_op(ops[0]), "skip pause @holder for 1s (nobody holds the lock)");
 
-  ASSERT_EQ(ops[1].f, OpF::kPause) << "seed 3 has a holder at 5 s";
+  ASSERT_EQ(ops[1].f, history::OpF::kPause) << "seed 3 has a holder at 5 s";
   ASSERT_EQ(ops[1].value.size(), 2u);
   const std::string holder = ops[1].value[0];
   EXPECT_EQ(ops[1].value[1], "2s");
   ASSERT_TRUE(holder == "c1" || holder == "c2" || holder == "c3") << holder;
   EXPECT_TRUE(held_at(h, holder[1] - '1', s(5))) << holder << " held the lock at 5 s";
-  EXPECT_EQ(ops[2].f, OpF::kResume);
+  EXPECT_EQ(ops[2].f, history::OpF::kResume);
   EXPECT_EQ(ops[2].value, (std::vector<std::string>{holder}));
   EXPECT_EQ(ops[2].time_ns, s(7).ns);
 }
@@ -141,20 +141,20 @@ TEST(NemesisOps, ClientOpsAndCountsDoNotSeeThem) {
   const SimRunReport with = run_with({"jump redis-1 at 30s +1s"});  // after the run: no op
   const SimRunReport plain = run_with({});
   EXPECT_TRUE(nemesis_ops(with.result.history).empty());
-  EXPECT_EQ(to_jsonl(with.result.history), to_jsonl(plain.result.history));
+  EXPECT_EQ(history::to_jsonl(with.result.history), history::to_jsonl(plain.result.history));
 
   // A fault that changes nothing a client sees (a zero drift) adds exactly
   // one op, and the client ops, counts and verdicts stay as they were.
   const SimRunReport noop = run_with({"drift c1 at 1s +0ppm"});
-  const History& h = noop.result.history;
+  const history::History& h = noop.result.history;
   ASSERT_EQ(h.ops.size(), plain.result.history.ops.size() + 1);
-  History stripped;
-  for (const Op& op : h.ops) {
-    if (!is_client_op(op)) continue;
+  history::History stripped;
+  for (const history::Op& op : h.ops) {
+    if (!history::is_client_op(op)) continue;
     stripped.ops.push_back(op);
     stripped.ops.back().index = static_cast<int64_t>(stripped.ops.size()) - 1;
   }
-  EXPECT_EQ(to_jsonl(stripped), to_jsonl(plain.result.history));
+  EXPECT_EQ(history::to_jsonl(stripped), history::to_jsonl(plain.result.history));
   EXPECT_EQ(noop.result.client_ops, plain.result.client_ops);
   EXPECT_EQ(noop.result.acquisitions, plain.result.acquisitions);
   EXPECT_EQ(noop.result.releases_info, plain.result.releases_info);

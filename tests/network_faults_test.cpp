@@ -8,7 +8,7 @@
 #include "env/parse.h"
 #include "faults/fault_schedule.h"
 #include "faults/network_draw.h"
-#include "harness/history.h"
+#include "history/history.h"
 #include "harness/settings.h"
 #include "sim/connection.h"
 
@@ -35,10 +35,10 @@ TEST(NetworkFaults, ParseAndDescribeRoundTrip) {
 }
 
 TEST(NetworkFaults, HistoryValuesAndTheirText) {
-  using harness::describe_nemesis_op;
-  using harness::nemesis_op;
+  using history::describe_nemesis_op;
+  using history::nemesis_op;
   const auto text = [](const FaultEvent& e) {
-    return describe_nemesis_op(nemesis_op(to_string(e.kind), e.value(), ""));
+    return history::describe_nemesis_op(history::nemesis_op(to_string(e.kind), e.value(), ""));
   };
   EXPECT_EQ(text(parse_fault("delay c1|redis-1 at 5s for 2s by 12s", "f")),
             "delay c1|redis-1 for 2s by 12s");

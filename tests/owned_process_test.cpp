@@ -3,7 +3,7 @@
 // period (also a paused process), hands ownership over on a move, and the
 // interrupt path (stop_all_owned) stops every owned process and removes its
 // folder while the former owners then stop nothing.
-#include "harness/live/owned_processes.h"
+#include "live/owned_processes.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -49,7 +49,7 @@ inline std::vector<PauseBoundary> pause_boundaries(const std::string& algorithm)
   for (uint64_t seed = 1; seed <= 20; ++seed) {
     const harness::RunConfig c = pause_config(algorithm, seed);
     const harness::SimRunReport r = harness::simulate_and_check(c);
-    for (const harness::HeldInterval& h : r.result.history.held) {
+    for (const history::HeldInterval& h : r.result.history.held) {
       if (h.start <= at && h.end > at) {
         out.push_back({c, kPauseTtl - (at - h.start)});
         break;

@@ -27,8 +27,8 @@
 
 #include "algorithms/redlock.h"
 #include "algorithms/set_nx_lua.h"
-#include "harness/live/hiredis_connection.h"
-#include "harness/live/redis_process.h"
+#include "live/hiredis_connection.h"
+#include "live/redis_process.h"
 #include "sim/redis/server.h"
 #include "sim/redis/sha1.h"
 #include "sim/rng.h"

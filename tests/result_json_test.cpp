@@ -5,17 +5,17 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/check/mutex_checker.h"
+#include "checkers/mutex_checker.h"
 #include "harness/run_result.h"
 
 namespace locksim::reports {
 namespace {
 
-using harness::HeldInterval;
-using harness::HistoryRecorder;
-using harness::Op;
-using harness::OpF;
-using harness::OpType;
+using history::HeldInterval;
+using history::HistoryRecorder;
+using history::Op;
+using history::OpF;
+using history::OpType;
 using harness::RunResult;
 
 TimePoint at_ms(int64_t ms) {
@@ -27,15 +27,15 @@ TimePoint at_ms(int64_t ms) {
 // With `faults`, nemesis ops are interleaved (at 0, 500, 1500 and 2500 ms):
 // the client ops and every verdict and count must stay the same.
 RunResult overlapping_run(int clients, bool faults = false) {
-  HistoryRecorder r;
+  history::HistoryRecorder r;
   auto fault = [&](int64_t ms, const char* f, std::vector<std::string> value, std::string why) {
     if (!faults) return;
-    Op o = harness::nemesis_op(f, std::move(value), std::move(why));
+    history::Op o = history::nemesis_op(f, std::move(value), std::move(why));
     o.time_ns = at_ms(ms).ns;
     r.record(o);
   };
-  auto op = [&](int64_t ms, int c, OpType t, OpF f) {
-    Op o;
+  auto op = [&](int64_t ms, int c, history::OpType t, history::OpF f) {
+    history::Op o;
     o.time_ns = at_ms(ms).ns;
     o.process = c;
     o.client = c;
@@ -44,19 +44,19 @@ RunResult overlapping_run(int clients, bool faults = false) {
     return r.record(o);
   };
   fault(0, "pause", {"c1", "1s"}, "");
-  for (int c = 0; c < clients; ++c) op(0, c, OpType::kInvoke, OpF::kAcquire);
+  for (int c = 0; c < clients; ++c) op(0, c, history::OpType::kInvoke, history::OpF::kAcquire);
   for (int c = 0; c < clients; ++c) {
-    r.begin_hold(c, c, at_ms(1 + c), op(1 + c, c, OpType::kOk, OpF::kAcquire));
+    r.begin_hold(c, c, at_ms(1 + c), op(1 + c, c, history::OpType::kOk, history::OpF::kAcquire));
   }
   fault(500, "partition", {"c1,c2", "redis-1", "1s"}, "");
   fault(1000, "resume", {"c1"}, "");
   for (int c = 0; c < clients; ++c) {
-    r.end_hold(c, at_ms(1000 + c), op(1000 + c, c, OpType::kInvoke, OpF::kRelease),
-               HeldInterval::EndReason::kRelease);
+    r.end_hold(c, at_ms(1000 + c), op(1000 + c, c, history::OpType::kInvoke, history::OpF::kRelease),
+               history::HeldInterval::EndReason::kRelease);
   }
-  op(2000, 0, OpType::kOk, OpF::kRelease);
+  op(2000, 0, history::OpType::kOk, history::OpF::kRelease);
   // Only a client that invoked a release may complete one (the recorder asserts it).
-  if (clients > 1) op(2001, 1, OpType::kFail, OpF::kRelease);
+  if (clients > 1) op(2001, 1, history::OpType::kFail, history::OpF::kRelease);
   fault(2500, "skip", {"crash", "@holder"}, "nobody holds the lock");
 
   RunResult run;
@@ -64,7 +64,7 @@ RunResult overlapping_run(int clients, bool faults = false) {
   run.seed = 42;
   run.params = {{"clients", clients}, {"ttl_ms", 30000}};
   run.history = r.finish(at_ms(3000));
-  run.mutex = harness::check_mutex(run.history);
+  run.mutex = checkers::check_mutex(run.history);
   run.events = 1234;
   run.replay_command = "locksim run --algorithm redlock --seed 42";
   harness::fill_counts(run);
@@ -167,8 +167,8 @@ TEST(ResultJson, FaultsAreTheHistorysNemesisOpsAndCountNowhereElse) {
   EXPECT_EQ(j["faults"][3]["time_ns"], at_ms(2500).ns);
   // Each marker points at its op in the history.
   for (const auto& f : j["faults"]) {
-    const harness::Op& op = run.history.ops[f["index"].get<size_t>()];
-    EXPECT_FALSE(harness::is_client_op(op));
+    const history::Op& op = run.history.ops[f["index"].get<size_t>()];
+    EXPECT_FALSE(history::is_client_op(op));
     EXPECT_EQ(f["time_ns"], op.time_ns);
   }
   const std::string text = summary_text(run);
@@ -182,7 +182,7 @@ TEST(ResultJson, FaultsAreTheHistorysNemesisOpsAndCountNowhereElse) {
 
 TEST(ResultJson, ValidAndUnknownSummaries) {
   RunResult run = overlapping_run(1);
-  EXPECT_EQ(harness::overall_verdict(run), harness::Verdict::Kind::kValid);
+  EXPECT_EQ(harness::overall_verdict(run), checkers::Verdict::Kind::kValid);
   EXPECT_EQ(summary_text(run).rfind("OK: no mutual-exclusion violation in 1 acquisition\n", 0), 0u);
   EXPECT_EQ(result_to_json(run)["verdict"], "valid");
 

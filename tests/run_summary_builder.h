@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/sweep.h"
+#include "harness/sweep/sweep.h"
 
 namespace locksim::testing {
 

@@ -18,8 +18,8 @@ SimRunReport run(const std::string& name) {
 
 // Faults are the history's nemesis ops.
 bool has_fault(const RunResult& r, const std::string& prefix) {
-  for (const Op& op : r.history.ops) {
-    if (!is_client_op(op) && describe_nemesis_op(op).rfind(prefix, 0) == 0) return true;
+  for (const history::Op& op : r.history.ops) {
+    if (!history::is_client_op(op) && history::describe_nemesis_op(op).rfind(prefix, 0) == 0) return true;
   }
   return false;
 }
@@ -37,17 +37,17 @@ TEST(Scenarios, EveryShippedScenarioGivesItsExpectedResult) {
     EXPECT_TRUE(r.result.errors.empty()) << r.result.errors.front();
     switch (s.expect) {
       case Scenario::Expect::kViolation:
-        EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kInvalid) << r.result.mutex.explanation;
+        EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid) << r.result.mutex.explanation;
         EXPECT_STREQ(finding(r.result), "safety");
         break;
       case Scenario::Expect::kSafe:
-        EXPECT_EQ(overall_verdict(r.result), Verdict::Kind::kValid)
+        EXPECT_EQ(overall_verdict(r.result), checkers::Verdict::Kind::kValid)
             << r.result.mutex.explanation << " / " << r.result.liveness.explanation;
         EXPECT_GT(r.result.acquisitions, 0);
         break;
       case Scenario::Expect::kLiveness:
-        EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kValid) << r.result.mutex.explanation;
-        EXPECT_EQ(r.result.liveness.kind, Verdict::Kind::kInvalid);
+        EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kValid) << r.result.mutex.explanation;
+        EXPECT_EQ(r.result.liveness.kind, checkers::Verdict::Kind::kInvalid);
         EXPECT_STREQ(finding(r.result), "liveness");
         break;
       case Scenario::Expect::kUnspecified:
@@ -58,8 +58,8 @@ TEST(Scenarios, EveryShippedScenarioGivesItsExpectedResult) {
 
 TEST(Scenarios, CrashBetweenSetnxAndExpireLeavesAKeyWithoutTtlForever) {
   const SimRunReport r = run("naive-setnx-crash-between");
-  const LivenessVerdict& l = r.result.liveness;
-  EXPECT_EQ(l.kind, Verdict::Kind::kInvalid);
+  const checkers::LivenessVerdict& l = r.result.liveness;
+  EXPECT_EQ(l.kind, checkers::Verdict::Kind::kInvalid);
   // Stuck from the crash to the end of the run, with clients trying throughout.
   EXPECT_GE(l.unheld_for, Duration::seconds(55));
   EXPECT_GT(l.failed_attempts, 20);
@@ -68,27 +68,27 @@ TEST(Scenarios, CrashBetweenSetnxAndExpireLeavesAKeyWithoutTtlForever) {
 
 TEST(Scenarios, LateDeleteLetsAThirdClientIn) {
   const SimRunReport r = run("naive-setnx-late-delete");
-  ASSERT_EQ(r.result.mutex.kind, Verdict::Kind::kInvalid);
+  ASSERT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
   // The paused holder's plain DEL succeeded although its own key had expired
   // (it held for longer than the 3 s TTL): it deleted the key of a client
   // that was holding at that moment, and someone else got in right after.
   bool late_delete = false;
-  for (const HeldInterval& x : r.result.history.held) {
-    if (x.end_reason != HeldInterval::EndReason::kRelease ||
+  for (const history::HeldInterval& x : r.result.history.held) {
+    if (x.end_reason != history::HeldInterval::EndReason::kRelease ||
         x.end - x.start <= Duration::seconds(3)) {
       continue;
     }
     const auto& ops = r.result.history.ops;
-    const Op& invoke = ops[static_cast<size_t>(x.release_index)];
+    const history::Op& invoke = ops[static_cast<size_t>(x.release_index)];
     bool deleted = false;  // DEL answered 1: some key was removed
     for (size_t i = static_cast<size_t>(x.release_index) + 1; i < ops.size(); ++i) {
       if (ops[i].process == invoke.process) {
-        deleted = ops[i].type == OpType::kOk && ops[i].f == OpF::kRelease;
+        deleted = ops[i].type == history::OpType::kOk && ops[i].f == history::OpF::kRelease;
         break;
       }
     }
     if (!deleted) continue;
-    for (const Overlap& o : r.result.mutex.overlaps) {
+    for (const checkers::Overlap& o : r.result.mutex.overlaps) {
       const bool victim_holding = o.a.client != x.client && o.a.start < x.end && o.a.end > x.end;
       if (victim_holding && o.b.start >= x.end && o.b.start - x.end < Duration::millis(50)) {
         late_delete = true;
@@ -102,7 +102,7 @@ TEST(Scenarios, LateDeleteLetsAThirdClientIn) {
 TEST(Scenarios, FailoverPromotesTheReplicaThatNeverSawTheKey) {
   const SimRunReport r = run("set-nx-lua-failover");
   EXPECT_EQ(r.output.failovers, 1);
-  ASSERT_EQ(r.result.mutex.kind, Verdict::Kind::kInvalid);
+  ASSERT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
   // The second holder got in after the failover (crash at 50 ms + down_after 2 s).
   EXPECT_GE(r.result.mutex.overlaps.front().b.start, TimePoint{} + Duration::seconds(2));
 }
@@ -112,16 +112,16 @@ TEST(Scenarios, FsyncAlwaysKeepsTheKeyAcrossTheRestartAndNoFsyncLosesIt) {
   const SimRunReport kept = run("set-nx-lua-restart-fsync-always");
   EXPECT_TRUE(has_fault(lost.result, "restart redis-1"));
   EXPECT_TRUE(has_fault(kept.result, "restart redis-1"));
-  ASSERT_EQ(lost.result.mutex.kind, Verdict::Kind::kInvalid);
+  ASSERT_EQ(lost.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
   // The intruder acquired right after the restart at 3 s.
   EXPECT_GE(lost.result.mutex.overlaps.front().b.start, TimePoint{} + Duration::seconds(3));
-  EXPECT_EQ(kept.result.mutex.kind, Verdict::Kind::kValid);
+  EXPECT_EQ(kept.result.mutex.kind, checkers::Verdict::Kind::kValid);
 }
 
 TEST(Scenarios, RedlockDelayedRestartIsSafeWhereImmediateRestartIsNot) {
-  EXPECT_EQ(run("redlock-node-restart").result.mutex.kind, Verdict::Kind::kInvalid);
+  EXPECT_EQ(run("redlock-node-restart").result.mutex.kind, checkers::Verdict::Kind::kInvalid);
   const SimRunReport delayed = run("redlock-delayed-restart");
-  EXPECT_EQ(delayed.result.mutex.kind, Verdict::Kind::kValid);
+  EXPECT_EQ(delayed.result.mutex.kind, checkers::Verdict::Kind::kValid);
   EXPECT_GE(delayed.result.acquisitions, 3);  // the lock changed hands after the restart
 }
 

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "algorithms/set_nx_lua.h"
-#include "harness/history_io.h"
+#include "history/history_io.h"
 #include "harness/run_sim.h"
 #include "sim/redis/sha1.h"
 #include "tests/algorithm_test_env.h"
@@ -29,7 +29,7 @@ TEST(SetNxLua, NoFaultsNoViolationsOverAThousandSeeds) {
   int64_t acquisitions = 0;
   for (uint64_t seed = 1; seed <= 1000; ++seed) {
     const SimRunReport r = simulate_and_check(base_config(seed));
-    ASSERT_EQ(r.result.mutex.kind, Verdict::Kind::kValid)
+    ASSERT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kValid)
         << "seed " << seed << ": " << r.result.mutex.explanation;
     ASSERT_TRUE(r.result.errors.empty()) << "seed " << seed << ": " << r.result.errors[0];
     // A run in which nobody got the lock proves nothing.
@@ -45,9 +45,9 @@ TEST(SetNxLua, HoldLongerThanTtlViolatesAndNamesThePair) {
   c.workload.hold_min = Duration::seconds(2);
   c.workload.hold_max = Duration::seconds(3);
   const SimRunReport r = simulate_and_check(c);
-  ASSERT_EQ(r.result.mutex.kind, Verdict::Kind::kInvalid);
+  ASSERT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
   ASSERT_FALSE(r.result.mutex.overlaps.empty());
-  for (const Overlap& o : r.result.mutex.overlaps) {
+  for (const checkers::Overlap& o : r.result.mutex.overlaps) {
     EXPECT_NE(o.a.client, o.b.client);
     EXPECT_LT(o.window_start, o.window_end);
     // The second holder got in because the first's key expired under it:
@@ -65,7 +65,7 @@ TEST(SetNxLua, HoldJustUnderTtlIsSafe) {
     c.workload.hold_min = Duration::millis(800);
     c.workload.hold_max = Duration::millis(900);
     const SimRunReport r = simulate_and_check(c);
-    ASSERT_EQ(r.result.mutex.kind, Verdict::Kind::kValid) << "seed " << seed;
+    ASSERT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kValid) << "seed " << seed;
   }
 }
 
@@ -85,14 +85,14 @@ TEST(SetNxLua, ClientPausePastTtlViolates) {
     c.faults.events.push_back(e);
   }
   const SimRunReport r = simulate_and_check(c);
-  EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kInvalid);
+  EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
   const auto& ops = r.result.history.ops;
-  EXPECT_EQ(std::count_if(ops.begin(), ops.end(), [](const Op& op) { return !is_client_op(op); }),
+  EXPECT_EQ(std::count_if(ops.begin(), ops.end(), [](const history::Op& op) { return !history::is_client_op(op); }),
             10);  // 5 pauses, 5 resumes: nemesis ops in the history
 }
 
 std::string edn_of(uint64_t seed) {
-  return to_edn(simulate_and_check(base_config(seed)).result.history);
+  return history::to_edn(simulate_and_check(base_config(seed)).result.history);
 }
 
 TEST(Determinism, SameSeedSameHistoryBytes) {
@@ -118,8 +118,8 @@ TEST(Determinism, SameSeedSameBytesWithFaults) {
   c.faults.events.push_back(faults::parse_fault("partition c1,c3|redis-1 at 12s for 2s", "f"));
   c.faults.events.push_back(faults::parse_fault("crash c4 at 5s for 3s", "f"));
   c.faults.events.push_back(faults::parse_fault("crash redis-1 at 20s for 1s", "f"));
-  const std::string a = to_jsonl(simulate_and_check(c).result.history);
-  const std::string b = to_jsonl(simulate_and_check(c).result.history);
+  const std::string a = history::to_jsonl(simulate_and_check(c).result.history);
+  const std::string b = history::to_jsonl(simulate_and_check(c).result.history);
   EXPECT_EQ(a, b);
 }
 

@@ -249,7 +249,7 @@ TEST(Network, EveryMessageIsDroppedInFlightOrArrived) {
   Network net(w, Rng(3));
   net.set_default_link(LinkParams{.latency_base = Duration::millis(5),
                                   .latency_jitter_mean = Duration::millis(5),
-                                  .loss = 0.2});
+                                  .loss_probability = 0.2});
   Node a(w, "a"), b(w, "b");
   int handled = 0;
   for (int i = 0; i < 100; ++i) {

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "harness/history_io.h"
+#include "history/history_io.h"
 #include "harness/run_sim.h"
 #include "harness/scenario.h"
 
@@ -27,9 +27,9 @@ TEST(TcpScenarios, ReplayIsByteIdentical) {
     SCOPED_TRACE(name);
     const SimRunReport a = run(name);
     const SimRunReport b = run(name);
-    EXPECT_EQ(to_jsonl(a.result.history), to_jsonl(b.result.history));
-    EXPECT_EQ(to_edn(a.result.history), to_edn(b.result.history));
-    EXPECT_EQ(held_to_json(a.result.history).dump(), held_to_json(b.result.history).dump());
+    EXPECT_EQ(history::to_jsonl(a.result.history), history::to_jsonl(b.result.history));
+    EXPECT_EQ(history::to_edn(a.result.history), history::to_edn(b.result.history));
+    EXPECT_EQ(history::held_to_json(a.result.history).dump(), history::held_to_json(b.result.history).dump());
   }
 }
 
@@ -39,9 +39,9 @@ TEST(TcpScenarios, LateGrantOverlapStartsAfterTheHeal) {
   for (const char* name : {"set-nx-lua-partition-late-grant", "set-nx-lua-one-way-partition"}) {
     SCOPED_TRACE(name);
     const SimRunReport r = run(name);
-    ASSERT_EQ(r.result.mutex.kind, Verdict::Kind::kInvalid);
+    ASSERT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
     ASSERT_FALSE(r.result.mutex.overlaps.empty());
-    const Overlap& o = r.result.mutex.overlaps.front();
+    const checkers::Overlap& o = r.result.mutex.overlaps.front();
     const TimePoint heal =
         TimePoint{} + Duration::millis(160) +
         (std::string(name).find("one-way") != std::string::npos ? Duration::seconds(15)
@@ -55,8 +55,8 @@ TEST(TcpScenarios, LateGrantOverlapStartsAfterTheHeal) {
 // The delay spike: 6 s on the replies, more than the 5 s TTL, no partition.
 TEST(TcpScenarios, DelaySpikeGrantArrivesAfterTheTtl) {
   const SimRunReport r = run("set-nx-lua-delay-spike");
-  ASSERT_EQ(r.result.mutex.kind, Verdict::Kind::kInvalid);
-  const Overlap& o = r.result.mutex.overlaps.front();
+  ASSERT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
+  const checkers::Overlap& o = r.result.mutex.overlaps.front();
   EXPECT_GE(o.window_start, TimePoint{} + Duration::seconds(6));
   EXPECT_EQ(r.output.messages_dropped, 0u);  // nothing lost, only late
 }
@@ -67,7 +67,7 @@ TEST(TcpScenarios, RedlockRejectsTheLateGrant) {
   for (const char* name : {"redlock-partition-late-grant", "redlock-delay-spike"}) {
     SCOPED_TRACE(name);
     const SimRunReport r = run(name);
-    EXPECT_EQ(r.result.mutex.kind, Verdict::Kind::kValid) << r.result.mutex.explanation;
+    EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kValid) << r.result.mutex.explanation;
     EXPECT_GT(r.result.acquisitions, 5);
   }
 }

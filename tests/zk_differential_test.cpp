@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "harness/live/zk_connection_live.h"
-#include "harness/live/zk_process.h"
+#include "live/zk_connection_live.h"
+#include "live/zk_process.h"
 #include "real_servers.h"
 #include "sim/network.h"
 #include "sim/world.h"

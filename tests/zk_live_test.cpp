@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "algorithms/zk_lock.h"
-#include "harness/history.h"
-#include "harness/live/zk_live_env.h"
-#include "harness/live/zk_process.h"
+#include "history/history.h"
+#include "live/zk_live_env.h"
+#include "live/zk_process.h"
 #include "harness/workload.h"
 #include "real_servers.h"
 
@@ -42,18 +42,18 @@ class LiveTruth : public harness::Truth {
     std::lock_guard<std::mutex> lock(mu_);
     return next_process_++;
   }
-  int64_t record(harness::Op op, bool begin_hold, bool end_hold) override {
+  int64_t record(history::Op op, bool begin_hold, bool end_hold) override {
     std::lock_guard<std::mutex> lock(mu_);
     const TimePoint now = true_now();
     op.time_ns = now.ns;
     const int64_t index = recorder_.record(op);
     if (begin_hold) recorder_.begin_hold(op.client, op.process, now, index);
     if (end_hold) {
-      recorder_.end_hold(op.client, now, index, harness::HeldInterval::EndReason::kRelease);
+      recorder_.end_hold(op.client, now, index, history::HeldInterval::EndReason::kRelease);
     }
     return index;
   }
-  harness::History finish() {
+  history::History finish() {
     std::lock_guard<std::mutex> lock(mu_);
     return recorder_.finish(true_now());
   }
@@ -63,7 +63,7 @@ class LiveTruth : public harness::Truth {
   Duration length_;
   std::mutex mu_;
   int64_t next_process_ = 100;
-  harness::HistoryRecorder recorder_;
+  history::HistoryRecorder recorder_;
 };
 
 TEST(ZkLive, CuratorHoldsTheLockAloneOnARealEnsemble) {
@@ -101,7 +101,7 @@ TEST(ZkLive, CuratorHoldsTheLockAloneOnARealEnsemble) {
   }
   for (auto& t : threads) t.join();
   for (const auto& e : errors) EXPECT_EQ(e, "");
-  const harness::History h = truth.finish();
+  const history::History h = truth.finish();
   EXPECT_GT(h.held.size(), 10u);  // the lock really went round
   for (size_t i = 0; i < h.held.size(); ++i) {
     for (size_t j = i + 1; j < h.held.size(); ++j) {
@@ -112,8 +112,8 @@ TEST(ZkLive, CuratorHoldsTheLockAloneOnARealEnsemble) {
   }
   // The fencing tokens (czxids) grow with each acquire.
   uint64_t last = 0;
-  for (const harness::Op& op : h.ops) {
-    if (op.type != harness::OpType::kOk || op.f != harness::OpF::kAcquire || !op.fence) continue;
+  for (const history::Op& op : h.ops) {
+    if (op.type != history::OpType::kOk || op.f != history::OpF::kAcquire || !op.fence) continue;
     EXPECT_GT(*op.fence, last);
     last = *op.fence;
   }

@@ -1,0 +1,136 @@
+// Sweeps: algorithms x fault profiles x seeds, each run independent.
+//
+// A sweep's runs are numbered in one fixed order (algorithm, then profile,
+// then seed, each in the order given), and everything about a sweep's output
+// is decided by that numbering, never by which thread or shard ran what or
+// when: `--shard i/N` takes the runs whose number is i-1 modulo N, each
+// finished run is appended to DIR/runs.jsonl as one line (in finishing order,
+// which does not matter), and the report is built from those lines sorted by
+// run number. So threads, shards, kills and resumes all give the same report.
+//
+// Each run is single-threaded in its own World; workers are plain threads,
+// each with its own fiber scheduler (sim::SimScheduler is per thread) and
+// assertion context (env/assert.h is per thread). Shared state is only the
+// output file and the counters, behind one mutex.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/run_config.h"
+#include "harness/run_result.h"
+
+namespace locksim::harness {
+
+struct SweepPlan {
+  std::vector<std::string> algorithms;  // names, in report order
+  std::vector<std::string> profiles;    // "pause", "pause+partition", ... in column order
+  uint64_t seed_first = 1;
+  uint64_t seed_last = 1;
+  int shard_index = 1;  // 1..shard_count
+  int shard_count = 1;
+  // The settings every run shares besides algorithm, profile and seed (the
+  // table's defaults unless the sweep was given others, e.g. --duration).
+  RunConfig base;
+
+  uint64_t seeds() const { return seed_last - seed_first + 1; }
+  uint64_t runs_total() const { return algorithms.size() * profiles.size() * seeds(); }
+  // Whether run `index` belongs to this plan's shard.
+  bool in_shard(uint64_t index) const {
+    return index % static_cast<uint64_t>(shard_count) == static_cast<uint64_t>(shard_index - 1);
+  }
+  // The run's number in the fixed order.
+  uint64_t index_of(size_t algorithm, size_t profile, uint64_t seed) const;
+  // The config of one run.
+  RunConfig config_of(const std::string& algorithm, const std::string& profile,
+                      uint64_t seed) const;
+};
+
+// "1..1000" (or one seed "7"). Throws ConfigError naming `field`.
+std::pair<uint64_t, uint64_t> parse_seed_range(const std::string& text, const std::string& field);
+// "2/4" -> {2, 4}; 1 <= i <= N <= 10000. Throws ConfigError naming `field`.
+std::pair<int, int> parse_shard(const std::string& text, const std::string& field);
+// "all" or a comma list of known algorithm names / profiles (each profile may
+// combine parts with '+'). Throws ConfigError naming `field` and the bad item.
+std::vector<std::string> parse_algorithm_list(const std::string& text, const std::string& field);
+std::vector<std::string> parse_profile_list(const std::string& text, const std::string& field);
+
+// The plan as DIR/sweep.json holds it (without the shard, with it when
+// `with_shard`), and back. from_json throws ConfigError naming `source`.
+nlohmann::ordered_json plan_to_json(const SweepPlan& plan, bool with_shard);
+SweepPlan plan_from_json(const nlohmann::json& j, const std::string& source);
+
+// What the report keeps of one run: one line of runs.jsonl.
+struct RunSummary {
+  uint64_t index = 0;
+  std::string algorithm, profile;
+  uint64_t seed = 0;
+  // "safety", "liveness", "latent" (lease exposure without a violation),
+  // "none", or "unknown" (a client error)
+  std::string finding;
+  // What happened to the guarded resource's data (the consequence checker):
+  // "" no resource ran, "safe", or "violation" (a stale write accepted, a
+  // lost update, an oversell).
+  std::string data;
+  int64_t overlaps = 0;
+  int64_t acquisitions = 0;
+  int64_t run_length_ns = 0;
+  int64_t events = 0;
+  int64_t faults = 0;          // fault ops the nemesis applied (not ends, not skips)
+  bool fault_touched = false;  // a fault hit a holder, or a server while the lock was held
+  // Acquire latency (invoke to :ok) histogram: bucket (latency_bucket) -> count.
+  std::map<int, int64_t> latency;
+  std::string replay;
+  std::string error;    // the first client error, if any
+  int64_t wall_ns = 0;  // real time the run took: timing only, never in the matrix
+};
+
+// Latency buckets: four per power of two of microseconds (within 25 %).
+int latency_bucket(int64_t latency_ns);
+// The smallest latency (ns) of a bucket's range, for percentiles.
+int64_t latency_bucket_floor_ns(int bucket);
+
+// What the report keeps of `result`, run number `index` of `plan`.
+RunSummary summarize_run(const RunResult& result, uint64_t index, const std::string& profile);
+// Whether any applied fault touched a lock holder (a client fault on a
+// client while it held, or after for a clock fault) or a server while anyone
+// held the lock: fault coverage's numerator.
+bool fault_touched_holder(const history::History& history, int64_t* faults_applied);
+
+nlohmann::ordered_json summary_to_json(const RunSummary& s);
+// Throws ConfigError naming `field` for a line that is not a summary.
+RunSummary summary_from_json(const nlohmann::json& j, const std::string& field);
+
+// Reads DIR/runs.jsonl: every complete line (a line cut short by a kill is
+// skipped), deduplicated by run number, sorted by run number. A missing
+// file is no runs.
+std::vector<RunSummary> read_runs(const std::string& path);
+
+struct SweepOptions {
+  int jobs = 1;         // worker threads, >= 1
+  bool resume = false;  // keep runs already in DIR/runs.jsonl
+  // Set (e.g. by SIGINT) to stop taking runs; runs in flight finish.
+  const std::atomic<bool>* stop = nullptr;
+  // Called (under the sweep's lock, from a worker) after each run is
+  // appended: runs done so far in this shard (also resumed ones), runs of the
+  // shard, findings so far.
+  std::function<void(uint64_t done, uint64_t total, uint64_t findings)> on_progress;
+  // Real time for RunSummary::wall_ns, supplied by the caller (harness/ keeps
+  // no real clock: scripts/check-determinism). May be empty (then 0).
+  std::function<int64_t()> wall_now_ns;
+};
+
+// Runs the plan's shard into DIR (created; DIR/sweep.json and DIR/runs.jsonl)
+// and returns every run summary of DIR, sorted. With resume, DIR's plan must
+// match `plan` (ConfigError otherwise) and runs already there are skipped;
+// without, DIR/runs.jsonl starts empty.
+std::vector<RunSummary> run_sweep(const SweepPlan& plan, const std::string& dir,
+                                  const SweepOptions& options);
+
+}  // namespace locksim::harness

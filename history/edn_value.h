@@ -1,0 +1,109 @@
+// A small, strict EDN reader (https://github.com/edn-format/edn): values as a
+// tree, each with the line and column it starts at, so every error can say
+// where. It exists for edn_history.h (Jepsen histories); it reads all of EDN
+// (strings, characters, numbers, keywords, symbols, lists, vectors, maps,
+// sets, #tagged values, ##Inf/##NaN, comments, #_ discards) plus Clojure's
+// ratios, so any value a Jepsen op holds is read, even if then ignored.
+//
+// Errors throw ConfigError "SOURCE:LINE:COLUMN: what was expected, got what".
+// Limits: nesting depth kDepthMax (the reader recurses); nothing else,
+// the text is already in memory.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "env/assert.h"
+
+namespace locksim::history::edn {
+
+inline constexpr int kDepthMax = 200;  // nesting of collections
+
+struct Value {
+  enum class Kind {
+    kNil,
+    kBool,
+    kInt,
+    kBigInt,
+    kFloat,
+    kString,
+    kChar,
+    kKeyword,
+    kSymbol,
+    kList,
+    kVector,
+    kMap,
+    kSet,
+    kTagged,
+  };
+  Kind kind = Kind::kNil;
+  // String contents (escapes decoded, \uXXXX as '?': never needed); keyword
+  // or symbol name without ':'; the tag; a number's token.
+  std::string text;
+  int64_t integer = 0;       // kInt (fits int64), kBool (0 or 1)
+  std::vector<Value> items;  // collections (a map as k, v, k, v, ...); a tagged value's one item
+  int line = 0;              // where the value starts, 1-based
+  int column = 0;
+};
+
+const char* kind_name(Value::Kind k);  // "a map", "a keyword", "nil", ...
+// The value as a message shows it: ":done", "42", "\"text\"", "a vector"; one
+// line, at most 40 characters.
+std::string shown(const Value& v);
+
+// Reads values one at a time from `text`, which must outlive the reader.
+class Reader {
+ public:
+  Reader(std::string_view text, std::string source) : text_(text), source_(std::move(source)) {}
+
+  [[noreturn]] void fail_at(int line, int column, const std::string& what) const;
+  [[noreturn]] void fail(const std::string& what) const { fail_at(line_, column_, what); }
+
+  // Skips whitespace, commas, ; and #! comments, and #_ discarded forms.
+  void skip_space();
+  bool at_end() const { return pos_ >= text_.size(); }
+  // The next byte. Precondition: !at_end().
+  char current() const {
+    LOCKSIM_ASSERT(pos_ < text_.size());
+    return text_[pos_];
+  }
+  int line() const { return line_; }
+  int column() const { return column_; }
+  // Moves past current(). Precondition: !at_end().
+  void advance() {
+    LOCKSIM_ASSERT_MSG(pos_ < text_.size(), "the reader moved past the end of its input");
+    if (text_[pos_] == '\n') {
+      ++line_;
+      column_ = 1;
+    } else {
+      ++column_;
+    }
+    ++pos_;
+    LOCKSIM_ASSERT(line_ >= 1 && column_ >= 1);
+  }
+
+  // Reads one value at nesting `depth`. Precondition: skip_space() was called
+  // and !at_end().
+  Value read(int depth);
+
+ private:
+  char peek(size_t ahead) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
+  Value read_seq(Value v, Value::Kind kind, char close, int depth);
+  std::string_view token();
+  Value read_string(Value v);
+  void read_hex4();
+  Value read_char(Value v);
+  Value read_dispatch(Value v, int depth);
+  Value read_atom(Value v);
+  Value read_number(Value v, std::string_view t);
+
+  std::string_view text_;
+  std::string source_;
+  size_t pos_ = 0;
+  int line_ = 1;
+  int column_ = 1;
+};
+
+}  // namespace locksim::history::edn

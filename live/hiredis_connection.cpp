@@ -1,0 +1,174 @@
+#include "live/hiredis_connection.h"
+
+#include <hiredis/hiredis.h>
+#include <signal.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+
+#include "env/assert.h"
+
+namespace locksim::live {
+
+namespace {
+
+timeval to_timeval(Duration d) {
+  const int64_t ns = d.ns < 0 ? 0 : d.ns;
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+  tv.tv_usec = static_cast<suseconds_t>((ns % 1'000'000'000) / 1000);
+  // A zero timeval means "no timeout" to hiredis; a run must never hang on a
+  // stopped server, so round a tiny timeout up instead.
+  if (tv.tv_sec == 0 && tv.tv_usec == 0) tv.tv_usec = 1;
+  LOCKSIM_ASSERT(tv.tv_usec >= 0 && tv.tv_usec < 1'000'000 && (tv.tv_sec > 0 || tv.tv_usec > 0));
+  return tv;
+}
+
+Reply convert(const redisReply* r) {
+  LOCKSIM_ASSERT(r != nullptr);
+  switch (r->type) {
+    case REDIS_REPLY_STATUS:
+      return Reply::status(std::string(r->str, r->len));
+    case REDIS_REPLY_ERROR:
+      return Reply::error(std::string(r->str, r->len));
+    case REDIS_REPLY_INTEGER:
+      return Reply::integer_reply(r->integer);
+    case REDIS_REPLY_STRING:
+      return Reply::bulk(std::string(r->str, r->len));
+    case REDIS_REPLY_NIL:
+      return Reply::nil();
+    case REDIS_REPLY_ARRAY: {
+      // hiredis itself bounds the nesting depth of what it parses, so this
+      // recursion is bounded too.
+      std::vector<Reply> elements;
+      elements.reserve(r->elements);
+      for (size_t i = 0; i < r->elements; ++i) elements.push_back(convert(r->element[i]));
+      return Reply::array(std::move(elements));
+    }
+  }
+  // RESP3 types (newer hiredis only): we never send HELLO 3, so a server
+  // answers in RESP2; say so instead of guessing a mapping.
+  return Reply::error("ERR locksim: unsupported reply type " + std::to_string(r->type));
+}
+
+// Writing to a socket the server has closed raises SIGPIPE, whose default
+// action kills the whole test or run. hiredis 0.14 uses plain write(), so keep
+// SIGPIPE blocked in this thread for the duration of one command and swallow
+// one it caused; the failed write then surfaces as EPIPE, i.e. an io_error.
+// Per thread and per call, so the process's own SIGPIPE behaviour (e.g. the
+// CLI piped into `head`) is left alone.
+class SigpipeGuard {
+ public:
+  SigpipeGuard() {
+    sigemptyset(&pipe_set_);
+    sigaddset(&pipe_set_, SIGPIPE);
+    sigset_t pending;
+    sigemptyset(&pending);
+    sigpending(&pending);
+    was_pending_ = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_set_, &old_mask_);
+  }
+  ~SigpipeGuard() {
+    if (!was_pending_) {
+      sigset_t pending;
+      sigemptyset(&pending);
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        const timespec zero{0, 0};
+        const int saved_errno = errno;
+        sigtimedwait(&pipe_set_, nullptr, &zero);
+        errno = saved_errno;
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  SigpipeGuard(const SigpipeGuard&) = delete;
+  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+
+ private:
+  sigset_t pipe_set_;
+  sigset_t old_mask_;
+  bool was_pending_ = false;
+};
+
+// hiredis reports a socket timeout as the strerror of EAGAIN; name it plainly.
+std::string describe_error(const redisContext* c, Duration timeout) {
+  std::string what = c->errstr[0] != '\0' ? c->errstr : "unknown error";
+  if (c->err == REDIS_ERR_IO &&
+      (what == std::strerror(EAGAIN) || what == std::strerror(EWOULDBLOCK))) {
+    what = "timeout after " + std::to_string(timeout.to_ms()) + " ms";
+  }
+  return what;
+}
+
+}  // namespace
+
+void HiredisConnection::ContextDeleter::operator()(redisContext* c) const {
+  redisFree(c);
+}
+
+HiredisConnection::HiredisConnection(std::string host, int port, Duration timeout, std::string name)
+    : host_(std::move(host)), port_(port), timeout_(timeout), name_(std::move(name)) {
+  // The live runner builds these from servers it started itself.
+  LOCKSIM_ASSERT_MSG(port_ > 0 && port_ < 65536, "a TCP port out of range");
+  LOCKSIM_ASSERT_MSG(timeout_ > Duration::zero(), "a live command needs a positive timeout");
+}
+
+HiredisConnection::~HiredisConnection() = default;
+
+std::string HiredisConnection::ensure_connected() {
+  if (context_) return "";
+  const timeval tv = to_timeval(timeout_);
+  std::unique_ptr<redisContext, ContextDeleter> c(
+      redisConnectWithTimeout(host_.c_str(), port_, tv));
+  if (!c) return "connect: out of memory";
+  if (c->err != 0) return "connect: " + describe_error(c.get(), timeout_);
+  // The connect timeout does not cover reads and writes; without this a
+  // SIGSTOPped server would block the client forever.
+  if (redisSetTimeout(c.get(), tv) != REDIS_OK) return "connect: cannot set socket timeout";
+  context_ = std::move(c);
+  LOCKSIM_ASSERT(context_->err == 0);
+  return "";
+}
+
+Reply HiredisConnection::command(const std::vector<std::string>& argv) {
+  if (argv.empty()) return Reply::error("ERR locksim: empty command");
+  const std::string where = name_ + " (" + host_ + ":" + std::to_string(port_) + "): ";
+
+  if (std::string why = ensure_connected(); !why.empty()) return Reply::io_error(where + why);
+  // Pair of ensure_connected: a held context is a usable one (a broken one
+  // is dropped below, never kept for the next command).
+  LOCKSIM_ASSERT(context_ != nullptr && context_->err == 0);
+
+  std::vector<const char*> args;
+  std::vector<size_t> lengths;
+  args.reserve(argv.size());
+  lengths.reserve(argv.size());
+  for (const std::string& a : argv) {
+    args.push_back(a.data());
+    lengths.push_back(a.size());
+  }
+
+  redisReply* raw = nullptr;
+  {
+    SigpipeGuard guard;
+    raw = static_cast<redisReply*>(redisCommandArgv(context_.get(), static_cast<int>(args.size()),
+                                                    args.data(), lengths.data()));
+  }
+  if (raw == nullptr) {
+    // The context is unusable after a transport error (hiredis's contract);
+    // drop it so the next command reconnects.
+    std::string why = describe_error(context_.get(), timeout_);
+    context_.reset();
+    return Reply::io_error(where + why);
+  }
+  const std::unique_ptr<redisReply, decltype(&freeReplyObject)> owned(raw, &freeReplyObject);
+  Reply reply = convert(owned.get());
+  // io_error means "no reply" (the outcome is unknown): never a server answer.
+  LOCKSIM_ASSERT(!reply.is_io_error());
+  return reply;
+}
+
+}  // namespace locksim::live

@@ -1,0 +1,197 @@
+#include "live/live_runner.h"
+
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "env/assert.h"
+#include "live/live_env.h"
+
+namespace locksim::live {
+
+namespace {
+
+// Truth for threads: one mutex serialises the recorder, and the time is read
+// inside it, so index order and time order agree.
+class LiveTruth : public harness::Truth {
+ public:
+  LiveTruth(int clients, Duration run_length)
+      : start_(std::chrono::steady_clock::now()),
+        run_length_(run_length),
+        next_process_(clients),
+        open_invoke_(static_cast<size_t>(clients)) {}
+
+  TimePoint true_now() override {
+    const auto elapsed = std::chrono::steady_clock::now() - start_;
+    return TimePoint::from_ns(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
+  }
+
+  bool stopping() override {
+    return aborted_.load(std::memory_order_relaxed) || true_now() >= TimePoint{} + run_length_;
+  }
+
+  int64_t fresh_process() override {
+    const int64_t process = next_process_.fetch_add(1);
+    // Above every client's first process: ids never collide.
+    LOCKSIM_ASSERT(process >= static_cast<int64_t>(open_invoke_.size()));
+    return process;
+  }
+
+  int64_t record(history::Op op, bool begin_hold, bool end_hold) override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return record_locked(std::move(op), begin_hold, end_hold);
+  }
+
+  // Client `client` died of an exception: complete its in-flight op as :info
+  // (its effect is unknown, as for a crashed Jepsen process) and end its hold.
+  void crash(int client, const std::string& why) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    LOCKSIM_ASSERT(client >= 0 && static_cast<size_t>(client) < open_invoke_.size());
+    const TimePoint t = true_now();
+    auto& open = open_invoke_[static_cast<size_t>(client)];
+    if (open.has_value()) {
+      history::Op info = *open;
+      info.type = history::OpType::kInfo;
+      info.detail = "client crashed: " + why;
+      record_locked(std::move(info), false, false);
+    } else if (const history::HeldInterval* held = recorder_.open_hold(client)) {
+      for (const history::Op& op :
+           harness::abandoned_release(client, held->process, "client crashed: " + why)) {
+        record_locked(op, false, false);
+      }
+    }
+    LOCKSIM_ASSERT(!open.has_value());
+    recorder_.end_hold(client, t, -1, history::HeldInterval::EndReason::kCrash);
+  }
+
+  // Makes every client stop at its next step (used when the run cannot start).
+  void abort() { aborted_.store(true, std::memory_order_relaxed); }
+
+  // Precondition: every client thread has returned or crash()ed.
+  history::History finish() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    // Each client completed its last op, or crash() completed it as :info.
+    for (const auto& open : open_invoke_) {
+      LOCKSIM_ASSERT_MSG(!open.has_value(), "a live op left without a completion");
+    }
+    return recorder_.finish(true_now());
+  }
+
+ private:
+  int64_t record_locked(history::Op op, bool begin_hold, bool end_hold) {
+    const TimePoint t = true_now();
+    // Read under the mutex, so index order and time order agree.
+    LOCKSIM_ASSERT_MSG(t >= last_recorded_, "live history time went back");
+    last_recorded_ = t;
+    op.time_ns = t.ns;
+    const int client = op.client;
+    const int64_t process = op.process;
+    LOCKSIM_ASSERT_MSG(client >= 0 && static_cast<size_t>(client) < open_invoke_.size(),
+                       "an op from a client this run does not have");
+    // Holds open at an acquire :ok and close at a release :invoke (Truth's contract).
+    LOCKSIM_ASSERT(!begin_hold ||
+                   (op.type == history::OpType::kOk && op.f == history::OpF::kAcquire));
+    LOCKSIM_ASSERT(!end_hold ||
+                   (op.type == history::OpType::kInvoke && op.f == history::OpF::kRelease));
+    track_open(op);
+    const int64_t index = recorder_.record(std::move(op));
+    LOCKSIM_ASSERT(index == next_index_);  // dense, as Jepsen's :index
+    ++next_index_;
+    if (begin_hold) recorder_.begin_hold(client, process, t, index);
+    if (end_hold) recorder_.end_hold(client, t, index, history::HeldInterval::EndReason::kRelease);
+    return index;
+  }
+
+  // At most one op open per client: an :invoke opens one, and the next op of
+  // that client completes exactly it (same process, same :f).
+  void track_open(const history::Op& op) {
+    auto& open = open_invoke_[static_cast<size_t>(op.client)];
+    if (op.type == history::OpType::kInvoke) {
+      LOCKSIM_ASSERT_MSG(!open.has_value(), "a live client invoked with an op still open");
+      open = op;
+      return;
+    }
+    LOCKSIM_ASSERT_MSG(open.has_value(), "a live completion without its invoke");
+    LOCKSIM_ASSERT_MSG(open->process == op.process && open->f == op.f,
+                       "a live completion does not match its invoke");
+    open.reset();
+  }
+
+  const std::chrono::steady_clock::time_point start_;
+  const Duration run_length_;
+  std::atomic<int64_t> next_process_;
+  std::atomic<bool> aborted_{false};
+  std::mutex mutex_;
+  history::HistoryRecorder recorder_;                    // guarded by mutex_
+  std::vector<std::optional<history::Op>> open_invoke_;  // by client; guarded by mutex_
+  TimePoint last_recorded_{};                            // guarded by mutex_
+  int64_t next_index_ = 0;                               // guarded by mutex_
+};
+
+}  // namespace
+
+history::History run_live(algorithms::LockAlgorithm& algorithm,
+                          const harness::WorkloadParams& params,
+                          const std::vector<std::pair<std::string, int>>& servers,
+                          Duration run_length, uint64_t seed, const LiveOptions& options) {
+  if (servers.empty() && !options.make_env) throw std::invalid_argument("run_live: no servers");
+  if (params.clients < 1) throw std::invalid_argument("run_live: clients must be >= 1");
+
+  LiveTruth truth(params.clients, run_length);
+  std::mutex errors_mutex;
+  std::vector<std::string> errors;  // guarded by errors_mutex
+
+  auto client_main = [&](int client) {
+    std::string why;
+    try {
+      const std::unique_ptr<Env> env =
+          options.make_env
+              ? options.make_env(client)
+              : std::make_unique<LiveEnv>(client, servers, options.command_timeout, seed);
+      harness::run_client(*env, algorithm, client, params, truth);
+      return;
+    } catch (const std::exception& e) {
+      why = e.what();
+    } catch (...) {
+      why = "unknown exception";
+    }
+    // Reporting must not throw out of the thread either.
+    try {
+      truth.crash(client, why);
+      const std::lock_guard<std::mutex> lock(errors_mutex);
+      errors.push_back("c" + std::to_string(client) + ": " + why);
+    } catch (...) {
+    }
+  };
+
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(params.clients));
+  try {
+    for (int client = 0; client < params.clients; ++client)
+      threads.emplace_back(client_main, client);
+  } catch (...) {
+    // Could not start every client: stop the ones running, then report.
+    truth.abort();
+    for (std::thread& t : threads) t.join();
+    throw;
+  }
+  for (std::thread& t : threads) t.join();
+  LOCKSIM_ASSERT(threads.size() == static_cast<size_t>(params.clients));
+
+  history::History history = truth.finish();
+  if (options.errors != nullptr) {
+    options.errors->insert(options.errors->end(), errors.begin(), errors.end());
+  } else if (!errors.empty()) {
+    std::string message = "run_live: " + std::to_string(errors.size()) + " client(s) threw:";
+    for (const std::string& e : errors) message += " [" + e + "]";
+    throw std::runtime_error(message);
+  }
+  return history;
+}
+
+}  // namespace locksim::live

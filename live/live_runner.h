@@ -1,0 +1,62 @@
+// Runs the workload live: real threads, real time, real Redis servers.
+//
+// The live counterpart of the simulated runner. Each client is a std::thread
+// running harness::run_client through its own LiveEnv; all of them record
+// into one history under a mutex, stamped with steady_clock time since the
+// run began, so the history is in true-time order as the checkers expect.
+//
+// What "true time" means live: the instant the harness recorded the op, which
+// is after the client saw its result (for :ok) and before it sent anything
+// (for :invoke). A held interval therefore starts no earlier and ends no later
+// than the client's real belief, so an overlap the checker reports is real.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "algorithms/lock_algorithm.h"
+#include "env/env.h"
+#include "env/time.h"
+#include "history/history.h"
+#include "harness/workload.h"
+
+namespace locksim::live {
+
+struct LiveOptions {
+  // Bounds each connect and each command. Long enough for a loopback round
+  // trip under load (AOF fsync=always on a slow disk), short enough that a
+  // SIGSTOPped server turns into :info quickly.
+  Duration command_timeout = Duration::millis(1000);
+  // Where client exceptions go. Null: run_live throws after the run (see
+  // below). Set: each is appended as "c<i>: <what>" and run_live returns the
+  // history normally, for callers that keep them (harness::RunResult::errors).
+  std::vector<std::string>* errors = nullptr;
+  // Builds client i's Env. Null: a LiveEnv over `servers` (Redis). Set: the
+  // backend's own Env (ZooKeeper's ZkLiveEnv); `servers` may then be empty.
+  // Called on the client's thread; what it throws is that client's error.
+  std::function<std::unique_ptr<Env>(int client)> make_env;
+};
+
+// Runs params.clients clients against `servers` (host, port) for `run_length`
+// of real time, then lets each finish its current step (an in-flight acquire,
+// hold and release: up to hold_max plus the algorithm's own bound) and joins
+// them. Client i's first Jepsen process is i; later ones (after an :info)
+// count up from params.clients.
+//
+// A client that throws is stopped: its in-flight op is completed as :info and
+// its held interval ends with reason kCrash. Such an exception is a bug in the
+// algorithm or the harness, not a fault being tested, so it must not pass
+// silently: unless options.errors collects it, run_live throws
+// std::runtime_error listing every one, after all threads have joined. No
+// exception ever reaches std::terminate. Throws std::invalid_argument for an
+// empty server list without options.make_env, or no clients.
+history::History run_live(algorithms::LockAlgorithm& algorithm,
+                          const harness::WorkloadParams& params,
+                          const std::vector<std::pair<std::string, int>>& servers,
+                          Duration run_length, uint64_t seed, const LiveOptions& options = {});
+
+}  // namespace locksim::live

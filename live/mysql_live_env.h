@@ -1,0 +1,44 @@
+// The live Env of a MySQL lock client: the wall clock (the article's
+// `new Date()`), real sleeps, the run's seeded randomness, and one session
+// with a real mariadbd through libmariadb. No Redis connections.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "env/env.h"
+#include "live/mariadb_connection.h"
+#include "sim/rng.h"
+
+namespace locksim::live {
+
+class MysqlLiveEnv : public Env {
+ public:
+  // Client `client` (0-based) of a run seeded with `seed`, with one session
+  // to `address` whose connect and reads are bounded by `timeout`.
+  MysqlLiveEnv(int client, const MariadbConnection::Address& address, Duration timeout,
+               uint64_t seed);
+
+  // Unix time in ns, as the wall clock read once at construction plus the
+  // steady clock since: the lock code writes it into DATETIME columns (so the
+  // table reads as real dates), and it never jumps back, as an NTP step
+  // would make the real wall clock do in the middle of a run.
+  TimePoint now() override;
+  void sleep(Duration d) override;
+  uint64_t random() override { return rng_.next(); }
+  RedisConnection& redis(size_t i) override;
+  size_t redis_count() const override { return 0; }
+  SqlConnection& sql() override { return sql_; }
+  bool has_sql() const override { return true; }
+  std::string client_name() const override { return "c" + std::to_string(client_ + 1); }
+
+ private:
+  int client_;
+  sim::Rng rng_;
+  int64_t wall_at_start_ns_;
+  int64_t steady_at_start_ns_;
+  TimePoint last_now_{};
+  MariadbConnection sql_;
+};
+
+}  // namespace locksim::live

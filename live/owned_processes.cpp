@@ -1,0 +1,303 @@
+#include "live/owned_processes.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+#include <utility>
+
+#include "env/assert.h"
+
+namespace locksim::live {
+
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::steady_clock;
+
+constexpr milliseconds kPoll{1};
+// SIGKILL cannot be caught, but a process in uninterruptible sleep (a slow
+// fsync) dies only when that returns: wait this long, then leave the zombie.
+constexpr milliseconds kKillWait{30000};
+constexpr size_t kLogTailLines = 4;
+constexpr std::streamoff kLogTailBytes = 4096;
+
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+
+// pid -> folder to remove on interrupt ("" for none). Guarded by
+// registry_mutex(). A pid is in here exactly while an OwnedProcess owns it.
+std::map<pid_t, std::string>& registry() {
+  static std::map<pid_t, std::string> r;
+  return r;
+}
+
+// Set (under registry_mutex()) once the interrupt watcher has begun to stop
+// everything; it then ends the process itself with _exit.
+bool& interrupt_taken() {
+  static bool taken = false;
+  return taken;
+}
+
+// The wait status of a process killed by SIGKILL.
+constexpr int kKilledStatus = SIGKILL;
+
+// An owner whose process the interrupt watcher took over waits here for the
+// watcher's _exit. Why not return: it would race the watcher, removing the
+// same folder at once (two remove_all on one tree each give up on the other's
+// ENOENT and leave it behind) or ending the process with another exit code.
+[[noreturn]] void park_until_interrupt_exits() {
+  for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));  // ended by _exit
+}
+
+// Reaps `pid` if it has exited, under the registry lock so that the
+// interrupt watcher and the owner never both reap it. True when it is gone:
+// reaped here (*status set), or taken over by stop_all_owned (which kills
+// and reaps it; *status says SIGKILL). Never returns when the interrupt
+// watcher took it over.
+bool reap_if_exited(pid_t pid, int* status) {
+  std::unique_lock<std::mutex> lock(registry_mutex());
+  const auto it = registry().find(pid);
+  if (it == registry().end()) {
+    if (interrupt_taken()) {
+      lock.unlock();
+      park_until_interrupt_exits();
+    }
+    *status = kKilledStatus;
+    return true;
+  }
+  const pid_t r = ::waitpid(pid, status, WNOHANG);
+  // ECHILD: SIGCHLD is ignored or the pid is not ours any more: gone either way.
+  if (r == pid || (r < 0 && errno == ECHILD)) {
+    registry().erase(it);
+    return true;
+  }
+  return false;
+}
+
+// Polls reap_if_exited until the child is gone or `timeout` passed.
+bool wait_gone(pid_t pid, milliseconds timeout, int* status) {
+  const auto deadline = steady_clock::now() + timeout;
+  for (;;) {  // bounded by the deadline
+    if (reap_if_exited(pid, status)) return true;
+    if (steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+pid_t spawn_registered(const std::vector<std::string>& args, const std::string& log_path,
+                       const std::string& dir) {
+  LOCKSIM_ASSERT(!args.empty() && !args[0].empty());
+  // Everything the child needs is prepared before fork: in a multi-threaded
+  // parent only async-signal-safe calls are allowed between fork and exec.
+  std::vector<char*> argv;
+  argv.reserve(args.size() + 1);
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw std::runtime_error("cannot open " + log_path + ": " + std::strerror(errno));
+  const pid_t parent = ::getpid();
+  // Registered under the lock before an interrupt could look for it.
+  const std::lock_guard<std::mutex> lock(registry_mutex());
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(log_fd);
+    throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    // The server dies with us, also when we are killed with SIGKILL; if the
+    // parent died before prctl took effect, getppid shows it.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != parent) ::_exit(126);
+    // Blocked or ignored signals survive exec and would make the server deaf
+    // to our SIGTERM (`locksim live` blocks SIGINT/SIGTERM/SIGHUP).
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (const int s : {SIGTERM, SIGINT, SIGHUP, SIGPIPE}) ::signal(s, SIG_DFL);
+    if (::dup2(log_fd, STDOUT_FILENO) < 0 || ::dup2(log_fd, STDERR_FILENO) < 0) ::_exit(126);
+    const int null_fd = ::open("/dev/null", O_RDONLY);
+    if (null_fd >= 0) ::dup2(null_fd, STDIN_FILENO);
+    // Other threads' sockets (a client's connection to another server) must
+    // not leak into the server, or closing them would not reach the peer.
+    if (::close_range(3, ~0U, 0) != 0) {
+      for (int fd = 3; fd < 4096; ++fd) ::close(fd);
+    }
+    ::execv(argv[0], argv.data());
+    ::_exit(127);
+  }
+  ::close(log_fd);
+  const bool fresh = registry().emplace(pid, dir).second;
+  LOCKSIM_ASSERT_MSG(fresh, "a server process owned twice");
+  return pid;
+}
+
+}  // namespace
+
+OwnedProcess::OwnedProcess(const std::vector<std::string>& args, const std::string& log_path,
+                           const std::string& dir)
+    : pid_(spawn_registered(args, log_path, dir)) {
+  LOCKSIM_ASSERT(pid_ > 0);
+}
+
+OwnedProcess::~OwnedProcess() {
+  stop();
+}
+
+OwnedProcess::OwnedProcess(OwnedProcess&& other) noexcept : pid_(std::exchange(other.pid_, -1)) {}
+
+OwnedProcess& OwnedProcess::operator=(OwnedProcess&& other) noexcept {
+  if (this != &other) {
+    stop();
+    pid_ = std::exchange(other.pid_, -1);
+  }
+  return *this;
+}
+
+bool OwnedProcess::exited(int* status) {
+  LOCKSIM_ASSERT_MSG(owned(), "exited() asked of an OwnedProcess that owns nothing");
+  if (!reap_if_exited(pid_, status)) return false;
+  pid_ = -1;
+  return true;
+}
+
+void OwnedProcess::stop(milliseconds grace) {
+  if (!owned()) return;
+  int status = 0;
+  bool gone = reap_if_exited(pid_, &status);
+  if (!gone && grace.count() > 0) {
+    ::kill(pid_, SIGTERM);
+    ::kill(pid_, SIGCONT);
+    gone = wait_gone(pid_, grace, &status);
+  }
+  if (!gone) {
+    ::kill(pid_, SIGCONT);
+    ::kill(pid_, SIGKILL);
+    if (!wait_gone(pid_, kKillWait, &status)) {
+      std::fprintf(stderr, "locksim: pid %d ignored SIGKILL for %lld ms; left unreaped\n",
+                   static_cast<int>(pid_), static_cast<long long>(kKillWait.count()));
+      const std::lock_guard<std::mutex> lock(registry_mutex());
+      registry().erase(pid_);
+    }
+  }
+  pid_ = -1;
+}
+
+int stop_all_owned() {
+  std::map<pid_t, std::string> owned;
+  {
+    const std::lock_guard<std::mutex> lock(registry_mutex());
+    owned.swap(registry());
+  }
+  for (const auto& [pid, dir] : owned) {
+    ::kill(pid, SIGCONT);
+    ::kill(pid, SIGKILL);
+  }
+  for (const auto& [pid, dir] : owned) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+  return static_cast<int>(owned.size());
+}
+
+void stop_owned_on_interrupt() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGHUP);
+  const int rc = ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  LOCKSIM_ASSERT_MSG(rc == 0, "pthread_sigmask cannot fail with a valid set");
+  std::thread([set] {
+    int signal = 0;
+    if (::sigwait(&set, &signal) != 0) return;
+    {
+      const std::lock_guard<std::mutex> lock(registry_mutex());
+      interrupt_taken() = true;  // before the processes leave the registry
+    }
+    const int stopped = stop_all_owned();
+    std::fprintf(stderr, "locksim: interrupted (signal %d); stopped %d server process(es)\n",
+                 signal, stopped);
+    std::fflush(stderr);
+    ::_exit(128 + signal);
+  }).detach();
+}
+
+int pick_free_loopback_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error(std::string("socket: ") + std::strerror(errno));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  socklen_t len = sizeof(addr);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    const std::string why = std::string("bind 127.0.0.1:0: ") + std::strerror(errno);
+    ::close(fd);
+    throw std::runtime_error(why);
+  }
+  ::close(fd);
+  const int port = ntohs(addr.sin_port);
+  LOCKSIM_ASSERT_MSG(port > 0, "the kernel gave port 0 for a bind to port 0");
+  return port;
+}
+
+std::string temp_root() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
+
+std::string make_temp_dir(const std::string& prefix) {
+  LOCKSIM_ASSERT(!prefix.empty() && prefix.find('/') == std::string::npos);
+  std::string dir = temp_root() + "/" + prefix + "-XXXXXX";
+  if (::mkdtemp(dir.data()) == nullptr) {
+    throw std::runtime_error("mkdtemp " + dir + ": " + std::strerror(errno));
+  }
+  return dir;
+}
+
+std::string log_tail(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "(no log)";
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(size > kLogTailBytes ? size - kLogTailBytes : 0);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(buffer, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!line.empty()) lines.push_back(line);
+  }
+  if (lines.empty()) return "(empty log)";
+  std::string out;
+  const size_t first = lines.size() > kLogTailLines ? lines.size() - kLogTailLines : 0;
+  for (size_t k = first; k < lines.size(); ++k) {
+    if (!out.empty()) out += " | ";
+    out += lines[k];
+  }
+  return out;
+}
+
+}  // namespace locksim::live

@@ -1,0 +1,71 @@
+// A real redis-server, started on loopback for one test or live run, and
+// stopped when its owner goes away.
+//
+// Why the harness starts its own servers: a live run must own every process
+// it touches (it will SIGSTOP, kill -9 and restart them), must not collide
+// with a system redis on 6379 or with other runs in parallel, and must leave
+// nothing behind, also when the test crashes or the run is interrupted. So
+// each server gets a free port, its own temp dir (for the AOF and the log)
+// and is an OwnedProcess (owned_processes.h): a parent-death signal, and a
+// SIGINT to `locksim live` stops it and removes its dir.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "live/owned_processes.h"
+
+namespace locksim::live {
+
+class RedisProcess {
+ public:
+  struct Options {
+    // "" = no persistence at all; "always", "everysec" or "no" turn the AOF on
+    // with that fsync policy (what a crash-restart fault may or may not lose).
+    // (No "= \"\"" initializer: a nested struct with member initializers
+    // cannot be the `= {}` default argument of its enclosing class in g++.)
+    std::string appendfsync;
+    // More server arguments, split on whitespace; a double-quoted token may
+    // hold spaces or be empty (`--save ""`). Appended last, so they override.
+    std::string extra_args;
+  };
+
+  // Starts `redis-server` on 127.0.0.1 on a free port and returns once it
+  // answers PING. Throws std::runtime_error with a one-line reason (the
+  // binary is missing, it did not come up within ~5 s: with the log's tail).
+  //
+  // The server gets SIGKILL when the thread that called start() exits
+  // (PR_SET_PDEATHSIG follows the creating thread, not the process), so call
+  // it from a thread that outlives the server, such as the test's main thread.
+  static std::unique_ptr<RedisProcess> start(const Options& options = {});
+
+  int port() const { return port_; }
+  pid_t pid() const { return server_.pid(); }
+  // The server's working directory (AOF, log file "redis.log"); removed with it.
+  const std::string& dir() const { return dir_; }
+
+  // SIGTERM (and SIGCONT, in case a fault left it stopped), waits up to ~2 s,
+  // then SIGKILL; reaps the child and removes the temp dir. Never throws.
+  ~RedisProcess();
+
+  RedisProcess(const RedisProcess&) = delete;
+  RedisProcess& operator=(const RedisProcess&) = delete;
+
+ private:
+  RedisProcess() = default;
+
+  // Spawns the server with `args` on `port` and waits until it answers PING:
+  // true once it does. False, with *failure set and no child left, when it
+  // exited during startup (a port lost to a race, a bad argument); throws
+  // std::runtime_error when it neither answered nor exited in time.
+  bool launch(const std::vector<std::string>& args, int port, std::string* failure);
+
+  OwnedProcess server_;  // owns nothing until launched, and after a failed launch
+  int port_ = 0;
+  std::string dir_;
+};
+
+}  // namespace locksim::live

@@ -1,0 +1,142 @@
+#include "live/zk_process.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+namespace locksim::live {
+
+namespace {
+
+constexpr const char* kJava = "/usr/bin/java";
+constexpr const char* kJar = "/usr/share/java/zookeeper.jar";
+constexpr const char* kConfDir = "/etc/zookeeper/conf";
+// A JVM and an election on a busy 2-core machine: generous.
+constexpr std::chrono::seconds kStartupTimeout{60};
+constexpr std::chrono::milliseconds kPoll{100};
+
+// Sends a four-letter word and returns the answer ("" on any failure).
+std::string four_letter(int port, const char* word) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "";
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  timeval tv{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::send(fd, word, std::strlen(word), MSG_NOSIGNAL) ==
+          static_cast<ssize_t>(std::strlen(word))) {
+    char buf[1024];
+    for (int i = 0; i < 64; ++i) {  // bounded: the server closes after answering
+      const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
+
+std::string ZkEnsembleProcess::missing() {
+  if (::access(kJava, X_OK) != 0)
+    return std::string(kJava) + " not found (apt-get install zookeeper)";
+  if (::access(kJar, R_OK) != 0)
+    return std::string(kJar) + " not found (apt-get install zookeeper)";
+  return "";
+}
+
+std::unique_ptr<ZkEnsembleProcess> ZkEnsembleProcess::start(const Options& options) {
+  if (options.servers != 1 && options.servers != 3) {
+    throw std::invalid_argument("ZkEnsembleProcess: servers must be 1 or 3");
+  }
+  if (const std::string why = missing(); !why.empty()) throw std::runtime_error(why);
+  std::unique_ptr<ZkEnsembleProcess> e(new ZkEnsembleProcess());
+  e->dir_ = make_temp_dir("locksim-zk");
+  const int n = options.servers;
+  std::vector<int> quorum_ports, election_ports;
+  for (int i = 0; i < n; ++i) {
+    e->ports_.push_back(pick_free_loopback_port());
+    quorum_ports.push_back(pick_free_loopback_port());
+    election_ports.push_back(pick_free_loopback_port());
+  }
+  e->servers_.reserve(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const std::string sdir = e->dir_ + "/zk-" + std::to_string(i + 1);
+    std::filesystem::create_directories(sdir + "/data");
+    std::ofstream cfg(sdir + "/zoo.cfg");
+    cfg << "tickTime=" << options.tick_ms << "\ninitLimit=50\nsyncLimit=5\n"
+        << "dataDir=" << sdir << "/data\nclientPort=" << e->ports_[i]
+        << "\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
+        << "4lw.commands.whitelist=srvr,ruok\n";
+    if (n > 1) {
+      for (int j = 0; j < n; ++j) {
+        cfg << "server." << j + 1 << "=127.0.0.1:" << quorum_ports[j] << ":" << election_ports[j]
+            << "\n";
+      }
+      std::ofstream(sdir + "/data/myid") << i + 1 << "\n";
+    }
+    cfg.close();
+    e->servers_.emplace_back(
+        std::vector<std::string>{
+            kJava, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            "-Dzookeeper.log.dir=" + sdir, "-cp", std::string(kJar) + ":" + kConfDir,
+            "org.apache.zookeeper.server.quorum.QuorumPeerMain", sdir + "/zoo.cfg"},
+        sdir + "/server.log", e->dir_);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
+  // Ready when every server reports a mode (standalone, leader or follower).
+  for (;;) {
+    int ready = 0;
+    for (int port : e->ports_)
+      ready += four_letter(port, "srvr").find("Mode:") != std::string::npos;
+    if (ready == n) return e;
+    for (size_t i = 0; i < e->servers_.size(); ++i) {
+      int status = 0;
+      if (e->servers_[i].exited(&status)) {
+        throw std::runtime_error(
+            "ZkEnsembleProcess: server " + std::to_string(i + 1) + " exited at startup: " +
+            log_tail(e->dir_ + "/zk-" + std::to_string(i + 1) + "/server.log"));
+      }
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      throw std::runtime_error("ZkEnsembleProcess: no quorum within 60 s: " +
+                               log_tail(e->dir_ + "/zk-1/server.log"));
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+}
+
+std::string ZkEnsembleProcess::hosts() const {
+  std::string out;
+  for (int port : ports_)
+    out += (out.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
+  return out;
+}
+
+std::vector<pid_t> ZkEnsembleProcess::pids() const {
+  std::vector<pid_t> out;
+  for (const OwnedProcess& s : servers_) out.push_back(s.pid());
+  return out;
+}
+
+ZkEnsembleProcess::~ZkEnsembleProcess() {
+  servers_.clear();  // each stops, reaped, before the folder goes
+  std::error_code ec;
+  if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+}
+
+}  // namespace locksim::live

@@ -1,0 +1,58 @@
+// A real ZooKeeper ensemble (Debian's `zookeeper` package: one JVM per
+// server), started on loopback for one test or live run and stopped when its
+// owner goes away.
+//
+// Each server gets free loopback ports (client, quorum, election), its own
+// data directory in one temporary folder, and a short tickTime so sessions
+// expire in about a second in tests. Every JVM is an OwnedProcess: it gets
+// SIGKILL when the thread that started it exits (PR_SET_PDEATHSIG), a SIGINT
+// to `locksim live` stops it and removes the folder, and the destructor kills
+// and reaps them all, so nothing is left behind, also on error.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "live/owned_processes.h"
+
+namespace locksim::live {
+
+class ZkEnsembleProcess {
+ public:
+  struct Options {
+    int servers = 1;    // 1 or 3
+    int tick_ms = 100;  // tickTime: sessions may be 2..20 ticks
+  };
+
+  // Starts the servers and returns once a client can create a node through
+  // every one of them (a leader was elected). Throws std::runtime_error with
+  // a one-line reason (java or the zookeeper jar missing; no quorum within
+  // ~60 s: with the tail of the first server's log).
+  static std::unique_ptr<ZkEnsembleProcess> start(const Options& options);
+
+  // "127.0.0.1:p1,127.0.0.1:p2,..." for zookeeper_init.
+  std::string hosts() const;
+  const std::vector<int>& client_ports() const { return ports_; }
+  std::vector<pid_t> pids() const;  // -1 for a server that exited
+  const std::string& dir() const { return dir_; }
+
+  // Whether this machine has what start() needs ("" if so, else why not).
+  static std::string missing();
+
+  // SIGKILL to every JVM (a ZooKeeper server keeps nothing worth a clean
+  // shutdown here), reaps them, removes the temp folder. Never throws.
+  ~ZkEnsembleProcess();
+  ZkEnsembleProcess(const ZkEnsembleProcess&) = delete;
+  ZkEnsembleProcess& operator=(const ZkEnsembleProcess&) = delete;
+
+ private:
+  ZkEnsembleProcess() = default;
+  std::vector<OwnedProcess> servers_;
+  std::vector<int> ports_;
+  std::string dir_;
+};
+
+}  // namespace locksim::live
