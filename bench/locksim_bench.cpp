@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "algorithms/set_nx_lua.h"
-#include "harness/sim_runner.h"
+#include "harness/simulation.h"
 #include "sim/event_queue.h"
 #include "sim/redis/server.h"
 #include "sim/scheduler.h"
@@ -135,7 +135,7 @@ void BM_FiveClientRun(benchmark::State& state, std::string algorithm) {
     c.seed = seed++;
     c.duration = Duration::seconds(60);
     c.workload.clients = 5;
-    const auto out = locksim::harness::run_simulation(c);
+    const auto out = locksim::harness::run_simulation(locksim::harness::prepare_run(c));
     events += out.events;
     for (const auto& op : out.history.ops) {
       acquisitions +=

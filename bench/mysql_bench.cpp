@@ -17,7 +17,7 @@
 #include "algorithms/registry.h"
 #include "env/assert.h"
 #include "history/history.h"
-#include "harness/sim_runner.h"
+#include "harness/simulation.h"
 #include "sim/client_env.h"
 #include "sim/mysql/mysql_deployment.h"
 #include "sim/network.h"
@@ -34,7 +34,7 @@ void BM_MysqlCenter5Clients60s(benchmark::State& state) {
     c.seed = seed++;
     c.duration = Duration::seconds(60);
     c.workload.clients = 5;
-    const harness::SimOutput out = harness::run_simulation(c);
+    const harness::SimOutput out = harness::run_simulation(harness::prepare_run(c));
     events += out.events;
     statements += out.server_commands;
   }

@@ -6,7 +6,7 @@
 
 #include "algorithms/registry.h"
 #include "faults/profile.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 
 namespace {
 

@@ -19,7 +19,7 @@
 //
 // Real time: this file measures and limits wall-clock time on purpose (it
 // runs an outside program); scripts/check-determinism exempts it, as it does
-// harness/live/. Nothing here feeds back into a simulation.
+// live/. Nothing here feeds back into a simulation.
 #pragma once
 
 #include <cstdint>

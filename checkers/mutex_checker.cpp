@@ -68,18 +68,6 @@ std::string explain_invalid(const std::vector<Overlap>& overlaps, size_t interva
 
 }  // namespace
 
-const char* to_string(Verdict::Kind k) {
-  switch (k) {
-    case Verdict::Kind::kValid:
-      return "valid";
-    case Verdict::Kind::kInvalid:
-      return "invalid";
-    case Verdict::Kind::kUnknown:
-      return "unknown";
-  }
-  return "?";
-}
-
 Verdict check_mutex(const history::History& history) {
   Verdict verdict;
   const std::vector<history::HeldInterval>& held = history.held;

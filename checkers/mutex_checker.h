@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "env/time.h"
+#include "checkers/check.h"
 #include "history/history.h"
 
 namespace locksim::checkers {
@@ -28,7 +29,7 @@ struct Overlap {
 struct Verdict {
   // kUnknown: the history could not be checked (malformed truth), and no
   // violation was found in the part that could.
-  enum class Kind { kValid, kInvalid, kUnknown };
+  using Kind = Validity;  // every checker answers valid, invalid or unknown (checkers/check.h)
   Kind kind = Kind::kValid;
   std::string checker = "mutual-exclusion";
   // Every overlapping pair, ordered by window start, then by the acquire and
@@ -39,7 +40,6 @@ struct Verdict {
   std::string explanation;
 };
 
-const char* to_string(Verdict::Kind k);  // "valid", "invalid", "unknown"
 
 // Checks that no two held intervals overlap in true time.
 //

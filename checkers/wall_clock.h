@@ -1,8 +1,9 @@
 // Real time, for work that runs outside the simulation: a subprocess's time
-// limit (Knossos), how long it took. It lives under harness/live/, the one
-// folder the determinism lint exempts: simulated code (sim/, algorithms/,
-// faults/, and the harness's simulated runs) must never include it, because
-// a value read here would differ between two replays of the same seed.
+// limit (Knossos), how long it took. The determinism lint exempts this file
+// and checkers/knossos.cpp by name (as it does all of live/): simulated code
+// (sim/, algorithms/, faults/, and the harness's simulated runs) must never
+// include it, because a value read here would differ between two replays of
+// the same seed.
 #pragma once
 
 #include <chrono>

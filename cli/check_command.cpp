@@ -13,24 +13,23 @@
 
 #include <fmt/format.h>
 
-#include "env/parse.h"
+#include "checkers/checker_list.h"
 #include "checkers/knossos.h"
 #include "checkers/linearizability.h"
 #include "checkers/linearizability_report.h"
+#include "cli/exit_codes.h"
+#include "env/parse.h"
 #include "history/edn_history.h"
 
 namespace locksim::cli {
 
 namespace {
 
-constexpr int kExitValid = 0;
-constexpr int kExitInvalid = 1;
-constexpr int kExitDisagreement = 3;
 
 using checkers::LinearizabilityVerdict;
 using checkers::Verdict;
 
-checkers::KnossosOptions knossos_options(const KnossosFlags& f) {
+checkers::KnossosOptions parse_knossos_flags(const KnossosFlags& f) {
   checkers::KnossosOptions o;
   o.command = f.command;
   o.time_limit = parse_duration(f.time_limit, "--knossos-time-limit");
@@ -48,46 +47,6 @@ checkers::KnossosOptions knossos_options(const KnossosFlags& f) {
   }
   o.heap = h;
   return o;
-}
-
-// A private directory for the file Knossos reads, removed when this goes.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "locksim-knossos-XXXXXX");
-    if (mkdtemp(pattern.data()) == nullptr) {
-      throw std::runtime_error("cannot create a temporary directory for Knossos");
-    }
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-// Knossos on exactly the client ops the built-in checker judged.
-checkers::KnossosReport ask_knossos(const std::vector<history::Op>& ops, const KnossosFlags& flags) {
-  const checkers::KnossosOptions options = knossos_options(flags);
-  TempDir dir;
-  const std::string file = (dir.path() / "history.edn").string();
-  {
-    std::ofstream out(file, std::ios::binary);
-    out << checkers::knossos_edn(ops);
-    if (!out) throw std::runtime_error("cannot write " + file);
-  }
-  const checkers::KnossosRun run = checkers::run_knossos({file}, options);
-  checkers::KnossosReport r;
-  r.verdict = run.verdicts.front();
-  r.seconds = run.seconds;
-  r.peak_rss_bytes = run.peak_rss_bytes;
-  return r;
 }
 
 int64_t own_peak_rss_bytes() {
@@ -155,7 +114,7 @@ int run_check_command(const CheckFlags& flags) {
   if (!model) {
     throw ConfigError("--model: expected one of mutex, owner-mutex, got '" + flags.model + "'");
   }
-  if (!flags.knossos.command.empty()) (void)knossos_options(flags.knossos);  // bad flags first
+  const std::optional<checkers::KnossosOptions> knossos = knossos_options(flags.knossos);
   const history::EdnHistory h = history::load_edn_history(flags.history);
   if (const auto broken = checkers::find_rule_break(h.ops)) {
     throw ConfigError(
@@ -163,41 +122,44 @@ int run_check_command(const CheckFlags& flags) {
                     "rejects such a history too)",
                     flags.history, h.lines[broken->position], broken->index, broken->rule));
   }
+  // A file has no ground truth: the history-only checkers of the one list
+  // judge it, and decide. Knossos referees afterwards, so the table can show
+  // the built-in checker's own time.
+  history::History history;
+  history.ops = h.ops;
+  checkers::Recorded recorded;
+  recorded.history = &history;
+  recorded.truth = false;
+  recorded.model = *model;
   const auto start = std::chrono::steady_clock::now();
-  const checkers::LinearizabilityVerdict v = checkers::check_linearizable(h.ops, *model);
+  checkers::Verdicts verdicts = checkers::check_recorded(recorded);
   const double builtin_s =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const checkers::LinearizabilityVerdict& v = verdicts.linearizability.builtin;
   std::vector<std::array<std::string, 5>> rows = {
       {"built-in", to_string(*model), to_string(v.kind), seconds_text(builtin_s),
        checkers::format_bytes(own_peak_rss_bytes()) + " (locksim)"}};
-
-  checkers::LinearizabilityReport report;
-  if (!flags.knossos.command.empty()) {
-    // Knossos knows only `mutex`: compare it with the built-in mutex verdict.
-    report.builtin = *model == checkers::MutexModel::kMutex
-                         ? v
-                         : checkers::check_linearizable(h.ops, checkers::MutexModel::kMutex);
+  if (knossos) {
+    checkers::referee_with_knossos(h.ops, *knossos, v, verdicts);
     if (*model != checkers::MutexModel::kMutex) {
-      rows.push_back({"built-in", "mutex", to_string(report.builtin.kind), "", ""});
+      rows.push_back({"built-in", "mutex", to_string(verdicts.checks.end()[-2].validity), "", ""});
     }
-    report.knossos = ask_knossos(h.ops, flags.knossos);
-    const checkers::KnossosReport& k = *report.knossos;
+    const checkers::KnossosReport& k = *verdicts.linearizability.knossos;
     rows.push_back({"Knossos", "mutex", checkers::knossos_verdict_text(k.verdict),
                     seconds_text(k.seconds), checkers::format_bytes(k.peak_rss_bytes) + " (JVM)"});
   }
-  const bool disagree = checkers::knossos_disagrees(report);
+  const checkers::Check* disagree = checkers::disagreement(verdicts.checks);
   if (!flags.quiet) {
-    std::string out = disagree ? checkers::knossos_disagreement_text(report) + "\n" : "";
+    std::string out = disagree != nullptr ? disagree->explanation + "\n" : "";
     out += headline(v, flags.history, h) + table(rows);
     std::cout << out;
   }
-  if (disagree) return kExitDisagreement;
-  return v.kind == checkers::Verdict::Kind::kValid ? kExitValid : kExitInvalid;
+  return exit_code(verdicts.checks);
 }
 
-void check_run_with_knossos(harness::RunResult& result, const KnossosFlags& flags) {
-  if (flags.command.empty()) return;
-  result.linearizability.knossos = ask_knossos(result.history.ops, flags);
+std::optional<checkers::KnossosOptions> knossos_options(const KnossosFlags& f) {
+  if (f.command.empty()) return std::nullopt;
+  return parse_knossos_flags(f);
 }
 
 }  // namespace locksim::cli

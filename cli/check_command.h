@@ -16,7 +16,9 @@
 
 #include <string>
 
-#include "harness/run_result.h"
+#include <optional>
+
+#include "checkers/knossos.h"
 
 namespace locksim::cli {
 
@@ -44,10 +46,8 @@ CLI::App* add_check_command(CLI::App& app, CheckFlags& flags);
 // it cannot read (the caller prints it and exits 2).
 int run_check_command(const CheckFlags& flags);
 
-// `--knossos` after a run: when flags.command is set, asks Knossos about the
-// run's history and stores its verdict in result.linearizability.knossos
-// (shown by the summary and result.json). Does nothing otherwise. Throws
-// ConfigError for a bad --knossos-* value.
-void check_run_with_knossos(harness::RunResult& result, const KnossosFlags& flags);
+// The Knossos options the flags ask for; nullopt when --knossos is not
+// given. Throws ConfigError for a bad --knossos-* value.
+std::optional<checkers::KnossosOptions> knossos_options(const KnossosFlags& flags);
 
 }  // namespace locksim::cli

@@ -8,9 +8,7 @@
 //   locksim merge --out DIR SHARD_DIR...
 //
 // The run settings' flags are generated from harness/settings.h (cli/run_options.h).
-// Exit codes (CI gates rely on them): 0 nothing found, 1 a violation found,
-// 2 bad input (one line naming the flag), 3 internal error, 70 a broken
-// invariant (env/assert.h: a bug in locksim).
+// Exit codes: cli/exit_codes.h.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -22,14 +20,15 @@
 
 #include "algorithms/registry.h"
 #include "cli/check_command.h"
+#include "cli/exit_codes.h"
 #include "cli/run_options.h"
 #include "cli/sweep_command.h"
 #include "env/parse.h"
 #include "harness/backends.h"
 #include "history/history_io.h"
-#include "live/live_check.h"
+#include "live/live_run.h"
 #include "live/owned_processes.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "harness/scenario.h"
 #include "harness/settings.h"
 #include "reports/result_json.h"
@@ -39,10 +38,9 @@ namespace {
 
 using locksim::ConfigError;
 
-constexpr int kExitClean = 0;
-constexpr int kExitViolation = 1;
-constexpr int kExitBadInput = 2;
-constexpr int kExitInternal = 3;
+using locksim::cli::kExitBadInput;
+using locksim::cli::kExitClean;
+using locksim::cli::kExitInternal;
 
 // Writes through a temporary file and a rename, so an interrupted run never
 // leaves a half-written result that looks whole.
@@ -138,18 +136,6 @@ void make_out_dir(const std::string& out) {
   if (ec) throw ConfigError("--out: cannot create directory '" + out + "': " + ec.message());
 }
 
-int exit_code(const locksim::harness::RunResult& result) {
-  switch (locksim::harness::overall_verdict(result)) {
-    case locksim::checkers::Verdict::Kind::kValid:
-      return kExitClean;
-    case locksim::checkers::Verdict::Kind::kInvalid:
-      return kExitViolation;
-    case locksim::checkers::Verdict::Kind::kUnknown:
-      return kExitInternal;
-  }
-  return kExitInternal;
-}
-
 // The same algorithm code against real servers (Redis or ZooKeeper) on loopback.
 int cmd_live(const CLI::App& live, const RunOptions& o) {
   // Before any thread exists: Ctrl-C stops the servers this run starts.
@@ -166,24 +152,22 @@ int cmd_live(const CLI::App& live, const RunOptions& o) {
   const auto result = locksim::live::run_live_and_check(config);
   if (!o.quiet) std::cout << locksim::reports::summary_text(result);
   if (!o.out.empty()) write_outputs(o.out, result, o.quiet);
-  return exit_code(result);
+  return locksim::cli::exit_code(result.checks);
 }
 
 int cmd_run(const CLI::App& run, const RunOptions& o) {
-  std::string replay;
+  locksim::harness::RunExtras extras;
   const locksim::harness::RunConfig config =
       o.scenario.empty() ? locksim::cli::config_from_options(run, Mode::kRun, o)
-                         : scenario_config(o, run, &replay);
+                         : scenario_config(o, run, &extras.replay_command);
+  const locksim::harness::PreparedRun prepared = locksim::harness::prepare_run(config);
+  extras.knossos = locksim::cli::knossos_options(o.knossos);
   make_out_dir(o.out);
-  auto report = locksim::harness::simulate_and_check(config);
-  if (!replay.empty()) report.result.replay_command = replay;
-  locksim::cli::check_run_with_knossos(report.result, o.knossos);
-  const auto& result = report.result;
+  const auto result = locksim::harness::run_prepared(prepared, extras).result;
   if (!o.quiet) std::cout << locksim::reports::summary_text(result);
   if (!o.out.empty()) write_outputs(o.out, result, o.quiet);
   if (!o.html.empty()) write_file(o.html, locksim::reports::timeline_page(result));
-  if (locksim::checkers::knossos_disagrees(result.linearizability)) return kExitInternal;
-  return exit_code(result);
+  return locksim::cli::exit_code(result.checks);
 }
 
 // CLI11's messages are one line already; keep them so, and add no help dump.

@@ -38,8 +38,9 @@ harness::RunConfig default_config(Mode mode);
 // `options` must outlive the parse.
 void add_run_options(CLI::App& app, Mode mode, RunOptions& options);
 
-// The config the given options describe, checked (validate). Throws
-// ConfigError naming the flag as typed.
+// The config the given options describe, each value parsed; the run
+// validates the whole (harness::prepare_run). Throws ConfigError naming the
+// flag as typed.
 harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const RunOptions& options);
 
 // Flags that a scenario run refuses, because the scenario file decides them:

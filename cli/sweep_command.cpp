@@ -1,5 +1,7 @@
 #include "cli/sweep_command.h"
 
+#include "cli/exit_codes.h"
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,9 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int kExitClean = 0;
-constexpr int kExitGate = 1;
-constexpr int kExitInterrupted = 130;
 
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
@@ -86,7 +85,7 @@ int report_gate(const reports::Matrix& m, bool quiet) {
               << m.gated_cells - m.gate_failures << " of " << m.gated_cells
               << " gated cells as expected)\n";
   }
-  return m.gate_failures == 0 ? kExitClean : kExitGate;
+  return m.gate_failures == 0 ? kExitClean : kExitViolation;
 }
 
 harness::SweepPlan plan_from_flags(const SweepFlags& f) {

@@ -5,7 +5,7 @@
 //                 [--duration 20s] --out DIR
 //   locksim merge --out DIR [--expect FILE] SHARD_DIR...
 //
-// The sweep engine is harness/sweep.h; the reports are reports/matrix.h.
+// The sweep engine is harness/sweep/sweep.h; the reports are reports/matrix.h.
 // This layer owns what must not be in deterministic code: the wall clock
 // (progress, timing.json) and the SIGINT handler (stop taking runs, write the
 // report of what is done).

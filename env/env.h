@@ -2,7 +2,7 @@
 //
 // Modelled on LevelDB's Env: one narrow interface in front of the outside
 // world. The simulation's Env (sim/) gives a drifting, jumping local clock,
-// virtual sleeps and seeded randomness; the live Env (harness/live/) gives the
+// virtual sleeps and seeded randomness; the live Env (live/) gives the
 // process clock, real sleeps and real servers. Lock algorithms are written
 // against this class only, so the same code runs in both.
 #pragma once

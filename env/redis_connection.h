@@ -2,7 +2,7 @@
 //
 // Takes a real command vector ({"SET", key, value, "NX", "PX", "30000"}) and
 // returns the RESP-shaped reply. The simulated server (sim/redis/) and hiredis
-// (harness/live/) both sit behind it, so lock algorithms speak real Redis and
+// (live/) both sit behind it, so lock algorithms speak real Redis and
 // the simulated server can be checked against redis-server command by command.
 #pragma once
 

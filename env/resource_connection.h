@@ -6,7 +6,7 @@
 // simulated store behind it (sim/resource_store.h) checks fencing tokens the
 // way Kleppmann's fenced storage does and records, as ground truth, every
 // access it accepted or rejected, so the consequence checkers can say what a
-// violation did to the data (harness/check/consequence_checker.h).
+// violation did to the data (checkers/consequence_checker.h).
 #pragma once
 
 #include <cstdint>

@@ -5,7 +5,7 @@
 // a prepared statement would), and returns what the server answered: rows, the
 // affected-row count and last insert id, or an error carrying MySQL's own
 // error number and SQLSTATE. The simulated InnoDB (sim/mysql/) and, later,
-// libmariadb (harness/live/) both sit behind it, so the lock algorithms speak
+// libmariadb (live/) both sit behind it, so the lock algorithms speak
 // real SQL and the simulated server can be held to MariaDB statement by
 // statement.
 //

@@ -9,7 +9,7 @@
 // of events (watch notifications and session state changes).
 //
 // The simulated client library (sim/zookeeper/zk_client.h) and the ZooKeeper C
-// client (harness/live/zk_connection_live.h) both sit behind it, so the same
+// client (live/zk_connection_live.h) both sit behind it, so the same
 // recipe code runs against the simulated ensemble and a real one, and the
 // simulated ensemble can be checked against real ZooKeeper operation by
 // operation (tests/zk_differential_test.cpp).

@@ -90,7 +90,7 @@ std::string FaultEvent::describe() const {
              format_duration(duration) + " by " + format_duration(delay);
     case FaultKind::kLoss:
       out = "loss " + join(side_a) + "|" + join(side_b) + " at " + format_duration(at) + " " +
-            format_rate(loss);
+            format_rate(loss_probability);
       if (duration > Duration::zero()) out += " for " + format_duration(duration);
       return out;
   }
@@ -119,7 +119,7 @@ std::vector<std::string> FaultEvent::value() const {
     case FaultKind::kDelay:
       return {join(side_a), join(side_b), format_duration(duration), format_duration(delay)};
     case FaultKind::kLoss: {
-      std::vector<std::string> v = {join(side_a), join(side_b), format_rate(loss)};
+      std::vector<std::string> v = {join(side_a), join(side_b), format_rate(loss_probability)};
       if (duration > Duration::zero()) v.push_back(format_duration(duration));
       return v;
     }
@@ -185,7 +185,7 @@ void parse_loss(const std::vector<std::string>& w, FaultEvent& e, const std::str
   }
   e.kind = FaultKind::kLoss;
   parse_sides(w[1], false, e, bad);
-  e.loss = parse_rate(w[4], bad);
+  e.loss_probability = parse_rate(w[4], bad);
   if (w.size() == 7) e.duration = parse_duration(w[6], f);
 }
 

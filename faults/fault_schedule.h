@@ -23,7 +23,7 @@ enum class FaultKind {
                // one_way: only side_a -> side_b is cut
   kHeal,       // restore every cut link
   kDelay,      // add `delay` to the latency between the sides for `duration`
-  kLoss,       // set the loss rate between the sides to `loss` (for `duration`)
+  kLoss,       // set the loss rate between the sides to `loss_probability` (for `duration`)
 };
 
 const char* to_string(FaultKind k);
@@ -38,13 +38,13 @@ struct FaultEvent {
   std::vector<std::string> side_a, side_b;
   bool one_way = false;               // kPartition: A->B
   Duration delay = Duration::zero();  // kDelay: the latency added
-  double loss = 0.0;                  // kLoss: the rate, in [0, 1]
+  double loss_probability = 0.0;      // kLoss: the rate, in [0, 1]
 
   // "pause c1 at 5s for 12s" — the same syntax parse_fault() reads.
   std::string describe() const;
 
   // Its targets, then its parameters: the :value of the :nemesis op that
-  // records it in the history (harness/history.h lists them all):
+  // records it in the history (history/history.h lists them all):
   //   pause ["c1" "12s"]   drift ["c4" "+50000ppm"]   jump ["redis-1" "+20s"]
   //   crash ["redis-1"] (stays down) or ["redis-1" "5s"] (restarts after 5 s)
   //   partition ["c1,c3" "redis-1"] (until a heal) or ["c1,c3" "redis-1" "10s"]

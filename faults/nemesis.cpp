@@ -59,7 +59,7 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
         (e.duration <= Duration::zero() || e.delay <= Duration::zero())) {
       throw ConfigError(field + ": expected a delay with a positive duration and amount");
     }
-    if (e.kind == FaultKind::kLoss && !(e.loss >= 0.0 && e.loss <= 1.0)) {
+    if (e.kind == FaultKind::kLoss && !(e.loss_probability >= 0.0 && e.loss_probability <= 1.0)) {
       throw ConfigError(field + ": expected a loss rate from 0 to 1");
     }
     if (e.kind == FaultKind::kSetDrift && (e.drift_ppm <= -1'000'000 || e.drift_ppm >= 1'000'000)) {
@@ -73,34 +73,15 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
 
 void Nemesis::apply(const FaultEvent& event) {
   FaultEvent e = event;
-  e.node = resolve(e.node);
-  for (auto& n : e.side_a) n = resolve(n);
-  for (auto& n : e.side_b) n = resolve(n);
-  const auto unresolved = [](const std::string& n) { return n.empty(); };
-  const bool has_node = e.kind != FaultKind::kPartition && e.kind != FaultKind::kHeal &&
-                        e.kind != FaultKind::kDelay && e.kind != FaultKind::kLoss;
-  if ((has_node && e.node.empty()) || std::any_of(e.side_a.begin(), e.side_a.end(), unresolved) ||
-      std::any_of(e.side_b.begin(), e.side_b.end(), unresolved)) {
-    // Recorded as its own keyword, not as the fault's: a reader that draws a
-    // :pause must be able to trust that something was paused.
-    std::vector<std::string> value = event.value();
-    value.insert(value.begin(), to_string(event.kind));
-    report("skip", std::move(value),
-           event.node == kPrimary ? "no primary to name" : "nobody holds the lock");
+  if (!resolve_targets(e)) {
+    report_skip(event, event.node == kPrimary ? "no primary to name" : "nobody holds the lock");
     return;
   }
   const char* const f = to_string(e.kind);
   switch (e.kind) {
-    case FaultKind::kPause: {
-      sim::Node& n = node(e.node);
-      report(f, e.value());
-      n.pause();
-      world_.after(e.duration, [this, &n] {
-        report("resume", {n.name()});
-        n.resume();
-      });
+    case FaultKind::kPause:
+      apply_pause(e);
       return;
-    }
     case FaultKind::kSetDrift:
       report(f, e.value());
       node(e.node).clock().set_drift(world_.now(), e.drift_ppm);
@@ -109,26 +90,15 @@ void Nemesis::apply(const FaultEvent& event) {
       report(f, e.value());
       node(e.node).clock().jump(world_.now(), e.jump);
       return;
-    case FaultKind::kCrash: {
-      sim::Node& n = node(e.node);
-      if (n.crashed()) {
+    case FaultKind::kCrash:
+      if (node(e.node).crashed()) {
         // A crash of a node that is down changes nothing, and must not
         // schedule a restart of its own: the earlier crash owns that.
-        std::vector<std::string> value = event.value();
-        value.insert(value.begin(), f);
-        report("skip", std::move(value), "already down");
+        report_skip(event, "already down");
         return;
       }
-      report(f, e.value());
-      n.crash();
-      if (e.duration > Duration::zero()) {
-        world_.after(e.duration, [this, &n] {
-          report("restart", {n.name()});
-          n.restart();
-        });
-      }
+      apply_crash(e);
       return;
-    }
     case FaultKind::kPartition:
       apply_partition(e);
       return;
@@ -142,6 +112,51 @@ void Nemesis::apply(const FaultEvent& event) {
       report(f, e.value());
       net_.heal();
       return;
+  }
+}
+
+bool Nemesis::resolve_targets(FaultEvent& e) const {
+  e.node = resolve(e.node);
+  for (auto& n : e.side_a) n = resolve(n);
+  for (auto& n : e.side_b) n = resolve(n);
+  const auto unresolved = [](const std::string& n) { return n.empty(); };
+  const bool has_node = e.kind != FaultKind::kPartition && e.kind != FaultKind::kHeal &&
+                        e.kind != FaultKind::kDelay && e.kind != FaultKind::kLoss;
+  return !((has_node && e.node.empty()) ||
+           std::any_of(e.side_a.begin(), e.side_a.end(), unresolved) ||
+           std::any_of(e.side_b.begin(), e.side_b.end(), unresolved));
+}
+
+void Nemesis::report_skip(const FaultEvent& scheduled, std::string_view note) {
+  // Recorded as its own keyword, not as the fault's: a reader that draws a
+  // :pause must be able to trust that something was paused.
+  std::vector<std::string> value = scheduled.value();
+  value.insert(value.begin(), to_string(scheduled.kind));
+  report("skip", std::move(value), note);
+}
+
+void Nemesis::apply_pause(const FaultEvent& e) {
+  LOCKSIM_ASSERT(e.kind == FaultKind::kPause);
+  sim::Node& n = node(e.node);
+  report(to_string(e.kind), e.value());
+  n.pause();
+  world_.after(e.duration, [this, &n] {
+    report("resume", {n.name()});
+    n.resume();
+  });
+}
+
+void Nemesis::apply_crash(const FaultEvent& e) {
+  sim::Node& n = node(e.node);
+  // Pair of apply(), which skips a crash of a node that is down.
+  LOCKSIM_ASSERT(e.kind == FaultKind::kCrash && !n.crashed());
+  report(to_string(e.kind), e.value());
+  n.crash();
+  if (e.duration > Duration::zero()) {
+    world_.after(e.duration, [this, &n] {
+      report("restart", {n.name()});
+      n.restart();
+    });
   }
 }
 
@@ -183,7 +198,8 @@ void Nemesis::apply_delay(const FaultEvent& e) {
 }
 
 void Nemesis::apply_loss(const FaultEvent& e) {
-  LOCKSIM_ASSERT(e.kind == FaultKind::kLoss && e.loss >= 0.0 && e.loss <= 1.0);
+  LOCKSIM_ASSERT(e.kind == FaultKind::kLoss && e.loss_probability >= 0.0 &&
+                 e.loss_probability <= 1.0);
   const auto a = nodes_of(e.side_a);
   const auto b = nodes_of(e.side_b);
   report(to_string(e.kind), e.value());
@@ -193,17 +209,18 @@ void Nemesis::apply_loss(const FaultEvent& e) {
   for (const sim::Node* x : a) {
     for (const sim::Node* y : b) {
       if (x == y) continue;
-      before.push_back({{x, y}, net_.loss(*x, *y)});
-      net_.set_loss(*x, *y, e.loss);
+      before.push_back({{x, y}, net_.loss_probability(*x, *y)});
+      net_.set_loss_probability(*x, *y, e.loss_probability);
     }
   }
   if (e.duration == Duration::zero()) return;
   world_.after(e.duration, [this, e, before] {
     FaultEvent end = e;
-    end.loss = before.empty() ? 0.0 : before.front().second;
+    end.loss_probability = before.empty() ? 0.0 : before.front().second;
     end.duration = Duration::zero();
     report(to_string(e.kind), end.value());
-    for (const auto& [pair, rate] : before) net_.set_loss(*pair.first, *pair.second, rate);
+    for (const auto& [pair, rate] : before)
+      net_.set_loss_probability(*pair.first, *pair.second, rate);
   });
 }
 

@@ -4,7 +4,7 @@
 // neither knows about the other. The nemesis reports every step it takes (a
 // fault, its end, a fault it had to skip) through a narrow sink, at the true
 // time it takes it; the runner turns each report into a :nemesis op of the
-// history (harness/history.h), so checkers, timelines and reports read faults
+// history (history/history.h), so checkers, timelines and reports read faults
 // and client ops from one stream, as Jepsen's tools do.
 #pragma once
 
@@ -72,6 +72,13 @@ class Nemesis {
   // Resolves "@holder" and "@primary"; "" when there is nobody to name.
   std::string resolve(const std::string& name) const;
   void apply(const FaultEvent& e);
+  // Resolves `e`'s targets in place; false when one of them names nobody.
+  bool resolve_targets(FaultEvent& e) const;
+  // Reports that `scheduled` (as written, naming @holder or @primary) was skipped.
+  void report_skip(const FaultEvent& scheduled, std::string_view note);
+  // The node faults with an end: a pause and its resume, a crash and its restart.
+  void apply_pause(const FaultEvent& e);
+  void apply_crash(const FaultEvent& e);
   // The link faults, each with its end (if it has a duration).
   void apply_partition(const FaultEvent& e);
   void apply_delay(const FaultEvent& e);

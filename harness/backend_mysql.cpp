@@ -87,7 +87,7 @@ BackendSpec mysql_backend() {
   b.settings = mysql_rows;
   b.validate = validate_mysql;
   b.make = [](sim::World& world, sim::Network& net, const RunConfig& c) {
-    // make() is handed validated configs only (run_simulation validates first).
+    // make() is handed validated configs only (harness::prepare_run validates first).
     LOCKSIM_ASSERT(!c.mysql.failover || c.mysql.replicas >= 1);
     return std::unique_ptr<sim::Deployment>(new sim::mysql::MysqlDeployment(world, net, c.mysql));
   };

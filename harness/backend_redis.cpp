@@ -91,7 +91,7 @@ BackendSpec redis_backend() {
   b.validate = validate_redis;
   b.make = [](sim::World& world, sim::Network& net, const RunConfig& c) {
     const sim::redis::Topology t = resolved_topology(c);
-    // make() is handed validated configs only (run_simulation validates first).
+    // make() is handed validated configs only (harness::prepare_run validates first).
     LOCKSIM_ASSERT(t.masters >= 1 && t.masters <= RunConfig::kMaxRedisMasters);
     LOCKSIM_ASSERT(!t.failover || t.replicas >= 1);
     return std::unique_ptr<sim::Deployment>(new sim::redis::RedisDeployment(world, net, t));

@@ -2,7 +2,7 @@
 // it to a fresh contender right now (sim::Deployment::
 // lock_free_for_fresh_contender), and keeps the stretches in which it would,
 // per held interval: the raw input of the exposure checker
-// (harness/check/exposure_checker.h).
+// (checkers/exposure_checker.h).
 //
 // When it looks, and why that misses nothing: the answer changes only when
 // an event changes a server's state (a write, a crash, a failover, a clock

@@ -39,27 +39,8 @@ void fill_counts(RunResult& result) {
                                     result.releases_info);
 }
 
-checkers::Verdict::Kind overall_verdict(const RunResult& result) {
-  // An invalid verdict always comes with its evidence.
-  LOCKSIM_ASSERT(result.mutex.kind != checkers::Verdict::Kind::kInvalid || !result.mutex.overlaps.empty());
-  if (result.mutex.kind == checkers::Verdict::Kind::kInvalid) return checkers::Verdict::Kind::kInvalid;
-  // A damaged resource is a safety finding, with its evidence.
-  LOCKSIM_ASSERT(result.consequences.kind != checkers::Verdict::Kind::kInvalid ||
-                 !result.consequences.explanation.empty());
-  if (result.consequences.kind == checkers::Verdict::Kind::kInvalid) return checkers::Verdict::Kind::kInvalid;
-  if (result.liveness.kind == checkers::Verdict::Kind::kInvalid) return checkers::Verdict::Kind::kInvalid;
-  if (result.mutex.kind == checkers::Verdict::Kind::kUnknown || !result.errors.empty()) {
-    return checkers::Verdict::Kind::kUnknown;
-  }
-  return checkers::Verdict::Kind::kValid;
-}
-
-const char* finding(const RunResult& result) {
-  if (result.mutex.kind == checkers::Verdict::Kind::kInvalid) return "safety";
-  if (result.consequences.kind == checkers::Verdict::Kind::kInvalid) return "safety";
-  if (result.liveness.kind == checkers::Verdict::Kind::kInvalid) return "liveness";
-  if (result.exposure.latent) return "latent";
-  return "none";
+checkers::Validity overall_verdict(const RunResult& result) {
+  return checkers::merged(result.checks);
 }
 
 }  // namespace locksim::harness

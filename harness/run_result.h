@@ -9,16 +9,16 @@
 
 #include <nlohmann/json.hpp>
 
-#include "checkers/consequence_checker.h"
-#include "checkers/exposure_checker.h"
-#include "checkers/linearizability_report.h"
-#include "checkers/liveness_checker.h"
-#include "checkers/mutex_checker.h"
+#include "checkers/checker_list.h"
+#include "faults/fault_schedule.h"
 #include "history/history.h"
 
 namespace locksim::harness {
 
-struct RunResult {
+// A run's result is first the checkers' verdicts on it (checkers/checker_list.h:
+// each detailed verdict, and the one list `checks` that decides the verdict,
+// the finding and the exit code), then what ran and what it cost.
+struct RunResult : checkers::Verdicts {
   std::string algorithm;
   uint64_t seed = 0;
   nlohmann::json params;  // everything needed to replay, besides algorithm and seed
@@ -26,16 +26,6 @@ struct RunResult {
   // Client ops and the nemesis's (the faults applied, their ends, skipped
   // faults: a report's timeline markers) in one stream, as in Jepsen.
   history::History history;
-  checkers::Verdict mutex;             // check_mutex(history): safety
-  checkers::LivenessVerdict liveness;  // check_liveness(history, ...): a stuck lock
-  // The history alone: the built-in linearizability checker, and Knossos when asked.
-  checkers::LinearizabilityReport linearizability;
-  // What the lock's failures did to the guarded resource (stale writes, lost
-  // updates, oversell): a safety finding beside mutual exclusion.
-  checkers::ConsequenceVerdict consequences;
-  // How long holders were unprotected although they believed they held the
-  // lock; exposure without an overlap is latent (reported, exit 0).
-  checkers::ExposureReport exposure;
 
   // Op counts, of client ops only (the nemesis's are not the workload's);
   // derived from the history by fill_counts().
@@ -54,10 +44,11 @@ struct RunResult {
   // they are kept here and make an otherwise valid run "unknown".
   std::vector<std::string> errors;
   std::string replay_command;  // "locksim run --algorithm ... --seed 42 ..."
-  // The fault profile ("" for none) and the faults it drew for this seed,
-  // each in --fault syntax (FaultEvent::describe()).
+  // The fault profile ("" for none) and the faults it drew for this seed and
+  // deployment, as the nemesis applied them (a report writes each in --fault
+  // syntax, FaultEvent::describe()).
   std::string profile;
-  std::vector<std::string> profile_faults;
+  faults::FaultSchedule profile_faults;
   // What the backend said about the run, as (key, text) in its order: e.g.
   // ZooKeeper's negotiated session timeout and its expired sessions. Reports
   // show them without knowing the backend.
@@ -68,15 +59,7 @@ struct RunResult {
 // the completions by outcome. Nemesis ops are skipped, as Jepsen's checkers do.
 void fill_counts(RunResult& result);
 
-// The run's verdict for CI: kInvalid if any checker found a violation; else
-// kUnknown if a checker could not decide or a client fiber recorded an error
-// (the history may be cut short, so "valid" would claim too much); else kValid.
-checkers::Verdict::Kind overall_verdict(const RunResult& result);
-
-// What kind of finding the run has, for people and for CI: "safety" (mutual
-// exclusion broken, or the guarded resource damaged; wins over liveness),
-// "liveness" (stuck lock only), "latent" (lease exposure without a violation:
-// exit 0), or "none".
-const char* finding(const RunResult& result);
+// The run's verdict: the checks' merge (invalid over unknown over valid).
+checkers::Validity overall_verdict(const RunResult& result);
 
 }  // namespace locksim::harness

@@ -104,7 +104,7 @@ std::vector<Setting> network_settings() {
   rows.push_back(probability_row(
       "--loss", "network.loss",
       "probability that a packet is lost and retransmitted (a delay of one RTO, 200 ms doubling)",
-      [](auto& c) -> auto& { return c.link.loss; }));
+      [](auto& c) -> auto& { return c.link.loss_probability; }));
   rows.push_back(duration_row(
       "--retransmission-limit", "network.retransmission_limit",
       "a partition longer than this breaks the connections across it (Linux tcp_retries2=15)",

@@ -8,7 +8,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/backends.h"
-#include "harness/profile_run.h"
+#include "harness/profile_deployment.h"
 #include "harness/setting_rows.h"
 
 namespace locksim::harness {

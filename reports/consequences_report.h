@@ -1,7 +1,7 @@
 // result.json's "consequences" and "exposure" objects and their summary
 // lines: what a broken lock did to the guarded resource, and how long
-// holders were unprotected (harness/check/consequence_checker.h,
-// harness/check/exposure_checker.h).
+// holders were unprotected (checkers/consequence_checker.h,
+// checkers/exposure_checker.h).
 #pragma once
 
 #include <string>

@@ -6,7 +6,7 @@
 
 #include "env/assert.h"
 #include "env/parse.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "reports/timeline_svg.h"
 
 namespace locksim::reports {

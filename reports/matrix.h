@@ -1,5 +1,5 @@
 // The comparison matrix of a sweep: one cell per algorithm x profile, built
-// from the run summaries alone (harness/sweep.h), so the same runs give the
+// from the run summaries alone (harness/sweep/sweep.h), so the same runs give the
 // same matrix whatever threads, shards or resumes produced them.
 //
 // Written as matrix.json (everything, for tools), matrix.md (a CI job's

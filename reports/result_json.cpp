@@ -173,7 +173,9 @@ Json profile_json(const RunResult& result) {
   LOCKSIM_ASSERT(!result.profile.empty());
   Json profile;
   profile["name"] = result.profile;
-  profile["schedule"] = Json(result.profile_faults);
+  Json schedule = Json::array();
+  for (const auto& e : result.profile_faults.events) schedule.push_back(e.describe());
+  profile["schedule"] = schedule;
   return profile;
 }
 
@@ -187,7 +189,7 @@ Json result_to_json(const RunResult& result) {
   // params arrives as nlohmann::json (keys sorted), which is deterministic too.
   j["params"] = Json(result.params);
   j["verdict"] = to_string(harness::overall_verdict(result));
-  j["finding"] = harness::finding(result);
+  j["finding"] = checkers::finding(result.checks);
 
   Json safety;
   safety["checker"] = result.mutex.checker;

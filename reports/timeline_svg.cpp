@@ -213,7 +213,7 @@ std::string timeline_svg(const harness::RunResult& r) {
 }
 
 std::string timeline_page(const harness::RunResult& r) {
-  const std::string finding = harness::finding(r);
+  const std::string finding = checkers::finding(r.checks);
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>locksim: " +
          xml_escape(r.algorithm) + " seed " + std::to_string(r.seed) +
          "</title></head>\n<body style=\"font-family:sans-serif\">\n<h1>" +

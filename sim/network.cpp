@@ -14,7 +14,7 @@ namespace {
 // are exit 2); here they are invariants.
 bool valid(const LinkParams& p) {
   return p.latency_base >= Duration::zero() && p.latency_jitter_mean >= Duration::zero() &&
-         p.loss >= 0.0 && p.loss <= 1.0;
+         p.loss_probability >= 0.0 && p.loss_probability <= 1.0;
 }
 
 }  // namespace
@@ -53,9 +53,9 @@ void Network::set_link(const Node& a, const Node& b, const LinkParams& p) {
   links_[key(a, b)] = p;
 }
 
-void Network::set_loss(const Node& a, const Node& b, double loss) {
+void Network::set_loss_probability(const Node& a, const Node& b, double loss_probability) {
   LinkParams p = link(a, b);
-  p.loss = loss;
+  p.loss_probability = loss_probability;
   set_link(a, b, p);
 }
 
@@ -161,14 +161,14 @@ Duration Network::draw_latency(const Node& from, const Node& to) {
   const LinkParams& p = link(from, to);
   // Draw both numbers every time, lost or not, so a loss elsewhere does not
   // shift this link's later latencies.
-  const bool lost = rng_.chance(p.loss);
+  const bool lost = rng_.chance(p.loss_probability);
   Duration latency = p.latency_base + rng_.exponential(p.latency_jitter_mean);
   LOCKSIM_ASSERT_MSG(latency >= p.latency_base, "a message faster than the link allows");
   if (lost) {
     // Retransmitted after the RTO, which doubles for each further loss.
     Duration rto = tcp_.rto_min;
     latency += rto;
-    for (int i = 0; i < tcp_.loss_redraws_max && rng_.chance(p.loss); ++i) {
+    for (int i = 0; i < tcp_.loss_redraws_max && rng_.chance(p.loss_probability); ++i) {
       rto = std::min(rto * 2, tcp_.rto_max);
       latency += rto;
     }

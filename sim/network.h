@@ -40,7 +40,7 @@ struct LinkParams {
   Duration latency_jitter_mean = Duration::micros(300);
   // Probability that a packet is lost and must be retransmitted (a delay of
   // one RTO, doubling per further loss), in [0, 1].
-  double loss = 0.0;
+  double loss_probability = 0.0;
 };
 
 class Network {
@@ -62,8 +62,10 @@ class Network {
   // Both directions between the two distinct nodes.
   void set_link(const Node& a, const Node& b, const LinkParams& p);
   // The loss rate of both directions between a and b from now on (a fault).
-  void set_loss(const Node& a, const Node& b, double loss);
-  double loss(const Node& a, const Node& b) const { return link(a, b).loss; }
+  void set_loss_probability(const Node& a, const Node& b, double loss_probability);
+  double loss_probability(const Node& a, const Node& b) const {
+    return link(a, b).loss_probability;
+  }
   // Twice the base latency between a and b: a handshake without jitter.
   Duration round_trip_base(const Node& a, const Node& b) const {
     return link(a, b).latency_base * 2;

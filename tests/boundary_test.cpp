@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "pause_boundary.h"
 
 namespace locksim::harness {

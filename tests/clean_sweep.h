@@ -9,7 +9,7 @@
 #include <string>
 
 #include "faults/fault_schedule.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 
 namespace locksim::testing {
 

@@ -11,7 +11,7 @@
 #include "checkers/knossos.h"
 #include "history/history_io.h"
 #include "harness/run_config.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 
 namespace locksim::harness {
 namespace {
@@ -25,7 +25,7 @@ std::string error_of(const std::string& text) {
   return "no error";
 }
 
-TEST(history::EdnHistory, ReadsLocksimsOwnHistoryBack) {
+TEST(EdnHistory, ReadsLocksimsOwnHistoryBack) {
   RunConfig c;
   c.algorithm = "set-nx-lua";
   c.seed = 7;
@@ -51,7 +51,7 @@ TEST(history::EdnHistory, ReadsLocksimsOwnHistoryBack) {
   }
 }
 
-TEST(history::EdnHistory, ReadsAVectorAListAndJepsenRecords) {
+TEST(EdnHistory, ReadsAVectorAListAndJepsenRecords) {
   const std::string maps =
       "{:process 0, :type :invoke, :f :acquire}\n{:process 0, :type :ok, :f :acquire}\n";
   for (const std::string& text :
@@ -67,7 +67,7 @@ TEST(history::EdnHistory, ReadsAVectorAListAndJepsenRecords) {
   }
 }
 
-TEST(history::EdnHistory, SkipsNemesisAndOtherNonClientOps) {
+TEST(EdnHistory, SkipsNemesisAndOtherNonClientOps) {
   const history::EdnHistory e = history::parse_edn_history(
       "{:process :nemesis, :type :info, :f :start-partition, :value [:isolated {\"n1\" #{\"n2\"}}]}\n"
       "{:process 0, :type :invoke, :f :acquire}\n"
@@ -82,7 +82,7 @@ TEST(history::EdnHistory, SkipsNemesisAndOtherNonClientOps) {
   EXPECT_EQ(e.lines[1], 4);
 }
 
-TEST(history::EdnHistory, ReadsAllOfEdnInValues) {
+TEST(EdnHistory, ReadsAllOfEdnInValues) {
   const history::EdnHistory e = history::parse_edn_history(
       "; a comment\n#_{:discarded true}\n"
       "{:process 0, :type :invoke, :f :acquire, :value {:s \"a\\\"b\\n\\u00e9\", :c [\\a \\newline "
@@ -98,7 +98,7 @@ TEST(history::EdnHistory, ReadsAllOfEdnInValues) {
   EXPECT_EQ(history::parse_edn_history(" ,\n[]\n", "h.edn").ops.size(), 0u);
 }
 
-TEST(history::EdnHistory, MalformedInputIsOneLineWithLineAndColumn) {
+TEST(EdnHistory, MalformedInputIsOneLineWithLineAndColumn) {
   const std::string ok0 = "{:process 0, :type :invoke, :f :acquire}\n";
   struct Case {
     std::string text;
@@ -148,7 +148,7 @@ TEST(history::EdnHistory, MalformedInputIsOneLineWithLineAndColumn) {
   }
 }
 
-TEST(history::EdnHistory, LoadNamesTheFileItCannotRead) {
+TEST(EdnHistory, LoadNamesTheFileItCannotRead) {
   try {
     history::load_edn_history("/nonexistent/history.edn");
     FAIL() << "no error";

@@ -10,7 +10,7 @@
 #include "algorithms/registry.h"
 #include "checkers/exposure_checker.h"
 #include "harness/exposure_monitor.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "pause_boundary.h"
 
 namespace locksim::harness {
@@ -202,7 +202,7 @@ TEST(Exposure, AnExposureNobodyStepsIntoIsLatentAndExitsClean) {
   EXPECT_TRUE(r.result.exposure.latent);
   EXPECT_GT(r.result.exposure.total, Duration::seconds(2));
   EXPECT_EQ(overall_verdict(r.result), checkers::Verdict::Kind::kValid);
-  EXPECT_STREQ(finding(r.result), "latent");
+  EXPECT_STREQ(checkers::finding(r.result.checks), "latent");
 }
 
 // Every algorithm's backend answers, and none is exposed without faults.

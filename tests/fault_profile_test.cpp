@@ -10,8 +10,8 @@
 
 #include "env/parse.h"
 #include "faults/profile.h"
-#include "harness/profile_run.h"
-#include "harness/run_sim.h"
+#include "harness/profile_deployment.h"
+#include "harness/run.h"
 #include "harness/settings.h"
 #include "reports/result_json.h"
 #include "tests/locksim_binary.h"

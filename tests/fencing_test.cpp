@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "harness/scenario.h"
 #include "sim/rng.h"
 #include "tests/locksim_binary.h"
@@ -61,7 +61,7 @@ TEST(Fencing, FailoverLosesTheTokenCounterWithTheLock) {
   ASSERT_TRUE(s.write.fence && s.newer.fence);
   EXPECT_GE(*s.write.fence, *s.newer.fence);
   EXPECT_GE(v.lost_increments, 1);
-  EXPECT_STREQ(finding(r.result), "safety");
+  EXPECT_STREQ(checkers::finding(r.result.checks), "safety");
 }
 
 TEST(Fencing, AWriteOnlyCheckLetsAStaleReadThrough) {

@@ -12,7 +12,7 @@
 #include "checkers/linearizability.h"
 #include "checkers/linearizability_report.h"
 #include "checkers/mutex_checker.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "harness/scenario.h"
 #include "run_corpus.h"
 

@@ -46,7 +46,7 @@ bool mentions(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST(history::HistoryRules, AWellFormedHistoryWithFaultsPasses) {
+TEST(HistoryRules, AWellFormedHistoryWithFaultsPasses) {
   // c1 acquires, the nemesis pauses it mid-call, the call times out (:info),
   // c1 goes on as process 5; a release fails; then a skip.
   const std::vector<history::Op> ops = {
@@ -64,7 +64,7 @@ TEST(history::HistoryRules, AWellFormedHistoryWithFaultsPasses) {
   EXPECT_EQ(broken_after(ops, fault(10, 80, "heal")), "");
 }
 
-TEST(history::HistoryRules, EachRuleIsNamed) {
+TEST(HistoryRules, EachRuleIsNamed) {
   const history::Op invoke = client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire);
   // 1: dense indices, time order.
   EXPECT_TRUE(mentions(broken_after({invoke}, client_op(2, 10, 1, history::OpType::kInvoke, history::OpF::kAcquire)),
@@ -100,7 +100,7 @@ TEST(history::HistoryRules, EachRuleIsNamed) {
   EXPECT_EQ(broken_after({fault(0, 0, "pause")}, fault(1, 0, "resume")), "");
 }
 
-TEST(history::HistoryRules, NemesisKeywordsMapOntoOpF) {
+TEST(HistoryRules, NemesisKeywordsMapOntoOpF) {
   for (const char* f :
        {"pause", "resume", "crash", "restart", "partition", "heal", "drift", "jump", "skip"}) {
     const std::optional<history::OpF> op_f = history::op_f_from_string(f);
@@ -113,7 +113,7 @@ TEST(history::HistoryRules, NemesisKeywordsMapOntoOpF) {
   EXPECT_FALSE(history::op_f_from_string("lock").has_value());
 }
 
-TEST(history::HistoryRules, NemesisOpsDescribeThemselvesInFaultSyntax) {
+TEST(HistoryRules, NemesisOpsDescribeThemselvesInFaultSyntax) {
   auto text = [](const char* f, std::vector<std::string> v, std::string detail = "") {
     return history::describe_nemesis_op(history::nemesis_op(f, std::move(v), std::move(detail)));
   };

@@ -202,7 +202,7 @@ TEST_F(InvariantsDeathTest, ANodeIsNeverItsOwnReplica) {
         node.become_replica_of(node);
       },
       kInvariantExit,
-      broken("&master != this", "a node made a replica of itself", "sim/redis/redis_node.cpp"));
+      broken("&primary != this", "a node made a replica of itself", "sim/replication.h"));
 }
 
 TEST_F(InvariantsDeathTest, HistoryRecorderKeepsTimeMonotone) {
@@ -219,7 +219,7 @@ TEST_F(InvariantsDeathTest, HistoryRecorderKeepsTimeMonotone) {
       },
       kInvariantExit,
       broken("broken.empty()", "time goes back (5 after 10) (rule 1: ops are in true-time order)",
-             "harness/history.cpp"));
+             "history/history.cpp"));
 }
 
 TEST_F(InvariantsDeathTest, HistoryRecorderAllowsOneOpenOpPerProcess) {
@@ -296,7 +296,7 @@ TEST_F(InvariantsDeathTest, LiveEnvRejectsANegativeSleep) {
       },
       kInvariantExit,
       broken("d >= Duration::zero()", "an algorithm slept a negative time",
-             "harness/live/live_env.cpp"));
+             "live/live_env.cpp"));
 }
 
 TEST_F(InvariantsDeathTest, UniformDrawNeedsANonEmptyRange) {

@@ -26,7 +26,7 @@
 #include "checkers/knossos.h"
 #include "checkers/linearizability.h"
 #include "history/history_io.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "lock_history_gen.h"
 #include "real_servers.h"
 #include "run_corpus.h"

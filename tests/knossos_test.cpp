@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "history/history_io.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "harness/scenario.h"
 #include "real_servers.h"
 

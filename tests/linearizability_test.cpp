@@ -22,7 +22,7 @@ struct H {
     op.index = static_cast<int64_t>(ops.size());
     op.time_ns = (op.index + 1) * 1'000'000;
     op.process = process;
-    op.client = process == kNemesisProcess ? -1 : static_cast<int>(process % 10);
+    op.client = process == history::kNemesisProcess ? -1 : static_cast<int>(process % 10);
     op.type = type;
     op.f = f;
     ops.push_back(op);
@@ -33,7 +33,7 @@ struct H {
   H& fail(int64_t p, history::OpF f) { return add(p, history::OpType::kFail, f); }
   H& info(int64_t p, history::OpF f) { return add(p, history::OpType::kInfo, f); }
   H& call(int64_t p, history::OpF f, history::OpType t = history::OpType::kOk) { return inv(p, f).add(p, t, f); }
-  H& nemesis() { return add(kNemesisProcess, history::OpType::kInfo, history::OpF::kPause); }
+  H& nemesis() { return add(history::kNemesisProcess, history::OpType::kInfo, history::OpF::kPause); }
 };
 
 constexpr history::OpF A = history::OpF::kAcquire;

@@ -54,7 +54,7 @@ inline std::vector<history::Op> random_lock_history(sim::Rng& rng, const GenOpti
     ops.push_back(op);
   };
   for (int e = 0; e < events; ++e) {
-    if (rng.chance(g.nemesis)) emit(harness::kNemesisProcess, history::OpType::kInfo, history::OpF::kPause, -1);
+    if (rng.chance(g.nemesis)) emit(history::kNemesisProcess, history::OpType::kInfo, history::OpF::kPause, -1);
     const int i = static_cast<int>(rng.below(static_cast<uint64_t>(slots)));
     Slot& slot = s[static_cast<size_t>(i)];
     if (!slot.open) {

@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "live/live_check.h"
+#include "live/live_run.h"
 #include "live/mariadb_connection.h"
 #include "live/mariadb_process.h"
 #include "harness/run_result.h"

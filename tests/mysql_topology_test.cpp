@@ -9,7 +9,7 @@
 #include <string>
 
 #include "env/parse.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "harness/scenario.h"
 #include "sim/mysql/engine.h"
 #include "sim/mysql/mysql_deployment.h"
@@ -252,13 +252,13 @@ TEST(MysqlScenarios, FailoverLosesTheCommitAndSemiSyncKeepsIt) {
     SCOPED_TRACE(name);
     const harness::SimRunReport r = run(name);
     EXPECT_EQ(r.output.failovers, 1);
-    ASSERT_EQ(r.result.mutex.kind, harness::Verdict::Kind::kInvalid);
+    ASSERT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
     // The intruder got in on the promoted replica: after down_after (2 s).
     EXPECT_GE(r.result.mutex.overlaps.front().b.start, TimePoint{} + Duration::seconds(2));
   }
   const harness::SimRunReport safe = run("mysql-center-failover-semisync");
   EXPECT_EQ(safe.output.failovers, 1);
-  EXPECT_EQ(safe.result.mutex.kind, harness::Verdict::Kind::kValid);
+  EXPECT_EQ(safe.result.mutex.kind, checkers::Verdict::Kind::kValid);
   EXPECT_GE(safe.result.acquisitions, 3);
 }
 
@@ -268,9 +268,9 @@ TEST(MysqlScenarios, CrashRestartKeepsTheRowOnlyWithFlushAtCommit) {
   };
   const harness::SimRunReport kept = run("mysql-center-crash-durable");
   const harness::SimRunReport lost = run("mysql-center-crash-flush-0");
-  EXPECT_EQ(kept.result.mutex.kind, harness::Verdict::Kind::kValid);
+  EXPECT_EQ(kept.result.mutex.kind, checkers::Verdict::Kind::kValid);
   EXPECT_GE(kept.result.acquisitions, 3);
-  ASSERT_EQ(lost.result.mutex.kind, harness::Verdict::Kind::kInvalid);
+  ASSERT_EQ(lost.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
   // The intruder took the lock after the restart at 1.5 s.
   EXPECT_GE(lost.result.mutex.overlaps.front().b.start, TimePoint{} + Duration::millis(1500));
 }
@@ -278,7 +278,7 @@ TEST(MysqlScenarios, CrashRestartKeepsTheRowOnlyWithFlushAtCommit) {
 TEST(MysqlScenarios, V1DeadlocksGoOnForTheWholeRun) {
   const harness::SimRunReport r =
       harness::simulate_and_check(harness::load_scenario("mysql-v1-deadlock").config);
-  EXPECT_EQ(r.result.mutex.kind, harness::Verdict::Kind::kValid);
+  EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kValid);
   EXPECT_GE(r.result.deadlocks, 20);
   EXPECT_GE(r.result.acquisitions, 20);
 }

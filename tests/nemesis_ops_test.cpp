@@ -8,7 +8,7 @@
 
 #include "faults/fault_schedule.h"
 #include "history/history_io.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 
 namespace locksim::harness {
 namespace {
@@ -48,7 +48,7 @@ void expect_steps(const history::History& h, const std::vector<Step>& want) {
     EXPECT_EQ(to_string(got[i].f), want[i].f);
     EXPECT_EQ(got[i].value, want[i].value);
     EXPECT_EQ(got[i].detail, want[i].detail);
-    EXPECT_EQ(got[i].process, kNemesisProcess);
+    EXPECT_EQ(got[i].process, history::kNemesisProcess);
     EXPECT_EQ(got[i].type, history::OpType::kInfo);
     EXPECT_EQ(h.ops[static_cast<size_t>(got[i].index)].index, got[i].index) << "dense, in place";
   }

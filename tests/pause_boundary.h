@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/run_sim.h"
+#include "harness/run.h"
 
 namespace locksim::testing {
 

@@ -45,7 +45,7 @@ inline constexpr LinkParams kInstantLink{Duration::zero(), Duration::zero(), 0.0
 
 inline constexpr char kReadonly[] = "READONLY You can't write against a read only replica.";
 
-// One group laid out as harness/sim_runner.cpp builds it: members[0] is the
+// One group laid out as harness/simulation.cpp builds it: members[0] is the
 // initial master, the rest its replicas, watched by a sentinel node.
 struct Sim {
   Sim(const Topology& topology, int replicas, std::vector<Duration> replica_offsets = {},

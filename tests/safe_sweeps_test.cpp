@@ -6,7 +6,7 @@
 #include <string>
 
 #include "clean_sweep.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "sim/rng.h"
 
 namespace locksim::harness {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "env/parse.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "harness/scenario.h"
 
 namespace locksim::harness {
@@ -38,7 +38,7 @@ TEST(Scenarios, EveryShippedScenarioGivesItsExpectedResult) {
     switch (s.expect) {
       case Scenario::Expect::kViolation:
         EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid) << r.result.mutex.explanation;
-        EXPECT_STREQ(finding(r.result), "safety");
+        EXPECT_STREQ(checkers::finding(r.result.checks), "safety");
         break;
       case Scenario::Expect::kSafe:
         EXPECT_EQ(overall_verdict(r.result), checkers::Verdict::Kind::kValid)
@@ -48,7 +48,7 @@ TEST(Scenarios, EveryShippedScenarioGivesItsExpectedResult) {
       case Scenario::Expect::kLiveness:
         EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kValid) << r.result.mutex.explanation;
         EXPECT_EQ(r.result.liveness.kind, checkers::Verdict::Kind::kInvalid);
-        EXPECT_STREQ(finding(r.result), "liveness");
+        EXPECT_STREQ(checkers::finding(r.result.checks), "liveness");
         break;
       case Scenario::Expect::kUnspecified:
         break;

@@ -9,7 +9,7 @@
 
 #include "algorithms/set_nx_lua.h"
 #include "history/history_io.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "sim/redis/sha1.h"
 #include "tests/algorithm_test_env.h"
 

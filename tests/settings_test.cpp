@@ -297,17 +297,25 @@ TEST(Settings, HelpListsEveryFlagWithItsDefault) {
   }
 }
 
-// The README's table of settings is `locksim list --settings`, so the docs
-// cannot fall behind the table.
-TEST(Settings, ReadmeTableIsTheGeneratedOne) {
+// The reference's table of settings (docs/reference/settings.md, between its
+// markers) is exactly `locksim list --settings`, so the docs cannot fall
+// behind the table: a row added, renamed or reworded in the code fails here.
+TEST(Settings, ReferenceTableIsTheGeneratedOne) {
   const Outcome o = locksim("list --settings");
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  const std::string readme = slurp(std::filesystem::path(LOCKSIM_SOURCE_DIR) / "README.md");
-  EXPECT_NE(readme.find(o.out), std::string::npos)
-      << "README.md's settings table differs from `locksim list --settings`; paste it:\n"
+  const std::string page =
+      slurp(std::filesystem::path(LOCKSIM_SOURCE_DIR) / "docs" / "reference" / "settings.md");
+  const std::string begin = "<!-- settings:begin -->\n", end = "<!-- settings:end -->";
+  const size_t from = page.find(begin);
+  const size_t to = page.find(end);
+  ASSERT_NE(from, std::string::npos) << "docs/reference/settings.md lost its begin marker";
+  ASSERT_NE(to, std::string::npos) << "docs/reference/settings.md lost its end marker";
+  ASSERT_LT(from, to);
+  EXPECT_EQ(page.substr(from + begin.size(), to - from - begin.size()), o.out)
+      << "docs/reference/settings.md's table differs from `locksim list --settings`; paste it "
+         "between the markers:\n"
       << o.out;
 }
-
 
 // --fault and --param take every occurrence (README: "except the repeatable
 // --param and --fault"); any other setting given twice is refused.

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "history/history_io.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "harness/scenario.h"
 
 namespace locksim::harness {

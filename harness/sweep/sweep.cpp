@@ -13,7 +13,7 @@
 
 #include "env/assert.h"
 #include "env/parse.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 
 namespace locksim::harness {
 

@@ -5,7 +5,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "faults/profile.h"
-#include "harness/profile_run.h"
+#include "harness/profile_deployment.h"
 #include "harness/settings.h"
 #include "harness/sweep/sweep.h"
 

@@ -126,7 +126,7 @@ RunSummary summarize_run(const RunResult& result, uint64_t index, const std::str
   s.profile = profile;
   s.seed = result.seed;
   const bool unknown = overall_verdict(result) == checkers::Verdict::Kind::kUnknown;
-  s.finding = unknown ? "unknown" : finding(result);
+  s.finding = unknown ? "unknown" : checkers::finding(result.checks);
   if (result.consequences.active) {
     s.data = result.consequences.kind == checkers::Verdict::Kind::kInvalid ? "violation" : "safe";
   }

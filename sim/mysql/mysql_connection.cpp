@@ -43,28 +43,41 @@ std::optional<SqlResult> MysqlConnection::open(MysqlNode& target) {
 
 SqlResult MysqlConnection::query(const std::string& sql, const std::vector<SqlValue>& params) {
   MysqlNode* target = &group_.published_primary();
-  if (conn_ && server_ != target) {
+  if (std::optional<SqlResult> failed = ensure_session(*target)) return std::move(*failed);
+  LOCKSIM_ASSERT(session_ != 0 && server_ == target);
+  const std::shared_ptr<Pending> pending = send(sql, params);
+  // A crash of this client closes the connection under the waiting fiber
+  // (MysqlDeployment::client_crashed) and then cancels it.
+  try {
+    world_.block(pending->waiter);
+  } catch (...) {
+    if (conn_) conn_->on_failure({});
+    throw;
+  }
+  LOCKSIM_ASSERT_MSG(conn_ != nullptr, "a connection closed under a query that goes on");
+  conn_->on_failure({});
+  return outcome(*pending);
+}
+
+std::optional<SqlResult> MysqlConnection::ensure_session(MysqlNode& target) {
+  if (conn_ && server_ != &target) {
     close();
     return SqlResult::error(sql_errno::kServerLost,
                             "Lost connection to MySQL server during query (the primary moved to " +
-                                target->name() + ")");
+                                target.name() + ")");
   }
   if (conn_ && !conn_->open()) forget();  // reset while idle: the session died with it
-  if (!conn_) {
-    if (std::optional<SqlResult> failed = open(*target)) return std::move(*failed);
-  }
-  LOCKSIM_ASSERT(session_ != 0 && server_ == target);
-  // Not sim::call(): a statement answers when it finishes (service time,
-  // row-lock waits), through MysqlNode::submit's callback.
-  struct State {
-    Waiter waiter;
-    std::optional<SqlResult> result;
-    ConnectionState failure = ConnectionState::kOpen;
-  };
-  auto state = std::make_shared<State>();
+  if (!conn_) return open(target);
+  return std::nullopt;
+}
+
+std::shared_ptr<MysqlConnection::Pending> MysqlConnection::send(
+    const std::string& sql, const std::vector<SqlValue>& params) {
+  LOCKSIM_ASSERT(conn_ != nullptr && server_ != nullptr && session_ != 0);
+  auto state = std::make_shared<Pending>();
   World& world = world_;
   Network& net = net_;
-  MysqlNode& server = *target;
+  MysqlNode& server = *server_;
   const SessionId session = session_;
   const uint64_t incarnation = incarnation_;
   // The server names the connection by id: the client may have dropped its
@@ -91,33 +104,29 @@ SqlResult MysqlConnection::query(const std::string& sql, const std::vector<SqlVa
       if (!state->waiter.signaled) world.signal(state->waiter);
     });
   }
-  // A crash of this client closes the connection under the waiting fiber
-  // (MysqlDeployment::client_crashed) and then cancels it.
-  try {
-    world_.block(state->waiter);
-  } catch (...) {
-    if (conn_) conn_->on_failure({});
-    throw;
-  }
-  LOCKSIM_ASSERT_MSG(conn_ != nullptr, "a connection closed under a query that goes on");
-  conn_->on_failure({});
-  if (state->failure != ConnectionState::kOpen) {
+  return state;
+}
+
+SqlResult MysqlConnection::outcome(Pending& pending) {
+  // Pair of query(), which wakes only once the waiter is signalled.
+  LOCKSIM_ASSERT(pending.waiter.signaled);
+  if (pending.failure != ConnectionState::kOpen) {
     forget();
     return SqlResult::error(
         sql_errno::kServerLost,
         std::string("Lost connection to MySQL server during query (") +
-            (state->failure == ConnectionState::kReset ? "connection reset by peer"
-                                                       : "connection timed out") +
+            (pending.failure == ConnectionState::kReset ? "connection reset by peer"
+                                                        : "connection timed out") +
             ")");
   }
-  if (!state->result) {
+  if (!pending.result) {
     close();  // the client library drops a connection that timed out
     return SqlResult::error(sql_errno::kServerLost,
                             "Lost connection to MySQL server during query (timeout after " +
                                 std::to_string(timeout_.to_ms()) + " ms)");
   }
-  if (state->result->error_number == sql_errno::kServerLost) forget();  // the server dropped it
-  return std::move(*state->result);
+  if (pending.result->error_number == sql_errno::kServerLost) forget();  // the server dropped it
+  return std::move(*pending.result);
 }
 
 void MysqlConnection::forget() {

@@ -48,6 +48,22 @@ class MysqlConnection : public SqlConnection {
   // Drops the connection without a word to the server (it is gone already).
   void forget();
 
+  // One statement on its way: what the waiting client fiber learns, shared
+  // with the events that may answer it after the client gave up.
+  struct Pending {
+    Waiter waiter;
+    std::optional<SqlResult> result;                   // the server's answer
+    ConnectionState failure = ConnectionState::kOpen;  // or how the connection failed
+  };
+  // A session on `target`: closes one on a primary that moved (an error
+  // result, as a proxy breaks it), drops a reset one, opens a new one.
+  std::optional<SqlResult> ensure_session(MysqlNode& target);
+  // Sends the statement on the open session and arms the client's timeout.
+  std::shared_ptr<Pending> send(const std::string& sql, const std::vector<SqlValue>& params);
+  // What the client makes of a finished wait: the answer, or 2013 for a
+  // broken connection or a timeout (the connection is then dropped).
+  SqlResult outcome(Pending& pending);
+
   std::unique_ptr<Connection> conn_;  // open exactly while a session is
   MysqlNode* server_ = nullptr;       // where the open session lives
   SessionId session_ = 0;             // 0: none open

@@ -17,15 +17,17 @@ SqlResult lost_connection() {
 }  // namespace
 
 MysqlNode::MysqlNode(World& world, Network& net, std::string name, const MysqlParams& params)
-    : world_(world), net_(net), node_(world, std::move(name)), params_(params) {
+    : ReplicatedNode(world, net, std::move(name), Duration::zero(), params.replication_lag),
+      world_(world),
+      net_(net),
+      params_(params) {
   // Run validation rejects these as bad input (exit 2) before a node is built.
   LOCKSIM_ASSERT(params_.service_time >= Duration::zero());
   LOCKSIM_ASSERT(params_.lock_wait_timeout > Duration::zero());
   LOCKSIM_ASSERT(params_.flush_log_at_trx_commit >= 0 && params_.flush_log_at_trx_commit <= 2);
-  LOCKSIM_ASSERT(params_.replication_lag >= Duration::zero());
   LOCKSIM_ASSERT(params_.semi_sync_timeout > Duration::zero());
-  node_.on_crash = [this] { on_crash(); };
-  node_.on_restart = [this] { on_restart(); };
+  node().on_crash = [this] { on_crash(); };
+  node().on_restart = [this] { on_restart(); };
   if (params_.flush_log_at_trx_commit != 1) schedule_log_flush();
 }
 
@@ -41,8 +43,8 @@ void MysqlNode::submit(SessionId session, uint64_t incarnation, std::string sql,
                [this, session, inc, sql = std::move(sql), params = std::move(params),
                 reply = std::move(reply)]() mutable {
                  // The statement's thread runs on the node: a pause holds it, a crash ends it.
-                 node_.deliver([this, session, inc, sql = std::move(sql),
-                                params = std::move(params), reply = std::move(reply)] {
+                 node().deliver([this, session, inc, sql = std::move(sql),
+                                 params = std::move(params), reply = std::move(reply)] {
                    if (inc != incarnation_) return;
                    run(session, sql, params, reply);
                  });
@@ -50,7 +52,7 @@ void MysqlNode::submit(SessionId session, uint64_t incarnation, std::string sql,
 }
 
 std::pair<SessionId, uint64_t> MysqlNode::open_session() {
-  LOCKSIM_ASSERT_MSG(node_.running(), "a handshake answered by a node that is not running");
+  LOCKSIM_ASSERT_MSG(node().running(), "a handshake answered by a node that is not running");
   const SessionId session = engine_.open();
   LOCKSIM_ASSERT(session != 0 && engine_.is_open(session));
   return {session, incarnation_};
@@ -80,7 +82,7 @@ void MysqlNode::arm_lock_wait_timeout(SessionId session) {
   const uint64_t wait = *engine_.waiting(session);
   const uint64_t inc = incarnation_;
   world_.after(params_.lock_wait_timeout, [this, session, wait, inc] {
-    node_.deliver([this, session, wait, inc] {
+    node().deliver([this, session, wait, inc] {
       if (inc != incarnation_) return;
       engine_.lock_wait_timeout(session, wait);
       std::vector<Answer> answers;
@@ -121,7 +123,7 @@ void MysqlNode::disconnect(SessionId session, uint64_t incarnation) {
 }
 
 void MysqlNode::on_crash() {
-  LOCKSIM_ASSERT(node_.crashed());
+  LOCKSIM_ASSERT(node().crashed());
   ++incarnation_;
   waiting_.clear();
   held_.clear();  // their clients never hear back; the commits stay (AFTER_COMMIT)
@@ -133,70 +135,40 @@ void MysqlNode::on_crash() {
 }
 
 void MysqlNode::on_restart() {
-  LOCKSIM_ASSERT(node_.running());
-  if (role_ == Role::kPrimary) {
+  LOCKSIM_ASSERT(node().running());
+  if (role() == Role::kPrimary) {
     // Replicas resync to whatever came back (Redis-style full resync; a real
-    // primary that lost commits leaves its replicas ahead of it).
-    for (MysqlNode* r : replicas_) ship(*r, ++shipped_seq_, engine_.committed_image());
-  } else if (primary_ != nullptr) {
-    applied_seq_ = 0;
-    primary_->ship(*this, ++primary_->shipped_seq_, primary_->engine_.committed_image());
+    // primary that lost commits leaves its replicas ahead of it), each under
+    // a number of its own.
+    for (MysqlNode* r : replicas()) resync(*r);
+  } else {
+    resync_from_primary();
   }
 }
 
 void MysqlNode::schedule_log_flush() {
   world_.after(kLogFlushPeriod, [this] {
-    if (node_.running()) disk_ = engine_.committed_image();
+    if (node().running()) disk_ = engine_.committed_image();
     schedule_log_flush();
   });
 }
 
-void MysqlNode::become_primary() {
-  LOCKSIM_ASSERT_MSG(role_ == Role::kReplica, "promoting a node that is not a replica");
-  if (primary_ != nullptr) {
-    auto& siblings = primary_->replicas_;
-    std::erase(siblings, this);
-  }
-  role_ = Role::kPrimary;
-  primary_ = nullptr;
+void MysqlNode::on_promoted() {
   engine_.set_read_only(false);
   binlogged_commit_ = engine_.commit_seq();
-  acked_seq_ = shipped_seq_;
+  acked_seq_ = shipped_seq();  // nothing shipped before the promotion is waited for
   semi_sync_on_ = true;
-  LOCKSIM_ASSERT(replicas_.empty());  // followers are re-pointed by the group
 }
 
-void MysqlNode::become_replica_of(MysqlNode& primary) {
-  LOCKSIM_ASSERT_MSG(&primary != this, "a node made a replica of itself");
-  LOCKSIM_ASSERT_MSG(primary.role_ == Role::kPrimary, "a node made a replica of a replica");
-  if (primary_ != nullptr && primary_ != &primary) std::erase(primary_->replicas_, this);
-  if (role_ == Role::kPrimary) {
+void MysqlNode::on_following(bool was_primary) {
+  if (was_primary) {
     // A demoted primary: the failover tool kills its client connections.
     ++incarnation_;
     waiting_.clear();
     held_.clear();
     engine_.drop_all_sessions();
   }
-  replicas_.clear();
-  role_ = Role::kReplica;
-  primary_ = &primary;
-  applied_seq_ = 0;
   engine_.set_read_only(true);
-  if (std::find(primary.replicas_.begin(), primary.replicas_.end(), this) ==
-      primary.replicas_.end()) {
-    primary.replicas_.push_back(this);
-  }
-  LOCKSIM_ASSERT(std::count(primary.replicas_.begin(), primary.replicas_.end(), this) == 1);
-  // Full resync: the replica's contents are replaced by the primary's.
-  primary.ship(*this, ++primary.shipped_seq_, primary.engine_.committed_image());
-}
-
-void MysqlNode::resync_if_behind(MysqlNode& replica) {
-  if (role_ != Role::kPrimary || replica.primary_ != this) return;
-  auto it = sent_.find(replica.name());
-  if (it == sent_.end() || replica.applied_seq_ >= it->second.seq) return;
-  if (world_.now() - it->second.at < params_.replication_lag + kResyncGrace) return;
-  ship(replica, ++shipped_seq_, engine_.committed_image());
 }
 
 }  // namespace locksim::sim::mysql

@@ -20,8 +20,9 @@
 //     panic), where the OS page cache that saves 2 from a mere mysqld crash
 //     is gone too. The once-a-second flush runs at every whole second of true
 //     time.
-//   - Replication (replication.cpp): a primary ships its binlog to its
-//     replicas replication_lag after each commit; a replica is read_only. With
+//   - Replication (sim/replication.h, and replication.cpp for the binlog and
+//     semi-sync): a primary ships its binlog to its replicas replication_lag
+//     after each commit; a replica is read_only. With
 //     semi-synchronous replication a committing statement is answered only
 //     once a replica acknowledged the commit (rpl_semi_sync_master_wait_point
 //     AFTER_COMMIT, MariaDB's default: others see the commit before the ack),
@@ -44,6 +45,7 @@
 #include "sim/mysql/engine.h"
 #include "sim/network.h"
 #include "sim/node.h"
+#include "sim/replication.h"
 #include "sim/world.h"
 
 namespace locksim::sim::mysql {
@@ -69,21 +71,15 @@ struct MysqlParams {
   static constexpr int kMaxReplicas = 8;
 };
 
-class MysqlNode {
+// A MySQL server is the primary or a replica of the group; the role changes
+// and the binlog shipments are sim/replication.h's.
+class MysqlNode : public ReplicatedNode<MysqlNode, TableImage> {
  public:
-  enum class Role { kPrimary, kReplica };
-
   MysqlNode(World& world, Network& net, std::string name, const MysqlParams& params);
 
-  Node& node() { return node_; }
-  const std::string& name() const { return node_.name(); }
   Engine& engine() { return engine_; }
   // Bumped by each crash and each demotion: sessions of an older incarnation are gone.
   uint64_t incarnation() const { return incarnation_; }
-  Role role() const { return role_; }
-  MysqlNode* primary() const { return primary_; }
-  // Replica: the last binlog shipment applied (its primary's numbering).
-  uint64_t applied_seq() const { return applied_seq_; }
   uint64_t semi_sync_timeouts() const { return semi_sync_timeouts_; }
 
   // Server side of one statement, called on arrival at the node. `session`
@@ -99,18 +95,11 @@ class MysqlNode {
   // in. Called at the node, on a running node (the connection's delivery).
   std::pair<SessionId, uint64_t> open_session();
 
-  // Role changes, made by the group (mysql_failover.h). become_replica_of
-  // ends every client session (the failover tool kills them), makes the node
-  // read_only and replaces its contents by a full copy of `primary`'s.
-  // Preconditions (asserted): only a replica is promoted; a node follows a
-  // primary other than itself.
-  void become_primary();
-  void become_replica_of(MysqlNode& primary);
-  // Primary side of a reconnecting replica: if the last shipment to
-  // `replica` should have arrived by now but was not applied (a partition ate
-  // it), ship everything again. Otherwise nothing.
-  void resync_if_behind(MysqlNode& replica);
-  static constexpr Duration kResyncGrace = Duration::millis(200);
+  // Role changes (become_primary, become_replica_of) are made by the group
+  // (mysql_group.h). Becoming a replica ends every client session when the
+  // node was the primary (the failover tool kills them) and makes the node
+  // read_only; promotion makes it writable.
+
   // The redo log's once-a-second flush (flush_log_at_trx_commit 0 and 2).
   static constexpr Duration kLogFlushPeriod = Duration::seconds(1);
 
@@ -140,10 +129,14 @@ class MysqlNode {
   void schedule_log_flush();
 
   // Replication (replication.cpp).
+  friend class ReplicatedNode<MysqlNode, TableImage>;
   bool semi_sync_waits() const;
   void binlog_new_commits();
-  void ship(MysqlNode& replica, uint64_t seq, const TableImage& image);
-  void apply_shipment(const MysqlNode* from, uint64_t seq, const TableImage& image);
+  // ReplicatedNode's hooks (and incarnation() above).
+  TableImage shipment() const { return engine_.committed_image(); }
+  void install_shipment(const TableImage& image, uint64_t seq);
+  void on_promoted();
+  void on_following(bool was_primary);
   void on_ack(uint64_t seq, uint64_t incarnation);
   void hold_for_ack(Answer answer);
   void release_acked();
@@ -151,28 +144,17 @@ class MysqlNode {
 
   World& world_;
   Network& net_;
-  Node node_;
   MysqlParams params_;
   Engine engine_;
   std::map<SessionId, Reply> waiting_;  // blocked statements' replies
   uint64_t incarnation_ = 0;
   TableImage disk_;  // the redo log as of the last flush (flush_log_at_trx_commit 0, 2)
 
-  Role role_ = Role::kPrimary;
-  MysqlNode* primary_ = nullptr;      // when a replica
-  std::vector<MysqlNode*> replicas_;  // when a primary
-  uint64_t binlogged_commit_ = 0;     // primary: engine commit_seq already shipped
-  uint64_t shipped_seq_ = 0;          // primary: last shipment's number (never reset)
-  uint64_t acked_seq_ = 0;            // primary: highest acknowledged shipment
-  uint64_t applied_seq_ = 0;          // replica: last applied shipment
-  bool semi_sync_on_ = true;          // off after a timeout, until a replica catches up
-  std::vector<HeldAnswer> held_;      // answers waiting for an ack, in binlog order
+  uint64_t binlogged_commit_ = 0;  // primary: engine commit_seq already shipped
+  uint64_t acked_seq_ = 0;         // primary: highest acknowledged shipment
+  bool semi_sync_on_ = true;       // off after a timeout, until a replica catches up
+  std::vector<HeldAnswer> held_;   // answers waiting for an ack, in binlog order
   uint64_t semi_sync_timeouts_ = 0;
-  struct Sent {
-    uint64_t seq = 0;
-    TimePoint at;
-  };
-  std::map<std::string, Sent> sent_;  // primary: last shipment to each replica, by name
 };
 
 }  // namespace locksim::sim::mysql

@@ -208,14 +208,14 @@ Reply Server::expire_generic(const Argv& argv, int64_t now_ms, int64_t base_ms, 
 
   const std::optional<int64_t> parsed = string2ll(argv[2]);
   if (!parsed) return kNotInteger;
-  int64_t when = *parsed;
+  int64_t when_ms = *parsed;
   const std::string name = lowercase(argv[0]);
   if (seconds) {
-    if (when > INT64_MAX / 1000 || when < INT64_MIN / 1000) return invalid_expire(name);
-    when *= 1000;
+    if (when_ms > INT64_MAX / 1000 || when_ms < INT64_MIN / 1000) return invalid_expire(name);
+    when_ms *= 1000;
   }
-  if (when > INT64_MAX - base_ms) return invalid_expire(name);
-  when += base_ms;
+  if (when_ms > INT64_MAX - base_ms) return invalid_expire(name);
+  when_ms += base_ms;
 
   const std::string& key = argv[1];
   Entry* entry = keyspace_.find(key, now_ms);
@@ -223,14 +223,14 @@ Reply Server::expire_generic(const Argv& argv, int64_t now_ms, int64_t base_ms, 
   const std::optional<int64_t> current = entry->expire_at_ms;  // none = infinite TTL
   if (nx && current) return Reply::integer_reply(0);
   if (xx && !current) return Reply::integer_reply(0);
-  if (gt && (!current || when <= *current)) return Reply::integer_reply(0);
-  if (lt && current && when >= *current) return Reply::integer_reply(0);
+  if (gt && (!current || when_ms <= *current)) return Reply::integer_reply(0);
+  if (lt && current && when_ms >= *current) return Reply::integer_reply(0);
 
   // checkAlreadyExpired: a deadline at or before now deletes the key at once.
-  if (when <= now_ms) {
+  if (when_ms <= now_ms) {
     keyspace_.erase(key, now_ms);
   } else {
-    keyspace_.set_expire(key, when);
+    keyspace_.set_expire(key, when_ms);
   }
   return Reply::integer_reply(1);
 }

@@ -46,7 +46,7 @@ ClientConnections RedisDeployment::connect(Node& client) {
 
 Deployment::Roles RedisDeployment::roles() const {
   Roles roles;
-  for (const auto& g : groups_) roles.primaries.push_back(g->current_master().node().name());
+  for (const auto& g : groups_) roles.primaries.push_back(g->current_primary().node().name());
   if (sentinel_) roles.observers.push_back(sentinel_->name());
   LOCKSIM_ASSERT(roles.primaries.size() == groups_.size());
   return roles;
@@ -72,7 +72,7 @@ TimePoint at_ms(int64_t unix_ms, bool after) {
 }  // namespace
 
 LockExposure RedisDeployment::group_exposure(ReplicaGroup& group, const LockProbe& probe) {
-  RedisNode& master = group.current_master();
+  RedisNode& master = group.current_primary();
   // A crashed or frozen master answers nobody: no grant from this group now.
   if (!master.node().running()) return LockExposure{false};
   const auto& keys = master.server().keys();  // read-only: no lazy expiry

@@ -4,11 +4,11 @@
 //   - Each request is executed on arrival with the node's own clock, frozen
 //     for the command: server drift and jumps move expiry.
 //   - Active expiry runs every 100 ms of true time on a running master.
-//   - Replication is asynchronous: after a write, the master ships its
-//     keyspace to each replica replication_lag later (if it is still alive
-//     then), stamped with a sequence number; a replica applies only newer
-//     ones; a shipment lost to a partition is made good by a full resync
-//     once the link is back. Expiry values are absolute times on the master's clock (Redis
+//   - Replication is asynchronous (sim/replication.h): after a write, the
+//     master ships its keyspace to each replica replication_lag later (if it
+//     is still alive then), stamped with a sequence number; a replica applies
+//     only newer ones; a shipment lost to a partition is made good by a full
+//     resync once the link is back. Expiry values are absolute times on the master's clock (Redis
 //     replicates SET PX as PXAT), so a promoted replica with a different
 //     clock expires them at a different true time. Shipping whole keyspaces
 //     is exact for the few lock keys a run holds and keeps each replica a
@@ -33,41 +33,23 @@
 #include "sim/node.h"
 #include "sim/redis/server.h"
 #include "sim/redis/topology.h"
+#include "sim/replication.h"
 #include "sim/world.h"
 
 namespace locksim::sim::redis {
 
-class RedisNode {
+// A Redis node is the primary ("master") or a replica of its group; the
+// role changes and the keyspace shipments are sim/replication.h's.
+class RedisNode : public ReplicatedNode<RedisNode, std::map<std::string, Server::Entry>> {
  public:
-  enum class Role { kMaster, kReplica };
-
   RedisNode(World& world, Network& net, std::string name, uint64_t seed, const Topology& topology,
             Duration clock_offset = Duration::zero());
 
-  Node& node() { return node_; }
-  const std::string& name() const { return node_.name(); }
   Server& server() { return *server_; }
-  Role role() const { return role_; }
-  RedisNode* master() const { return master_; }
-  uint64_t applied_seq() const { return applied_seq_; }
   uint64_t commands_executed() const { return commands_; }
 
   // Executes one client command now, at the node. Runs on the main context.
   Reply execute(const std::vector<std::string>& argv);
-
-  // Role changes, made by the group's failover logic. become_replica_of
-  // discards whatever this node has that `master` does not ("last failover
-  // wins") by taking a full copy from it. Preconditions (asserted): only a
-  // replica is promoted; a node follows a master other than itself.
-  void become_master();
-  void become_replica_of(RedisNode& master);
-
-  // Master side of a reconnecting replica: if the last shipment to `replica`
-  // should have arrived by now (lag + kResyncGrace) but the replica has not
-  // applied it — a partition ate it — ship the whole keyspace again, as
-  // Redis's resync after a reconnect does. Otherwise nothing.
-  void resync_if_behind(RedisNode& replica);
-  static constexpr Duration kResyncGrace = Duration::millis(200);
 
   // Redis's hz 10: the active expiry cycle runs every 100 ms.
   static constexpr Duration kActiveExpiryPeriod = Duration::millis(100);
@@ -76,72 +58,40 @@ class RedisNode {
 
  private:
   using Keys = std::map<std::string, Server::Entry>;
+  friend class ReplicatedNode<RedisNode, Keys>;
 
   void after_write();
   void replicate_if_changed(bool force);
-  void ship(RedisNode& replica, uint64_t seq, const Keys& snapshot);
-  void apply_shipment(const RedisNode* from, uint64_t seq, const Keys& snapshot);
   void on_crash();
   void on_restart();
   void schedule_active_expiry();
   void schedule_periodic_save(Duration period);
 
+  // ReplicatedNode's hooks.
+  uint64_t incarnation() const { return incarnation_; }
+  const Keys& shipment() const { return server_->keys(); }
+  void install_shipment(const Keys& snapshot, uint64_t seq);
+  // A new master's replicas join with a full copy: only later changes ship.
+  void on_promoted() { last_shipped_ = server_->keys(); }
+  void on_following(bool /*was_primary*/) {}
+
   World& world_;
-  Network& net_;
-  Node node_;
   Topology topology_;
   std::unique_ptr<Server> server_;
-  Role role_ = Role::kMaster;
-  RedisNode* master_ = nullptr;       // when a replica
-  std::vector<RedisNode*> replicas_;  // when a master
-  uint64_t shipped_seq_ = 0;          // master: last shipment's number
-  uint64_t applied_seq_ = 0;          // replica: last applied shipment
-  Keys last_shipped_;
-  // Master: the last shipment sent to each replica, by name (a deterministic
-  // order, though it is only looked up).
-  struct Sent {
-    uint64_t seq = 0;
-    TimePoint at;
-  };
-  std::map<std::string, Sent> sent_;
+  Keys last_shipped_;         // master: the keyspace as last shipped
   uint64_t incarnation_ = 0;  // bumped by each crash
   Keys disk_;                 // what persistence would reload
   uint64_t commands_ = 0;
 };
 
 // A master with its replicas and, when failover is on, the Sentinel-like
-// logic that promotes a replica and demotes a returning old master.
-class ReplicaGroup {
+// monitor (the "sentinel" node) that promotes a replica and demotes a
+// returning old master: sim/replication.h's FailoverGroup.
+class ReplicaGroup : public FailoverGroup<RedisNode> {
  public:
   // members[0] is the initial master. `sentinel` observes reachability.
   ReplicaGroup(World& world, Network& net, std::string name, std::vector<RedisNode*> members,
                Node* sentinel, const Topology& topology);
-
-  const std::string& name() const { return name_; }
-  // What clients are told the master is (lags failovers by discovery_delay).
-  RedisNode& published_master() { return *published_; }
-  RedisNode& current_master() { return *current_; }
-  int failovers() const { return failovers_; }
-
-  // Sentinel's check period.
-  static constexpr Duration kCheckPeriod = Duration::millis(100);
-
- private:
-  bool reachable(RedisNode& n) const;
-  void check();
-  // Asserts the group's role invariants after check() (see there).
-  void check_roles() const;
-
-  World& world_;
-  Network& net_;
-  std::string name_;
-  std::vector<RedisNode*> members_;
-  Node* sentinel_;
-  Topology topology_;
-  RedisNode* current_;
-  RedisNode* published_;
-  std::optional<TimePoint> master_down_since_;
-  int failovers_ = 0;
 };
 
 // One client's connection to a group (a master and its replicas): each

@@ -85,9 +85,9 @@ void ZkServer::leader_touch(SessionId s) {
   if (it == prep_tree_.sessions().end()) return;
   // ZooKeeper's ExpiryQueue: the deadline rounded up to the next tick.
   const int64_t now = mono_ns();
-  const int64_t tick = params_.tick.ns;
+  const Duration tick = params_.tick;
   last_heard_ns_[s] = now;
-  deadline_ns_[s] = ((now + it->second.ns) / tick + 1) * tick;
+  deadline_ns_[s] = ((now + it->second.ns) / tick.ns + 1) * tick.ns;
 }
 
 void ZkServer::expire_sessions() {

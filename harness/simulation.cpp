@@ -1,4 +1,4 @@
-#include "harness/sim_runner.h"
+#include "harness/simulation.h"
 
 #include <map>
 #include <memory>
@@ -7,7 +7,7 @@
 #include "env/assert.h"
 #include "harness/backends.h"
 #include "harness/exposure_monitor.h"
-#include "harness/profile_run.h"
+#include "harness/profile_deployment.h"
 #include "harness/settings.h"
 #include "sim/backend.h"
 #include "sim/client_env.h"
@@ -269,10 +269,8 @@ void start_clients(SimRun& run) {
 
 }  // namespace
 
-SimOutput run_simulation(const RunConfig& given) {
-  validate(given);
-  const RunConfig config = with_profile_deployment(given);
-  validate(config);
+SimOutput run_simulation(const PreparedRun& prepared) {
+  const RunConfig& config = prepared.config();
   // A broken invariant anywhere below names the run that broke it.
   const AssertContext context("seed " + std::to_string(config.seed) +
                               "; replay: " + replay_command(config));
@@ -285,7 +283,6 @@ SimOutput run_simulation(const RunConfig& given) {
   out.profile_faults = install_faults(run);
   start_clients(run);
 
-  const uint64_t switches_before = sim::SimScheduler::for_this_thread().switches();
   run.world.run_until(TimePoint{} + config.duration);
   out.events = run.world.events_executed();
   out.exposure = run.exposure->finish(run.world.now());
@@ -293,9 +290,7 @@ SimOutput run_simulation(const RunConfig& given) {
   run.world.shutdown();
   LOCKSIM_ASSERT(run.world.now() <= TimePoint{} + config.duration);
   out.errors = run.world.errors();
-  out.scheduler_switches = sim::SimScheduler::for_this_thread().switches() - switches_before;
   out.history = run.truth->finish();
-  out.messages_sent = run.net->sent();
   out.messages_dropped = run.net->dropped();
   const sim::BackendCounters counters = run.deployment->counters();
   out.server_commands = counters.commands;

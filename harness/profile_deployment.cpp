@@ -1,4 +1,4 @@
-#include "harness/profile_run.h"
+#include "harness/profile_deployment.h"
 
 #include <algorithm>
 

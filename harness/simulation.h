@@ -3,7 +3,7 @@
 // Builds the world (servers, client nodes, network, nemesis) from a RunConfig,
 // runs every client's workload loop in its own fiber until the configured
 // duration of virtual time has passed, tears everything down, and hands back
-// what happened. Checking is separate (harness/check/).
+// what happened. Checking is separate (checkers/).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +14,7 @@
 #include "faults/nemesis.h"
 #include "checkers/exposure_checker.h"
 #include "history/history.h"
+#include "harness/prepared_run.h"
 #include "harness/run_config.h"
 #include "sim/resource_store.h"
 
@@ -22,9 +23,7 @@ namespace locksim::harness {
 struct SimOutput {
   history::History history;
   uint64_t events = 0;              // World events executed
-  uint64_t scheduler_switches = 0;  // fiber picks by the scheduler
-  uint64_t messages_sent = 0;
-  uint64_t messages_dropped = 0;
+  uint64_t messages_dropped = 0;    // by the network (loss past the retransmission limit)
   uint64_t server_commands = 0;     // commands/statements executed by the servers
   int failovers = 0;                // replicas promoted (leaders elected) by the backend
   uint64_t deadlocks = 0;           // transactions the database killed to break deadlocks
@@ -41,9 +40,8 @@ struct SimOutput {
   faults::FaultSchedule profile_faults;
 };
 
-// Throws ConfigError for an invalid config (before anything runs). A
-// config with a profile runs as with_profile_deployment(config)
-// (harness/profile_run.h).
-SimOutput run_simulation(const RunConfig& config);
+// Runs the prepared config's scenario; never throws for what happens inside
+// the run (a fiber's exception is kept in errors).
+SimOutput run_simulation(const PreparedRun& run);
 
 }  // namespace locksim::harness

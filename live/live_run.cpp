@@ -1,4 +1,4 @@
-#include "live/live_check.h"
+#include "live/live_run.h"
 
 #include <algorithm>
 #include <memory>
@@ -7,16 +7,14 @@
 
 #include "env/parse.h"
 #include "harness/backends.h"
-#include "checkers/linearizability.h"
-#include "checkers/liveness_checker.h"
-#include "checkers/mutex_checker.h"
+#include "checkers/checker_list.h"
 #include "live/live_runner.h"
 #include "live/mariadb_process.h"
 #include "live/mysql_live_env.h"
 #include "live/redis_process.h"
 #include "live/zk_live_env.h"
 #include "live/zk_process.h"
-#include "harness/run_sim.h"
+#include "harness/run.h"
 #include "harness/settings.h"
 
 namespace locksim::live {
@@ -156,9 +154,13 @@ harness::RunResult run_live_and_check(const harness::RunConfig& config) {
   r.seed = config.seed;
   r.params = harness::config_to_json(config);
   r.params["mode"] = "live";
-  r.mutex = checkers::check_mutex(r.history);
-  r.liveness = checkers::check_liveness(r.history, config.stuck_after);
-  r.linearizability.builtin = checkers::check_linearizable(r.history.ops);
+  // The same checker list as a simulated run, without what only the
+  // simulation records (the guarded store's log, exposure samples).
+  checkers::Recorded recorded;
+  recorded.history = &r.history;
+  recorded.stuck_after = config.stuck_after;
+  recorded.errors = &r.errors;
+  static_cast<checkers::Verdicts&>(r) = checkers::check_recorded(recorded);
   harness::fill_counts(r);
   r.replay_command = "(live runs depend on real timing and are not replayable byte for byte)";
   return r;

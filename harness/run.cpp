@@ -1,0 +1,53 @@
+#include "harness/run.h"
+
+#include "env/assert.h"
+#include "env/parse.h"
+#include "harness/settings.h"
+
+namespace locksim::harness {
+
+nlohmann::json config_to_json(const RunConfig& c) {
+  RunConfig resolved = c;
+  resolved.redis = resolved_topology(c);  // the masters the run really had
+  return nlohmann::json::parse(settings_to_json(resolved).dump());
+}
+
+SimRunReport run_prepared(const PreparedRun& prepared, const RunExtras& extras) {
+  const RunConfig& config = prepared.config();
+  SimRunReport report;
+  report.output = run_simulation(prepared);
+  SimOutput& out = report.output;
+  LOCKSIM_ASSERT_MSG(out.history.run_length <= config.duration, "a run ends by its duration");
+  checkers::Recorded recorded;
+  recorded.history = &out.history;
+  recorded.stuck_after = config.stuck_after;
+  recorded.store = config.workload.store;
+  recorded.store_log = &out.store_log;
+  recorded.exposure = &out.exposure;
+  recorded.errors = &out.errors;
+  recorded.knossos = extras.knossos;
+  RunResult& r = report.result;
+  static_cast<checkers::Verdicts&>(r) = checkers::check_recorded(recorded);
+  r.algorithm = config.algorithm;
+  r.seed = config.seed;
+  r.params = config_to_json(config);
+  r.history = std::move(out.history);
+  out.history = history::History{};
+  fill_counts(r);
+  r.events = static_cast<int64_t>(out.events);
+  r.deadlocks = static_cast<int64_t>(out.deadlocks);
+  r.errors = std::move(out.errors);
+  r.replay_command = extras.replay_command.empty() ? replay_command(config) : extras.replay_command;
+  r.backend_notes = std::move(out.backend_notes);
+  r.profile = config.profile;
+  r.profile_faults = std::move(out.profile_faults);
+  LOCKSIM_ASSERT_MSG(!r.profile.empty() || r.profile_faults.events.empty(),
+                     "only a profile draws faults");
+  return report;
+}
+
+SimRunReport simulate_and_check(const RunConfig& config) {
+  return run_prepared(prepare_run(config));
+}
+
+}  // namespace locksim::harness
