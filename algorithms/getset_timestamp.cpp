@@ -118,7 +118,7 @@ RoundEnd one_round(Rounds& r) {
   const Reply got = r.redis.command({"GET", r.resource});
   if (got.is_nil()) {
     r.detail = "key vanished between SETNX and GET " +
-               std::to_string(GetsetTimestamp::kMaxImmediateRetries) + " times in a row";
+               std::to_string(GetsetTimestamp::kImmediateRetriesMax) + " times in a row";
     return RoundEnd::kVanished;
   }
   if (got.kind != Reply::Kind::kBulk) {
@@ -163,7 +163,7 @@ AcquireResult GetsetTimestamp::acquire(Env& env, const std::string& resource) {
   for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
     RoundEnd end = RoundEnd::kVanished;
-    for (int round = 1; round <= kMaxImmediateRetries && end == RoundEnd::kVanished; ++round) {
+    for (int round = 1; round <= kImmediateRetriesMax && end == RoundEnd::kVanished; ++round) {
       end = one_round(rounds);
     }
     if (end == RoundEnd::kWon) {

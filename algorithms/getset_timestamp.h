@@ -63,7 +63,7 @@ class GetsetTimestamp : public LockAlgorithm {
 
   // Step 2's "key vanished, try SETNX again at once" loop, bounded so that a
   // key created and deleted in a tight cycle cannot keep us spinning.
-  static constexpr int kMaxImmediateRetries = 10;
+  static constexpr int kImmediateRetriesMax = 10;
 
   explicit GetsetTimestamp(Params params);
 

@@ -4,7 +4,7 @@
 // Why one type: every lock client retries the same way (a bounded number of
 // attempts with a seeded random backoff between them, so contenders that
 // collided once do not collide again in step), and the backends still to come
-// (MySQL, ZooKeeper: issue 6) retry the same way too. One type keeps the
+// (MySQL, ZooKeeper) retry the same way too. One type keeps the
 // names, the bounds and the backoff identical everywhere; each algorithm
 // keeps its own defaults and help texts.
 #pragma once

@@ -1,5 +1,5 @@
 // Speed of the built-in linearizability checker on big histories. The
-// target (issue 9): a 1 M-op history checked in under a second. Run:
+// target: a 1 M-op history checked in under a second. Run:
 //   build/locksim_bench --benchmark_filter=Linearizab
 #include <benchmark/benchmark.h>
 #include <unistd.h>
@@ -119,10 +119,10 @@ BENCHMARK(BM_Linearizability)
     ->Args({1'000'000, 5, 0, 0})
     ->Args({1'000'000, 5, 0, 1})
     ->Args({1'000'000, 1, 1, 0})
-    ->ArgsProduct({{1'000, 10'000, 40'000}, {0, 1, 5}, {0}, {0}})  // the README's table
+    ->ArgsProduct({{1'000, 10'000, 40'000}, {0, 1, 5}, {0}, {0}})  // docs/reference/settings.md's table
     ->Unit(benchmark::kMillisecond);
 
-// The README's table: the built-in checker against Knossos (wgl) on the same
+// docs/measurements.md's table: the built-in checker against Knossos (wgl) on the same
 // history, {ops, % :info}. Needs LOCKSIM_KNOSSOS (the command) and takes
 // LOCKSIM_KNOSSOS_HEAP (default 8g) and LOCKSIM_KNOSSOS_LIMIT_S (default 600);
 // skipped without them. One Knossos call per history, JVM start included.

@@ -1,5 +1,5 @@
 // Speed of the parts a sweep spends its time in. Run:
-//   build/locksim_bench            (numbers go in the README)
+//   build/locksim_bench            (numbers go in docs/measurements.md)
 #include <benchmark/benchmark.h>
 
 #include <boost/fiber/algo/round_robin.hpp>

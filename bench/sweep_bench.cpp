@@ -1,6 +1,6 @@
 // Per-run cost of a sweep: one simulate_and_check of each algorithm under
 // each fault profile, at the run settings a sweep uses (60 s of virtual time,
-// 5 clients). The README's "Sweeps" section quotes these and the sweep's own
+// 5 clients). docs/measurements.md quotes these and the sweep's own
 // runs/s; the full matrix's time is the sum of these costs over cores.
 #include <benchmark/benchmark.h>
 

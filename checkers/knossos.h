@@ -9,7 +9,7 @@
 //   true | false | :unknown
 // and check with the `mutex` model. ../shared/tools/knossos/knossos.sh does
 // exactly that; so does `java -cp ... clojure.main -m knossos.cli --model mutex`
-// with a Knossos of your own (README, "Knossos").
+// with a Knossos of your own (docs/how-to/knossos.md).
 //
 // Why wgl: Knossos's default (`competition`) also races the `linear` search,
 // which explodes on histories with :info ops.

@@ -41,9 +41,9 @@ std::string knossos_disagreement_text(const LinearizabilityReport& report);
 //     lets a holder act after it invoked release (or that drops ops) shows
 //     overlaps in its truth that no order of the recorded ops reveals.
 //     locksim's own recorder ends each belief at the release invocation, so
-//     there the two agree (README, "Checking histories").
+//     there the two agree (docs/explanation/checkers.md).
 //   - ground truth valid, history invalid: a bug in how the history was
-//     written (README, "The history encoding"), said loudly.
+//     written (docs/explanation/checkers.md, "The history encoding"), said loudly.
 std::string ground_truth_comparison(const Verdict& truth, const LinearizabilityVerdict& history);
 
 // "valid", "invalid", "unknown (why)", for people.

@@ -91,7 +91,7 @@ std::string headline(const checkers::LinearizabilityVerdict& v, const std::strin
 void add_knossos_options(CLI::App* command, KnossosFlags& flags) {
   command->add_option("--knossos", flags.command,
                       "also check with Knossos: the command to run (e.g. "
-                      "../shared/tools/knossos/knossos.sh); see README");
+                      "a knossos.sh wrapper); see docs/how-to/knossos.md");
   command->add_option("--knossos-time-limit", flags.time_limit,
                       "wall-clock limit for Knossos (default 60s); past it: unknown");
   command->add_option("--knossos-heap", flags.heap, "Knossos's JVM heap (default 4g)");

@@ -32,6 +32,7 @@
 #include "harness/scenario.h"
 #include "harness/settings.h"
 #include "reports/result_json.h"
+#include "reports/summary_text.h"
 #include "reports/timeline_svg.h"
 
 namespace {
@@ -82,7 +83,7 @@ int cmd_list() {
   return kExitClean;
 }
 
-// The settings table as Markdown (`locksim list --settings`): the README's
+// The settings table as Markdown (`locksim list --settings`): docs/reference/settings.md's
 // table of settings is this output, so the docs are generated from the table too.
 int cmd_list_settings() {
   const locksim::harness::RunConfig defaults;
@@ -140,8 +141,9 @@ void make_out_dir(const std::string& out) {
 int cmd_live(const CLI::App& live, const RunOptions& o) {
   // Before any thread exists: Ctrl-C stops the servers this run starts.
   locksim::live::stop_owned_on_interrupt();
-  const locksim::harness::RunConfig config =
-      locksim::cli::config_from_options(live, Mode::kLive, o);
+  const locksim::harness::PreparedRun prepared =
+      locksim::harness::prepare_run(locksim::cli::config_from_options(live, Mode::kLive, o));
+  const locksim::harness::RunConfig& config = prepared.config();
   make_out_dir(o.out);
   if (!o.quiet) {
     std::cout << "live: " << config.algorithm << " against real "
@@ -149,7 +151,7 @@ int cmd_live(const CLI::App& live, const RunOptions& o) {
               << locksim::format_duration(config.duration) << " of real time...\n"
               << std::flush;
   }
-  const auto result = locksim::live::run_live_and_check(config);
+  const auto result = locksim::live::run_live_and_check(prepared);
   if (!o.quiet) std::cout << locksim::reports::summary_text(result);
   if (!o.out.empty()) write_outputs(o.out, result, o.quiet);
   return locksim::cli::exit_code(result.checks);

@@ -34,7 +34,7 @@ struct SweepFlags {
   // Every run's length. Shorter than a single run's default (60 s): a
   // sweep's strength is many seeds, each drawing its own faults, and 20 s
   // holds several leases (TTL 10 s) and a whole fault; it is what keeps the
-  // full matrix inside its time budget (README "Sweeps").
+  // full matrix inside its time budget (docs/reference/cli.md, "locksim sweep").
   std::string duration = "20s";
   std::string out;
   bool quiet = false;

@@ -5,7 +5,7 @@
 // compiles it out, so an invariant that only holds in a test build is an
 // invariant nobody checks where it matters — in the sweeps and demos that
 // users run. Tiger Style: assertions are a force multiplier for finding bugs,
-// so they stay on; their cost is measured in bench/ (README, "Performance").
+// so they stay on; their cost is measured in bench/ (docs/measurements.md).
 //
 // A failed assertion is a bug in locksim, never bad input (bad input is a
 // ConfigError, exit 2). It prints, on stderr,

@@ -1,9 +1,8 @@
 // One seed's network faults for the partition column (NP) of
 // REFERENCE-VERDICTS.md, swarm style: for a fault profile to call.
 //
-// Why here and not in a profile: issue 12 adds the faults (one-way
-// partitions, delay spikes) and the client timeout; the profile framework
-// (issue 8) decides how a profile is named and run. This is the part that
+// Why here and not in a profile: the profile framework (faults/profile.h)
+// decides how a profile is named and run; this is the part that
 // knows what a partition does to a lock: the heal must land before and after
 // the TTL (a held grant is harmless before it, a violation after it), and
 // sometimes past the retransmission limit (the connection breaks instead),

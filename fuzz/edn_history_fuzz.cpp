@@ -1,7 +1,7 @@
 // libFuzzer target: the EDN history reader and, behind it, the history
 // rules and the linearizability checker. Every input must either parse or be
 // a one-line ConfigError; any other exception, crash, sanitizer report or
-// broken invariant is a finding. Build and run (README, "Fuzzing"):
+// broken invariant is a finding. Build and run (docs/HACKING.md, "Fuzzing"):
 //   cmake -S . -B build-fuzz -DCMAKE_CXX_COMPILER=clang++ -DLOCKSIM_FUZZ=ON
 //   cmake --build build-fuzz --target edn_history_fuzz
 //   build-fuzz/edn_history_fuzz -max_total_time=60 -dict=fuzz/edn.dict NEW_DIR fuzz/corpus/edn_history

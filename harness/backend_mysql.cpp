@@ -17,7 +17,7 @@ std::vector<Setting> topology_rows() {
   std::vector<Setting> rows;
   rows.push_back(int_row(
       "--mysql-replicas", "mysql.replicas", "asynchronous replicas of the primary mysql-1", false,
-      0, sim::mysql::MysqlParams::kMaxReplicas, [](auto& c) -> auto& { return c.mysql.replicas; }));
+      0, sim::mysql::MysqlParams::kReplicasMax, [](auto& c) -> auto& { return c.mysql.replicas; }));
   rows.push_back(duration_row(
       "--mysql-replication-lag", "mysql.replication_lag",
       "how far behind the primary the replicas run (binlog shipping)", false,

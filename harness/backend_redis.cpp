@@ -17,14 +17,14 @@ Setting masters_row() {
   Setting s{"--masters",
             "redis.masters",
             Setting::Kind::kInteger,
-            "auto|1.." + std::to_string(RunConfig::kMaxRedisMasters),
+            "auto|1.." + std::to_string(RunConfig::kRedisMastersMax),
             "independent Redis masters (Redlock's N); auto: the algorithm's default",
             true};
   s.parse = [](RunConfig& c, const std::string& text, const std::string& field) {
     c.redis.masters =
         text == "auto"
             ? 0
-            : static_cast<int>(parse_integer(text, field, 1, RunConfig::kMaxRedisMasters));
+            : static_cast<int>(parse_integer(text, field, 1, RunConfig::kRedisMastersMax));
   };
   s.format = [](const RunConfig& c) {
     return c.redis.masters == 0 ? std::string("auto") : std::to_string(c.redis.masters);
@@ -38,7 +38,7 @@ std::vector<Setting> redis_rows() {
   rows.push_back(masters_row());
   rows.push_back(int_row(
       "--replicas", "redis.replicas", "asynchronous replicas per master", false, 0,
-      RunConfig::kMaxReplicasPerMaster, [](auto& c) -> auto& { return c.redis.replicas; }));
+      RunConfig::kReplicasPerMasterMax, [](auto& c) -> auto& { return c.redis.replicas; }));
   rows.push_back(duration_row(
       "--replication-lag", "redis.replication_lag", "how far replicas run behind their master",
       false, DurationRule::kNonNegative, [](auto& c) -> auto& { return c.redis.replication_lag; }));
@@ -92,7 +92,7 @@ BackendSpec redis_backend() {
   b.make = [](sim::World& world, sim::Network& net, const RunConfig& c) {
     const sim::redis::Topology t = resolved_topology(c);
     // make() is handed validated configs only (harness::prepare_run validates first).
-    LOCKSIM_ASSERT(t.masters >= 1 && t.masters <= RunConfig::kMaxRedisMasters);
+    LOCKSIM_ASSERT(t.masters >= 1 && t.masters <= RunConfig::kRedisMastersMax);
     LOCKSIM_ASSERT(!t.failover || t.replicas >= 1);
     return std::unique_ptr<sim::Deployment>(new sim::redis::RedisDeployment(world, net, t));
   };

@@ -18,7 +18,7 @@ Setting profile_row() {
             Setting::Kind::kText,
             hint + "[+...]",
             "fault profile: faults drawn from the seed, swarm style (combine with +; "
-            "see README \"Sweeps\")",
+            "see docs/reference/faults.md)",
             false};
   s.parse = [](RunConfig& c, const std::string& text, const std::string& field) {
     faults::parse_profile(text, field);  // throws naming the field

@@ -49,10 +49,10 @@ struct RunConfig {
   }
 
   // Limits (Tiger Style): a run is bounded in clients, servers and length.
-  static constexpr int kMaxClients = 1000;
-  static constexpr int kMaxRedisMasters = 64;
-  static constexpr int kMaxReplicasPerMaster = 8;
-  static constexpr Duration kMaxDuration = Duration::seconds(7 * 24 * 3600);
+  static constexpr int kClientsMax = 1000;
+  static constexpr int kRedisMastersMax = 64;
+  static constexpr int kReplicasPerMasterMax = 8;
+  static constexpr Duration kDurationMax = Duration::seconds(7 * 24 * 3600);
 };
 
 // Checks what no single setting can check alone (values across settings,

@@ -77,7 +77,7 @@ Setting faults_row() {
             "faults",
             Setting::Kind::kList,
             "'pause c1 at 5s for 12s'",
-            "a fault (repeatable; syntax in the README)",
+            "a fault (repeatable; syntax in docs/reference/faults.md)",
             false};
   s.parse = [](RunConfig& c, const std::string& text, const std::string& field) {
     const size_t before = c.faults.events.size();

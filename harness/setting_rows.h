@@ -25,7 +25,7 @@ Setting duration_row(std::string flag, std::string path, std::string help, bool 
   s.parse = [rule, get](RunConfig& c, const std::string& text, const std::string& field) {
     const Duration d = parse_duration(text, field);
     const bool ok = rule == DurationRule::kPositive ? d > Duration::zero() : d >= Duration::zero();
-    if (!ok || d > RunConfig::kMaxDuration) {
+    if (!ok || d > RunConfig::kDurationMax) {
       throw ConfigError(field + ": expected a " +
                         (rule == DurationRule::kPositive ? "positive" : "non-negative") +
                         " duration up to 7 days, got '" + text + "'");
@@ -57,7 +57,7 @@ Setting timeout_row(std::string flag, std::string path, std::string help, bool l
     } catch (const ConfigError&) {
       throw bad();
     }
-    if (d <= Duration::zero() || d > RunConfig::kMaxDuration) throw bad();
+    if (d <= Duration::zero() || d > RunConfig::kDurationMax) throw bad();
     get(c) = d;
   };
   s.format = [get](const RunConfig& c) {
@@ -103,7 +103,7 @@ Setting range_row(std::string flag, std::string path, std::string help, bool liv
             "LO..HI",        std::move(help), live};
   s.parse = [lo, hi](RunConfig& c, const std::string& text, const std::string& field) {
     std::tie(lo(c), hi(c)) = parse_duration_range(text, field);
-    if (lo(c) < Duration::zero() || hi(c) > RunConfig::kMaxDuration) {
+    if (lo(c) < Duration::zero() || hi(c) > RunConfig::kDurationMax) {
       throw ConfigError(field +
                         ": expected a range LOW..HIGH with 0 <= LOW <= HIGH <= 7 days, got '" +
                         text + "'");

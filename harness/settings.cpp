@@ -41,7 +41,7 @@ std::vector<Setting> general_settings() {
       DurationRule::kPositive, [](auto& c) -> auto& { return c.duration; }));
   rows.push_back(int_row(
       "--clients", "workload.clients", "lock clients, each on its own node c1..cN", true, 1,
-      RunConfig::kMaxClients, [](auto& c) -> auto& { return c.workload.clients; }));
+      RunConfig::kClientsMax, [](auto& c) -> auto& { return c.workload.clients; }));
   rows.push_back(range_row(
       "--hold", "workload.hold", "critical-section length, drawn per hold", true,
       [](auto& c) -> auto& { return c.workload.hold_min; },

@@ -22,7 +22,7 @@ history::OpType op_type(algorithms::Outcome o) {
   return history::OpType::kInfo;
 }
 
-// A release the store did not confirm is :info, not :fail (README, "The
+// A release the store did not confirm is :info, not :fail (docs/explanation/checkers.md, "The
 // history encoding"). Whatever stopped it — the lease ran out by the client's
 // own clock and it gave up, the key had expired or was someone else's, the
 // reply was lost — the lease it ends is over for this client, and the lock

@@ -74,7 +74,7 @@ void run_client(Env& env, algorithms::LockAlgorithm& algorithm, int client,
 
 // A client that crashes while it holds the lock never releases it: its lease
 // frees when it expires, at a time nobody records. The history says so with a
-// release invoked at the crash that completes :info (README, "The history
+// release invoked at the crash that completes :info (docs/explanation/checkers.md, "The history
 // encoding"), so a history-only checker knows the lock may be free from then
 // on; without it Knossos's mutex model would read the next holder as a
 // violation. Returns {invoke, info} for `process` of `client`, to record in

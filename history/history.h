@@ -137,8 +137,7 @@ class HistoryRules {
   };
   int64_t next_index_ = 0;
   int64_t last_time_ns_ = std::numeric_limits<int64_t>::min();
-  // Ordered maps: nothing iterates them today, but an error listing them must
-  // not depend on hashing.
+  // Ordered maps: an error that lists them must not depend on hashing.
   std::map<int64_t, Open> open_;  // process -> its open invocation
   std::set<int64_t> retired_;     // client processes that ended in :info
 };

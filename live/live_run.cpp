@@ -126,8 +126,8 @@ history::History run_live_mysql(const harness::RunConfig& config,
 
 }  // namespace
 
-harness::RunResult run_live_and_check(const harness::RunConfig& config) {
-  harness::validate(config);
+harness::RunResult run_live_and_check(const harness::PreparedRun& run) {
+  const harness::RunConfig& config = run.config();
   if (!config.faults.events.empty()) {
     throw ConfigError("live: --fault is simulation-only for now");
   }

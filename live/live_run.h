@@ -5,6 +5,7 @@
 // servers (also on error), and check the history like a simulated one.
 #pragma once
 
+#include "harness/prepared_run.h"
 #include "harness/run_config.h"
 #include "harness/run_result.h"
 
@@ -17,6 +18,6 @@ namespace locksim::live {
 // algorithm mysql.lock_wait_timeout (whole seconds) and mysql.timeout (one
 // mariadbd; its service time is the real server's). Throws ConfigError for a bad config,
 // std::runtime_error when a server cannot be started.
-harness::RunResult run_live_and_check(const harness::RunConfig& config);
+harness::RunResult run_live_and_check(const harness::PreparedRun& run);
 
 }  // namespace locksim::live

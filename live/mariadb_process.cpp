@@ -30,7 +30,7 @@ constexpr std::chrono::seconds kInstallTimeout{180};  // bootstrap: seconds when
 constexpr std::chrono::seconds kStartupTimeout{30};   // a start: ~0.5 s when idle
 constexpr std::chrono::milliseconds kPoll{10};
 // A picked free port can be taken before mariadbd binds it: retry a few.
-constexpr int kMaxPortAttempts = 5;
+constexpr int kPortAttemptsMax = 5;
 
 // InnoDB options the template and every server share (the redo log's size is
 // fixed when the template is made).
@@ -178,7 +178,7 @@ std::unique_ptr<MariadbProcess> MariadbProcess::start(const Options& options) {
   std::unique_ptr<MariadbProcess> p(new MariadbProcess());
   p->dir_ = make_temp_dir("locksim-mariadb");
   const std::string& dir = p->dir_;
-  for (int attempt = 1; attempt <= kMaxPortAttempts; ++attempt) {
+  for (int attempt = 1; attempt <= kPortAttemptsMax; ++attempt) {
     std::error_code ec;
     fs::remove_all(dir + "/data", ec);
     fs::copy(tmpl, dir + "/data", fs::copy_options::recursive);
@@ -191,7 +191,7 @@ std::unique_ptr<MariadbProcess> MariadbProcess::start(const Options& options) {
     LOCKSIM_ASSERT(!p->server_.owned());
   }
   throw std::runtime_error("MariadbProcess: mariadbd exited at start-up " +
-                           std::to_string(kMaxPortAttempts) +
+                           std::to_string(kPortAttemptsMax) +
                            " times: " + log_tail(dir + "/error.log"));
 }
 

@@ -25,7 +25,7 @@ using std::chrono::steady_clock;
 
 // A port picked free can be taken by someone else before the server binds it;
 // a few fresh ports make that race practically irrelevant.
-constexpr int kMaxPortAttempts = 5;
+constexpr int kPortAttemptsMax = 5;
 constexpr milliseconds kStartupTimeout{5000};
 constexpr milliseconds kStopGrace{2000};
 constexpr milliseconds kPollInterval{10};
@@ -144,7 +144,7 @@ std::unique_ptr<RedisProcess> RedisProcess::start(const Options& options) {
   process->dir_ = make_temp_dir("locksim-redis");
 
   std::string last_failure;
-  for (int attempt = 0; attempt < kMaxPortAttempts; ++attempt) {
+  for (int attempt = 0; attempt < kPortAttemptsMax; ++attempt) {
     const int port = pick_free_loopback_port();
     const std::vector<std::string> args =
         server_args(binary, port, process->dir_, options.appendfsync, extra);

@@ -28,7 +28,7 @@ struct MatrixCell {
   int64_t safety = 0;      // runs with a mutual-exclusion violation
   int64_t liveness = 0;    // runs with only a liveness finding
   int64_t unknown = 0;     // runs with a client error
-  int64_t latent = 0;      // runs with lease exposure but no violation (issue 10)
+  int64_t latent = 0;      // runs with lease exposure but no violation
   int64_t faulted = 0;     // runs in which at least one fault was applied
   int64_t touched = 0;     // runs in which a fault touched a holder (fault coverage)
   // The first violating run in seed order: its seed, its position among the

@@ -49,6 +49,4 @@ std::string result_json_text(const harness::RunResult& result);
 //     ... and 2 more                                   (after the first 10)
 //   client errors (1): ...
 //   replay: locksim run --algorithm redlock --seed 42 ...
-std::string summary_text(const harness::RunResult& result);
-
 }  // namespace locksim::reports

@@ -2,8 +2,8 @@
 # Counts, out of SEEDS seeds, the runs in which a fixed partition-then-heal
 # schedule (with DELAY=1: a fixed delay spike instead) finds a mutual-exclusion
 # violation, for naive, GETSET, SET NX + Lua and Redlock. The same seeds and
-# schedule ran on the datagram network (before issue 12) and on TCP
-# connections (after): see the README section "The network as TCP sees it".
+# schedule ran on the datagram network (an older build) and on TCP
+# connections: see docs/explanation/network.md.
 #   scripts/np_before_after.sh BUILD_DIR [SEEDS] [EXTRA FLAGS...]
 # Exit code of `locksim run`: 0 safe, 1 violation; anything else is an error.
 set -euo pipefail

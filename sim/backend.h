@@ -1,5 +1,5 @@
-// The backend seam: what a simulated store (Redis today; MySQL and ZooKeeper
-// next) offers the runner, so the runner knows none of them by name.
+// The backend seam: what a simulated store (Redis, MySQL, ZooKeeper) offers
+// the runner, so the runner knows none of them by name.
 //
 // A deployment is built by the backend from its section of the run's
 // settings (harness/backends.h), on the run's World and Network. It then

@@ -33,7 +33,7 @@ void Node::deliver(std::function<void()> message) {
       message();
       return;
     case State::kPaused:
-      if (queued_.size() < kMaxQueuedMessages) queued_.push_back(std::move(message));
+      if (queued_.size() < kQueuedMessagesMax) queued_.push_back(std::move(message));
       return;
     case State::kCrashed:
       LOCKSIM_ASSERT_MSG(queued_.empty(), "a crashed node holds messages");
@@ -57,7 +57,7 @@ void Node::resume() {
   if (state_ != State::kPaused) return;
   enter(State::kRunning);
   world_.release_held_wakes(*this);
-  // Bounded by kMaxQueuedMessages; a handler that pauses the node again
+  // Bounded by kQueuedMessagesMax; a handler that pauses the node again
   // leaves the rest queued, in order.
   while (!queued_.empty() && state_ == State::kRunning) {
     auto message = std::move(queued_.front());

@@ -66,7 +66,7 @@ class Node {
 
   // Messages held while paused, at most; beyond it new ones are dropped, as
   // a full socket buffer would.
-  static constexpr size_t kMaxQueuedMessages = 100'000;
+  static constexpr size_t kQueuedMessagesMax = 100'000;
 
  private:
   // The one place the state changes: asserts the transition is allowed.

@@ -160,7 +160,7 @@ TEST(GetsetTimestamp, VanishedKeyRetriesSetnxAtOnceWithinABound) {
   p.retry.max_attempts = 2;
   const AcquireResult b = GetsetTimestamp(p).acquire(env2, kKey);
   EXPECT_EQ(b.outcome, Outcome::kFail);
-  EXPECT_EQ(env2.conn(0).sent.size(), 2u * 2u * GetsetTimestamp::kMaxImmediateRetries);
+  EXPECT_EQ(env2.conn(0).sent.size(), 2u * 2u * GetsetTimestamp::kImmediateRetriesMax);
   EXPECT_NE(b.detail.find("vanished"), std::string::npos) << b.detail;
 }
 

@@ -1,4 +1,4 @@
-// The history encoding (README, "The history encoding"): a lease that was
+// The history encoding (docs/explanation/checkers.md, "The history encoding"): a lease that was
 // given up, expired or abandoned by a crash is recorded so that Knossos's
 // mutex model reads each run right. On runs whose ground truth is clean the
 // history-only checker never says invalid; on locksim's own runs the two

@@ -64,7 +64,7 @@ std::string knossos_command(std::string* missing) {
   const std::string cmd = knossos_command(&missing_);                           \
   if (cmd.empty()) {                                                            \
     if (in_ci()) FAIL() << "CI=true and " << missing_ << " is missing";         \
-    GTEST_SKIP() << "skipped: " << missing_ << " is missing (README, Knossos)"; \
+    GTEST_SKIP() << "skipped: " << missing_ << " is missing (docs/how-to/knossos.md)"; \
   }
 
 checkers::KnossosOptions options(const std::string& cmd, Duration limit) {

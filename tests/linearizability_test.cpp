@@ -126,7 +126,7 @@ TEST(Linearizability, OwnerMutexOnlyTheHolderReleases) {
 }
 
 TEST(Linearizability, LockSimsLeaseEncodingReadsRight) {
-  // getset-clock-skew seed 3, before and after the encoding of README "The
+  // getset-clock-skew seed 3, before and after the encoding of docs/explanation/checkers.md "The
   // history encoding": c2's lease ran out by its own clock, it gave the
   // release up, and later acquired its own stale key again.
   const H gave_up_as_fail = H{}.call(1, A).call(1, R, history::OpType::kFail).call(1, A);

@@ -48,7 +48,7 @@ class MysqlLive : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(MysqlLive, HoldsTheLockAloneOnRealMariaDb) {
   SKIP_WITHOUT_MARIADB();
-  const harness::RunResult r = run_live_and_check(config_for(GetParam(), Duration::seconds(3)));
+  const harness::RunResult r = run_live_and_check(harness::prepare_run(config_for(GetParam(), Duration::seconds(3))));
   EXPECT_TRUE(r.errors.empty()) << (r.errors.empty() ? "" : r.errors.front());
   EXPECT_EQ(r.mutex.kind, checkers::Verdict::Kind::kValid) << r.mutex.explanation;
   EXPECT_GT(r.acquisitions, 10) << "the lock really went round";
@@ -83,7 +83,7 @@ TEST(MysqlLiveViolation, HoldsPastTheDeadlineOverlapForReal) {
   c.workload.hold_max = Duration::millis(2000);
   c.workload.retry_pause = Duration::millis(100);
   c.algorithm_params["ttl"] = "1s";
-  const harness::RunResult r = run_live_and_check(c);
+  const harness::RunResult r = run_live_and_check(harness::prepare_run(c));
   EXPECT_TRUE(r.errors.empty());
   EXPECT_EQ(r.mutex.kind, checkers::Verdict::Kind::kInvalid);
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Acceptance check for faults-in-the-history (issue 13, part 3): every shipped
+# Acceptance check for faults-in-the-history : every shipped
 # scenario's history from NEW_LOCKSIM equals the one from OLD_LOCKSIM (a build
 # from before nemesis ops existed) once the nemesis ops are dropped and the
 # rest re-indexed; and the verdict line of result.json is unchanged.

@@ -1,4 +1,4 @@
-// The network faults of issue 12 as data: `delay`, one-way `partition`,
+// The network faults as data: `delay`, one-way `partition`,
 // `loss`, their text and history values, bad input naming the field, the
 // client-timeout rows, and the per-seed draw a partition profile calls.
 #include <gtest/gtest.h>

@@ -44,7 +44,7 @@ namespace {
 
 constexpr int kSeeds = 5;
 constexpr int kCommandsPerSeed = 250;
-constexpr int kMaxFailuresPerSeed = 5;
+constexpr int kFailuresPerSeedMax = 5;
 // Window around a key's expiry instant in which both outcomes are legitimate:
 // our clock read precedes the server's by the round trip and scheduling noise.
 constexpr int64_t kAmbiguousBeforeMs = 2;
@@ -406,7 +406,7 @@ TEST(RedisDifferentialTest, SimulatedServerAnswersLikeRedisServer) {
 
     CommandGenerator generator(static_cast<uint64_t>(seed) * 7919);
     int failures = 0;
-    for (int i = 0; i < kCommandsPerSeed && failures < kMaxFailuresPerSeed; ++i) {
+    for (int i = 0; i < kCommandsPerSeed && failures < kFailuresPerSeedMax; ++i) {
       generator.maybe_sleep();
       const Step step = generator.next();
       const TimePoint now = wall_now();

@@ -1,5 +1,7 @@
 // result.json and the CLI's text summary, from hand-built run results.
+#include "checkers/checker_list.h"
 #include "reports/result_json.h"
+#include "reports/summary_text.h"
 
 #include <string>
 
@@ -26,6 +28,14 @@ TimePoint at_ms(int64_t ms) {
 // of them overlap: pairs*(pairs-1)/2 violations.
 // With `faults`, nemesis ops are interleaved (at 0, 500, 1500 and 2500 ms):
 // the client ops and every verdict and count must stay the same.
+// The run's verdicts as a run gets them: through the one checker list.
+void check(RunResult& run) {
+  checkers::Recorded recorded;
+  recorded.history = &run.history;
+  recorded.errors = &run.errors;
+  static_cast<checkers::Verdicts&>(run) = checkers::check_recorded(recorded);
+}
+
 RunResult overlapping_run(int clients, bool faults = false) {
   history::HistoryRecorder r;
   auto fault = [&](int64_t ms, const char* f, std::vector<std::string> value, std::string why) {
@@ -64,7 +74,7 @@ RunResult overlapping_run(int clients, bool faults = false) {
   run.seed = 42;
   run.params = {{"clients", clients}, {"ttl_ms", 30000}};
   run.history = r.finish(at_ms(3000));
-  run.mutex = checkers::check_mutex(run.history);
+  check(run);
   run.events = 1234;
   run.replay_command = "locksim run --algorithm redlock --seed 42";
   harness::fill_counts(run);
@@ -187,6 +197,7 @@ TEST(ResultJson, ValidAndUnknownSummaries) {
   EXPECT_EQ(result_to_json(run)["verdict"], "valid");
 
   run.errors.push_back("client 2: std::logic_error: boom\n  at frame 1");
+  check(run);
   EXPECT_EQ(result_to_json(run)["verdict"], "unknown");
   const std::string text = summary_text(run);
   EXPECT_EQ(text.rfind("UNKNOWN: no mutual-exclusion violation in 1 acquisition, but 1 client "

@@ -317,7 +317,7 @@ TEST(Settings, ReferenceTableIsTheGeneratedOne) {
       << o.out;
 }
 
-// --fault and --param take every occurrence (README: "except the repeatable
+// --fault and --param take every occurrence (docs/reference/settings.md: "except the repeatable
 // --param and --fault"); any other setting given twice is refused.
 TEST(Settings, RepeatableRowsTakeEveryOccurrenceAndOthersRefuseASecond) {
   const auto dir = temp_dir("repeat");

@@ -1,4 +1,4 @@
-// The shipped scenarios of issue 12 (the network as TCP sees it): each gives
+// The shipped scenarios of the network as TCP sees it: each gives
 // its verdict for the reason its story names, and replays byte for byte.
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@ namespace locksim::sim::mysql {
 
 MysqlDeployment::MysqlDeployment(World& world, Network& net, const MysqlParams& params)
     : world_(world), net_(net), params_(params) {
-  LOCKSIM_ASSERT(params.replicas >= 0 && params.replicas <= MysqlParams::kMaxReplicas);
+  LOCKSIM_ASSERT(params.replicas >= 0 && params.replicas <= MysqlParams::kReplicasMax);
   LOCKSIM_ASSERT_MSG(!params.failover || params.replicas >= 1, "validated by the harness");
   LOCKSIM_ASSERT_MSG(!params.semi_sync || params.replicas >= 1, "validated by the harness");
   if (params.failover) monitor_ = std::make_unique<Node>(world, "mysql-monitor");

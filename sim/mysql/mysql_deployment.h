@@ -21,7 +21,7 @@ namespace locksim::sim::mysql {
 class MysqlDeployment : public Deployment {
  public:
   // Preconditions (validated by the harness, asserted): 0 <= replicas <=
-  // kMaxReplicas; failover and semi_sync need a replica.
+  // kReplicasMax; failover and semi_sync need a replica.
   MysqlDeployment(World& world, Network& net, const MysqlParams& params);
 
   void name_nodes(std::map<std::string, Node*>& nodes) override;

@@ -68,7 +68,7 @@ struct MysqlParams {
   Duration down_after = Duration::seconds(5);
   Duration discovery_delay = Duration::seconds(1);
 
-  static constexpr int kMaxReplicas = 8;
+  static constexpr int kReplicasMax = 8;
 };
 
 // A MySQL server is the primary or a replica of the group; the role changes

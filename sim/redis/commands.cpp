@@ -34,8 +34,8 @@ Reply wrong_arity(const std::string& full_name) {
 // "-0", at most 20 characters, within int64. Everything Redis reads as an
 // integer (values for INCR, TTLs, numkeys) goes through it.
 std::optional<int64_t> string2ll(const std::string& s) {
-  constexpr size_t kMaxLength = 20;  // LONG_STR_SIZE - 1
-  if (s.empty() || s.size() > kMaxLength) return std::nullopt;
+  constexpr size_t kLengthMax = 20;  // LONG_STR_SIZE - 1
+  if (s.empty() || s.size() > kLengthMax) return std::nullopt;
   if (s == "0") return 0;
   size_t i = 0;
   const bool negative = s[0] == '-';

@@ -57,7 +57,7 @@ void Keyspace::remove(const std::string& key) {
 
 std::vector<std::string> Keyspace::active_expire(int64_t now_ms, Rng& rng) {
   std::vector<std::string> deleted;
-  for (int round = 0; round < kMaxRounds && !volatile_keys_.empty(); ++round) {
+  for (int round = 0; round < kRoundsMax && !volatile_keys_.empty(); ++round) {
     // Collect the sample: every volatile key when there are few (Redis would
     // very likely hit them all anyway), else kSampleSize seeded draws with
     // replacement, deduplicated. std::set keeps the sample in key order.

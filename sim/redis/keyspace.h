@@ -57,7 +57,7 @@ class Keyspace {
 
   // Redis' activeExpireCycle, simplified: sample up to kSampleSize keys that
   // have an expiry, delete the expired ones, and repeat while more than 10% of
-  // the sample was expired, at most kMaxRounds rounds. Sampling draws from
+  // the sample was expired, at most kRoundsMax rounds. Sampling draws from
   // `rng` over the sorted set of keys with an expiry. Returns the deleted keys
   // in deletion order.
   std::vector<std::string> active_expire(int64_t now_ms, Rng& rng);
@@ -68,7 +68,7 @@ class Keyspace {
   size_t size() const { return entries_.size(); }
 
   static constexpr size_t kSampleSize = 20;
-  static constexpr int kMaxRounds = 16;
+  static constexpr int kRoundsMax = 16;
 
  private:
   void remove(const std::string& key);  // precondition: key present

@@ -108,7 +108,7 @@ Reply table_to_reply(lua_State* L, int depth) {
   }
   lua_pop(L, 1);
   std::vector<Reply> elements;
-  for (int64_t j = 1; j <= kMaxReplyElements; ++j) {
+  for (int64_t j = 1; j <= kReplyElementsMax; ++j) {
     lua_rawgeti(L, -1, static_cast<int>(j));
     if (lua_isnil(L, -1)) {
       lua_pop(L, 1);
@@ -123,7 +123,7 @@ Reply table_to_reply(lua_State* L, int depth) {
 }  // namespace
 
 Reply to_reply(lua_State* L, int depth) {
-  if (depth > kMaxReplyDepth || !lua_checkstack(L, 4)) {
+  if (depth > kReplyDepthMax || !lua_checkstack(L, 4)) {
     return Reply::error("ERR reached lua stack limit");
   }
   const int top = lua_gettop(L);

@@ -25,9 +25,9 @@ namespace locksim::sim::redis::lua {
 
 // Bounds the recursion when a script returns nested (or self-referencing)
 // tables, so a cyclic table cannot overflow the host's stack.
-inline constexpr int kMaxReplyDepth = 100;
+inline constexpr int kReplyDepthMax = 100;
 // Bounds the array part read from a returned table.
-inline constexpr int64_t kMaxReplyElements = int64_t{1} << 24;
+inline constexpr int64_t kReplyElementsMax = int64_t{1} << 24;
 
 // Redis never puts CR or LF inside an error or status line (it would break
 // RESP): each becomes a space.
