@@ -22,8 +22,14 @@ constexpr int kLeaveTriesMax = 40;
 
 std::string hex_guid(Env& env) {
   char buf[40];
-  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(env.random()),
-                static_cast<unsigned long long>(env.random()));
+  // One draw per statement: a call's arguments are evaluated in an order C++
+  // leaves to the compiler, so two draws as arguments differ between gcc and
+  // clang. The low half is drawn first: the order gcc 12 chose, so its
+  // histories stay as they were.
+  const uint64_t low = env.random();
+  const uint64_t high = env.random();
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(high),
+                static_cast<unsigned long long>(low));
   return buf;
 }
 

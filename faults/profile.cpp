@@ -93,8 +93,13 @@ void clock_faults(Draw& d, const std::vector<std::string>& nodes, int64_t drift_
   const int64_t forward_percent = d.between(40, 100);
   const bool together = d.chance(60);
   const Duration step_at = d.time(5, 80);
-  const Duration common_step =
-      d.of_lease(jump_permille / 2, jump_permille, false) * (d.chance(forward_percent) ? 1 : -1);
+  // One draw per statement (docs/architecture.md, "Determinism rules"): the
+  // operands of `*`, like a call's arguments, are evaluated in an order C++
+  // leaves to the compiler, so gcc and clang would draw them the other way round.
+  // The sign is drawn first: the order gcc 12 chose, so its histories stay as they were.
+  const int64_t common_sign = d.chance(forward_percent) ? 1 : -1;
+  const Duration common_size = d.of_lease(jump_permille / 2, jump_permille, false);
+  const Duration common_step = common_size * common_sign;
   for (const auto& node : nodes) {
     if (!d.chance(share)) continue;
     if (d.chance(50)) {
@@ -108,7 +113,9 @@ void clock_faults(Draw& d, const std::vector<std::string>& nodes, int64_t drift_
       out.push_back(e);
     } else if (d.chance(70)) {
       FaultEvent e = event(FaultKind::kJumpClock, d.time(5, 80), node);
-      e.jump = d.of_lease(0, jump_permille, false) * (d.chance(forward_percent) ? 1 : -1);
+      const int64_t sign = d.chance(forward_percent) ? 1 : -1;
+      const Duration size = d.of_lease(0, jump_permille, false);
+      e.jump = size * sign;
       out.push_back(e);
     }
   }
@@ -191,7 +198,10 @@ void crash_restart(Draw& d, std::vector<FaultEvent>& out) {
   }
   const int64_t count = d.between(1, static_cast<int64_t>(d.view().servers.size()) + 1);
   for (int64_t i = 0; i < count; ++i) {
-    FaultEvent e = event(FaultKind::kCrash, d.time(5, 80), d.pick(d.view().servers));
+    // One draw per statement, as above; the server first, as gcc 12 drew them.
+    const std::string node = d.pick(d.view().servers);
+    const Duration at = d.time(5, 80);
+    FaultEvent e = event(FaultKind::kCrash, at, node);
     e.duration = restart_after();
     out.push_back(e);
   }
