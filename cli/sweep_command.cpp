@@ -124,6 +124,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
   s->add_option("--duration", f.duration, "virtual length of every run (default 20s)");
   s->add_option("--out", f.out, "output directory")->required();
   s->add_flag("--quiet", f.quiet, "no progress line");
+  s->add_flag("--histories", f.histories,
+              "also keep each run's history in --out/histories/ALGORITHM/PROFILE/SEED.jsonl");
   return s;
 }
 
@@ -144,6 +146,7 @@ int run_sweep_command(const SweepFlags& f) {
   o.jobs =
       f.jobs != 0 ? f.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   o.resume = f.resume;
+  o.histories = f.histories;
   o.stop = &g_stop;
   o.wall_now_ns = wall_ns;
   Progress progress;

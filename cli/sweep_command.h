@@ -38,6 +38,7 @@ struct SweepFlags {
   std::string duration = "20s";
   std::string out;
   bool quiet = false;
+  bool histories = false;  // --histories: keep each run's history.jsonl
 };
 
 struct MergeFlags {

@@ -14,6 +14,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/run.h"
+#include "history/history_io.h"
 
 namespace locksim::harness {
 
@@ -91,8 +92,26 @@ struct Shared {
   std::exception_ptr error;  // the first exception a worker caught; the sweep stops
 };
 
+// DIR/histories/ALGORITHM/PROFILE/SEED.jsonl, through a temporary file and a
+// rename (an interrupted sweep leaves no half-written history). Each run
+// writes its own file, so workers need no lock here.
+void write_history(const std::string& dir, const RunResult& result, const std::string& profile) {
+  const fs::path folder = fs::path(dir) / "histories" / result.algorithm / profile;
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) throw std::runtime_error("cannot create " + folder.string() + ": " + ec.message());
+  const fs::path path = folder / (std::to_string(result.seed) + ".jsonl");
+  const fs::path tmp = path.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << history::to_jsonl(result.history);
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
 void worker(const SweepPlan& plan, const std::vector<PendingRun>& runs, const SweepOptions& o,
-            uint64_t shard_total, Shared& shared) {
+            const std::string& dir, uint64_t shard_total, Shared& shared) {
   for (;;) {
     size_t taken = 0;
     {
@@ -110,6 +129,7 @@ void worker(const SweepPlan& plan, const std::vector<PendingRun>& runs, const Sw
       const SimRunReport report =
           simulate_and_check(plan.config_of(plan.algorithms[run.algorithm], profile, run.seed));
       s = summarize_run(report.result, run.index, profile);
+      if (o.histories) write_history(dir, report.result, profile);
     } catch (...) {  // a thread must not let it escape (std::terminate)
       std::lock_guard<std::mutex> lock(shared.mu);
       if (!shared.error) shared.error = std::current_exception();
@@ -194,8 +214,8 @@ std::vector<RunSummary> run_sweep(const SweepPlan& plan, const std::string& dir,
   std::vector<std::thread> threads;
   const int jobs = std::min<int>(options.jobs, std::max<int>(1, static_cast<int>(runs.size())));
   for (int t = 0; t < jobs; ++t) {
-    threads.emplace_back([&plan, &runs, &options, shard_total, &shared] {
-      worker(plan, runs, options, shard_total, shared);
+    threads.emplace_back([&plan, &runs, &options, &dir, shard_total, &shared] {
+      worker(plan, runs, options, dir, shard_total, shared);
     });
   }
   for (auto& t : threads) t.join();

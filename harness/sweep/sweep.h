@@ -124,6 +124,10 @@ struct SweepOptions {
   // Real time for RunSummary::wall_ns, supplied by the caller (harness/ keeps
   // no real clock: scripts/check-determinism). May be empty (then 0).
   std::function<int64_t()> wall_now_ns;
+  // Also keep each run's history: DIR/histories/ALGORITHM/PROFILE/SEED.jsonl
+  // (history::to_jsonl, byte for byte what `locksim run --out` writes), so two
+  // builds can be compared run by run (scripts/compare-builds).
+  bool histories = false;
 };
 
 // Runs the plan's shard into DIR (created; DIR/sweep.json and DIR/runs.jsonl)
