@@ -24,7 +24,8 @@ void check(bool ok) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace locksim::harness;
+  namespace checkers = locksim::checkers;
+  namespace history = locksim::history;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   history::EdnHistory h;
   try {
