@@ -19,6 +19,19 @@
 namespace locksim::sim::zookeeper {
 namespace {
 
+// Pauses whoever holds the lock at `at` for `pause`, as a GC pause would;
+// `paused` says whether anyone held it then (nobody: no pause).
+void pause_holder_at(ZkRun& run, TimePoint at, Duration pause, bool& paused) {
+  run.world().at(at, [&run, pause, &paused] {
+    const int holder = run.current_holder();
+    if (holder < 0) return;
+    paused = true;
+    Node* n = &run.client(holder);
+    n->pause();
+    run.world().after(pause, [n] { n->resume(); });
+  });
+}
+
 // ---------------------------------------------------------------- the pause boundary
 
 // Pauses whoever holds the lock at 5 s for `pause`; nullopt when nobody held
@@ -28,14 +41,7 @@ std::optional<bool> pause_holder(const std::string& variant, uint64_t seed, Dura
   ZkParams p;  // tick 2 s, T 10 s, 3 servers
   ZkRun run(seed, p, 3, Duration::seconds(40));
   bool paused = false;
-  run.world().at(TimePoint{} + Duration::seconds(5), [&] {
-    const int holder = run.current_holder();
-    if (holder < 0) return;
-    paused = true;
-    Node* n = &run.client(holder);
-    n->pause();
-    run.world().after(pause, [n] { n->resume(); });
-  });
+  pause_holder_at(run, TimePoint{} + Duration::seconds(5), pause, paused);
   harness::WorkloadParams w = workload(3);
   w.hold_min = Duration::millis(500);
   w.hold_max = Duration::millis(1500);
@@ -82,14 +88,7 @@ std::optional<PauseDetail> pause_holder_detail(const std::string& variant, uint6
   ZkRun run(seed, p, 3, Duration::seconds(40));
   const TimePoint pause_at = TimePoint{} + Duration::seconds(5);
   bool paused = false;
-  run.world().at(pause_at, [&] {
-    const int holder = run.current_holder();
-    if (holder < 0) return;
-    paused = true;
-    Node* n = &run.client(holder);
-    n->pause();
-    run.world().after(pause, [n] { n->resume(); });
-  });
+  pause_holder_at(run, pause_at, pause, paused);
   // Holds of 2 s to 6 s: the holder's last packet before the pause is its
   // acquire or, past T/3 of silence, a ping, so it falls anywhere in the
   // T/3 before the pause, and the tick-rounded deadline moves with it.
