@@ -34,6 +34,24 @@ const char* to_string(Kind k) {
   return "?";
 }
 
+Check check_of(std::string checker, Validity validity, Kind invalid_kind, std::string explanation,
+               bool decides) {
+  LOCKSIM_ASSERT(invalid_kind != Kind::kNone);
+  Check c;
+  c.checker = std::move(checker);
+  c.validity = validity;
+  c.kind = validity == Validity::kInvalid   ? invalid_kind
+           : validity == Validity::kUnknown ? Kind::kUnknown
+                                            : Kind::kNone;
+  c.explanation = std::move(explanation);
+  c.decides = decides;
+  return c;
+}
+
+void add_evidence(Check& check, std::string line) {
+  if (check.evidence.size() < Check::kEvidenceMax) check.evidence.push_back(std::move(line));
+}
+
 Validity merged(const std::vector<Check>& checks) {
   Validity out = Validity::kValid;
   for (const Check& c : checks) {

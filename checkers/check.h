@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace locksim::checkers {
@@ -47,6 +48,15 @@ struct Check {
 
   static constexpr size_t kEvidenceMax = 20;
 };
+
+// A detailed verdict's validity as a check: `invalid_kind` says what an
+// invalid answer found; an unknown one is Kind::kUnknown, a valid one kNone.
+Check check_of(std::string checker, Validity validity, Kind invalid_kind, std::string explanation,
+               bool decides);
+
+// Appends one line of evidence, up to Check::kEvidenceMax (the rest is in the
+// checker's detailed verdict).
+void add_evidence(Check& check, std::string line);
 
 // Jepsen's merge-valid over the checks that decide: invalid over unknown over
 // valid. An empty list is valid.

@@ -9,25 +9,10 @@ namespace locksim::checkers {
 
 namespace {
 
-// A detailed verdict's validity as a check: kind says what an invalid one means.
-Check as_check(std::string checker, Validity validity, Kind invalid_kind, std::string explanation,
-               bool decides) {
-  Check c;
-  c.checker = std::move(checker);
-  c.validity = validity;
-  c.kind = validity == Validity::kInvalid   ? invalid_kind
-           : validity == Validity::kUnknown ? Kind::kUnknown
-                                            : Kind::kNone;
-  c.explanation = std::move(explanation);
-  c.decides = decides;
-  return c;
-}
-
 Check mutex_check(const Verdict& v) {
-  Check c = as_check(v.checker, v.kind, Kind::kSafety, v.explanation, true);
+  Check c = check_of(v.checker, v.kind, Kind::kSafety, v.explanation, true);
   for (const Overlap& o : v.overlaps) {
-    if (c.evidence.size() == Check::kEvidenceMax) break;
-    c.evidence.push_back(fmt::format("{} (acquire op {}) and {} (acquire op {}) both held in [{}, {})",
+    add_evidence(c, fmt::format("{} (acquire op {}) and {} (acquire op {}) both held in [{}, {})",
                                      history::client_label(o.a.client), o.a.acquire_index,
                                      history::client_label(o.b.client), o.b.acquire_index,
                                      format_seconds(o.window_start.ns),
@@ -37,9 +22,9 @@ Check mutex_check(const Verdict& v) {
 }
 
 Check liveness_check(const LivenessVerdict& v) {
-  Check c = as_check(v.checker, v.kind, Kind::kLiveness, v.explanation, true);
+  Check c = check_of(v.checker, v.kind, Kind::kLiveness, v.explanation, true);
   if (v.kind == Validity::kInvalid) {
-    c.evidence.push_back(fmt::format("unheld from {} for {}, {} failed attempts",
+    add_evidence(c, fmt::format("unheld from {} for {}, {} failed attempts",
                                      format_seconds(v.unheld_since.ns),
                                      format_duration(v.unheld_for), v.failed_attempts));
   }
@@ -47,16 +32,15 @@ Check liveness_check(const LivenessVerdict& v) {
 }
 
 Check consequence_check(const ConsequenceVerdict& v) {
-  Check c = as_check(v.checker, v.kind, Kind::kConsequence, v.explanation, true);
+  Check c = check_of(v.checker, v.kind, Kind::kConsequence, v.explanation, true);
   for (const StaleWrite& s : v.stale_writes) {
-    if (c.evidence.size() == Check::kEvidenceMax) break;
-    c.evidence.push_back(fmt::format("stale write by {} at {} (lease {}) after lease {}",
+    add_evidence(c, fmt::format("stale write by {} at {} (lease {}) after lease {}",
                                      history::client_label(s.write.client),
                                      format_seconds(s.write.time_ns), s.write.lease_id,
                                      s.newer.lease_id));
   }
-  if (v.lost_increments > 0) c.evidence.push_back(fmt::format("{} increments lost", v.lost_increments));
-  if (v.oversold > 0) c.evidence.push_back(fmt::format("{} items oversold", v.oversold));
+  if (v.lost_increments > 0) add_evidence(c, fmt::format("{} increments lost", v.lost_increments));
+  if (v.oversold > 0) add_evidence(c, fmt::format("{} items oversold", v.oversold));
   return c;
 }
 
@@ -69,10 +53,9 @@ Check exposure_check(const ExposureReport& r) {
   c.explanation = r.explanation;
   c.decides = false;
   for (const ExposureWindow& w : r.windows) {
-    if (c.evidence.size() == Check::kEvidenceMax) break;
-    c.evidence.push_back(fmt::format("{} (acquire op {}) unprotected in [{}, {})",
-                                     history::client_label(w.client), w.acquire_index,
-                                     format_seconds(w.start.ns), format_seconds(w.end.ns)));
+    add_evidence(c, fmt::format("{} (acquire op {}) unprotected in [{}, {})",
+                                history::client_label(w.client), w.acquire_index,
+                                format_seconds(w.start.ns), format_seconds(w.end.ns)));
   }
   return c;
 }
@@ -80,14 +63,11 @@ Check exposure_check(const ExposureReport& r) {
 // Exceptions inside client fibers: the history may be cut short, so a run
 // that otherwise looks valid is unknown.
 Check errors_check(const std::vector<std::string>& errors) {
-  Check c = as_check("client-errors", errors.empty() ? Validity::kValid : Validity::kUnknown,
+  Check c = check_of("client-errors", errors.empty() ? Validity::kValid : Validity::kUnknown,
                      Kind::kUnknown,
                      errors.empty() ? "" : fmt::format("{} exception(s) inside clients", errors.size()),
                      true);
-  for (const std::string& e : errors) {
-    if (c.evidence.size() == Check::kEvidenceMax) break;
-    c.evidence.push_back(e);
-  }
+  for (const std::string& e : errors) add_evidence(c, e);
   return c;
 }
 
@@ -106,7 +86,7 @@ Verdicts check_recorded(const Recorded& in) {
   v.linearizability.builtin = check_linearizable(h.ops, in.model);
   const LinearizabilityVerdict& lin = v.linearizability.builtin;
   // The history alone decides only where there is no ground truth to ask.
-  v.checks.push_back(as_check(lin.checker, lin.kind, Kind::kSafety, lin.explanation, !in.truth));
+  v.checks.push_back(check_of(lin.checker, lin.kind, Kind::kSafety, lin.explanation, !in.truth));
   if (in.store_log != nullptr) {
     v.consequences = check_consequences(in.store, *in.store_log);
     v.checks.push_back(consequence_check(v.consequences));

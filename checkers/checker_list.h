@@ -59,8 +59,12 @@ struct Verdicts {
 Verdicts check_recorded(const Recorded& recorded);
 
 // Knossos on `ops` (written to a private temporary EDN file), as the referee
-// of the built-in mutex model's verdict `builtin`: appended to `verdicts`.
-void referee_with_knossos(const std::vector<history::Op>& ops, const KnossosOptions& options,
-                          const LinearizabilityVerdict& builtin, Verdicts& verdicts);
+// of the built-in checker's mutex-model verdict: its check is appended to
+// `verdicts` (and, when `builtin` used another model, the mutex-model check
+// it was compared with, deciding nothing). Returns that mutex-model verdict.
+LinearizabilityVerdict referee_with_knossos(const std::vector<history::Op>& ops,
+                                            const KnossosOptions& options,
+                                            const LinearizabilityVerdict& builtin,
+                                            Verdicts& verdicts);
 
 }  // namespace locksim::checkers

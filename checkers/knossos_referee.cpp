@@ -57,36 +57,30 @@ KnossosReport ask_knossos(const std::vector<history::Op>& ops, const KnossosOpti
 
 }  // namespace
 
-void referee_with_knossos(const std::vector<history::Op>& ops, const KnossosOptions& options,
-                          const LinearizabilityVerdict& builtin, Verdicts& verdicts) {
+LinearizabilityVerdict referee_with_knossos(const std::vector<history::Op>& ops,
+                                            const KnossosOptions& options,
+                                            const LinearizabilityVerdict& builtin,
+                                            Verdicts& verdicts) {
   // Knossos knows only `mutex`: it referees the built-in mutex verdict, which
   // joins the list (deciding nothing) when the user asked for another model.
   LinearizabilityVerdict mutex = builtin;
   if (builtin.model != MutexModel::kMutex) {
     mutex = check_linearizable(ops, MutexModel::kMutex);
-    Check c;
-    c.checker = mutex.checker;
-    c.validity = mutex.kind;
-    c.kind = mutex.kind == Validity::kInvalid ? Kind::kSafety : Kind::kNone;
-    c.explanation = mutex.explanation;
-    c.decides = false;
-    verdicts.checks.push_back(std::move(c));
+    verdicts.checks.push_back(
+        check_of(mutex.checker, mutex.kind, Kind::kSafety, mutex.explanation, false));
   }
   LOCKSIM_ASSERT(mutex.model == MutexModel::kMutex);
   const KnossosReport report = ask_knossos(ops, options);
   verdicts.linearizability.knossos = report;
-  Check c;
-  c.checker = "knossos";
-  c.validity = report.verdict.kind;
-  c.kind = report.verdict.kind == Validity::kInvalid   ? Kind::kSafety
-           : report.verdict.kind == Validity::kUnknown ? Kind::kUnknown
-                                                       : Kind::kNone;
-  c.explanation = "Knossos (mutex model): " + knossos_verdict_text(report.verdict);
-  c.decides = false;
+  const LinearizabilityReport pair{mutex, report};
+  Check c = check_of("knossos", report.verdict.kind, Kind::kSafety,
+                     knossos_disagrees(pair)
+                         ? knossos_disagreement_text(pair)
+                         : "Knossos (mutex model): " + knossos_verdict_text(report.verdict),
+                     false);
   c.referees = mutex.checker;
-  LinearizabilityReport pair{mutex, report};
-  if (knossos_disagrees(pair)) c.explanation = knossos_disagreement_text(pair);
   verdicts.checks.push_back(std::move(c));
+  return mutex;
 }
 
 }  // namespace locksim::checkers

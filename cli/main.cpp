@@ -23,6 +23,7 @@
 #include "cli/exit_codes.h"
 #include "cli/run_options.h"
 #include "cli/sweep_command.h"
+#include "env/atomic_file.h"
 #include "env/parse.h"
 #include "harness/backends.h"
 #include "history/history_io.h"
@@ -43,18 +44,7 @@ using locksim::cli::kExitBadInput;
 using locksim::cli::kExitClean;
 using locksim::cli::kExitInternal;
 
-// Writes through a temporary file and a rename, so an interrupted run never
-// leaves a half-written result that looks whole.
-void write_file(const std::filesystem::path& path, const std::string& bytes) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  std::filesystem::rename(tmp, path);
-}
+using locksim::write_file_atomically;
 
 int cmd_list() {
   std::cout << "Algorithms (locksim run --algorithm NAME; parameters via --param NAME=VALUE,\n"
@@ -123,9 +113,9 @@ locksim::harness::RunConfig scenario_config(const RunOptions& o, const CLI::App&
 
 void write_outputs(const std::string& out, const locksim::harness::RunResult& result, bool quiet) {
   const std::filesystem::path dir(out);
-  write_file(dir / "history.edn", locksim::history::to_edn(result.history));
-  write_file(dir / "history.jsonl", locksim::history::to_jsonl(result.history));
-  write_file(dir / "result.json", locksim::reports::result_json_text(result));
+  write_file_atomically(dir / "history.edn", locksim::history::to_edn(result.history));
+  write_file_atomically(dir / "history.jsonl", locksim::history::to_jsonl(result.history));
+  write_file_atomically(dir / "result.json", locksim::reports::result_json_text(result));
   if (!quiet)
     std::cout << "wrote " << (dir / "result.json").string() << ", history.edn, history.jsonl\n";
 }
@@ -168,7 +158,7 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   const auto result = locksim::harness::run_prepared(prepared, extras).result;
   if (!o.quiet) std::cout << locksim::reports::summary_text(result);
   if (!o.out.empty()) write_outputs(o.out, result, o.quiet);
-  if (!o.html.empty()) write_file(o.html, locksim::reports::timeline_page(result));
+  if (!o.html.empty()) write_file_atomically(o.html, locksim::reports::timeline_page(result));
   return locksim::cli::exit_code(result.checks);
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "env/assert.h"
+#include "env/atomic_file.h"
 #include "env/parse.h"
 #include "harness/run.h"
 #include "reports/timeline_svg.h"
@@ -92,16 +93,6 @@ void judge(MatrixCell& c, const harness::SweepPlan& plan, const harness::Expecta
 std::string percent(double share) {
   const auto tenths = static_cast<int64_t>(share * 1000 + 0.5);
   return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "%";
-}
-
-void write(const std::filesystem::path& path, const std::string& bytes) {
-  const std::filesystem::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  std::filesystem::rename(tmp, path);
 }
 
 OJson cell_json(const MatrixCell& c) {
@@ -267,11 +258,11 @@ void write_matrix_reports(const Matrix& m, const std::string& dir) {
     LOCKSIM_ASSERT_MSG(report.result.seed == *seed, "the counterexample replays its own seed");
     timelines[c.algorithm + "/" + c.profile] = timeline_svg(report.result);
   }
-  write(d / "matrix.json", matrix_json(m));
-  write(d / "matrix.md", matrix_markdown(m));
-  write(d / "matrix.html", matrix_html(m, timelines));
-  write(d / "junit.xml", matrix_junit(m));
-  write(d / "timing.json", timing_json(m));
+  write_file_atomically(d / "matrix.json", matrix_json(m));
+  write_file_atomically(d / "matrix.md", matrix_markdown(m));
+  write_file_atomically(d / "matrix.html", matrix_html(m, timelines));
+  write_file_atomically(d / "junit.xml", matrix_junit(m));
+  write_file_atomically(d / "timing.json", timing_json(m));
 }
 
 }  // namespace locksim::reports

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "env/assert.h"
+#include "env/atomic_file.h"
 #include "env/parse.h"
 #include "harness/run.h"
 #include "history/history_io.h"
@@ -92,22 +93,16 @@ struct Shared {
   std::exception_ptr error;  // the first exception a worker caught; the sweep stops
 };
 
-// DIR/histories/ALGORITHM/PROFILE/SEED.jsonl, through a temporary file and a
-// rename (an interrupted sweep leaves no half-written history). Each run
-// writes its own file, so workers need no lock here.
+// DIR/histories/ALGORITHM/PROFILE/SEED.jsonl, written atomically (an
+// interrupted sweep leaves no half-written history). Each run writes its own
+// file, so workers need no lock here.
 void write_history(const std::string& dir, const RunResult& result, const std::string& profile) {
   const fs::path folder = fs::path(dir) / "histories" / result.algorithm / profile;
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec) throw std::runtime_error("cannot create " + folder.string() + ": " + ec.message());
-  const fs::path path = folder / (std::to_string(result.seed) + ".jsonl");
-  const fs::path tmp = path.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << history::to_jsonl(result.history);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
+  write_file_atomically(folder / (std::to_string(result.seed) + ".jsonl"),
+                        history::to_jsonl(result.history));
 }
 
 void worker(const SweepPlan& plan, const std::vector<PendingRun>& runs, const SweepOptions& o,
