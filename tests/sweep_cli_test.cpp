@@ -50,6 +50,28 @@ size_t lines_of(const fs::path& p) {
   return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
 }
 
+// `--histories` keeps every run's history, byte for byte what `locksim run
+// --out` writes for the same run: what compares two builds run by run.
+TEST(SweepCli, HistoriesAreWhatRunWritesForTheSameRun) {
+  const fs::path dir = scratch("hist"), single = scratch("hist_run");
+  ASSERT_EQ(locksim(std::string("sweep ") + kSmall + " --jobs 2 --histories --out " + dir.string())
+                .exit_code,
+            0);
+  size_t kept = 0;
+  for (const auto& e : fs::recursive_directory_iterator(dir / "histories")) {
+    if (e.path().extension() == ".jsonl") ++kept;
+    EXPECT_NE(e.path().extension(), ".tmp") << e.path();
+  }
+  EXPECT_EQ(kept, 36u);  // 2 algorithms x 3 profiles x 6 seeds
+  const Outcome run = locksim("run --algorithm naive-setnx --profile crash-restart --seed 4 "
+                              "--duration 10s --quiet --out " + single.string());
+  ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.err;
+  EXPECT_EQ(slurp(dir / "histories" / "naive-setnx" / "crash-restart" / "4.jsonl"),
+            slurp(single / "history.jsonl"));
+  fs::remove_all(dir);
+  fs::remove_all(single);
+}
+
 TEST(SweepCli, JobsOneAndTwoGiveTheSameReport) {
   const fs::path one = scratch("j1"), two = scratch("j2");
   EXPECT_EQ(locksim(std::string("sweep ") + kSmall + " --jobs 1 --out " + one.string()).exit_code,
