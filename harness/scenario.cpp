@@ -70,7 +70,6 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   // Every run setting, by the table (harness/settings.h); unknown keys are errors.
   settings_from_json(j, s.config, {"name", "description", "expect"});
   LOCKSIM_ASSERT_MSG(!s.config.algorithm.empty(), "the algorithm's row read it");
-  validate(s.config);
   LOCKSIM_ASSERT(s.config.source == source);
   return s;
 }

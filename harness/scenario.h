@@ -46,7 +46,11 @@ struct Scenario {
 const char* to_string(Scenario::Expect e);  // "", "safe", "violation", "liveness"
 
 // Parses a scenario. Throws ConfigError "SOURCE: FIELD.PATH: expected ..., got ..."
-// (one line) for invalid JSON, a missing or unknown field, or a bad value.
+// (one line) for invalid JSON, a missing or unknown field, or a malformed
+// value. It reads, it does not validate: the checks across fields (a quorum
+// above the masters, a fault naming no node) are prepare_run's
+// (harness/prepared_run.h), which names fields the same way, so a scenario
+// run validates once, after the CLI's --seed is applied.
 Scenario parse_scenario(std::string_view json_text, const std::string& source);
 
 // A shipped scenario by name, else a file by path. Throws ConfigError.

@@ -1,8 +1,7 @@
-// One live run, end to end: start real servers on loopback (redis-server
-// processes, a ZooKeeper ensemble for the zk-* algorithms, or a mariadbd
-// for the mysql-* ones),
-// run the workload against them with real threads and time, stop the
-// servers (also on error), and check the history like a simulated one.
+// One live run, end to end: the backend's live side (live/live_backend.h)
+// starts its real servers on loopback, the workload runs against them with
+// real threads and real time, the servers stop (also on error), and the
+// history is judged by the same checker list as a simulated one.
 #pragma once
 
 #include "harness/prepared_run.h"
@@ -11,13 +10,13 @@
 
 namespace locksim::live {
 
-// Uses config.algorithm/params, workload, duration (real time!), seed and
-// redis.masters (one redis-server each; replicas, failover and faults are
-// simulation-only and rejected here), or for a ZooKeeper algorithm
-// zookeeper.servers (1 or 3), .tick and .session_timeout, or for a MySQL
-// algorithm mysql.lock_wait_timeout (whole seconds) and mysql.timeout (one
-// mariadbd; its service time is the real server's). Throws ConfigError for a bad config,
-// std::runtime_error when a server cannot be started.
+// Uses config.algorithm and its params, workload, duration (real time!),
+// seed, and the backend's settings its live side reads (one redis-server per
+// redis.masters; a 1- or 3-server ZooKeeper ensemble with zookeeper.tick;
+// one mariadbd with mysql.lock_wait_timeout in whole seconds). Throws
+// ConfigError, before any server starts, for faults (simulation-only) and
+// for what the backend's live side refuses; std::runtime_error when a server
+// cannot be started.
 harness::RunResult run_live_and_check(const harness::PreparedRun& run);
 
 }  // namespace locksim::live

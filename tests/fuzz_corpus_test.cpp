@@ -9,10 +9,11 @@
 
 #include <gtest/gtest.h>
 
-#include "env/parse.h"
 #include "checkers/linearizability.h"
-#include "history/edn_history.h"
+#include "env/parse.h"
+#include "harness/prepared_run.h"
 #include "harness/scenario.h"
+#include "history/edn_history.h"
 
 namespace {
 
@@ -54,7 +55,7 @@ TEST(FuzzCorpus, EdnHistoryInputsReadOrFailInOneLine) {
 
 TEST(FuzzCorpus, ScenarioInputsReadOrFailInOneLine) {
   const int n = replay("scenario", [](const std::string& text) {
-    (void)locksim::harness::parse_scenario(text, "corpus");
+    (void)locksim::harness::prepare_run(locksim::harness::parse_scenario(text, "corpus").config);
   });
   EXPECT_GE(n, 15);
 }

@@ -20,12 +20,17 @@
 
 #include "algorithms/set_nx_lua.h"
 #include "checkers/mutex_checker.h"
+#include "env/parse.h"
+#include "harness/backends.h"
+#include "harness/prepared_run.h"
+#include "harness/workload.h"
 #include "history/history.h"
 #include "live/hiredis_connection.h"
+#include "live/live_backend.h"
 #include "live/live_env.h"
+#include "live/live_run.h"
 #include "live/live_runner.h"
 #include "live/redis_process.h"
-#include "harness/workload.h"
 #include "real_servers.h"
 
 namespace locksim {
@@ -319,6 +324,32 @@ TEST(LocksimLive, CtrlCStopsRedisAndRemovesItsFolder) {
   testing::expect_ctrl_c_cleans_up(
       {"--algorithm", "redlock", "--masters", "3", "--duration", "60s", "--clients", "2"},
       "redis-server", 3);
+}
+
+// `locksim live` works for every algorithm the registry lists: each backend
+// a run can use has exactly one live side, joined by name.
+TEST(LiveBackends, EveryBackendHasOneLiveSide) {
+  for (const harness::BackendSpec& b : harness::all_backends()) {
+    int sides = 0;
+    for (const LiveBackend& l : live_backends()) sides += l.name == b.name ? 1 : 0;
+    EXPECT_EQ(sides, 1) << b.name;
+  }
+  EXPECT_EQ(live_backends().size(), harness::all_backends().size());
+}
+
+// What a backend cannot do live is refused with the setting's name before any
+// server starts (the refusal must not depend on redis-server being installed).
+TEST(LiveBackends, RefusesWhatTheRealServerCannotDoBeforeStartingIt) {
+  harness::RunConfig config;
+  config.algorithm = "set-nx-lua";
+  config.redis.replicas = 1;
+  const harness::PreparedRun run = harness::prepare_run(config);
+  try {
+    (void)run_live_and_check(run);
+    ADD_FAILURE() << "expected a ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--replicas"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -128,7 +128,7 @@ TEST(Scenarios, RedlockDelayedRestartIsSafeWhereImmediateRestartIsNot) {
 TEST(Scenarios, BadFilesNameTheOffendingField) {
   const auto error_of = [](const std::string& json) -> std::string {
     try {
-      parse_scenario(json, "bad.json");
+      (void)prepare_run(parse_scenario(json, "bad.json").config);
     } catch (const ConfigError& e) {
       return e.what();
     }

@@ -1,0 +1,54 @@
+// A backend's live side: what harness::BackendSpec is to a simulated run,
+// this is to a live one. It names what the backend cannot do live, starts
+// its real servers on loopback, gives each client its Env, runs the
+// workload, and stops the servers.
+//
+// Why a second list beside harness::all_backends(): live/ sits above
+// harness/ (docs/architecture.md), so a BackendSpec cannot hold live code
+// without the harness linking hiredis, libmariadb and the ZooKeeper client.
+// The two lists are joined by name, and a test checks that every
+// BackendSpec has exactly one live side. live_run.cpp reaches backends only
+// through this list, so it names none.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "algorithms/lock_algorithm.h"
+#include "harness/backends.h"
+#include "harness/run_config.h"
+#include "harness/run_result.h"
+#include "history/history.h"
+
+namespace locksim::live {
+
+struct LiveBackend {
+  std::string name;  // the harness::BackendSpec::name it serves
+  // Throws ConfigError naming the setting (harness::field_name) for what
+  // this backend cannot do live (replicas, a server count or a precision the
+  // real server does not offer). Called before any server starts.
+  std::function<void(const harness::RunConfig& config)> refuse_unsupported;
+  // Starts the servers, runs config.workload for config.duration of real
+  // time, stops every server it started (also when it throws), and returns
+  // the history. Client errors go to result.errors; what the real servers
+  // said about the run (their addresses, their own counters) to
+  // result.backend_notes and the result's counters. Precondition:
+  // refuse_unsupported(config) returned.
+  std::function<history::History(const harness::RunConfig& config,
+                                 algorithms::LockAlgorithm& algorithm, harness::RunResult& result)>
+      run;
+};
+
+const std::vector<LiveBackend>& live_backends();
+
+// The live side of `backend`. Precondition: it has one (the test
+// LiveBackends.EveryBackendHasOneLiveSide holds it).
+const LiveBackend& live_backend_of(const harness::BackendSpec& backend);
+
+// Each backend's live side, in its own file (live/backend_<name>.cpp).
+LiveBackend redis_live_backend();
+LiveBackend zookeeper_live_backend();
+LiveBackend mysql_live_backend();
+
+}  // namespace locksim::live
