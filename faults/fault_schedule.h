@@ -21,7 +21,7 @@ enum class FaultKind {
   kCrash,      // crash `node`; restart it after `duration` (zero: stays down)
   kPartition,  // cut side_a from side_b for `duration` (zero: until a heal);
                // one_way: only side_a -> side_b is cut
-  kHeal,       // restore every cut link
+  kHeal,       // restore every cut link (a timed partition restores only its own)
   kDelay,      // add `delay` to the latency between the sides for `duration`
   kLoss,       // set the loss rate between the sides to `loss_probability` (for `duration`)
 };
@@ -49,7 +49,7 @@ struct FaultEvent {
   //   crash ["redis-1"] (stays down) or ["redis-1" "5s"] (restarts after 5 s)
   //   partition ["c1,c3" "redis-1"] (until a heal) or ["c1,c3" "redis-1" "10s"]
   //   one-way partition ["c1->redis-1"] or ["c1->redis-1" "10s"]
-  //   heal []
+  //   heal [] (every link); the end of a timed partition: its sides, ["c1,c3" "redis-1"]
   //   delay ["c1" "redis-1" "5s" "12s"] (for 5 s, by 12 s); its end: ["c1" "redis-1"]
   //   loss ["c1" "redis-1" "0.2"] or ["c1" "redis-1" "0.2" "10s"]; its end
   //   sets the rate back: ["c1" "redis-1" "0"]
@@ -67,7 +67,7 @@ struct FaultSchedule {
 //   drift NODE at T PPMppm            (e.g. +50000ppm, -2000ppm)
 //   jump NODE at T [+|-]D             (e.g. +20s, -5s)
 //   crash NODE at T [for D]           (restart after D; without: stays down)
-//   partition A,B|C,D at T [for D]    (heal after D; without: until heal)
+//   partition A,B|C,D at T [for D]    (its own links back after D; without: until heal)
 //   partition A,B->C,D at T [for D]   (one way: A,B cannot reach C,D; replies can)
 //   heal at T
 //   delay A,B|C,D at T for D by X     (X more latency both ways for D, order kept)

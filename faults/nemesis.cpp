@@ -1,6 +1,7 @@
 #include "faults/nemesis.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "env/assert.h"
 #include "env/parse.h"
@@ -136,11 +137,17 @@ void Nemesis::report_skip(const FaultEvent& scheduled, std::string_view note) {
 }
 
 void Nemesis::apply_pause(const FaultEvent& e) {
-  LOCKSIM_ASSERT(e.kind == FaultKind::kPause);
+  LOCKSIM_ASSERT(e.kind == FaultKind::kPause && e.duration >= Duration::zero());
   sim::Node& n = node(e.node);
   report(to_string(e.kind), e.value());
   n.pause();
+  TimePoint& until = paused_until_[n.name()];
+  until = std::max(until, world_.now() + e.duration);
   world_.after(e.duration, [this, &n] {
+    const auto it = paused_until_.find(n.name());
+    LOCKSIM_ASSERT_MSG(it != paused_until_.end(), "a pause's end finds its node paused");
+    if (world_.now() < it->second) return;  // a later pause still holds it
+    paused_until_.erase(it);
     report("resume", {n.name()});
     n.resume();
   });
@@ -171,15 +178,14 @@ void Nemesis::apply_partition(const FaultEvent& e) {
   const auto a = nodes_of(e.side_a);
   const auto b = nodes_of(e.side_b);
   report(to_string(e.kind), e.value());
-  if (e.one_way) {
-    net_.partition_one_way(a, b);
-  } else {
-    net_.partition(a, b);
-  }
+  const sim::Network::CutId cut = e.one_way ? net_.partition_one_way(a, b) : net_.partition(a, b);
   if (e.duration > Duration::zero()) {
-    world_.after(e.duration, [this] {
-      report("heal", {});
-      net_.heal();
+    FaultEvent sides = e;
+    sides.duration = Duration::zero();
+    world_.after(e.duration, [this, cut, sides] {
+      // Only this partition's links: another one that overlaps it keeps its own.
+      report("heal", sides.value());
+      net_.restore(cut);
     });
   }
 }
@@ -203,25 +209,55 @@ void Nemesis::apply_loss(const FaultEvent& e) {
   const auto a = nodes_of(e.side_a);
   const auto b = nodes_of(e.side_b);
   report(to_string(e.kind), e.value());
-  // Each pair's rate before the fault, restored at its end (by pair, in the
-  // order the sides name them).
-  std::vector<std::pair<std::pair<const sim::Node*, const sim::Node*>, double>> before;
+  const uint64_t fault = next_loss_fault_++;
   for (const sim::Node* x : a) {
     for (const sim::Node* y : b) {
-      if (x == y) continue;
-      before.push_back({{x, y}, net_.loss_probability(*x, *y)});
-      net_.set_loss_probability(*x, *y, e.loss_probability);
+      if (x != y) set_loss_layer(*x, *y, fault, e);
     }
   }
   if (e.duration == Duration::zero()) return;
-  world_.after(e.duration, [this, e, before] {
+  world_.after(e.duration, [this, e, a, b, fault] {
+    std::optional<double> first;  // the first pair's rate after the end, for the record
+    for (const sim::Node* x : a) {
+      for (const sim::Node* y : b) {
+        if (x == y) continue;
+        const double rate = end_loss_layer(*x, *y, fault);
+        if (!first) first = rate;
+      }
+    }
     FaultEvent end = e;
-    end.loss_probability = before.empty() ? 0.0 : before.front().second;
+    end.loss_probability = first.value_or(0.0);
     end.duration = Duration::zero();
     report(to_string(e.kind), end.value());
-    for (const auto& [pair, rate] : before)
-      net_.set_loss_probability(*pair.first, *pair.second, rate);
   });
+}
+
+void Nemesis::set_loss_layer(const sim::Node& x, const sim::Node& y, uint64_t fault,
+                             const FaultEvent& e) {
+  const auto key = std::minmax(x.name(), y.name());
+  const auto [it, fresh] = loss_.try_emplace({key.first, key.second});
+  LossLayers& layers = it->second;
+  if (fresh) layers.base_probability = net_.loss_probability(x, y);
+  if (e.duration > Duration::zero()) {
+    layers.active.emplace_back(fault, e.loss_probability);
+  } else {
+    // An untimed loss sets the rate for good: no earlier fault's end may undo it.
+    layers.base_probability = e.loss_probability;
+    layers.active.clear();
+  }
+  net_.set_loss_probability(x, y, layers.effective());
+  LOCKSIM_ASSERT(net_.loss_probability(x, y) == e.loss_probability);
+}
+
+double Nemesis::end_loss_layer(const sim::Node& x, const sim::Node& y, uint64_t fault) {
+  const auto key = std::minmax(x.name(), y.name());
+  const auto it = loss_.find({key.first, key.second});
+  // Pair of set_loss_layer(): a timed loss left its pairs in the map.
+  LOCKSIM_ASSERT_MSG(it != loss_.end(), "a loss's end finds its pair");
+  auto& active = it->second.active;
+  std::erase_if(active, [fault](const auto& layer) { return layer.first == fault; });
+  net_.set_loss_probability(x, y, it->second.effective());
+  return it->second.effective();
 }
 
 }  // namespace locksim::faults

@@ -32,12 +32,20 @@ class Nemesis {
   //   f      a Jepsen keyword: the fault's own (to_string(FaultKind): pause,
   //          drift, jump, crash, partition, heal, delay, loss), the end of one
   //          (resume, restart, heal for a partition with a `for`, delay with
-  //          [a b] for a delay spike, loss with the old rate), or "skip" for
-  //          an @holder (@primary) fault that found nobody to name;
+  //          [a b] for a delay spike, loss with the rate that holds after
+  //          it), or "skip" for an @holder (@primary) fault that found
+  //          nobody to name.
+  //          A timed fault ends only itself: the end of one partition
+  //          restores only its links, the end of one loss brings back the
+  //          rate of the loss faults still active (or the rate before them),
+  //          and a node paused twice resumes when the later pause ends
+  //          (one resume step);
   //   value  the targets, then the parameters: FaultEvent::value() of the
   //          fault as resolved (@holder replaced by the node); [node] for
-  //          resume and restart; [] for heal; for skip, the skipped fault's
-  //          keyword followed by its value as scheduled (naming @holder);
+  //          resume and restart; [] for a heal of every link, the
+  //          partition's sides for the end of one partition; for skip, the
+  //          skipped fault's keyword followed by its value as scheduled
+  //          (naming @holder);
   //   note   why, for people: empty except for skip.
   // Called on the simulation's one thread, in true-time order.
   using StepSink = std::function<void(std::string_view f, std::vector<std::string> value,
@@ -87,8 +95,25 @@ class Nemesis {
   // Reports one step to the sink (see StepSink).
   void report(std::string_view f, std::vector<std::string> value, std::string_view note = {});
 
+  // The loss faults on one pair of nodes: the rate before any timed one
+  // (or the last untimed one's), and the timed ones still active, oldest
+  // first. The newest active one's rate holds.
+  struct LossLayers {
+    double base_probability = 0.0;
+    std::vector<std::pair<uint64_t, double>> active;  // (fault number, rate)
+    double effective() const { return active.empty() ? base_probability : active.back().second; }
+  };
+  void set_loss_layer(const sim::Node& x, const sim::Node& y, uint64_t fault, const FaultEvent& e);
+  double end_loss_layer(const sim::Node& x, const sim::Node& y, uint64_t fault);
+
   sim::World& world_;
   sim::Network& net_;
+  // By node name: until when its pauses hold it (a second pause of a paused
+  // node extends the first instead of being cut short by its resume).
+  std::map<std::string, TimePoint> paused_until_;
+  // By the pair's node names (a, b) with a < b.
+  std::map<std::pair<std::string, std::string>, LossLayers> loss_;
+  uint64_t next_loss_fault_ = 1;
   std::map<std::string, sim::Node*> nodes_;
   HolderLookup holder_;
   PrimaryLookup primary_;

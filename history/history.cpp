@@ -96,6 +96,10 @@ std::string describe_nemesis_op(const Op& op) {
     case OpF::kLoss:
       return fmt::format("loss {}|{} {}", at(v, 0), at(v, 1), at(v, 2)) +
              (v.size() > 3 ? " for " + v[3] : "");
+    case OpF::kHeal:
+      // [] heals every link; the end of one partition names its sides.
+      if (v.empty()) return "heal";
+      return v.size() == 1 ? "heal " + v[0] : fmt::format("heal {}|{}", v[0], at(v, 1));
     case OpF::kCrash:
     case OpF::kPartition: {
       // crash [node (for D)], partition [a b (for D)] or one way [a->b (for
@@ -119,7 +123,7 @@ std::string describe_nemesis_op(const Op& op) {
       return out;
     }
     default: {
-      // resume, restart, heal, drift, jump: the keyword, then the value.
+      // resume, restart, drift, jump: the keyword, then the value.
       std::string out = f;
       for (const std::string& s : v) out += " " + s;
       return out;

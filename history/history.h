@@ -40,7 +40,9 @@ enum class OpType { kInvoke, kOk, kFail, kInfo };
 // syntax of `--fault`, see faults::FaultEvent::value()):
 //   :pause ["c1" "12s"]            :resume ["c1"]
 //   :crash ["redis-1"] (stays down) or ["redis-1" "5s"]   :restart ["redis-1"]
-//   :partition ["c1,c3" "redis-1"] or ["c1,c3" "redis-1" "10s"]   :heal []
+//   :partition ["c1,c3" "redis-1"] or ["c1,c3" "redis-1" "10s"]
+//   :heal [] (every link) or, ending one timed partition, its sides:
+//   ["c1,c3" "redis-1"] or ["c1->redis-1"]
 //   :partition ["c1->redis-1"] or ["c1->redis-1" "10s"]: one way (c1 cannot reach redis-1)
 //   :drift ["c4" "+50000ppm"]      :jump ["redis-1" "+20s"]
 //   :delay ["c1" "redis-1" "5s" "12s"] (for 5 s, by 12 s); its end ["c1" "redis-1"]

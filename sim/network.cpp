@@ -65,27 +65,58 @@ const LinkParams& Network::link(const Node& a, const Node& b) const {
   return it == links_.end() ? default_link_ : it->second;
 }
 
-void Network::partition(const std::vector<const Node*>& side_a,
-                        const std::vector<const Node*>& side_b) {
-  partition_one_way(side_a, side_b);
-  partition_one_way(side_b, side_a);
+Network::CutId Network::partition(const std::vector<const Node*>& side_a,
+                                  const std::vector<const Node*>& side_b) {
+  const CutId id = next_cut_++;
+  cut(id, side_a, side_b);
+  cut(id, side_b, side_a);
+  return id;
 }
 
-void Network::partition_one_way(const std::vector<const Node*>& from,
-                                const std::vector<const Node*>& to) {
+Network::CutId Network::partition_one_way(const std::vector<const Node*>& from,
+                                          const std::vector<const Node*>& to) {
+  const CutId id = next_cut_++;
+  cut(id, from, to);
+  return id;
+}
+
+void Network::cut(CutId id, const std::vector<const Node*>& from,
+                  const std::vector<const Node*>& to) {
+  std::vector<Pair>& links = cuts_[id];
   for (const Node* a : from) {
     for (const Node* b : to) {
       LOCKSIM_ASSERT(a != nullptr && b != nullptr);
-      if (a != b) cut_.insert(directed(*a, *b));
+      if (a == b) continue;
+      links.push_back(directed(*a, *b));
+      ++cut_[links.back()];
     }
   }
 }
 
+void Network::restore(CutId id) {
+  const auto it = cuts_.find(id);
+  if (it == cuts_.end()) return;  // heal() ended it already
+  for (const Pair& link : it->second) {
+    const auto held = cut_.find(link);
+    // Pair of cut(): every link a live cut names is counted.
+    LOCKSIM_ASSERT_MSG(held != cut_.end() && held->second > 0, "a cut link nobody counted");
+    if (--held->second == 0) cut_.erase(held);
+  }
+  cuts_.erase(it);
+  resume_restored_links();
+}
+
 void Network::heal() {
   cut_.clear();
+  cuts_.clear();
+  resume_restored_links();
+}
+
+void Network::resume_restored_links() {
+  LOCKSIM_ASSERT_MSG(cut_.empty() || !cuts_.empty(), "no link is cut without a live cut");
   for (auto& owned : streams_) {
     Stream& s = *owned;
-    if (!s.blocked) continue;
+    if (!s.blocked || !can_send(s.from(), s.to())) continue;
     // Pair of block(): a blocked stream holds its head and has no pump.
     LOCKSIM_ASSERT_MSG(!s.empty() && !s.pump_scheduled, "a blocked stream without a held head");
     s.blocked = false;
@@ -96,8 +127,9 @@ void Network::heal() {
     schedule_pump(s, *retransmit + link(s.from(), s.to()).latency_base);
   }
   for (auto& [id, c] : connections_) {
-    if (!c.reset_unseen) continue;
-    c.reset_unseen = false;  // the client's next retransmission meets the RST
+    // The client's next retransmission meets the RST once both ways are up.
+    if (!c.reset_unseen || !connected(*c.server, *c.client)) continue;
+    c.reset_unseen = false;
     const uint64_t conn = id;
     world_.after(link(*c.server, *c.client).latency_base * 2, [this, conn] {
       auto it = connections_.find(conn);

@@ -20,7 +20,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -71,11 +70,19 @@ class Network {
     return link(a, b).latency_base * 2;
   }
 
-  // Cuts every link between a node in `side_a` and one in `side_b`, both ways.
-  void partition(const std::vector<const Node*>& side_a, const std::vector<const Node*>& side_b);
+  // A cut is one partition: the links it took down. A link is down while
+  // any cut holds it, so two overlapping partitions each end on their own.
+  using CutId = uint64_t;
+  // Cuts every link between a node in `side_a` and one in `side_b`, both
+  // ways, until restore(the returned id) or heal().
+  CutId partition(const std::vector<const Node*>& side_a, const std::vector<const Node*>& side_b);
   // Cuts only the direction from each node of `from` to each node of `to`.
-  void partition_one_way(const std::vector<const Node*>& from, const std::vector<const Node*>& to);
-  // Restores every cut link; held streams resume with their next retransmission.
+  CutId partition_one_way(const std::vector<const Node*>& from, const std::vector<const Node*>& to);
+  // Ends one cut: its links come back unless another cut still holds them.
+  // Nothing for a cut heal() already ended.
+  void restore(CutId cut);
+  // Ends every cut. Held streams whose link is back resume with their next
+  // retransmission (both calls).
   void heal();
   // Adds `extra` to the latency of messages sent between the sides (both
   // ways) until remove_delay with the same arguments. Order is kept.
@@ -148,6 +155,8 @@ class Network {
   // link, the two nodes' link): everything held is lost.
   void break_connection(const Stream& s);
   void node_crashed(const Node& node);
+  void cut(CutId id, const std::vector<const Node*>& from, const std::vector<const Node*>& to);
+  void resume_restored_links();
   void notify(uint64_t id, ConnectionRecord& c, ConnectionState why);
   void check_counts() const;
 
@@ -156,7 +165,11 @@ class Network {
   TcpParams tcp_;
   LinkParams default_link_;
   std::map<Pair, LinkParams> links_;
-  std::set<Pair> cut_;              // directed: (from, to)
+  // Directed (from, to) -> how many cuts hold it; a link is down while > 0.
+  // The per-link count keeps can_send() one lookup on the send path.
+  std::map<Pair, int> cut_;
+  std::map<CutId, std::vector<Pair>> cuts_;  // each live cut's directed links
+  CutId next_cut_ = 1;
   std::map<Pair, Duration> extra_;  // directed: active delay spikes
   // Streams in creation order (iterated: deterministic), and a lookup index
   // by node address (never iterated, so pointer order cannot leak).

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "faults/fault_schedule.h"
-#include "history/history_io.h"
 #include "harness/run.h"
+#include "history/history_io.h"
 
 namespace locksim::harness {
 namespace {
@@ -92,7 +92,59 @@ TEST(NemesisOps, PartitionAndItsHealThenAnExplicitHeal) {
   expect_steps(r.result.history, {{s(1), "partition", {"c2", "redis-1"}, ""},
                                   {s(2), "heal", {}, ""},
                                   {s(12), "partition", {"c1,c3", "redis-1", "2s"}, ""},
-                                  {s(14), "heal", {}, ""}});
+                                  {s(14), "heal", {"c1,c3", "redis-1"}, ""}});
+}
+
+// Did the server answer `client` (an :ok or a :fail) in (from, to]?
+bool answered_within(const history::History& h, int client, Duration from, Duration to) {
+  for (const history::Op& op : h.ops) {
+    const bool answer = op.type == history::OpType::kOk || op.type == history::OpType::kFail;
+    if (history::is_client_op(op) && op.client == client && answer && op.time_ns > from.ns &&
+        op.time_ns <= to.ns) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// Two partitions that overlap each end on their own: the first one's end
+// must not let c2 through while its own cut (3 s to 8 s) still stands (with
+// seed 6 it did, at 6 s, when the end of a partition healed every link).
+TEST(NemesisOps, ATimedPartitionRestoresOnlyItsOwnLinks) {
+  const SimRunReport r =
+      run_with({"partition c1|redis-1 at 1s for 5s", "partition c2|redis-1 at 3s for 5s"}, 6);
+  const history::History& h = r.result.history;
+  expect_steps(h, {{s(1), "partition", {"c1", "redis-1", "5s"}, ""},
+                   {s(3), "partition", {"c2", "redis-1", "5s"}, ""},
+                   {s(6), "heal", {"c1", "redis-1"}, ""},
+                   {s(8), "heal", {"c2", "redis-1"}, ""}});
+  EXPECT_FALSE(answered_within(h, 1, s(3), s(8))) << history::to_jsonl(h);
+  EXPECT_TRUE(answered_within(h, 1, s(8), s(20))) << "c2 is answered again after its heal";
+  EXPECT_EQ(history::describe_nemesis_op(nemesis_ops(h)[2]), "heal c1|redis-1");
+}
+
+// A node paused twice stays paused until the later pause ends: one resume.
+TEST(NemesisOps, ASecondPauseExtendsTheFirst) {
+  const SimRunReport r = run_with({"pause c2 at 2s for 4s", "pause c2 at 4s for 4s"});
+  const history::History& h = r.result.history;
+  expect_steps(h, {{s(2), "pause", {"c2", "4s"}, ""},
+                   {s(4), "pause", {"c2", "4s"}, ""},
+                   {s(8), "resume", {"c2"}, ""}});
+  for (const history::Op& op : h.ops) {
+    if (!history::is_client_op(op) || op.client != 1) continue;
+    EXPECT_FALSE(op.time_ns > s(2).ns && op.time_ns < s(8).ns) << "c2 is frozen: " << op.index;
+  }
+}
+
+// Overlapping loss faults: the newest active one's rate holds, and each end
+// brings back what the faults still active say (the rate before them last).
+TEST(NemesisOps, ALossEndBringsBackTheRateOfTheLossesStillActive) {
+  const SimRunReport r =
+      run_with({"loss c1|redis-1 at 1s 0.2 for 4s", "loss c1|redis-1 at 2s 0.5 for 5s"});
+  expect_steps(r.result.history, {{s(1), "loss", {"c1", "redis-1", "0.2", "4s"}, ""},
+                                  {s(2), "loss", {"c1", "redis-1", "0.5", "5s"}, ""},
+                                  {s(5), "loss", {"c1", "redis-1", "0.5"}, ""},
+                                  {s(7), "loss", {"c1", "redis-1", "0"}, ""}});
 }
 
 TEST(NemesisOps, DriftAndJump) {
@@ -124,7 +176,8 @@ TEST(NemesisOps, HolderFaultsResolvedOrSkipped) {
   EXPECT_EQ(ops[0].time_ns, 0);
   EXPECT_EQ(ops[0].value, (std::vector<std::string>{"pause", "@holder", "1s"}));
   EXPECT_EQ(ops[0].detail, "nobody holds the lock");
-  EXPECT_EQ(history::describe_nemesis_op(ops[0]), "skip pause @holder for 1s (nobody holds the lock)");
+  EXPECT_EQ(history::describe_nemesis_op(ops[0]),
+            "skip pause @holder for 1s (nobody holds the lock)");
 
   ASSERT_EQ(ops[1].f, history::OpF::kPause) << "seed 3 has a holder at 5 s";
   ASSERT_EQ(ops[1].value.size(), 2u);

@@ -1,6 +1,6 @@
 // result.json and the CLI's text summary, from hand-built run results.
-#include "checkers/checker_list.h"
 #include "reports/result_json.h"
+#include "checkers/checker_list.h"
 #include "reports/summary_text.h"
 
 #include <string>
@@ -8,17 +8,21 @@
 #include <gtest/gtest.h>
 
 #include "checkers/mutex_checker.h"
+#include "faults/fault_schedule.h"
+#include "harness/run.h"
 #include "harness/run_result.h"
+#include "harness/scenario.h"
+#include "reports/timeline_svg.h"
 
 namespace locksim::reports {
 namespace {
 
+using harness::RunResult;
 using history::HeldInterval;
 using history::HistoryRecorder;
 using history::Op;
 using history::OpF;
 using history::OpType;
-using harness::RunResult;
 
 TimePoint at_ms(int64_t ms) {
   return TimePoint{} + Duration::millis(ms);
@@ -61,7 +65,8 @@ RunResult overlapping_run(int clients, bool faults = false) {
   fault(500, "partition", {"c1,c2", "redis-1", "1s"}, "");
   fault(1000, "resume", {"c1"}, "");
   for (int c = 0; c < clients; ++c) {
-    r.end_hold(c, at_ms(1000 + c), op(1000 + c, c, history::OpType::kInvoke, history::OpF::kRelease),
+    r.end_hold(c, at_ms(1000 + c),
+               op(1000 + c, c, history::OpType::kInvoke, history::OpF::kRelease),
                history::HeldInterval::EndReason::kRelease);
   }
   op(2000, 0, history::OpType::kOk, history::OpF::kRelease);
@@ -212,6 +217,54 @@ TEST(ResultJson, ValidAndUnknownSummaries) {
 
   run.errors = {"bad \xff byte"};
   EXPECT_NO_THROW(result_json_text(run));
+}
+
+// The nemesis lane of the HTML timeline: one band per fault, on its own row
+// where faults overlap, from the fault to where it really ended.
+std::vector<std::string> nemesis_bands(const std::string& svg) {
+  std::vector<std::string> out;  // "y=... width=... title" of each nemesis-lane band
+  size_t at = 0;
+  while ((at = svg.find("<rect class=\"fault\"", at)) != std::string::npos) {
+    const size_t end = svg.find("</rect>", at);
+    const std::string r = svg.substr(at, end - at);
+    at = end;
+    if (r.find("fill-opacity=\"0.8\"") == std::string::npos) continue;  // a client lane's shade
+    const auto attr = [&r](const std::string& name) {
+      const size_t p = r.find(name + "=\"") + name.size() + 2;
+      return r.substr(p, r.find('"', p) - p);
+    };
+    const size_t title = r.find("<title>") + 7;
+    out.push_back(attr("y") + " " + attr("width") + " " +
+                  r.substr(title, r.find("</title>") - title));
+  }
+  return out;
+}
+
+TEST(Timeline, EveryFaultHasItsOwnBandWhereItActed) {
+  using harness::simulate_and_check;
+  const RunResult r =
+      simulate_and_check(harness::load_scenario("redlock-node-restart").config).result;
+  const std::vector<std::string> bands = nemesis_bands(timeline_svg(r));
+  // Two partitions from 0 s to the end (never healed) and a 100 ms crash.
+  ASSERT_EQ(bands.size(), 3u) << ::testing::PrintToString(bands);
+  EXPECT_EQ(bands[0], "26 1000 0.000s: partition c1|redis-4,redis-5");
+  EXPECT_EQ(bands[1], "32 1000 0.000s: partition c2|redis-1,redis-2");
+  EXPECT_EQ(bands[2].substr(0, 3), "38 ") << bands[2];
+  EXPECT_NE(bands[2].find(" 2.000s: crash redis-3 for 100ms"), std::string::npos) << bands[2];
+}
+
+// A timed partition's band ends at its own heal, not at another one's.
+TEST(Timeline, OverlappingTimedPartitionsEndOnTheirOwn) {
+  harness::RunConfig c;
+  c.algorithm = "set-nx-lua";
+  c.duration = Duration::seconds(10);
+  c.faults.events = {faults::parse_fault("partition c1|redis-1 at 1s for 5s", "f"),
+                     faults::parse_fault("partition c2|redis-1 at 3s for 5s", "f")};
+  const RunResult r = harness::simulate_and_check(c).result;
+  const std::vector<std::string> bands = nemesis_bands(timeline_svg(r));
+  ASSERT_EQ(bands.size(), 2u) << ::testing::PrintToString(bands);
+  EXPECT_EQ(bands[0], "26 500 1.000s: partition c1|redis-1 for 5s");
+  EXPECT_EQ(bands[1], "35 500 3.000s: partition c2|redis-1 for 5s");
 }
 
 }  // namespace
