@@ -14,6 +14,10 @@ constexpr int kExitBadInput = 2;   // bad input: one line naming the field
 // An internal error, a run the checkers could not decide, or two checkers of
 // one history that disagree (a bug in one of them).
 constexpr int kExitInternal = 3;
+// A sweep or merge whose runs do not cover the seeds it declares (a missing
+// shard), with no cell broken: a gate cannot hold on part of a sweep unless
+// the part was asked for (--shard, merge --partial).
+constexpr int kExitIncomplete = 4;
 // 70: a broken invariant (env/assert.h), a bug in locksim; set there, not here.
 constexpr int kExitInterrupted = 130;  // Ctrl-C: what finished is written
 

@@ -27,7 +27,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
 
@@ -73,19 +72,33 @@ struct Progress {
   }
 };
 
-// Prints each broken cell (kind, cell, why, replay) and returns the exit code.
+// Prints each broken cell (kind, cell, why, replay), the gate's line and
+// the cells it did not judge, and returns the exit code: 1 when a cell broke
+// its expectation, 4 when no cell did but the runs do not cover the sweep.
 int report_gate(const reports::Matrix& m, bool quiet) {
   for (const auto& c : m.cells) {
     if (c.gate.holds) continue;
     std::cout << c.gate.failure << ": " << c.algorithm << " x " << c.profile << ": "
               << c.gate.message << "\n";
   }
-  if (!quiet && m.gated) {
-    std::cout << (m.gate_failures == 0 ? "gate: holds (" : "gate: FAILS (")
-              << m.gated_cells - m.gate_failures << " of " << m.gated_cells
-              << " gated cells as expected)\n";
+  const reports::GateState state = reports::gate_state(m);
+  // The verdict lines print even with --quiet: a CI log must show why it failed.
+  if (m.gated && (!quiet || state != reports::GateState::kHolds)) {
+    std::cout << "gate: " << reports::gate_text(m) << "\n";
+    if (const std::string u = reports::unjudged_text(m); !u.empty() && !quiet) {
+      std::cout << "gate: " << u << "\n";
+    }
   }
-  return m.gate_failures == 0 ? kExitClean : kExitViolation;
+  switch (state) {
+    case reports::GateState::kFails:
+      return kExitViolation;
+    case reports::GateState::kIncomplete:
+      return kExitIncomplete;
+    case reports::GateState::kNone:
+    case reports::GateState::kHolds:
+      return kExitClean;
+  }
+  return kExitInternal;
 }
 
 harness::SweepPlan plan_from_flags(const SweepFlags& f) {
@@ -134,6 +147,9 @@ CLI::App* add_merge_command(CLI::App& app, MergeFlags& f) {
       "merge", "combine sweep shard directories into the report of the whole sweep");
   m->add_option("--out", f.out, "output directory")->required();
   m->add_option("--expect", f.expect, "expectations file: exit 1 when a cell breaks it");
+  m->add_flag("--partial", f.partial,
+              "the shards given are all you want: report and gate what ran (without it, a "
+              "merge missing runs exits 4)");
   m->add_option("shards", f.shards, "shard output directories")->required();
   return m;
 }
@@ -167,13 +183,17 @@ int run_sweep_command(const SweepFlags& f) {
                               static_cast<uint64_t>(plan.shard_count);
   LOCKSIM_ASSERT(runs.size() <= shard_runs);
   progress.update(runs.size(), shard_runs, findings, true);
-  const reports::Matrix m =
-      reports::build_matrix(plan, runs, f.expect.empty() ? nullptr : &expectations);
+  reports::Matrix m = reports::build_matrix(plan, runs, f.expect.empty() ? nullptr : &expectations);
+  if (plan.shard_count > 1) {
+    m.partial_by_request = "shard " + f.shard + "; merge the shards for the whole sweep";
+  }
   reports::write_matrix_reports(m, f.out);
   if (!f.quiet) {
     const double s = static_cast<double>(wall_ns() - progress.start_ns) / 1e9;
-    std::printf("wrote %s/matrix.{json,md,html}, junit.xml: %zu runs in %.1f s (%.1f runs/s)\n",
-                f.out.c_str(), runs.size(), s, s > 0 ? static_cast<double>(runs.size()) / s : 0.0);
+    std::printf("wrote %s: %s in %.1f s (%.1f runs/s)\n",
+                (fs::path(f.out) / "matrix.{json,md,html}, junit.xml").c_str(),
+                reports::coverage_text(m).c_str(), s,
+                s > 0 ? static_cast<double>(runs.size()) / s : 0.0);
   }
   if (g_stop.load()) {
     std::cerr << "sweep: interrupted; the report covers the " << runs.size()
@@ -221,12 +241,19 @@ int run_merge_command(const MergeFlags& f) {
   write_text(fs::path(f.out) / "runs.jsonl", lines);
   harness::Expectations expectations;
   if (!f.expect.empty()) expectations = harness::load_expectations(f.expect);
-  const reports::Matrix m =
-      reports::build_matrix(plan, all, f.expect.empty() ? nullptr : &expectations);
+  reports::Matrix m = reports::build_matrix(plan, all, f.expect.empty() ? nullptr : &expectations);
+  if (f.partial && !m.complete()) m.partial_by_request = "merge --partial";
   reports::write_matrix_reports(m, f.out);
-  std::printf("merged %zu shard(s), %zu runs into %s\n", f.shards.size(), all.size(),
-              f.out.c_str());
-  return report_gate(m, false);
+  std::printf("merged %zu of %d shard%s into %s: %s\n", f.shards.size(), shard_count,
+              shard_count == 1 ? "" : "s", f.out.c_str(), reports::coverage_text(m).c_str());
+  const int code = report_gate(m, false);
+  // Without a gate the exit code stays 0, but a missing part is still said.
+  if (!m.gated && !m.complete() && m.partial_by_request.empty()) {
+    std::cout << "merge: INCOMPLETE: " << m.runs_done << " of " << m.plan.runs_total()
+              << " runs ran; pass --partial if these shards are all you want\n";
+    return kExitIncomplete;
+  }
+  return code;
 }
 
 }  // namespace locksim::cli

@@ -3,7 +3,7 @@
 //   locksim sweep [--algorithms all|A,B] [--profiles all|P,Q+R] [--seeds 1..1000]
 //                 [--jobs N] [--shard i/N] [--resume] [--expect FILE]
 //                 [--duration 20s] --out DIR
-//   locksim merge --out DIR [--expect FILE] SHARD_DIR...
+//   locksim merge --out DIR [--expect FILE] [--partial] SHARD_DIR...
 //
 // The sweep engine is harness/sweep/sweep.h; the reports are reports/matrix.h.
 // This layer owns what must not be in deterministic code: the wall clock
@@ -12,8 +12,10 @@
 //
 // Exit codes: 0 the gate holds (or no --expect), 1 a cell breaks its
 // expectation (each printed with its kind and replay command), 2 bad input
-// (one line naming the flag or the file's field), 3 internal error,
-// 130 interrupted (the report of the finished runs is written).
+// (one line naming the flag or the file's field), 3 internal error, 4 the
+// runs do not cover the sweep (a merge missing a shard, without --partial;
+// a --shard sweep is a part by request), 130 interrupted (the report of the
+// finished runs is written).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -44,6 +46,7 @@ struct SweepFlags {
 struct MergeFlags {
   std::string out;
   std::string expect;
+  bool partial = false;  // --partial: a report of the shards given, gated on what ran
   std::vector<std::string> shards;
 };
 

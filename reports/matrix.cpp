@@ -214,14 +214,84 @@ Matrix build_matrix(const harness::SweepPlan& plan, const std::vector<harness::R
   return m;
 }
 
+GateState gate_state(const Matrix& m) {
+  if (!m.gated) return GateState::kNone;
+  if (m.gate_failures > 0) return GateState::kFails;
+  if (!m.complete() && m.partial_by_request.empty()) return GateState::kIncomplete;
+  return GateState::kHolds;
+}
+
+std::string coverage_text(const Matrix& m) {
+  const uint64_t planned = m.plan.runs_total();
+  LOCKSIM_ASSERT(m.runs_done <= planned);
+  if (m.complete()) return std::to_string(planned) + " runs";
+  return std::to_string(m.runs_done) + " of " + std::to_string(planned) + " runs (" +
+         (m.partial_by_request.empty()
+              ? "INCOMPLETE: " + std::to_string(planned - m.runs_done) + " missing"
+              : "partial: " + m.partial_by_request) +
+         ")";
+}
+
+std::string gate_text(const Matrix& m) {
+  const std::string judged = std::to_string(m.gated_cells);
+  switch (gate_state(m)) {
+    case GateState::kNone:
+      return "none (no --expect file)";
+    case GateState::kFails:
+      return "FAILS: " + std::to_string(m.gate_failures) + " of " + judged +
+             " judged cells break their expectation";
+    case GateState::kIncomplete:
+      return "INCOMPLETE: " + std::to_string(m.runs_done) + " of " +
+             std::to_string(m.plan.runs_total()) +
+             " runs ran; a gate cannot hold on part of a sweep (merge every shard, or pass "
+             "--partial for a report of what ran)";
+    case GateState::kHolds:
+      return "holds: " + judged + " of " + judged + " judged cells as expected" +
+             (m.complete() ? "" : ", on " + coverage_text(m));
+  }
+  return "?";
+}
+
+std::string unjudged_text(const Matrix& m) {
+  if (!m.gated) return "";
+  std::string not_judged, ungated;
+  int64_t n_not_judged = 0, n_ungated = 0;
+  for (const auto& c : m.cells) {
+    const std::string name = c.algorithm + " × " + c.profile;
+    // No expectation at all, or "any" for both the lock and the data.
+    if ((c.expected.empty() || c.expected == "any") && c.expected_data.empty()) {
+      ungated += (n_ungated++ == 0 ? "" : ", ") + name;
+    } else if (!c.gate.gated && c.gate.message.starts_with("not judged")) {
+      // "not judged: WHY" -> "NAME (WHY)"
+      not_judged +=
+          (n_not_judged++ == 0 ? "" : ", ") + name + " (" + c.gate.message.substr(12) + ")";
+    }
+  }
+  std::string out;
+  if (n_not_judged > 0) {
+    out += "not judged (" + std::to_string(n_not_judged) + "): " + not_judged;
+  }
+  if (n_ungated > 0) {
+    out += (out.empty() ? "" : "; ") + std::string("not gated, expected any or nothing (") +
+           std::to_string(n_ungated) + "): " + ungated;
+  }
+  return out;
+}
+
 std::string matrix_json(const Matrix& m) {
   OJson j;
   j["locksim_matrix"] = 1;
   j["sweep"] = harness::plan_to_json(m.plan, false);
   j["runs_done"] = m.runs_done;
+  j["runs_planned"] = m.plan.runs_total();
+  j["complete"] = m.complete();
+  if (!m.partial_by_request.empty()) j["partial_by_request"] = m.partial_by_request;
   j["gate"] = m.gated ? OJson{{"cells_gated", m.gated_cells},
                               {"failures", m.gate_failures},
-                              {"holds", m.gate_failures == 0}}
+                              {"holds", gate_state(m) == GateState::kHolds},
+                              {"incomplete", gate_state(m) == GateState::kIncomplete},
+                              {"text", gate_text(m)},
+                              {"not_judged", unjudged_text(m)}}
                       : OJson();
   OJson cells = OJson::array();
   for (const auto& c : m.cells) cells.push_back(cell_json(c));

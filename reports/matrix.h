@@ -82,6 +82,13 @@ struct Matrix {
   bool gated = false;             // an expectations file was given
   int64_t gate_failures = 0;
   int64_t gated_cells = 0;
+  // What the runs cover, in words, when they do not cover the plan: "shard
+  // 1/2" (a shard sweep), "merge --partial", ""; set by the caller. Empty and
+  // incomplete: the gate cannot hold (GateState::kIncomplete), because a
+  // gate that holds on half a sweep says nothing about the other half.
+  std::string partial_by_request;
+
+  bool complete() const { return runs_done == plan.runs_total(); }
 
   const MatrixCell& cell(size_t algorithm, size_t profile) const {
     return cells.at(algorithm * plan.profiles.size() + profile);
@@ -92,6 +99,21 @@ struct Matrix {
 // and judges each cell against `expectations` (may be null: no gate).
 Matrix build_matrix(const harness::SweepPlan& plan, const std::vector<harness::RunSummary>& runs,
                     const harness::Expectations* expectations);
+
+// The gate's answer for the whole matrix. kIncomplete: no cell broke its
+// expectation, but the runs do not cover the plan and nobody asked for a
+// part (a merge missing a shard): the CLI exits 4 (docs/reference/cli.md).
+enum class GateState { kNone, kHolds, kFails, kIncomplete };
+GateState gate_state(const Matrix& m);
+
+// One line each, shared by the CLI, matrix.md and matrix.html:
+//   "12 of 24 runs (incomplete: ...)" or "24 runs";
+std::string coverage_text(const Matrix& m);
+//   "holds: 70 of 70 judged cells as expected", "FAILS: ...", "INCOMPLETE: ...";
+std::string gate_text(const Matrix& m);
+//   the cells the gate did not judge and why (too few seeds, seeds that did
+//   not run) and the ungated cells (expected "any"); "" when there are none.
+std::string unjudged_text(const Matrix& m);
 
 // "data ok" or "data ✗N" (N runs whose guarded data broke); data_runs > 0.
 std::string data_brief(const MatrixCell& c);

@@ -89,14 +89,12 @@ std::string matrix_html(const Matrix& m, const std::map<std::string, std::string
   out += "</head><body>\n<h1>locksim sweep</h1>\n<p>" + std::to_string(m.plan.algorithms.size()) +
          " algorithms × " + std::to_string(m.plan.profiles.size()) + " profiles × seeds " +
          std::to_string(m.plan.seed_first) + ".." + std::to_string(m.plan.seed_last) + "; " +
-         std::to_string(m.runs_done) + " of " + std::to_string(m.plan.runs_total()) +
-         " runs done.</p>\n<p class=\"gate\">" +
-         (!m.gated ? std::string("No expectations given: not gated.")
-          : m.gate_failures == 0
-              ? "Gate holds: all " + std::to_string(m.gated_cells) + " gated cells as expected."
-              : "GATE FAILS: " + std::to_string(m.gate_failures) + " of " +
-                    std::to_string(m.gated_cells) + " gated cells break their expectation.") +
-         "</p>\n<p>Red: mutual-exclusion violations (violating runs / runs). Yellow: liveness "
+         xml_escape(coverage_text(m)) +
+         ".</p>\n<p class=\"gate\">Gate: " + xml_escape(gate_text(m)) + ".</p>\n" +
+         (unjudged_text(m).empty()
+              ? std::string()
+              : "<p class=\"unjudged\">" + xml_escape(unjudged_text(m)) + ".</p>\n") +
+         "<p>Red: mutual-exclusion violations (violating runs / runs). Yellow: liveness "
          "only. Green: clean. Pale: clean but low fault coverage (under 25% of runs had a fault "
          "touch a holder): not evidence of safety. ~N: runs with a latent finding (lease exposed, "
          "nobody stepped in). data ok / data ✗N: runs whose guarded resource's data broke "

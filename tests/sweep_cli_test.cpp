@@ -63,8 +63,10 @@ TEST(SweepCli, HistoriesAreWhatRunWritesForTheSameRun) {
     EXPECT_NE(e.path().extension(), ".tmp") << e.path();
   }
   EXPECT_EQ(kept, 36u);  // 2 algorithms x 3 profiles x 6 seeds
-  const Outcome run = locksim("run --algorithm naive-setnx --profile crash-restart --seed 4 "
-                              "--duration 10s --quiet --out " + single.string());
+  const Outcome run = locksim(
+      "run --algorithm naive-setnx --profile crash-restart --seed 4 "
+      "--duration 10s --quiet --out " +
+      single.string());
   ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.err;
   EXPECT_EQ(slurp(dir / "histories" / "naive-setnx" / "crash-restart" / "4.jsonl"),
             slurp(single / "history.jsonl"));
@@ -143,10 +145,10 @@ TEST(SweepCli, SigintWritesTheReportOfWhatIsDone) {
   EXPECT_EQ(shell(cmd), 130);
   const std::string md = slurp(dir / "matrix.md");
   ASSERT_FALSE(md.empty()) << "the report of the finished runs is written";
-  EXPECT_EQ(md.find("Runs done: 240 of 240"), std::string::npos) << md;
+  EXPECT_NE(md.find(" of 240 runs (INCOMPLETE: "), std::string::npos) << md;
   EXPECT_EQ(locksim(std::string("sweep ") + kLonger + " --resume --out " + dir.string()).exit_code,
             0);
-  EXPECT_NE(slurp(dir / "matrix.md").find("Runs done: 240 of 240"), std::string::npos);
+  EXPECT_NE(slurp(dir / "matrix.md").find("Runs: 240 runs."), std::string::npos);
   fs::remove_all(dir);
 }
 
@@ -293,6 +295,60 @@ TEST(SweepCli, RunHtmlDrawsOneRunsTimeline) {
   EXPECT_NE(html.find("class=\"overlap\""), std::string::npos);
   EXPECT_NE(html.find("replay: <code>locksim run"), std::string::npos);
   fs::remove(page);
+}
+
+// A gate cannot hold on half a sweep: a merge missing a shard says so on
+// every output and exits 4, unless --partial asks for the part.
+TEST(SweepCli, AMergeMissingAShardCannotPassTheGate) {
+  const fs::path shards = scratch("half"), merged = scratch("half_merged");
+  const std::string expect =
+      std::string(" --expect ") + LOCKSIM_SOURCE_DIR + "/expectations/reference.json ";
+  ASSERT_EQ(locksim(std::string("sweep ") + kSmall + " --shard 1/2" + expect + "--out " +
+                    (shards / "s1").string())
+                .exit_code,
+            0)
+      << "a shard is a part by request";
+  const std::string merge = "merge --out " + merged.string() + expect + (shards / "s1").string();
+  const Outcome o = locksim(merge);
+  EXPECT_EQ(o.exit_code, 4) << o.out << o.err;
+  EXPECT_NE(o.out.find("18 of 36 runs"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("gate: INCOMPLETE"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("gate: holds"), std::string::npos) << o.out;
+  EXPECT_NE(slurp(merged / "matrix.md").find("INCOMPLETE"), std::string::npos);
+  EXPECT_NE(slurp(merged / "matrix.html").find("INCOMPLETE"), std::string::npos);
+  EXPECT_NE(slurp(merged / "junit.xml").find("type=\"incomplete\""), std::string::npos);
+  EXPECT_NE(slurp(merged / "matrix.json").find("\"complete\": false"), std::string::npos);
+  const Outcome partial = locksim(merge + " --partial");
+  EXPECT_EQ(partial.exit_code, 0) << partial.out << partial.err;
+  EXPECT_NE(partial.out.find("on 18 of 36 runs (partial: merge --partial)"), std::string::npos)
+      << partial.out;
+  const Outcome ungated =
+      locksim("merge --out " + merged.string() + " " + (shards / "s1").string());
+  EXPECT_EQ(ungated.exit_code, 4) << "no gate, but still a missing part";
+  fs::remove_all(shards);
+  fs::remove_all(merged);
+}
+
+// Fewer seeds than a cell's bound is not a lost detection: the cell is
+// listed as not judged, with the ungated cells, on every output.
+TEST(SweepCli, TooFewSeedsIsNotJudgedRatherThanALostDetection) {
+  const fs::path dir = scratch("few");
+  const Outcome o = locksim(
+      "sweep --algorithms redlock,zk-recipe --profiles server-clock,partition "
+      "--seeds 1..5 --expect " +
+      std::string(LOCKSIM_SOURCE_DIR) + "/expectations/reference.json --out " + dir.string());
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  const std::string why =
+      "redlock × server-clock (not enough seeds: a violation is expected within 30 seeds, the "
+      "sweep has 5)";
+  EXPECT_NE(o.out.find("not judged (1): " + why), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("not gated, expected any or nothing (1): zk-recipe × partition"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(o.out.find("lost detection"), std::string::npos) << o.out;
+  EXPECT_NE(slurp(dir / "matrix.md").find(why), std::string::npos);
+  EXPECT_NE(slurp(dir / "matrix.html").find(why), std::string::npos);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -167,14 +167,19 @@ void judge_one(Expected verdict, int64_t within, const Observed& o, const CellFa
   }
   LOCKSIM_ASSERT_MSG(within >= 1, "parse_cell gives every violation its bound");
   const bool found = o.first_position > 0 && o.first_position <= within;
-  const int64_t needed = std::min(within, f.seeds_planned);
   if (found) return;
-  if (o.first_position == 0 && f.seeds_run < needed) {
-    // Not every seed within the bound ran (interrupted, or one shard): no
-    // verdict yet, rather than a lost detection that is not one.
+  if (o.first_position == 0 && f.seeds_run < within) {
+    // Not every seed within the bound ran: the sweep has fewer seeds than
+    // the bound, or it was interrupted, or this is one shard. No verdict,
+    // rather than a lost detection that is not one.
     g.gated = false;
-    g.message = "not judged: " + std::to_string(f.seeds_run) + " of the first " +
-                std::to_string(needed) + " seeds ran";
+    g.failure.clear();
+    g.message = f.seeds_planned < within
+                    ? "not judged: not enough seeds: a " + what + "violation is expected within " +
+                          std::to_string(within) + " seeds, the sweep has " +
+                          std::to_string(f.seeds_planned)
+                    : "not judged: " + std::to_string(f.seeds_run) + " of the first " +
+                          std::to_string(within) + " seeds ran";
     return;
   }
   g.holds = false;

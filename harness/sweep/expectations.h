@@ -6,7 +6,9 @@
 //   safe       no mutual-exclusion violation in any seed (a violation is a
 //              FALSE ALARM: the testbed cries wolf, or the algorithm regressed);
 //   violation  a violation within the first `seeds_within` seeds of the
-//              sweep (none is a LOST DETECTION: the testbed sleeps);
+//              sweep (none is a LOST DETECTION: the testbed sleeps; a sweep
+//              with fewer seeds than that, or whose first seeds did not all
+//              run, cannot judge the cell: it is listed as not judged);
 //   liveness   no mutual-exclusion violation (stuck or delayed locks are
 //              allowed and shown; a violation is a false alarm);
 //   any        not gated (a boundary the default intensities straddle, or a
