@@ -20,6 +20,7 @@
 #include "cli/exit_codes.h"
 #include "env/parse.h"
 #include "history/edn_history.h"
+#include "history/history_file.h"
 
 namespace locksim::cli {
 
@@ -99,8 +100,10 @@ void add_knossos_options(CLI::App* command, KnossosFlags& flags) {
 
 CLI::App* add_check_command(CLI::App& app, CheckFlags& flags) {
   CLI::App* check = app.add_subcommand(
-      "check", "check a Jepsen EDN history of lock ops for linearizability (and with Knossos)");
-  check->add_option("history", flags.history, "the history, EDN: op maps, or one vector of them")
+      "check", "check a history of lock ops for linearizability (and with Knossos)");
+  check
+      ->add_option("history", flags.history,
+                   "the history: EDN (op maps, or one vector of them) or locksim's JSON lines")
       ->required();
   check->add_option("--model", flags.model,
                     "mutex (Knossos's model) or owner-mutex (only the holder may release)");
@@ -115,7 +118,15 @@ int run_check_command(const CheckFlags& flags) {
     throw ConfigError("--model: expected one of mutex, owner-mutex, got '" + flags.model + "'");
   }
   const std::optional<checkers::KnossosOptions> knossos = knossos_options(flags.knossos);
-  const history::EdnHistory h = history::load_edn_history(flags.history);
+  const history::EdnHistory h = history::load_history_file(flags.history);
+  if (h.ops.empty()) {
+    // Nothing to judge is not a valid history: a wrong file, or a run that
+    // recorded nothing, must not pass a gate.
+    throw ConfigError(fmt::format(
+        "{}: no client ops ({}): expected a history of :acquire and :release ops", flags.history,
+        h.total_ops == 0 ? "the file holds no ops"
+                         : fmt::format("{} non-client ops skipped", h.skipped_ops)));
+  }
   if (const auto broken = checkers::find_rule_break(h.ops)) {
     throw ConfigError(
         fmt::format("{}:{}: op index {}: {} (Jepsen's history rules; Knossos "

@@ -63,10 +63,13 @@ struct Progress {
     const double elapsed = static_cast<double>(now - start_ns) / 1e9;
     const double rate = elapsed > 0 ? static_cast<double>(done - resumed) / elapsed : 0;
     const double left = rate > 0 ? static_cast<double>(total - done) / rate : -1;
+    // Nothing left is not "0ns left": the time left shows only while runs are.
+    const std::string left_text = done < total ? ", " + eta_text(left) + " left" : "";
     char line[200];
-    std::snprintf(line, sizeof line, "sweep: %llu/%llu runs, %.1f runs/s, %s left, %llu findings",
+    std::snprintf(line, sizeof line, "sweep: %llu/%llu runs, %.1f runs/s%s, %llu %s",
                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
-                  rate, eta_text(left).c_str(), static_cast<unsigned long long>(findings));
+                  rate, left_text.c_str(), static_cast<unsigned long long>(findings),
+                  findings == 1 ? "finding" : "findings");
     // On a terminal, "\x1b[K" erases what a longer earlier line left behind.
     std::cerr << (tty ? "\r" : "") << line << (tty ? "\x1b[K" : "") << (tty && !final ? "" : "\n")
               << std::flush;
@@ -172,8 +175,11 @@ int run_sweep_command(const SweepFlags& f) {
   reports::write_matrix_reports(m, f.out);
   if (!f.quiet) {
     const double s = static_cast<double>(wall_ns() - progress.start_ns) / 1e9;
-    std::printf("wrote %s/matrix.{json,md,html}, junit.xml: %zu runs in %.1f s (%.1f runs/s)\n",
-                f.out.c_str(), runs.size(), s, s > 0 ? static_cast<double>(runs.size()) / s : 0.0);
+    // Joined as a path: --out s/ must not print "s//matrix".
+    const std::string matrix = (fs::path(f.out) / "matrix.{json,md,html}").string();
+    std::printf("wrote %s, junit.xml: %zu %s in %.1f s (%.1f runs/s)\n", matrix.c_str(),
+                runs.size(), runs.size() == 1 ? "run" : "runs", s,
+                s > 0 ? static_cast<double>(runs.size()) / s : 0.0);
   }
   if (g_stop.load()) {
     std::cerr << "sweep: interrupted; the report covers the " << runs.size()
@@ -224,8 +230,9 @@ int run_merge_command(const MergeFlags& f) {
   const reports::Matrix m =
       reports::build_matrix(plan, all, f.expect.empty() ? nullptr : &expectations);
   reports::write_matrix_reports(m, f.out);
-  std::printf("merged %zu shard(s), %zu runs into %s\n", f.shards.size(), all.size(),
-              f.out.c_str());
+  std::printf("merged %zu %s, %zu %s into %s\n", f.shards.size(),
+              f.shards.size() == 1 ? "shard" : "shards", all.size(),
+              all.size() == 1 ? "run" : "runs", f.out.c_str());
   return report_gate(m, false);
 }
 
