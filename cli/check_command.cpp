@@ -77,9 +77,11 @@ std::string table(const std::vector<std::array<std::string, 5>>& rows) {
 
 std::string headline(const checkers::LinearizabilityVerdict& v, const std::string& path,
                      const history::EdnHistory& h) {
-  const std::string counts =
-      fmt::format("{} client ops{}", v.client_ops,
-                  h.skipped_ops > 0 ? fmt::format(", {} nemesis ops skipped", h.skipped_ops) : "");
+  const std::string counts = fmt::format(
+      "{} client {}{}", v.client_ops, v.client_ops == 1 ? "op" : "ops",
+      h.skipped_ops > 0
+          ? fmt::format(", {} nemesis {} skipped", h.skipped_ops, h.skipped_ops == 1 ? "op" : "ops")
+          : "");
   if (v.kind == checkers::Verdict::Kind::kValid) {
     return fmt::format("VALID: {} linearizes as {} ({})\n", path, model_noun(v.model), counts);
   }
@@ -125,7 +127,8 @@ int run_check_command(const CheckFlags& flags) {
     throw ConfigError(fmt::format(
         "{}: no client ops ({}): expected a history of :acquire and :release ops", flags.history,
         h.total_ops == 0 ? "the file holds no ops"
-                         : fmt::format("{} non-client ops skipped", h.skipped_ops)));
+                         : fmt::format("{} non-client {} skipped", h.skipped_ops,
+                                       h.skipped_ops == 1 ? "op" : "ops")));
   }
   if (const auto broken = checkers::find_rule_break(h.ops)) {
     throw ConfigError(

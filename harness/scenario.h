@@ -24,7 +24,8 @@
 // Besides name, summary, description and expect, every key is a row of the settings
 // table (harness/settings.h), read by the same parser as its flag. Every key
 // but "algorithm" is optional (defaults as for `locksim run`); unknown keys
-// are errors, so a typo never silently runs a default.
+// are errors, so a typo never silently runs a default, and so is a key given
+// twice in one object, as a flag given twice is.
 #pragma once
 
 #include <string>
@@ -55,7 +56,7 @@ const char* to_string(Scenario::Expect e);  // "", "safe", "violation", "livenes
 std::string first_sentence(std::string_view text);
 
 // Parses a scenario. Throws ConfigError "SOURCE: FIELD.PATH: expected ..., got ..."
-// (one line) for invalid JSON, a missing or unknown field, or a bad value.
+// (one line) for invalid JSON, a missing, unknown or repeated field, or a bad value.
 Scenario parse_scenario(std::string_view json_text, const std::string& source);
 
 // A shipped scenario by name, else a file by path. Throws ConfigError; for

@@ -153,6 +153,13 @@ TEST(CliInput, ParameterGivenTwiceIsAnError) {
       "'quorum' given twice");
   expect_bad_input("run --ttl 2s --ttl 3s", "--ttl: expected once, given 2 times");
   expect_bad_input("live --param ttl=2s --ttl 3s", "'ttl' given twice");
+  // In a scenario file too: the JSON reader would keep the last of two keys.
+  const fs::path twice = write("twice.json", R"({"algorithm": "set-nx-lua", "seed": 1,
+      "params": {"ttl": "2s", "ttl": "3s"}})");
+  expect_bad_input("run --scenario " + twice.string(),
+                   twice.string() + ": params.ttl: given twice");
+  const fs::path seed = write("seed.json", R"({"algorithm": "set-nx-lua", "seed": 1, "seed": 2})");
+  expect_bad_input("run --scenario " + seed.string(), seed.string() + ": seed: given twice");
   // Different parameters, each once, are fine.
   const Outcome ok = locksim(
       "run --quiet --duration 5s --algorithm redlock --param quorum=3 --param drift-factor=0.01");
@@ -211,6 +218,16 @@ TEST(CliInput, CheckNamesTheJsonLinesFileAndLine) {
                            "{\"index\":1,\"time_ns\":2,\"process\":0,\"type\":\"done\","
                            "\"f\":\"acquire\",\"client\":0,\"token\":\"\"}\n");
   expect_bad_input("check " + p.string(), p.string() + " line 3: field 'type'");
+}
+
+// "1 client op, 1 nemesis op skipped", not "1 client ops".
+TEST(CliInput, CheckCountsOneOpInTheSingular) {
+  const fs::path p = write("one.edn",
+                           "{:process :nemesis, :type :info, :f :kill}\n"
+                           "{:process 0, :type :invoke, :f :acquire}\n");
+  const Outcome o = locksim("check " + p.string());
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("(1 client op, 1 nemesis op skipped)"), std::string::npos) << o.out;
 }
 
 // --- 13. Mistyped flags, commands and scenario names ----------------------------------
