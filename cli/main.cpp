@@ -12,7 +12,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -21,7 +20,6 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/registry.h"
 #include "cli/check_command.h"
 #include "cli/exit_codes.h"
 #include "cli/list_command.h"
@@ -34,7 +32,6 @@
 #include "harness/backends.h"
 #include "harness/run.h"
 #include "harness/scenario.h"
-#include "harness/settings.h"
 #include "history/history_io.h"
 #include "live/live_run.h"
 #include "live/owned_processes.h"
