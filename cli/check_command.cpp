@@ -20,6 +20,7 @@
 #include "cli/exit_codes.h"
 #include "env/parse.h"
 #include "history/edn_history.h"
+#include "history/history_file.h"
 
 namespace locksim::cli {
 
@@ -76,9 +77,11 @@ std::string table(const std::vector<std::array<std::string, 5>>& rows) {
 
 std::string headline(const checkers::LinearizabilityVerdict& v, const std::string& path,
                      const history::EdnHistory& h) {
-  const std::string counts =
-      fmt::format("{} client ops{}", v.client_ops,
-                  h.skipped_ops > 0 ? fmt::format(", {} nemesis ops skipped", h.skipped_ops) : "");
+  const std::string counts = fmt::format(
+      "{} client {}{}", v.client_ops, v.client_ops == 1 ? "op" : "ops",
+      h.skipped_ops > 0
+          ? fmt::format(", {} nemesis {} skipped", h.skipped_ops, h.skipped_ops == 1 ? "op" : "ops")
+          : "");
   if (v.kind == checkers::Verdict::Kind::kValid) {
     return fmt::format("VALID: {} linearizes as {} ({})\n", path, model_noun(v.model), counts);
   }
@@ -99,8 +102,10 @@ void add_knossos_options(CLI::App* command, KnossosFlags& flags) {
 
 CLI::App* add_check_command(CLI::App& app, CheckFlags& flags) {
   CLI::App* check = app.add_subcommand(
-      "check", "check a Jepsen EDN history of lock ops for linearizability (and with Knossos)");
-  check->add_option("history", flags.history, "the history, EDN: op maps, or one vector of them")
+      "check", "check a history of lock ops for linearizability (and with Knossos)");
+  check
+      ->add_option("history", flags.history,
+                   "the history: EDN (op maps, or one vector of them) or locksim's JSON lines")
       ->required();
   check->add_option("--model", flags.model,
                     "mutex (Knossos's model) or owner-mutex (only the holder may release)");
@@ -115,7 +120,16 @@ int run_check_command(const CheckFlags& flags) {
     throw ConfigError("--model: expected one of mutex, owner-mutex, got '" + flags.model + "'");
   }
   const std::optional<checkers::KnossosOptions> knossos = knossos_options(flags.knossos);
-  const history::EdnHistory h = history::load_edn_history(flags.history);
+  const history::EdnHistory h = history::load_history_file(flags.history);
+  if (h.ops.empty()) {
+    // Nothing to judge is not a valid history: a wrong file, or a run that
+    // recorded nothing, must not pass a gate.
+    throw ConfigError(fmt::format(
+        "{}: no client ops ({}): expected a history of :acquire and :release ops", flags.history,
+        h.total_ops == 0 ? "the file holds no ops"
+                         : fmt::format("{} non-client {} skipped", h.skipped_ops,
+                                       h.skipped_ops == 1 ? "op" : "ops")));
+  }
   if (const auto broken = checkers::find_rule_break(h.ops)) {
     throw ConfigError(
         fmt::format("{}:{}: op index {}: {} (Jepsen's history rules; Knossos "

@@ -1,12 +1,15 @@
-// `locksim check HISTORY.edn`: judge any Jepsen EDN history of lock ops
-// with the built-in linearizability checker and, when asked, with Knossos;
-// and `--knossos` on `locksim run`, which asks Knossos about a run's history.
+// `locksim check HISTORY`: judge any history of lock ops, a Jepsen EDN
+// history or locksim's own history.edn or history.jsonl (the format is told
+// by content: history/history_file.h), with the built-in linearizability
+// checker and, when asked, with Knossos; and `--knossos` on `locksim run`,
+// which asks Knossos about a run's history.
 //
-//   locksim check HISTORY.edn [--model mutex|owner-mutex] [--knossos CMD]
+//   locksim check HISTORY [--model mutex|owner-mutex] [--knossos CMD]
 //                 [--knossos-time-limit 60s] [--knossos-heap 4g]
 //
 // Exit codes: 0 valid, 1 invalid, 2 input it cannot read (a one-line error
-// with the line and column, or the op index and the broken Jepsen rule),
+// with the line and column, or the op index and the broken Jepsen rule) or
+// a history without client ops,
 // 3 the built-in checker and Knossos disagree (a bug in one of them; both
 // verdicts are printed). A Knossos timeout, out-of-memory or crash is
 // "Knossos: unknown (why)" and never changes the exit code.
@@ -29,7 +32,7 @@ struct KnossosFlags {
 };
 
 struct CheckFlags {
-  std::string history;  // the EDN file
+  std::string history;  // the file: EDN or JSON lines
   std::string model = "mutex";
   bool quiet = false;
   KnossosFlags knossos;

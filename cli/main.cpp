@@ -3,7 +3,7 @@
 //   locksim run  --algorithm set-nx-lua --seed 42 [any setting: see --help] [--out DIR]
 //   locksim run  --scenario NAME|FILE [--seed N] [--out DIR]
 //   locksim live --algorithm redlock [--duration 10s] ...
-//   locksim list
+//   locksim list [SCENARIO]
 //   locksim sweep --algorithms all --profiles all --seeds 1..1000 --out DIR [--expect FILE]
 //   locksim merge --out DIR SHARD_DIR...
 //
@@ -11,27 +11,30 @@
 // Exit codes: cli/exit_codes.h.
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "algorithms/registry.h"
 #include "cli/check_command.h"
 #include "cli/exit_codes.h"
+#include "cli/list_command.h"
 #include "cli/run_options.h"
+#include "cli/scenario_run.h"
 #include "cli/sweep_command.h"
+#include "cli/unknown_argument.h"
 #include "env/atomic_file.h"
 #include "env/parse.h"
 #include "harness/backends.h"
+#include "harness/run.h"
+#include "harness/scenario.h"
 #include "history/history_io.h"
 #include "live/live_run.h"
 #include "live/owned_processes.h"
-#include "harness/run.h"
-#include "harness/scenario.h"
-#include "harness/settings.h"
 #include "reports/result_json.h"
 #include "reports/summary_text.h"
 #include "reports/timeline_svg.h"
@@ -46,76 +49,25 @@ using locksim::cli::kExitInternal;
 
 using locksim::write_file_atomically;
 
-int cmd_list() {
-  std::cout << "Algorithms (locksim run --algorithm NAME; parameters via --param NAME=VALUE,\n"
-               "--ttl is short for --param ttl=VALUE):\n";
-  for (const auto& spec : locksim::algorithms::all_algorithms()) {
-    std::cout << "\n  " << spec.name << "\n    " << spec.summary << "\n";
-    for (const auto& p : spec.params) {
-      std::printf("      %-14s default %-12s %s\n", p.name.c_str(), p.default_value.c_str(),
-                  p.help.c_str());
-    }
-    if (!spec.sweep_settings.empty()) {
-      std::string with;
-      for (const auto& [path, text] : spec.sweep_settings) {
-        const auto* row = locksim::harness::find_setting_by_path(path);
-        with += " " + (row != nullptr ? row->flag : path) + " " + text;
-      }
-      std::cout << "      (in a sweep, every run with" << with << ")\n";
-    }
-  }
-  std::cout << "\nScenarios (locksim run --scenario NAME; expected result in brackets):\n";
-  for (const auto& b : locksim::harness::builtin_scenario_texts()) {
-    const auto sc = locksim::harness::parse_scenario(b.json, std::string("builtin:") + b.name);
-    std::string first = sc.description.substr(0, sc.description.find(". ") + 1);
-    std::printf("  %-34s [%s] %s\n", b.name, to_string(sc.expect), first.c_str());
-  }
-  return kExitClean;
-}
-
-// The settings table as Markdown (`locksim list --settings`): docs/reference/settings.md's
-// table of settings is this output, so the docs are generated from the table too.
-int cmd_list_settings() {
-  const locksim::harness::RunConfig defaults;
-  std::cout << "| flag | scenario file | value | default | meaning |\n"
-               "|---|---|---|---|---|\n";
-  for (const auto& s : locksim::harness::all_settings()) {
-    std::string def = s.format ? s.format(defaults) : "";
-    if (s.kind == locksim::harness::Setting::Kind::kFlag) def = "off";
-    std::string hint = s.value_hint;
-    for (size_t at = hint.find('|'); at != std::string::npos; at = hint.find('|', at + 2)) {
-      hint.replace(at, 1, "\\|");  // a literal | inside a Markdown table cell
-    }
-    std::cout << "| `" << s.flag << "` | `" << s.json_path << "` | " << hint << " | "
-              << (def.empty() ? "" : "`" + def + "`") << " | " << s.help
-              << (s.live ? " (also live)" : "") << " |\n";
-  }
-  return kExitClean;
-}
-
 using locksim::cli::Mode;
 using locksim::cli::RunOptions;
 
-// A scenario run: the file decides everything but the seed (and where the
-// output goes), so a seed sweep over a scenario is one flag away.
-locksim::harness::RunConfig scenario_config(const RunOptions& o, const CLI::App& run,
-                                            std::string* replay) {
-  locksim::cli::refuse_with_scenario(run);
-  locksim::harness::Scenario sc = locksim::harness::load_scenario(o.scenario);
-  if (run.count("--seed") > 0) {
-    const locksim::harness::Setting& seed = *locksim::harness::find_setting_by_flag("--seed");
-    seed.parse(sc.config, o.values.at("--seed").front(), "--seed");
-  }
-  *replay = "locksim run --scenario " + locksim::harness::shell_quote(o.scenario) + " --seed " +
-            std::to_string(sc.config.seed);
-  return sc.config;
+// result.json; for a scenario run (`scenario` not null) with the scenario's
+// expected and found result as its last key, written as result_json_text writes.
+std::string result_text(const locksim::harness::RunResult& result,
+                        const locksim::harness::Scenario* scenario) {
+  if (scenario == nullptr) return locksim::reports::result_json_text(result);
+  nlohmann::ordered_json j = locksim::reports::result_to_json(result);
+  j["scenario"] = locksim::cli::scenario_json(*scenario, result);
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
-void write_outputs(const std::string& out, const locksim::harness::RunResult& result, bool quiet) {
+void write_outputs(const std::string& out, const locksim::harness::RunResult& result, bool quiet,
+                   const locksim::harness::Scenario* scenario = nullptr) {
   const std::filesystem::path dir(out);
   write_file_atomically(dir / "history.edn", locksim::history::to_edn(result.history));
   write_file_atomically(dir / "history.jsonl", locksim::history::to_jsonl(result.history));
-  write_file_atomically(dir / "result.json", locksim::reports::result_json_text(result));
+  write_file_atomically(dir / "result.json", result_text(result, scenario));
   if (!quiet)
     std::cout << "wrote " << (dir / "result.json").string() << ", history.edn, history.jsonl\n";
 }
@@ -125,6 +77,26 @@ void make_out_dir(const std::string& out) {
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec) throw ConfigError("--out: cannot create directory '" + out + "': " + ec.message());
+}
+
+// Checked before the run, as --out is: a path that cannot be written must
+// not cost a whole run and then end as an internal error. Probes the very
+// file write_file_atomically will write first (PATH.tmp), so a read-only
+// file system or a missing directory shows here, whoever runs it.
+void check_html_path(const std::string& html) {
+  if (html.empty()) return;
+  std::error_code ec;
+  if (std::filesystem::is_directory(html, ec)) {
+    throw ConfigError("--html: expected a file to write, got the directory '" + html + "'");
+  }
+  const std::string probe = html + ".tmp";
+  const bool existed = std::filesystem::exists(probe, ec);
+  errno = 0;
+  if (!std::ofstream(probe, std::ios::app | std::ios::binary)) {
+    throw ConfigError("--html: cannot write '" + html +
+                      "': " + (errno != 0 ? std::strerror(errno) : "cannot open the file"));
+  }
+  if (!existed) std::filesystem::remove(probe, ec);
 }
 
 // The same algorithm code against real servers (Redis or ZooKeeper) on loopback.
@@ -149,22 +121,33 @@ int cmd_live(const CLI::App& live, const RunOptions& o) {
 
 int cmd_run(const CLI::App& run, const RunOptions& o) {
   locksim::harness::RunExtras extras;
-  const locksim::harness::RunConfig config =
-      o.scenario.empty() ? locksim::cli::config_from_options(run, Mode::kRun, o)
-                         : scenario_config(o, run, &extras.replay_command);
-  const locksim::harness::PreparedRun prepared = locksim::harness::prepare_run(config);
+  std::optional<locksim::harness::Scenario> scenario;
+  if (!o.scenario.empty()) {
+    scenario = locksim::cli::scenario_for_run(o, run, &extras.replay_command);
+  }
+  const locksim::harness::PreparedRun prepared = locksim::harness::prepare_run(
+      scenario ? scenario->config : locksim::cli::config_from_options(run, Mode::kRun, o));
   extras.knossos = locksim::cli::knossos_options(o.knossos);
   make_out_dir(o.out);
+  check_html_path(o.html);
   const auto result = locksim::harness::run_prepared(prepared, extras).result;
   if (!o.quiet) std::cout << locksim::reports::summary_text(result);
-  if (!o.out.empty()) write_outputs(o.out, result, o.quiet);
-  if (!o.html.empty()) write_file_atomically(o.html, locksim::reports::timeline_page(result));
+  if (!o.quiet && scenario) std::cout << locksim::cli::scenario_text(*scenario, result);
+  if (!o.out.empty()) write_outputs(o.out, result, o.quiet, scenario ? &*scenario : nullptr);
+  if (!o.html.empty()) {
+    write_file_atomically(o.html, locksim::reports::timeline_page(result));
+    if (!o.quiet) std::cout << "wrote " << o.html << "\n";
+  }
   return locksim::cli::exit_code(result.checks);
 }
 
 // CLI11's messages are one line already; keep them so, and add no help dump.
-int parse_error(const CLI::ParseError& e) {
-  std::string what = e.what();
+// A mistyped flag or command gets our own line instead, with the nearest
+// names (CLI11 only says "The following arguments were not expected").
+int parse_error(const CLI::ParseError& e, const CLI::App& app, int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  const std::string unknown = locksim::cli::unknown_argument_message(app, args);
+  std::string what = unknown.empty() ? e.what() : unknown;
   for (char& ch : what) {
     if (ch == '\n') ch = ' ';
   }
@@ -183,9 +166,8 @@ int main(int argc, char** argv) {
   locksim::cli::add_knossos_options(run, run_options.knossos);
   locksim::cli::CheckFlags check_flags;
   CLI::App* check = locksim::cli::add_check_command(app, check_flags);
-  CLI::App* list = app.add_subcommand("list", "list algorithms, their parameters, and scenarios");
-  bool list_settings = false;
-  list->add_flag("--settings", list_settings, "print the run settings as a Markdown table");
+  locksim::cli::ListFlags list_flags;
+  CLI::App* list = locksim::cli::add_list_command(app, list_flags);
   CLI::App* live = app.add_subcommand(
       "live",
       "run the same algorithm code against real servers (redis-server or ZooKeeper, loopback)");
@@ -204,6 +186,7 @@ int main(int argc, char** argv) {
                             : check->parsed() ? check
                             : sweep->parsed() ? sweep
                             : merge->parsed() ? merge
+                            : list->parsed()  ? list
                                               : &app;
     std::cout << asked->help();
     return kExitClean;
@@ -211,10 +194,10 @@ int main(int argc, char** argv) {
     std::cout << app.help("", CLI::AppFormatMode::All);
     return kExitClean;
   } catch (const CLI::ParseError& e) {
-    return parse_error(e);
+    return parse_error(e, app, argc, argv);
   }
   try {
-    if (list->parsed()) return list_settings ? cmd_list_settings() : cmd_list();
+    if (list->parsed()) return locksim::cli::run_list_command(list_flags);
     if (live->parsed()) return cmd_live(*live, live_options);
     if (check->parsed()) return locksim::cli::run_check_command(check_flags);
     if (sweep->parsed()) return locksim::cli::run_sweep_command(sweep_flags);

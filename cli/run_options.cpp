@@ -12,6 +12,27 @@ bool offered(const harness::Setting& s, Mode mode) {
   return mode == Mode::kRun || s.live;
 }
 
+// --param may repeat, but each parameter only once, and --ttl is --param
+// ttl=: a parameter given twice is an error, as any setting given twice is
+// (the parser itself would silently keep the last one).
+void refuse_repeated_params(const CLI::App& app, const RunOptions& options) {
+  if (options.ttl.size() > 1) {
+    throw ConfigError("--ttl: expected once, given " + std::to_string(options.ttl.size()) +
+                      " times");
+  }
+  std::map<std::string, std::string> seen;  // name -> the item as typed
+  if (app.count("--ttl") > 0) seen["ttl"] = "--ttl " + options.ttl.front();
+  const auto given = options.values.find("--param");
+  if (given == options.values.end() || app.count("--param") == 0) return;
+  for (const std::string& item : given->second) {
+    const std::string name = item.substr(0, item.find('='));
+    const auto [at, fresh] = seen.emplace(name, "--param " + item);
+    if (fresh) continue;
+    throw ConfigError("--param: parameter '" + name + "' given twice (" + at->second +
+                      " and --param " + item + "); give it once");
+  }
+}
+
 }  // namespace
 
 harness::RunConfig default_config(Mode mode) {
@@ -42,7 +63,12 @@ void add_run_options(CLI::App& app, Mode mode, RunOptions& options) {
     o->expected(1, CLI::detail::expected_max_vector_size);
     o->allow_extra_args(false);
   }
-  app.add_option("--ttl", options.ttl, "lock TTL, short for --param ttl=D")->type_name("DURATION");
+  CLI::Option* ttl = app.add_option("--ttl", options.ttl, "lock TTL, short for --param ttl=D");
+  ttl->type_name("DURATION");
+  // As the table's rows: one value per occurrence, twice refused by config_from_options.
+  ttl->type_size(1);
+  ttl->expected(1, CLI::detail::expected_max_vector_size);
+  ttl->allow_extra_args(false);
   if (mode == Mode::kRun) {
     app.add_option("--scenario", options.scenario,
                    "run a shipped scenario (see locksim list) or a scenario file; --seed may "
@@ -55,6 +81,7 @@ void add_run_options(CLI::App& app, Mode mode, RunOptions& options) {
 harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const RunOptions& options) {
   harness::RunConfig c = default_config(mode);
   LOCKSIM_ASSERT(c.source.empty());  // errors name flags
+  refuse_repeated_params(app, options);
   for (const harness::Setting& s : harness::all_settings()) {
     if (!offered(s, mode) || app.count(s.flag) == 0) continue;
     if (s.kind == harness::Setting::Kind::kFlag) {
@@ -70,9 +97,8 @@ harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const Run
     }
     for (const std::string& text : given) s.parse(c, text, s.flag);
   }
-  if (app.count("--ttl") > 0) c.algorithm_params["ttl"] = options.ttl;
+  if (app.count("--ttl") > 0) c.algorithm_params["ttl"] = options.ttl.front();
   return c;  // validated once, by the run (harness::prepare_run) or the live run
-
 }
 
 void refuse_with_scenario(const CLI::App& app) {

@@ -19,7 +19,7 @@ namespace locksim::cli {
 struct RunOptions {
   std::map<std::string, std::vector<std::string>> values;  // by flag, as typed
   std::map<std::string, bool> flags;                       // bare flags, by flag
-  std::string ttl;                                         // --ttl: --param ttl=
+  std::vector<std::string> ttl;  // --ttl: --param ttl=; a vector so twice is our error
   std::string scenario;
   std::string out;
   std::string html;  // run: --html FILE, the run's timeline page

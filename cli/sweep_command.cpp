@@ -62,10 +62,13 @@ struct Progress {
     const double elapsed = static_cast<double>(now - start_ns) / 1e9;
     const double rate = elapsed > 0 ? static_cast<double>(done - resumed) / elapsed : 0;
     const double left = rate > 0 ? static_cast<double>(total - done) / rate : -1;
+    // Nothing left is not "0ns left": the time left shows only while runs are.
+    const std::string left_text = done < total ? ", " + eta_text(left) + " left" : "";
     char line[200];
-    std::snprintf(line, sizeof line, "sweep: %llu/%llu runs, %.1f runs/s, %s left, %llu findings",
+    std::snprintf(line, sizeof line, "sweep: %llu/%llu runs, %.1f runs/s%s, %llu %s",
                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
-                  rate, eta_text(left).c_str(), static_cast<unsigned long long>(findings));
+                  rate, left_text.c_str(), static_cast<unsigned long long>(findings),
+                  findings == 1 ? "finding" : "findings");
     // On a terminal, "\x1b[K" erases what a longer earlier line left behind.
     std::cerr << (tty ? "\r" : "") << line << (tty ? "\x1b[K" : "") << (tty && !final ? "" : "\n")
               << std::flush;
@@ -190,8 +193,9 @@ int run_sweep_command(const SweepFlags& f) {
   reports::write_matrix_reports(m, f.out);
   if (!f.quiet) {
     const double s = static_cast<double>(wall_ns() - progress.start_ns) / 1e9;
-    std::printf("wrote %s: %s in %.1f s (%.1f runs/s)\n",
-                (fs::path(f.out) / "matrix.{json,md,html}, junit.xml").c_str(),
+    // Joined as a path: --out s/ must not print "s//matrix".
+    const std::string matrix = (fs::path(f.out) / "matrix.{json,md,html}").string();
+    std::printf("wrote %s, junit.xml: %s in %.1f s (%.1f runs/s)\n", matrix.c_str(),
                 reports::coverage_text(m).c_str(), s,
                 s > 0 ? static_cast<double>(runs.size()) / s : 0.0);
   }
@@ -244,8 +248,9 @@ int run_merge_command(const MergeFlags& f) {
   reports::Matrix m = reports::build_matrix(plan, all, f.expect.empty() ? nullptr : &expectations);
   if (f.partial && !m.complete()) m.partial_by_request = "merge --partial";
   reports::write_matrix_reports(m, f.out);
-  std::printf("merged %zu of %d shard%s into %s: %s\n", f.shards.size(), shard_count,
-              shard_count == 1 ? "" : "s", f.out.c_str(), reports::coverage_text(m).c_str());
+  std::printf("merged %zu of %d %s into %s: %s\n", f.shards.size(), shard_count,
+              shard_count == 1 ? "shard" : "shards", f.out.c_str(),
+              reports::coverage_text(m).c_str());
   const int code = report_gate(m, false);
   // Without a gate the exit code stays 0, but a missing part is still said.
   if (!m.gated && !m.complete() && m.partial_by_request.empty()) {

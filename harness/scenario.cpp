@@ -1,13 +1,16 @@
 #include "harness/scenario.h"
 
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/settings.h"
+#include "harness/suggest.h"
 
 namespace locksim::harness {
 
@@ -47,13 +50,94 @@ Scenario::Expect parse_expect(const std::string& e, const std::string& source) {
   fail(source, "expect", "one of safe, violation, liveness", "'" + e + "'");
 }
 
+// Whether the period at text[dot] ends the word before it rather than a
+// sentence: an ellipsis ("SELECT ... FOR UPDATE"), an abbreviation ("e.g.",
+// "vs."), or an initial ("J. Smith").
+bool period_inside_sentence(std::string_view text, size_t dot) {
+  if (dot > 0 && text[dot - 1] == '.') return true;
+  const size_t space = text.find_last_of(" (", dot);
+  const size_t begin = space == std::string_view::npos ? 0 : space + 1;
+  const std::string_view word = text.substr(begin, dot - begin);
+  static constexpr std::string_view kAbbreviations[] = {"e.g",    "i.e",  "vs", "cf", "etc",
+                                                        "approx", "incl", "Dr", "Mr", "Fig"};
+  for (const std::string_view a : kAbbreviations) {
+    if (word == a) return true;
+  }
+  return word.size() == 1 && word[0] >= 'A' && word[0] <= 'Z';
+}
+
+// nlohmann keeps the last of two equal keys without a word; a setting given
+// twice in a file is an error, as it is on the command line. A parser
+// callback: it sees every key of every object as it is read.
+class RepeatedKeyGuard {
+ public:
+  explicit RepeatedKeyGuard(const std::string& source) : source_(source) {}
+
+  bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) {
+      // The new object's path is the key it is the value of ("" at the top).
+      objects_.push_back({objects_.empty() ? "" : last_path_, {}});
+    } else if (event == Json::parse_event_t::object_end) {
+      LOCKSIM_ASSERT(!objects_.empty());
+      objects_.pop_back();
+    } else if (event == Json::parse_event_t::key) {
+      LOCKSIM_ASSERT(!objects_.empty() && parsed.is_string());
+      Object& o = objects_.back();
+      const std::string& key = parsed.get_ref<const std::string&>();
+      // A key with a newline is shown escaped: the error stays one line.
+      const bool plain = key.find_first_of("\n\r") == std::string::npos;
+      last_path_ = (o.path.empty() ? "" : o.path + ".") + (plain ? key : Json(key).dump());
+      if (!o.keys.insert(key).second) {
+        throw ConfigError(source_ + ": " + last_path_ + ": given twice; give each key once");
+      }
+    }
+    return true;
+  }
+
+ private:
+  struct Object {
+    std::string path;
+    std::set<std::string> keys;
+  };
+  const std::string& source_;
+  std::vector<Object> objects_;
+  std::string last_path_;
+};
+
+std::string summary_field(const Json& j, const std::string& source) {
+  std::string summary = string_field(j, "summary", source);
+  if (summary.find_first_not_of(" \t") == std::string::npos ||
+      summary.find('\n') != std::string::npos) {
+    fail(source, "summary", "one line of text", Json(summary).dump());
+  }
+  return summary;
+}
+
 }  // namespace
+
+std::string first_sentence(std::string_view text) {
+  size_t end = text.size();
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    const char c = text[i];
+    if ((c != '.' && c != '!' && c != '?') || (text[i + 1] != ' ' && text[i + 1] != '\n')) {
+      continue;
+    }
+    if (c == '.' && period_inside_sentence(text, i)) continue;
+    end = i + 1;
+    break;
+  }
+  std::string out(text.substr(0, end));
+  while (!out.empty() && (out.back() == ' ' || out.back() == '\n' || out.back() == '\t')) {
+    out.pop_back();
+  }
+  return out.empty() ? "(no description)" : out;
+}
 
 Scenario parse_scenario(std::string_view text, const std::string& source) {
   LOCKSIM_ASSERT_MSG(!source.empty(), "errors name the source");
   Json j;
   try {
-    j = Json::parse(text.begin(), text.end());
+    j = Json::parse(text.begin(), text.end(), RepeatedKeyGuard(source));
   } catch (const Json::exception& e) {  // parse_error, and out_of_range for 1E400
     std::string what = e.what();
     for (char& c : what) c = c == '\n' ? ' ' : c;
@@ -66,27 +150,40 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   if (j.contains("name")) s.name = string_field(j, "name", source);
   if (j.contains("description")) s.description = string_field(j, "description", source);
   if (j.contains("expect")) s.expect = parse_expect(string_field(j, "expect", source), source);
+  s.summary = j.contains("summary") ? summary_field(j, source) : first_sentence(s.description);
   if (!j.contains("algorithm")) fail(source, "algorithm", "an algorithm name", "nothing");
   // Every run setting, by the table (harness/settings.h); unknown keys are errors.
-  settings_from_json(j, s.config, {"name", "description", "expect"});
+  settings_from_json(j, s.config, {"name", "summary", "description", "expect"});
   LOCKSIM_ASSERT_MSG(!s.config.algorithm.empty(), "the algorithm's row read it");
   LOCKSIM_ASSERT(s.config.source == source);
+  LOCKSIM_ASSERT_MSG(!s.summary.empty(), "a listing never shows nothing");
   return s;
 }
 
-Scenario load_scenario(const std::string& name_or_path) {
+const BuiltinScenario* find_builtin_scenario(std::string_view name) {
   for (const BuiltinScenario& b : builtin_scenario_texts()) {
-    if (name_or_path == b.name) return parse_scenario(b.json, "builtin:" + name_or_path);
+    if (name == b.name) return &b;
+  }
+  return nullptr;
+}
+
+std::string unknown_scenario_message(const std::string& field, const std::string& name,
+                                     bool files_too) {
+  std::vector<std::string> names;
+  for (const BuiltinScenario& b : builtin_scenario_texts()) names.emplace_back(b.name);
+  // A few, not all 42: the list is what `locksim list` is for.
+  constexpr size_t kSuggestionsMax = 3;
+  const std::string maybe = did_you_mean(nearest_names(name, names, kSuggestionsMax));
+  return field + ": expected a shipped scenario name" + (files_too ? " or a readable file" : "") +
+         ", got '" + name + "' (" + (maybe.empty() ? "see locksim list" : maybe) + ")";
+}
+
+Scenario load_scenario(const std::string& name_or_path) {
+  if (const BuiltinScenario* b = find_builtin_scenario(name_or_path)) {
+    return parse_scenario(b->json, "builtin:" + name_or_path);
   }
   std::ifstream in(name_or_path, std::ios::binary);
-  if (!in) {
-    std::string names;
-    for (const BuiltinScenario& b : builtin_scenario_texts()) {
-      names += (names.empty() ? "" : ", ") + std::string(b.name);
-    }
-    throw ConfigError("--scenario: expected a shipped scenario name (" + names +
-                      ") or a readable file, got '" + name_or_path + "'");
-  }
+  if (!in) throw ConfigError(unknown_scenario_message("--scenario", name_or_path, true));
   std::stringstream ss;
   ss << in.rdbuf();
   return parse_scenario(ss.str(), name_or_path);

@@ -3,6 +3,7 @@
 //
 //   {
 //     "name": "set-nx-lua-gc-pause",
+//     "summary": "one line for locksim list (optional: else the description's first sentence)",
 //     "description": "one paragraph: the failure this shows",
 //     "expect": "violation" | "safe" | "liveness",
 //     "algorithm": "set-nx-lua",
@@ -20,10 +21,11 @@
 //     "faults": ["pause @holder at 3s for 15s", "crash redis-1 at 5s for 1s"]
 //   }
 //
-// Besides name, description and expect, every key is a row of the settings
+// Besides name, summary, description and expect, every key is a row of the settings
 // table (harness/settings.h), read by the same parser as its flag. Every key
 // but "algorithm" is optional (defaults as for `locksim run`); unknown keys
-// are errors, so a typo never silently runs a default.
+// are errors, so a typo never silently runs a default, and so is a key given
+// twice in one object, as a flag given twice is.
 #pragma once
 
 #include <string>
@@ -37,6 +39,7 @@ namespace locksim::harness {
 struct Scenario {
   enum class Expect { kUnspecified, kSafe, kViolation, kLiveness };
   std::string name;
+  std::string summary;  // one line, never empty: the file's "summary", else first_sentence()
   std::string description;
   Expect expect = Expect::kUnspecified;
   RunConfig config;
@@ -45,15 +48,23 @@ struct Scenario {
 
 const char* to_string(Scenario::Expect e);  // "", "safe", "violation", "liveness"
 
+// The first sentence of `text`: up to the first ". " (or "! ", "? ") that
+// ends a sentence, not one inside "..." or after an abbreviation such as
+// "e.g." or "vs."; the whole text when no sentence ends earlier. Trailing
+// whitespace removed; "(no description)" for an empty text, so a listing
+// never shows nothing.
+std::string first_sentence(std::string_view text);
+
 // Parses a scenario. Throws ConfigError "SOURCE: FIELD.PATH: expected ..., got ..."
-// (one line) for invalid JSON, a missing or unknown field, or a malformed
-// value. It reads, it does not validate: the checks across fields (a quorum
-// above the masters, a fault naming no node) are prepare_run's
+// (one line) for invalid JSON, a missing, unknown or repeated field, or a
+// malformed value. It reads, it does not validate: the checks across fields
+// (a quorum above the masters, a fault naming no node) are prepare_run's
 // (harness/prepared_run.h), which names fields the same way, so a scenario
 // run validates once, after the CLI's --seed is applied.
 Scenario parse_scenario(std::string_view json_text, const std::string& source);
 
-// A shipped scenario by name, else a file by path. Throws ConfigError.
+// A shipped scenario by name, else a file by path. Throws ConfigError; for
+// a name that is neither, the error suggests the nearest shipped names.
 Scenario load_scenario(const std::string& name_or_path);
 
 struct BuiltinScenario {
@@ -62,5 +73,14 @@ struct BuiltinScenario {
 };
 // Generated at build time from scenarios/*.json, sorted by name.
 const std::vector<BuiltinScenario>& builtin_scenario_texts();
+
+// The shipped scenario named `name`, or nullptr.
+const BuiltinScenario* find_builtin_scenario(std::string_view name);
+
+// "--scenario: expected a shipped scenario name or a readable file, got 'X'
+// (did you mean A, B or C?)", for a name that is not shipped; `field` names
+// where it was given, and `files_too` says whether a file would have done.
+std::string unknown_scenario_message(const std::string& field, const std::string& name,
+                                     bool files_too);
 
 }  // namespace locksim::harness

@@ -1,9 +1,6 @@
 #include "history/edn_history.h"
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <utility>
 
 #include <fmt/format.h>
@@ -11,6 +8,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "history/edn_value.h"
+#include "history/history_file.h"
 
 namespace locksim::history {
 
@@ -197,15 +195,7 @@ EdnHistory parse_edn_history(std::string_view text, const std::string& source) {
 }
 
 EdnHistory load_edn_history(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(path + ": expected a history file, got a directory");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path + ": cannot open the file");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw ConfigError(path + ": cannot read the file");
-  return parse_edn_history(text, path);
+  return parse_edn_history(read_history_text(path), path);
 }
 
 }  // namespace locksim::history

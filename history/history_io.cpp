@@ -313,7 +313,7 @@ std::string to_jsonl(const History& history) {
   return out;
 }
 
-History parse_jsonl(std::string_view text) {
+History parse_jsonl(std::string_view text, const std::string& source) {
   History history;
   HistoryRules rules;
   size_t line_no = 0;
@@ -326,7 +326,7 @@ History parse_jsonl(std::string_view text) {
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);  // files edited on Windows
     if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
 
-    const std::string where = fmt::format("history.jsonl line {}", line_no);
+    const std::string where = fmt::format("{} line {}", source, line_no);
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);

@@ -42,7 +42,7 @@ std::string to_jsonl(const History& history);
 
 // Reads what to_jsonl wrote. The result has ops only (held empty, run_length
 // zero). Blank lines are skipped. Throws std::runtime_error with one line that
-// names the line and field, e.g.
+// names `source` (a path; "history.jsonl" when not given), the line and field, e.g.
 //   history.jsonl line 3: field 'type': expected one of invoke|ok|fail|info, got "done"
 // or, for an op whose fields are fine but which breaks a HistoryRules rule
 // (history.h) given the ops before it, the line, the op index and the rule:
@@ -50,7 +50,7 @@ std::string to_jsonl(const History& history);
 //   invocation (rule 4: a completion matches its process's open invocation, ...)
 // (dense indices and true-time order are reported as field errors of "index"
 // and "time_ns"). A history from outside is bad input, never an assertion.
-History parse_jsonl(std::string_view text);
+History parse_jsonl(std::string_view text, const std::string& source = "history.jsonl");
 
 // The ground-truth held intervals as a JSON array, in recorded order:
 //   [{"client":1,"process":1,"start_ns":..,"end_ns":..,"acquire_index":..,

@@ -224,7 +224,7 @@ GateState gate_state(const Matrix& m) {
 std::string coverage_text(const Matrix& m) {
   const uint64_t planned = m.plan.runs_total();
   LOCKSIM_ASSERT(m.runs_done <= planned);
-  if (m.complete()) return std::to_string(planned) + " runs";
+  if (m.complete()) return std::to_string(planned) + (planned == 1 ? " run" : " runs");
   return std::to_string(m.runs_done) + " of " + std::to_string(planned) + " runs (" +
          (m.partial_by_request.empty()
               ? "INCOMPLETE: " + std::to_string(planned - m.runs_done) + " missing"

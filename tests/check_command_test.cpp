@@ -126,8 +126,8 @@ TEST(CheckCommand, UnreadableInputExits2NamingWhere) {
 }
 
 // The acceptance point: `locksim check` on each shipped scenario's history
-// gives the safety verdict `locksim run` gave (a liveness-only finding is
-// no safety violation: check says valid).
+// (history.edn and history.jsonl alike) gives the safety verdict `locksim run` gave (a
+// liveness-only finding is no safety violation: check says valid).
 TEST(CheckCommand, SameSafetyVerdictAsRunOnEveryShippedScenario) {
   int violations = 0;
   for (const auto& b : locksim::harness::builtin_scenario_texts()) {
@@ -138,8 +138,13 @@ TEST(CheckCommand, SameSafetyVerdictAsRunOnEveryShippedScenario) {
       ASSERT_LE(run.exit_code, 1) << b.name << run.err;
       const auto result = nlohmann::json::parse(slurp(out / "result.json"));
       const bool safety = result["finding"] == "safety";
-      const Outcome check = locksim("check " + (out / "history.edn").string());
-      EXPECT_EQ(check.exit_code, safety ? 1 : 0) << b.name << " seed " << seed << "\n" << check.out;
+      // Either file the run wrote: check tells them apart by content.
+      for (const char* file : {"history.edn", "history.jsonl"}) {
+        const Outcome check = locksim("check " + (out / file).string());
+        EXPECT_EQ(check.exit_code, safety ? 1 : 0)
+            << b.name << " seed " << seed << " " << file << "\n"
+            << check.out << check.err;
+      }
       EXPECT_EQ(result["linearizability"]["verdict"], safety ? "invalid" : "valid") << b.name;
       violations += safety;
     }

@@ -1,0 +1,32 @@
+// A history file in either format locksim reads, told apart by its content,
+// never by its name: EDN (a Jepsen test's history.edn, locksim's
+// history.edn; edn_history.h) or JSON lines (locksim's history.jsonl;
+// history_io.h). `locksim check` takes both, so the file a run wrote can be
+// checked whichever of the two a user picks.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "history/edn_history.h"
+
+namespace locksim::history {
+
+enum class HistoryFormat { kEdn, kJsonLines };
+
+// JSON lines when the first thing in the text is a JSON object with a string
+// key (`{"index":0,...`); EDN otherwise (an op map's keys are keywords,
+// `{:process 0 ...}`, and a vector, a #tag or a ; comment is EDN only).
+HistoryFormat detect_history_format(std::string_view text);
+
+// The file's bytes. Throws ConfigError naming the path when it is a
+// directory or cannot be read.
+std::string read_history_text(const std::string& path);
+
+// Reads and parses a history file of either format into the shape the EDN
+// reader gives (client ops with their lines, nemesis ops counted and
+// skipped). Throws ConfigError with one line naming the path, and the line
+// (and for EDN the column), for any input it cannot read.
+EdnHistory load_history_file(const std::string& path);
+
+}  // namespace locksim::history

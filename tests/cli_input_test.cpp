@@ -1,0 +1,315 @@
+// The first hour with the locksim binary (issue 28): what `list` shows,
+// where `--html` may write, a setting given twice, `check` on the files a
+// run writes, and mistyped flags and names. Bad input is one line on stderr
+// naming the field, exit 2, nothing on stdout.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "env/parse.h"
+#include "harness/scenario.h"
+#include "harness/suggest.h"
+#include "tests/locksim_binary.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using locksim::testing::locksim;
+using locksim::testing::Outcome;
+using locksim::testing::slurp;
+
+fs::path scratch() {
+  const fs::path d = fs::temp_directory_path() / ("locksim_cli_input_" + std::to_string(getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+// Removes the scratch directory when the test program ends.
+const struct Cleanup {
+  ~Cleanup() {
+    std::error_code ec;
+    fs::remove_all(fs::temp_directory_path() / ("locksim_cli_input_" + std::to_string(getpid())),
+                   ec);
+  }
+} cleanup;
+
+fs::path write(const std::string& name, const std::string& text) {
+  const fs::path p = scratch() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p;
+}
+
+// Returns stderr, for tests that say more about the line.
+std::string expect_bad_input(const std::string& args, const std::string& must_mention) {
+  const Outcome o = locksim(args);
+  EXPECT_EQ(o.exit_code, 2) << args << "\nstdout: " << o.out << "\nstderr: " << o.err;
+  EXPECT_EQ(locksim::testing::count_lines(o.err), 1u) << args << "\nstderr: " << o.err;
+  EXPECT_NE(o.err.find(must_mention), std::string::npos) << args << "\nstderr: " << o.err;
+  EXPECT_TRUE(o.out.empty()) << args << "\nstdout: " << o.out;
+  return o.err;
+}
+
+// --- 5. `locksim list`: one whole summary per scenario ---------------------------
+
+// Each shipped scenario's line ends in its file's own one-line summary, never
+// empty and never cut (it was the description up to the first ". ": empty
+// for mysql-segmented-clock-skew, "The article's v1: SELECT .." for mysql-v1-deadlock).
+TEST(CliInput, ListShowsEveryScenarioSummaryWhole) {
+  const Outcome o = locksim("list");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (const auto& b : locksim::harness::builtin_scenario_texts()) {
+    SCOPED_TRACE(b.name);
+    const auto file = nlohmann::json::parse(b.json);
+    ASSERT_TRUE(file.contains("summary")) << "every shipped scenario has its one-line summary";
+    const std::string summary = file["summary"];
+    EXPECT_LE(summary.size(), 80u) << "one line of a listing";
+    EXPECT_EQ(summary.back(), '.') << "a whole sentence";
+    const size_t at = o.out.find("\n  " + std::string(b.name) + " ");
+    ASSERT_NE(at, std::string::npos);
+    const std::string line = o.out.substr(at + 1, o.out.find('\n', at + 1) - at - 1);
+    const std::string tail = "] " + summary;
+    EXPECT_EQ(line.substr(line.size() - std::min(line.size(), tail.size())), tail) << line;
+  }
+}
+
+TEST(CliInput, FirstSentenceIsNotCutInsideOne) {
+  using locksim::harness::first_sentence;
+  EXPECT_EQ(first_sentence("The article's v1: SELECT ... FOR UPDATE on the row. Then more."),
+            "The article's v1: SELECT ... FOR UPDATE on the row.");
+  EXPECT_EQ(first_sentence("A lock, e.g. Redlock, vs. a fenced one. Next."),
+            "A lock, e.g. Redlock, vs. a fenced one.");
+  EXPECT_EQ(first_sentence("No sentence ends here, 1.5 s in"), "No sentence ends here, 1.5 s in");
+  EXPECT_EQ(first_sentence("Stuck? Yes."), "Stuck?");
+  EXPECT_EQ(first_sentence("  "), "(no description)");
+  EXPECT_EQ(first_sentence(""), "(no description)");
+}
+
+TEST(CliInput, ScenarioSummaryFallsBackToTheFirstSentenceAndIsOneLine) {
+  using locksim::harness::parse_scenario;
+  const auto sc = parse_scenario(
+      R"({"algorithm": "set-nx-lua", "description": "SELECT ... FOR UPDATE. More."})", "my.json");
+  EXPECT_EQ(sc.summary, "SELECT ... FOR UPDATE.");
+  EXPECT_EQ(parse_scenario(R"({"algorithm": "set-nx-lua"})", "my.json").summary,
+            "(no description)");
+  for (const char* bad : {R"({"algorithm": "set-nx-lua", "summary": ""})",
+                          R"({"algorithm": "set-nx-lua", "summary": "two\nlines"})",
+                          R"({"algorithm": "set-nx-lua", "summary": 3})"}) {
+    try {
+      parse_scenario(bad, "my.json");
+      ADD_FAILURE() << "accepted " << bad;
+    } catch (const locksim::ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("my.json: summary: expected", 0), 0u) << e.what();
+    }
+  }
+}
+
+// `locksim list NAME` prints the shipped file byte for byte, to copy and change.
+TEST(CliInput, ListScenarioPrintsItsFile) {
+  for (const auto& b : locksim::harness::builtin_scenario_texts()) {
+    const Outcome o = locksim("list " + std::string(b.name));
+    ASSERT_EQ(o.exit_code, 0) << b.name << o.err;
+    EXPECT_EQ(o.out, b.json) << b.name;
+    EXPECT_TRUE(o.err.empty()) << o.err;
+  }
+  const std::string err = expect_bad_input("list set-nx-lua-gc-paus", "scenario");
+  EXPECT_NE(err.find("did you mean set-nx-lua-gc-pause"), std::string::npos) << err;
+}
+
+// --- 10. --html is checked before the run, and said when written --------------
+
+TEST(CliInput, UnwritableHtmlIsBadInputBeforeTheRun) {
+  // An hour of virtual time: the error must come before any of it runs.
+  expect_bad_input("run --duration 1h --html /nonexistent-locksim-dir/run.html", "--html");
+  expect_bad_input("run --duration 1h --html " + scratch().string(), "--html");
+  EXPECT_FALSE(fs::exists("/nonexistent-locksim-dir"));
+}
+
+TEST(CliInput, HtmlRunSaysWhereItWrote) {
+  const fs::path page = scratch() / "run.html";
+  const Outcome o = locksim("run --duration 5s --html " + page.string());
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("\nwrote " + page.string() + "\n"), std::string::npos) << o.out;
+  EXPECT_TRUE(fs::exists(page));
+  EXPECT_FALSE(fs::exists(page.string() + ".tmp"));
+  const Outcome quiet = locksim("run --duration 5s --quiet --html " + page.string());
+  EXPECT_EQ(quiet.exit_code, 0);
+  EXPECT_TRUE(quiet.out.empty()) << quiet.out;
+}
+
+// --- 11. A parameter given twice ------------------------------------------------
+
+TEST(CliInput, ParameterGivenTwiceIsAnError) {
+  expect_bad_input("run --param ttl=2s --param ttl=3s", "'ttl' given twice");
+  expect_bad_input("run --ttl 3s --param ttl=2s", "'ttl' given twice");
+  expect_bad_input(
+      "run --algorithm redlock --param quorum=3 --param drift-factor=0.01 "
+      "--param quorum=4",
+      "'quorum' given twice");
+  expect_bad_input("run --ttl 2s --ttl 3s", "--ttl: expected once, given 2 times");
+  expect_bad_input("live --param ttl=2s --ttl 3s", "'ttl' given twice");
+  // In a scenario file too: the JSON reader would keep the last of two keys.
+  const fs::path twice = write("twice.json", R"({"algorithm": "set-nx-lua", "seed": 1,
+      "params": {"ttl": "2s", "ttl": "3s"}})");
+  expect_bad_input("run --scenario " + twice.string(),
+                   twice.string() + ": params.ttl: given twice");
+  const fs::path seed = write("seed.json", R"({"algorithm": "set-nx-lua", "seed": 1, "seed": 2})");
+  expect_bad_input("run --scenario " + seed.string(), seed.string() + ": seed: given twice");
+  // Different parameters, each once, are fine.
+  const Outcome ok = locksim(
+      "run --quiet --duration 5s --algorithm redlock --param quorum=3 --param drift-factor=0.01");
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+}
+
+// --- 12. `locksim check` reads what `locksim run --out` writes ----------------------
+
+// Both files of a run, told apart by content (a renamed copy reads the same),
+// give the run's safety verdict.
+TEST(CliInput, CheckReadsBothHistoryFormatsByContent) {
+  for (const char* scenario : {"set-nx-lua-gc-pause", "set-nx-lua-restart-fsync-always"}) {
+    SCOPED_TRACE(scenario);
+    const fs::path out = scratch() / scenario;
+    const Outcome run =
+        locksim(std::string("run --quiet --scenario ") + scenario + " --out " + out.string());
+    ASSERT_LE(run.exit_code, 1) << run.err;
+    const int expected = run.exit_code;
+    fs::copy_file(out / "history.jsonl", out / "jsonl-named.edn");
+    fs::copy_file(out / "history.edn", out / "edn-named.jsonl");
+    std::string headline;
+    for (const char* file :
+         {"history.edn", "history.jsonl", "jsonl-named.edn", "edn-named.jsonl"}) {
+      const Outcome check = locksim("check " + (out / file).string());
+      EXPECT_EQ(check.exit_code, expected) << file << "\n" << check.out << check.err;
+      EXPECT_TRUE(check.err.empty()) << file << ": " << check.err;
+      // The same ops and verdict: the headline differs only in the path.
+      std::string h = check.out.substr(0, check.out.find('\n'));
+      h.replace(h.find((out / file).string()), (out / file).string().size(), "PATH");
+      if (headline.empty()) headline = h;
+      EXPECT_EQ(h, headline) << file;
+    }
+  }
+}
+
+TEST(CliInput, CheckRefusesAHistoryWithoutClientOps) {
+  expect_bad_input("check " + write("empty.edn", "").string(), "no client ops");
+  expect_bad_input("check " + write("blank.jsonl", "\n\n").string(), "no client ops");
+  expect_bad_input(
+      "check " + write("nemesis.edn", "{:process :nemesis, :type :info, :f :kill}\n").string(),
+      "no client ops");
+  expect_bad_input(
+      "check " + write("nemesis.jsonl",
+                       R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"pause",)"
+                       R"("value":["c1","1s"]})"
+                       "\n")
+                     .string(),
+      "no client ops");
+}
+
+TEST(CliInput, CheckNamesTheJsonLinesFileAndLine) {
+  const fs::path p = write("bad.jsonl",
+                           "{\"index\":0,\"time_ns\":1,\"process\":0,\"type\":\"invoke\","
+                           "\"f\":\"acquire\",\"client\":0,\"token\":\"\"}\n"
+                           "\n"
+                           "{\"index\":1,\"time_ns\":2,\"process\":0,\"type\":\"done\","
+                           "\"f\":\"acquire\",\"client\":0,\"token\":\"\"}\n");
+  expect_bad_input("check " + p.string(), p.string() + " line 3: field 'type'");
+}
+
+// "1 client op, 1 nemesis op skipped", not "1 client ops".
+TEST(CliInput, CheckCountsOneOpInTheSingular) {
+  const fs::path p = write("one.edn",
+                           "{:process :nemesis, :type :info, :f :kill}\n"
+                           "{:process 0, :type :invoke, :f :acquire}\n");
+  const Outcome o = locksim("check " + p.string());
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  EXPECT_NE(o.out.find("(1 client op, 1 nemesis op skipped)"), std::string::npos) << o.out;
+}
+
+// --- 13. Mistyped flags, commands and scenario names ----------------------------------
+
+TEST(CliInput, UnknownFlagSuggestsTheNearest) {
+  std::string err = expect_bad_input("run --durration 5s", "--durration");
+  EXPECT_NE(err.find("did you mean --duration?"), std::string::npos) << err;
+  err = expect_bad_input("run --sed=4", "--sed");
+  EXPECT_NE(err.find("did you mean --seed"), std::string::npos) << err;
+  err = expect_bad_input("sweep --algoritms all --out x", "--algoritms");
+  EXPECT_NE(err.find("did you mean --algorithms?"), std::string::npos) << err;
+  err = expect_bad_input("check --modle mutex h.edn", "--modle");
+  EXPECT_NE(err.find("did you mean --model?"), std::string::npos) << err;
+  err = expect_bad_input("rnu --seed 1", "rnu");
+  EXPECT_NE(err.find("did you mean run?"), std::string::npos) << err;
+  // Nothing near: no guess, a pointer to --help.
+  err = expect_bad_input("run --colour blue", "--colour");
+  EXPECT_EQ(err.find("did you mean"), std::string::npos) << err;
+  EXPECT_NE(err.find("locksim run --help"), std::string::npos) << err;
+}
+
+TEST(CliInput, MistypedScenarioSuggestsAFewNotAll) {
+  const std::string err = expect_bad_input("run --scenario redlock-gc-paus", "--scenario");
+  EXPECT_NE(err.find("did you mean redlock-gc-pause"), std::string::npos) << err;
+  EXPECT_EQ(err.find("zk-recipe-partition"), std::string::npos) << "not all 42: " << err;
+  EXPECT_LT(err.size(), 300u) << err;
+  const std::string far = expect_bad_input("run --scenario qqqqqqqqqqqqq", "--scenario");
+  EXPECT_NE(far.find("see locksim list"), std::string::npos) << far;
+}
+
+TEST(CliInput, NearestNamesAreClosestFirstAndFew) {
+  using locksim::harness::nearest_names;
+  EXPECT_EQ(locksim::harness::edit_distance("kitten", "sitting"), 3u);
+  EXPECT_EQ(locksim::harness::edit_distance("", "abc"), 3u);
+  const std::vector<std::string> flags = {"--seed", "--duration", "--clients", "--hold"};
+  EXPECT_EQ(nearest_names("--durations", flags, 3), std::vector<std::string>{"--duration"});
+  EXPECT_EQ(nearest_names("--sed", flags, 3), std::vector<std::string>{"--seed"});
+  EXPECT_TRUE(nearest_names("--zzzzzzzzzz", flags, 3).empty());
+  EXPECT_EQ(locksim::harness::did_you_mean({"a", "b", "c"}), "did you mean a, b or c?");
+}
+
+// --- The small things -----------------------------------------------------------------
+
+// A scenario run says what its file expected beside what it found, and
+// what the scenario is about; result.json carries both results.
+TEST(CliInput, ScenarioRunShowsExpectedBesideFound) {
+  const fs::path out = scratch() / "expected";
+  const Outcome o = locksim("run --scenario naive-setnx-crash-between --out " + out.string());
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_EQ(o.out.rfind("LIVENESS", 0), 0u) << "the verdict still comes first:\n" << o.out;
+  EXPECT_NE(o.out.find("\nscenario naive-setnx-crash-between: expected liveness, found "
+                       "liveness\n  The naive lock sets its key with SETNX"),
+            std::string::npos)
+      << o.out;
+  const auto result = nlohmann::json::parse(slurp(out / "result.json"));
+  EXPECT_EQ(result["scenario"]["name"], "naive-setnx-crash-between");
+  EXPECT_EQ(result["scenario"]["expected"], "liveness");
+  EXPECT_EQ(result["scenario"]["found"], "liveness");
+  // A run without a scenario has no such key.
+  const fs::path plain = scratch() / "plain";
+  ASSERT_EQ(locksim("run --quiet --duration 5s --out " + plain.string()).exit_code, 0);
+  EXPECT_FALSE(nlohmann::json::parse(slurp(plain / "result.json")).contains("scenario"));
+}
+
+// "1 run", not "1 runs"; "s/matrix", not "s//matrix"; no "0ns left" when done.
+TEST(CliInput, SweepOutputHasNoWordingSlips) {
+  const fs::path out = scratch() / "s";
+  const Outcome o = locksim(
+      "sweep --algorithms set-nx-lua --profiles none --seeds 1..1 "
+      "--duration 5s --jobs 1 --out " +
+      out.string() + "/");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("wrote " + (out / "matrix.{json,md,html}").string() + ", junit.xml: 1 run "),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(o.out.find("//"), std::string::npos) << o.out;
+  // The last progress line, when every run is done.
+  ASSERT_FALSE(o.err.empty());
+  const std::string last = o.err.substr(o.err.rfind('\n', o.err.size() - 2) + 1);
+  EXPECT_EQ(last.rfind("sweep: 1/1 runs, ", 0), 0u) << o.err;
+  EXPECT_EQ(last.find(" left"), std::string::npos) << o.err;
+  EXPECT_NE(last.find(", 0 findings\n"), std::string::npos) << o.err;
+}
+
+}  // namespace
