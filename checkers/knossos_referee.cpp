@@ -52,6 +52,8 @@ KnossosReport ask_knossos(const std::vector<history::Op>& ops, const KnossosOpti
   r.verdict = run.verdicts.front();
   r.seconds = run.seconds;
   r.peak_rss_bytes = run.peak_rss_bytes;
+  // The shell's codes for a command it could not find (127) or run (126).
+  r.started = run.exit_status != 127 && run.exit_status != 126;
   return r;
 }
 

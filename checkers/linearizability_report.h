@@ -19,6 +19,10 @@ struct KnossosReport {
   double seconds = 0;
   int64_t peak_rss_bytes = 0;
   bool shared_call = false;  // seconds and memory cover other histories too
+  // False when the command never ran (not found, not executable: exit 127
+  // or 126): no JVM started, so seconds and memory measure nothing and are
+  // not shown.
+  bool started = true;
 };
 
 struct LinearizabilityReport {

@@ -4,6 +4,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -65,13 +66,18 @@ const char* model_noun(checkers::MutexModel m) {
   return m == checkers::MutexModel::kMutex ? "a mutex" : "an owner-mutex";
 }
 
-// The side-by-side table: checker, model, verdict, time, memory.
+// The side-by-side table: checker, model, verdict, time, memory. The verdict
+// column is as wide as its longest entry ("unknown (command not found: ...)"),
+// so the columns after it stay aligned.
 std::string table(const std::vector<std::array<std::string, 5>>& rows) {
-  std::string out = fmt::format("  {:<10} {:<12} {:<24} {:>10}  {}\n", "checker", "model",
-                                "verdict", "time", "memory");
-  for (const auto& r : rows) {
-    out += fmt::format("  {:<10} {:<12} {:<24} {:>10}  {}\n", r[0], r[1], r[2], r[3], r[4]);
-  }
+  size_t verdict_width = 7;  // "verdict"
+  for (const auto& r : rows) verdict_width = std::max(verdict_width, r[2].size());
+  const auto line = [verdict_width](const std::array<std::string, 5>& r) {
+    return fmt::format("  {:<10} {:<12} {:<{}} {:>10}  {}\n", r[0], r[1], r[2], verdict_width,
+                       r[3], r[4]);
+  };
+  std::string out = line({"checker", "model", "verdict", "time", "memory"});
+  for (const auto& r : rows) out += line(r);
   return out;
 }
 
@@ -160,8 +166,10 @@ int run_check_command(const CheckFlags& flags) {
       rows.push_back({"built-in", "mutex", to_string(refereed.kind), "", ""});
     }
     const checkers::KnossosReport& k = *verdicts.linearizability.knossos;
+    // A command that never ran started no JVM: no time or memory to show.
     rows.push_back({"Knossos", "mutex", checkers::knossos_verdict_text(k.verdict),
-                    seconds_text(k.seconds), checkers::format_bytes(k.peak_rss_bytes) + " (JVM)"});
+                    k.started ? seconds_text(k.seconds) : "-",
+                    k.started ? checkers::format_bytes(k.peak_rss_bytes) + " (JVM)" : "-"});
   }
   const checkers::Check* disagree = checkers::disagreement(verdicts.checks);
   if (!flags.quiet) {

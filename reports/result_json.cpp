@@ -75,8 +75,8 @@ Json knossos_json(const checkers::LinearizabilityReport& report) {
   j["agrees"] = !checkers::knossos_disagrees(report);
   // Real time and memory: the one part of result.json that differs between
   // two runs of the same seed, and only when Knossos was asked.
-  j["seconds"] = k.seconds;
-  j["peak_rss_bytes"] = k.peak_rss_bytes;
+  j["seconds"] = k.started ? Json(k.seconds) : Json();
+  j["peak_rss_bytes"] = k.started ? Json(k.peak_rss_bytes) : Json();
   j["shared_call"] = k.shared_call;
   return j;
 }

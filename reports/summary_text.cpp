@@ -53,8 +53,10 @@ std::string linearizability_summary(const RunResult& result) {
                         : "history: " + v.explanation;
   if (r.knossos) {
     const checkers::KnossosReport& k = *r.knossos;
-    out += fmt::format("; Knossos: {} ({:.1f}s, {} peak)", checkers::knossos_verdict_text(k.verdict),
-                       k.seconds, checkers::format_bytes(k.peak_rss_bytes));
+    out += "; Knossos: " + checkers::knossos_verdict_text(k.verdict);
+    if (k.started) {
+      out += fmt::format(" ({:.1f}s, {} peak)", k.seconds, checkers::format_bytes(k.peak_rss_bytes));
+    }
   }
   out += "\n";
   for (const std::string& note :

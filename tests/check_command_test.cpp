@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -90,6 +91,33 @@ TEST(CheckCommand, ValidAndInvalidHistories) {
             std::string::npos)
       << o.out;
   EXPECT_EQ(locksim("check --quiet --model owner-mutex " + bad.string()).out, "");
+}
+
+// Knossos not installed: its row says so, claims no time or memory (no JVM
+// ran), and the table's columns stay aligned around the long verdict.
+TEST(CheckCommand, AMissingKnossosShowsNoTimeOrMemory) {
+  const fs::path ok = write("ok2.edn",
+                            "{:process 0, :type :invoke, :f :acquire}\n"
+                            "{:process 0, :type :ok, :f :acquire}\n");
+  const Outcome o = locksim("check " + ok.string() + " --knossos /nonexistent/knossos.sh");
+  EXPECT_EQ(o.exit_code, 0) << "the built-in checker decides: " << o.out << o.err;
+  std::vector<std::string> rows;
+  std::istringstream lines(o.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  ", 0) == 0) rows.push_back(line);
+  }
+  ASSERT_EQ(rows.size(), 3u) << o.out;
+  EXPECT_NE(rows[2].find("unknown (command not found: /nonexistent/knossos.sh)"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(rows[2].find("JVM"), std::string::npos) << o.out;
+  EXPECT_EQ(rows[2].substr(rows[2].size() - 4), "-  -") << o.out;
+  const size_t time_end = rows[0].find("time") + 3;  // right-aligned: every row ends it here
+  for (const std::string& row : rows) {
+    ASSERT_GT(row.size(), time_end + 1) << row;
+    EXPECT_NE(row[time_end], ' ') << row;
+    EXPECT_EQ(row[time_end + 1], ' ') << row;
+  }
 }
 
 void expect_bad_input(const std::string& args, const std::string& must_mention) {
