@@ -5,6 +5,7 @@
 
 #include "algorithms/registry.h"
 #include "cli/exit_codes.h"
+#include "cli/run_options.h"
 #include "env/parse.h"
 #include "harness/scenario.h"
 #include "harness/settings.h"
@@ -48,6 +49,7 @@ void print_scenarios() {
 // settings is this output, so the docs are generated from the table too.
 void print_settings() {
   const harness::RunConfig defaults;
+  const harness::RunConfig live_defaults = default_config(Mode::kLive);
   std::cout << "| flag | scenario file | value | default | meaning |\n"
                "|---|---|---|---|---|\n";
   for (const auto& s : harness::all_settings()) {
@@ -57,9 +59,17 @@ void print_settings() {
     for (size_t at = hint.find('|'); at != std::string::npos; at = hint.find('|', at + 2)) {
       hint.replace(at, 1, "\\|");  // a literal | inside a Markdown table cell
     }
+    // "(also live)", with what differs there: its default, its meaning.
+    std::string live;
+    if (s.live) {
+      const std::string live_def = s.format ? s.format(live_defaults) : def;
+      live = " (also live";
+      if (live_def != def) live += "; live default `" + live_def + "`";
+      if (!s.live_help.empty()) live += "; live: " + s.live_help;
+      live += ")";
+    }
     std::cout << "| `" << s.flag << "` | `" << s.json_path << "` | " << hint << " | "
-              << (def.empty() ? "" : "`" + def + "`") << " | " << s.help
-              << (s.live ? " (also live)" : "") << " |\n";
+              << (def.empty() ? "" : "`" + def + "`") << " | " << s.help << live << " |\n";
   }
 }
 

@@ -99,7 +99,7 @@ void check_html_path(const std::string& html) {
   if (!existed) std::filesystem::remove(probe, ec);
 }
 
-// The same algorithm code against real servers (Redis or ZooKeeper) on loopback.
+// The same algorithm code against real servers (Redis, MariaDB or ZooKeeper) on loopback.
 int cmd_live(const CLI::App& live, const RunOptions& o) {
   // Before any thread exists: Ctrl-C stops the servers this run starts.
   locksim::live::stop_owned_on_interrupt();
@@ -170,7 +170,8 @@ int main(int argc, char** argv) {
   CLI::App* list = locksim::cli::add_list_command(app, list_flags);
   CLI::App* live = app.add_subcommand(
       "live",
-      "run the same algorithm code against real servers (redis-server or ZooKeeper, loopback)");
+      "run the same algorithm code against real servers on loopback (redis-server, mariadbd or "
+      "a ZooKeeper ensemble)");
   locksim::cli::add_run_options(*live, Mode::kLive, live_options);
   run->add_option("--html", run_options.html, "write the run's timeline (SVG in HTML) here");
   locksim::cli::SweepFlags sweep_flags;

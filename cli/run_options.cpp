@@ -54,7 +54,8 @@ void add_run_options(CLI::App& app, Mode mode, RunOptions& options) {
       app.add_flag(s.flag, options.flags[s.flag], s.help);
       continue;
     }
-    CLI::Option* o = app.add_option(s.flag, options.values[s.flag], s.help);
+    const std::string& help = mode == Mode::kLive && !s.live_help.empty() ? s.live_help : s.help;
+    CLI::Option* o = app.add_option(s.flag, options.values[s.flag], help);
     o->type_name(s.value_hint);
     if (s.format) o->default_str(s.format(defaults));
     // One value per occurrence; repeatable rows (--fault, --param) repeat the

@@ -36,6 +36,9 @@ std::vector<Setting> general_settings() {
   rows.push_back(int_row(
       "--seed", "seed", "seed; the same seed (and binary) replays the same run byte for byte", true,
       0, INT64_MAX, [](auto& c) -> auto& { return c.seed; }));
+  rows.back().live_help =
+      "seed of the clients' own draws (hold lengths, tokens); a live run depends on real timing "
+      "and does not replay";
   rows.push_back(duration_row(
       "--duration", "duration", "run length (virtual; real in live mode)", true,
       DurationRule::kPositive, [](auto& c) -> auto& { return c.duration; }));

@@ -54,6 +54,9 @@ struct Setting {
   std::string value_hint;  // "DURATION", "N", "LO..HI", "none|rdb|..."
   std::string help;
   bool live = false;  // also an option of `locksim live`
+  // Its meaning in `locksim live` when that differs from `help` (a live run
+  // depends on real timing, so a seed there does not replay it); "" same.
+  std::string live_help;
 
   // Parses `text` into `config`; throws ConfigError naming `field` (the flag
   // or the JSON path, as the user wrote it) for a malformed or out-of-range value.

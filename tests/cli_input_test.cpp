@@ -312,4 +312,18 @@ TEST(CliInput, SweepOutputHasNoWordingSlips) {
   EXPECT_NE(last.find(", 0 findings\n"), std::string::npos) << o.err;
 }
 
+// What `locksim live` and the settings table say of live mode is what live
+// mode does: its own defaults, a seed that does not replay, MariaDB too.
+TEST(CliInput, LiveHelpAndTheSettingsTableTellLiveDefaults) {
+  const Outcome help = locksim("live --help");
+  EXPECT_NE(help.out.find("--duration DURATION=10s"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("--hold LO..HI=50ms..200ms"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("byte for byte"), std::string::npos) << help.out;
+  EXPECT_NE(help.out.find("does not replay"), std::string::npos) << help.out;
+  EXPECT_NE(locksim("--help").out.find("mariadbd"), std::string::npos);
+  const std::string table = locksim("list --settings").out;
+  EXPECT_NE(table.find("(also live; live default `10s`)"), std::string::npos) << table;
+  EXPECT_NE(table.find("(also live; live default `50ms..200ms`)"), std::string::npos) << table;
+}
+
 }  // namespace
