@@ -326,4 +326,32 @@ TEST(CliInput, LiveHelpAndTheSettingsTableTellLiveDefaults) {
   EXPECT_NE(table.find("(also live; live default `50ms..200ms`)"), std::string::npos) << table;
 }
 
+// The README's output block that follows `marker` (a line of it).
+std::string readme_block_after(const std::string& marker) {
+  const std::string readme = slurp(fs::path(LOCKSIM_SOURCE_DIR) / "README.md");
+  const size_t at = readme.find(marker);
+  if (at == std::string::npos) return "(marker not in README.md: " + marker + ")";
+  const size_t open = readme.find("```\n", at + marker.size());
+  const size_t close = readme.find("\n```", open + 4);
+  return readme.substr(open + 4, close + 1 - (open + 4));
+}
+
+// The README shows real output: the demo's run and the violating scenario
+// print exactly what it pastes, and the violation it explains comes from the
+// pause (the first overlap starts after the holder was paused, not before).
+TEST(CliInput, TheReadmeExamplesPrintWhatTheReadmeShows) {
+  const Outcome demo = locksim("run --algorithm set-nx-lua --seed 42");
+  EXPECT_EQ(demo.out, readme_block_after("runs `build-demo/locksim run --algorithm set-nx-lua "
+                                         "--seed 42`:"));
+  const Outcome broken = locksim("run --scenario set-nx-lua-gc-pause");
+  EXPECT_EQ(broken.exit_code, 1);
+  // The marker ends the command's own ```sh block; the output block follows.
+  EXPECT_EQ(broken.out,
+            readme_block_after("build/locksim run --scenario set-nx-lua-gc-pause\n```\n"));
+  const size_t pause = broken.out.find("2.000s pause c3 for 12s");
+  const size_t first_overlap = broken.out.find("both held the lock in [6.890s");
+  EXPECT_NE(pause, std::string::npos);
+  EXPECT_NE(first_overlap, std::string::npos) << "after the pause began at 2 s and the 5 s TTL";
+}
+
 }  // namespace
