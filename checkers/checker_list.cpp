@@ -12,11 +12,11 @@ namespace {
 Check mutex_check(const Verdict& v) {
   Check c = check_of(v.checker, v.kind, Kind::kSafety, v.explanation, true);
   for (const Overlap& o : v.overlaps) {
-    add_evidence(c, fmt::format("{} (acquire op {}) and {} (acquire op {}) both held in [{}, {})",
-                                     history::client_label(o.a.client), o.a.acquire_index,
-                                     history::client_label(o.b.client), o.b.acquire_index,
-                                     format_seconds(o.window_start.ns),
-                                     format_seconds(o.window_end.ns)));
+    add_evidence(c,
+                 fmt::format("{} (acquire op {}) and {} (acquire op {}) both held in [{}, {})",
+                             history::client_label(o.a.client), o.a.acquire_index,
+                             history::client_label(o.b.client), o.b.acquire_index,
+                             format_seconds(o.window_start.ns), format_seconds(o.window_end.ns)));
   }
   return c;
 }
@@ -25,8 +25,8 @@ Check liveness_check(const LivenessVerdict& v) {
   Check c = check_of(v.checker, v.kind, Kind::kLiveness, v.explanation, true);
   if (v.kind == Validity::kInvalid) {
     add_evidence(c, fmt::format("unheld from {} for {}, {} failed attempts",
-                                     format_seconds(v.unheld_since.ns),
-                                     format_duration(v.unheld_for), v.failed_attempts));
+                                format_seconds(v.unheld_since.ns), format_duration(v.unheld_for),
+                                v.failed_attempts));
   }
   return c;
 }
@@ -34,10 +34,10 @@ Check liveness_check(const LivenessVerdict& v) {
 Check consequence_check(const ConsequenceVerdict& v) {
   Check c = check_of(v.checker, v.kind, Kind::kConsequence, v.explanation, true);
   for (const StaleWrite& s : v.stale_writes) {
-    add_evidence(c, fmt::format("stale write by {} at {} (lease {}) after lease {}",
-                                     history::client_label(s.write.client),
-                                     format_seconds(s.write.time_ns), s.write.lease_id,
-                                     s.newer.lease_id));
+    add_evidence(c,
+                 fmt::format("stale write by {} at {} (lease {}) after lease {}",
+                             history::client_label(s.write.client), format_seconds(s.write.time_ns),
+                             s.write.lease_id, s.newer.lease_id));
   }
   if (v.lost_increments > 0) add_evidence(c, fmt::format("{} increments lost", v.lost_increments));
   if (v.oversold > 0) add_evidence(c, fmt::format("{} items oversold", v.oversold));
@@ -65,7 +65,9 @@ Check exposure_check(const ExposureReport& r) {
 Check errors_check(const std::vector<std::string>& errors) {
   Check c = check_of("client-errors", errors.empty() ? Validity::kValid : Validity::kUnknown,
                      Kind::kUnknown,
-                     errors.empty() ? "" : fmt::format("{} exception(s) inside clients", errors.size()),
+                     errors.empty() ? ""
+                                    : fmt::format("{} {} inside clients", errors.size(),
+                                                  errors.size() == 1 ? "exception" : "exceptions"),
                      true);
   for (const std::string& e : errors) add_evidence(c, e);
   return c;

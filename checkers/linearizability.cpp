@@ -145,7 +145,8 @@ Paired pair_calls(const std::vector<history::Op>& ops, size_t end) {
     }
     if (op.type == history::OpType::kInvoke) {
       Call c;
-      c.info = LockCall{op.process, op.client, op.f, history::OpType::kInfo, op.index, -1, op.time_ns};
+      c.info =
+          LockCall{op.process, op.client, op.f, history::OpType::kInfo, op.index, -1, op.time_ns};
       c.invoke_pos = pos;
       st.open = all.size();
       all.push_back(c);
@@ -238,7 +239,8 @@ class Greedy {
       if (model_ == MutexModel::kOwnerMutex) {
         // Releases are forced (the holder's next call); unknown-outcome
         // acquires would hold the lock forever.
-        if (c.info.f == history::OpF::kAcquire && c.must) eligible_[0].emplace(c.complete_pos, admitted_);
+        if (c.info.f == history::OpF::kAcquire && c.must)
+          eligible_[0].emplace(c.complete_pos, admitted_);
         continue;
       }
       eligible_[c.info.f == history::OpF::kAcquire ? 0 : 1].emplace(c.complete_pos, admitted_);
@@ -249,8 +251,8 @@ class Greedy {
   size_t choose(history::OpF need, size_t deadline) {
     if (model_ == MutexModel::kOwnerMutex && need == history::OpF::kRelease) {
       const size_t r = calls_[last_].next_same_process;
-      const bool ok =
-          r != kNone && calls_[r].info.f == history::OpF::kRelease && calls_[r].invoke_pos < deadline;
+      const bool ok = r != kNone && calls_[r].info.f == history::OpF::kRelease &&
+                      calls_[r].invoke_pos < deadline;
       return ok ? r : kNone;
     }
     MinHeap& q = eligible_[need == history::OpF::kAcquire ? 0 : 1];
@@ -277,7 +279,8 @@ bool prefix_linearizable(const std::vector<history::Op>& ops, MutexModel model, 
 // The length of the shortest prefix that cannot be linearized, given that
 // ops[0, lo) can be and ops[0, hi) cannot: gallop up from lo, then bisect.
 // O(log(answer - lo)) greedy runs, each O(n log n); only invalid histories pay it.
-size_t shortest_failing_prefix(const std::vector<history::Op>& ops, MutexModel model, size_t lo, size_t hi) {
+size_t shortest_failing_prefix(const std::vector<history::Op>& ops, MutexModel model, size_t lo,
+                               size_t hi) {
   LOCKSIM_ASSERT(lo < hi && hi <= ops.size());
   for (size_t step = 1; lo + step < hi; step *= 2) {
     if (!prefix_linearizable(ops, model, lo + step)) {
@@ -297,10 +300,19 @@ std::string when(const LockCall& c) {
   return c.complete_time_ns > 0 ? " at " + format_seconds(c.complete_time_ns) : "";
 }
 
-// "acquire op 0, :ok at op 4 at 1.028s": the call without its actor.
+// The call without its actor, named as every text names it: by the op at
+// which its client's belief changed. A granted acquire is its :ok op (the
+// client began to hold there; the mutual-exclusion and exposure lines name the
+// same op), any other call its :invoke op.
+//   "acquire op 4 at 1.028s, invoked at op 0", "release op 7, :ok at op 9 at 2.000s",
+//   "acquire op 3, :fail at op 5 at 1.100s", "acquire op 3, never completed".
 std::string call_text(const LockCall& c) {
   if (c.complete_index < 0) {
     return fmt::format("{} op {}, never completed", to_string(c.f), c.invoke_index);
+  }
+  if (c.f == history::OpF::kAcquire && c.outcome == history::OpType::kOk) {
+    return fmt::format("acquire op {}{}, invoked at op {}", c.complete_index, when(c),
+                       c.invoke_index);
   }
   return fmt::format("{} op {}, :{} at op {}{}", to_string(c.f), c.invoke_index,
                      to_string(c.outcome), c.complete_index, when(c));
@@ -311,8 +323,9 @@ std::string conflict_text(const LockCall& z, const std::optional<LockCall>& from
                           MutexModel model) {
   if (z.f == history::OpF::kAcquire) {
     LOCKSIM_ASSERT_MSG(from.has_value(), "an acquire can only be stuck behind a holder");
-    const std::string assumed =
-        from->outcome == history::OpType::kOk ? "" : "; its outcome is unknown, so it had to be assumed";
+    const std::string assumed = from->outcome == history::OpType::kOk
+                                    ? ""
+                                    : "; its outcome is unknown, so it had to be assumed";
     return fmt::format(
         "{} acquired the lock ({}) while {} still held it ({}{}), and no release that could have "
         "freed it was invoked before op {}",

@@ -19,6 +19,7 @@
 #include "checkers/linearizability.h"
 #include "checkers/linearizability_report.h"
 #include "cli/exit_codes.h"
+#include "cli/next_step.h"
 #include "env/parse.h"
 #include "history/edn_history.h"
 #include "history/history_file.h"
@@ -26,7 +27,6 @@
 namespace locksim::cli {
 
 namespace {
-
 
 using checkers::LinearizabilityVerdict;
 using checkers::Verdict;
@@ -73,8 +73,8 @@ std::string table(const std::vector<std::array<std::string, 5>>& rows) {
   size_t verdict_width = 7;  // "verdict"
   for (const auto& r : rows) verdict_width = std::max(verdict_width, r[2].size());
   const auto line = [verdict_width](const std::array<std::string, 5>& r) {
-    return fmt::format("  {:<10} {:<12} {:<{}} {:>10}  {}\n", r[0], r[1], r[2], verdict_width,
-                       r[3], r[4]);
+    return fmt::format("  {:<10} {:<12} {:<{}} {:>10}  {}\n", r[0], r[1], r[2], verdict_width, r[3],
+                       r[4]);
   };
   std::string out = line({"checker", "model", "verdict", "time", "memory"});
   for (const auto& r : rows) out += line(r);
@@ -175,6 +175,7 @@ int run_check_command(const CheckFlags& flags) {
   if (!flags.quiet) {
     std::string out = disagree != nullptr ? disagree->explanation + "\n" : "";
     out += headline(v, flags.history, h) + table(rows);
+    out += next_after_check(checkers::merged(verdicts.checks), flags.history, knossos.has_value());
     std::cout << out;
   }
   return exit_code(verdicts.checks);

@@ -23,6 +23,7 @@
 #include "cli/check_command.h"
 #include "cli/exit_codes.h"
 #include "cli/list_command.h"
+#include "cli/next_step.h"
 #include "cli/run_options.h"
 #include "cli/scenario_run.h"
 #include "cli/sweep_command.h"
@@ -137,6 +138,10 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   if (!o.html.empty()) {
     write_file_atomically(o.html, locksim::reports::timeline_page(result));
     if (!o.quiet) std::cout << "wrote " << o.html << "\n";
+  }
+  if (!o.quiet) {
+    std::cout << locksim::cli::next_after_run(locksim::checkers::finding(result.checks),
+                                              result.replay_command, o.html, o.out);
   }
   return locksim::cli::exit_code(result.checks);
 }

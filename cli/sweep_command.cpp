@@ -1,6 +1,7 @@
 #include "cli/sweep_command.h"
 
 #include "cli/exit_codes.h"
+#include "cli/next_step.h"
 
 #include <unistd.h>
 
@@ -13,11 +14,13 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/settings.h"
+#include "harness/strict_json.h"
 #include "harness/sweep/sweep.h"
 #include "reports/matrix.h"
 
@@ -199,6 +202,7 @@ int run_sweep_command(const SweepFlags& f) {
                 reports::coverage_text(m).c_str(), s,
                 s > 0 ? static_cast<double>(runs.size()) / s : 0.0);
   }
+  if (!f.quiet) std::cout << next_after_sweep(f.out) << std::flush;
   if (g_stop.load()) {
     std::cerr << "sweep: interrupted; the report covers the " << runs.size()
               << " finished runs; rerun with --resume to finish\n";
@@ -215,10 +219,11 @@ int run_merge_command(const MergeFlags& f) {
   for (size_t i = 0; i < f.shards.size(); ++i) {
     const fs::path dir(f.shards[i]);
     const std::string plan_path = (dir / "sweep.json").string();
-    std::ifstream in(plan_path);
+    std::ifstream in(plan_path, std::ios::binary);
     if (!in) throw ConfigError("shards[" + std::to_string(i) + "]: no " + plan_path);
-    const auto j = nlohmann::json::parse(in, nullptr, false);
-    if (j.is_discarded()) throw ConfigError(plan_path + ": not valid JSON");
+    std::stringstream text;
+    text << in.rdbuf();
+    const nlohmann::json j = harness::parse_strict_json(text.str(), plan_path);
     harness::SweepPlan p = harness::plan_from_json(j, plan_path);
     harness::SweepPlan unsharded = p;
     unsharded.shard_index = unsharded.shard_count = 1;
@@ -251,6 +256,7 @@ int run_merge_command(const MergeFlags& f) {
   std::printf("merged %zu of %d %s into %s: %s\n", f.shards.size(), shard_count,
               shard_count == 1 ? "shard" : "shards", f.out.c_str(),
               reports::coverage_text(m).c_str());
+  std::cout << next_after_sweep(f.out);
   const int code = report_gate(m, false);
   // Without a gate the exit code stays 0, but a missing part is still said.
   if (!m.gated && !m.complete() && m.partial_by_request.empty()) {

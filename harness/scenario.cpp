@@ -10,6 +10,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/settings.h"
+#include "harness/strict_json.h"
 #include "harness/suggest.h"
 
 namespace locksim::harness {
@@ -66,44 +67,6 @@ bool period_inside_sentence(std::string_view text, size_t dot) {
   return word.size() == 1 && word[0] >= 'A' && word[0] <= 'Z';
 }
 
-// nlohmann keeps the last of two equal keys without a word; a setting given
-// twice in a file is an error, as it is on the command line. A parser
-// callback: it sees every key of every object as it is read.
-class RepeatedKeyGuard {
- public:
-  explicit RepeatedKeyGuard(const std::string& source) : source_(source) {}
-
-  bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) {
-      // The new object's path is the key it is the value of ("" at the top).
-      objects_.push_back({objects_.empty() ? "" : last_path_, {}});
-    } else if (event == Json::parse_event_t::object_end) {
-      LOCKSIM_ASSERT(!objects_.empty());
-      objects_.pop_back();
-    } else if (event == Json::parse_event_t::key) {
-      LOCKSIM_ASSERT(!objects_.empty() && parsed.is_string());
-      Object& o = objects_.back();
-      const std::string& key = parsed.get_ref<const std::string&>();
-      // A key with a newline is shown escaped: the error stays one line.
-      const bool plain = key.find_first_of("\n\r") == std::string::npos;
-      last_path_ = (o.path.empty() ? "" : o.path + ".") + (plain ? key : Json(key).dump());
-      if (!o.keys.insert(key).second) {
-        throw ConfigError(source_ + ": " + last_path_ + ": given twice; give each key once");
-      }
-    }
-    return true;
-  }
-
- private:
-  struct Object {
-    std::string path;
-    std::set<std::string> keys;
-  };
-  const std::string& source_;
-  std::vector<Object> objects_;
-  std::string last_path_;
-};
-
 std::string summary_field(const Json& j, const std::string& source) {
   std::string summary = string_field(j, "summary", source);
   if (summary.find_first_not_of(" \t") == std::string::npos ||
@@ -135,14 +98,7 @@ std::string first_sentence(std::string_view text) {
 
 Scenario parse_scenario(std::string_view text, const std::string& source) {
   LOCKSIM_ASSERT_MSG(!source.empty(), "errors name the source");
-  Json j;
-  try {
-    j = Json::parse(text.begin(), text.end(), RepeatedKeyGuard(source));
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for 1E400
-    std::string what = e.what();
-    for (char& c : what) c = c == '\n' ? ' ' : c;
-    throw ConfigError(source + ": invalid JSON: " + what);
-  }
+  const Json j = parse_strict_json(text, source);
   if (!j.is_object()) fail(source, "(top level)", "an object", j.dump());
   Scenario s;
   s.source = source;

@@ -67,7 +67,24 @@ const char* to_string(HeldInterval::EndReason r) {
 }
 
 std::string client_label(int client) {
+  LOCKSIM_ASSERT(client >= 0);
   return "c" + std::to_string(client + 1);
+}
+
+std::optional<int> client_from_label(std::string_view label) {
+  constexpr size_t kDigitsMax = 10;  // INT_MAX has 10 digits
+  if (label.size() < 2 || label.size() > 1 + kDigitsMax || label[0] != 'c' || label[1] == '0') {
+    return std::nullopt;
+  }
+  int64_t n = 0;
+  for (const char ch : label.substr(1)) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    n = n * 10 + (ch - '0');
+  }
+  if (n > std::numeric_limits<int>::max()) return std::nullopt;
+  const int client = static_cast<int>(n - 1);
+  LOCKSIM_ASSERT(client_label(client) == label);  // the pair reads back what it writes
+  return client;
 }
 
 Op nemesis_op(std::string_view f, std::vector<std::string> value, std::string detail) {

@@ -160,8 +160,15 @@ struct HeldInterval {
 const char* to_string(HeldInterval::EndReason r);  // "release", "crash", "run-end"
 
 // How people see client `client` (0-based): "c1" for 0, the name of its node,
-// which is also what faults name.
+// which is also what faults name. Every text and every file locksim writes
+// names a client this way (history.jsonl and result.json too), so "c3" in a
+// summary line is "c3" in the file beside it; only the in-memory index
+// counts from 0.
 std::string client_label(int client);
+
+// The client a label names ("c3" -> 2), or nullopt for anything that is not
+// "c" followed by a decimal number from 1 to INT_MAX without leading zeros.
+std::optional<int> client_from_label(std::string_view label);
 
 struct History {
   std::vector<Op> ops;  // in true-time order; index == position

@@ -84,6 +84,20 @@ std::string get_string(const Json& obj, const char* field, const std::string& wh
   return v->template get<std::string>();
 }
 
+// A required "client" field: its label as every text shows it ("c1" is the
+// first client), read back to the 0-based index (client_from_label).
+template <class Json>
+int get_client(const Json& obj, const std::string& where) {
+  const Json* v = find_field(obj, "client", where, true);
+  const std::optional<int> client =
+      v->is_string() ? client_from_label(v->template get<std::string>()) : std::nullopt;
+  if (!client) {
+    fail(where, "client",
+         "expected a client label such as \"c1\" (clients count from c1), got " + shown(*v));
+  }
+  return *client;
+}
+
 // Maps a string field onto one of `names` (given in enum order) and returns
 // its position.
 template <class Json, size_t N>
@@ -187,8 +201,7 @@ void read_op_body(const Json& j, const std::string& where, Op& op) {
   }
   op.f = static_cast<OpF>(get_enum(j, "f", where, kClientFNames));
   reject_fields(j, {"value"}, where, "client ops have none (acquire and release take no value)");
-  op.client =
-      static_cast<int>(*get_int(j, "client", where, true, 0, std::numeric_limits<int>::max()));
+  op.client = get_client(j, where);
   op.token = get_string(j, "token", where, false);
   op.fence = get_uint(j, "fence", where);
   op.detail = get_string(j, "detail", where, false);
@@ -212,7 +225,7 @@ void check_one_hold_per_client(const std::vector<HeldInterval>& held) {
       throw std::runtime_error(fmt::format(
           "held[{}]: overlaps held[{}], an interval of the same client {} ([{}, {}) and [{}, {}) "
           "ns); a client holds at most one lease at a time",
-          j, i, held[j].client, held[i].start.ns, held[i].end.ns, held[j].start.ns,
+          j, i, client_label(held[j].client), held[i].start.ns, held[i].end.ns, held[j].start.ns,
           held[j].end.ns));
     }
   }
@@ -229,9 +242,8 @@ std::vector<HeldInterval> held_from_json_impl(const Json& held) {
     const Json& e = held[i];
     const std::string where = fmt::format("held[{}]", i);
     if (!e.is_object()) throw std::runtime_error(where + ": expected a JSON object");
-    constexpr int64_t kIntMax = std::numeric_limits<int>::max();
     HeldInterval h;
-    h.client = static_cast<int>(*get_int(e, "client", where, true, 0, kIntMax));
+    h.client = get_client(e, where);
     h.process = *get_int(e, "process", where, true);
     h.start = TimePoint::from_ns(*get_int(e, "start_ns", where, true));
     h.end = TimePoint::from_ns(*get_int(e, "end_ns", where, true));
@@ -300,7 +312,7 @@ std::string to_jsonl(const History& history) {
     j["type"] = to_string(op.type);
     j["f"] = to_string(op.f);
     if (is_client_op(op)) {
-      j["client"] = op.client;
+      j["client"] = client_label(op.client);
       j["token"] = op.token;
       if (op.fence) j["fence"] = *op.fence;
     } else {
@@ -374,7 +386,7 @@ nlohmann::ordered_json held_to_json(const History& history) {
     LOCKSIM_ASSERT(h.start <= h.end);
     LOCKSIM_ASSERT(h.client >= 0);
     nlohmann::ordered_json j;
-    j["client"] = h.client;
+    j["client"] = client_label(h.client);
     j["process"] = h.process;
     j["start_ns"] = h.start.ns;
     j["end_ns"] = h.end.ns;

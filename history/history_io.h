@@ -31,8 +31,9 @@ std::string to_edn(const History& history);
 
 // The ops as JSON lines, one object per op, every field. A client op:
 //   {"index":0,"time_ns":1000000,"process":0,"type":"invoke","f":"acquire",
-//    "client":0,"token":"","fence":7,"detail":"timeout"}
-// ("fence" only when set, "detail" only when non-empty); a nemesis op:
+//    "client":"c1","token":"","fence":7,"detail":"timeout"}
+// ("client" is the label every text shows, c1 first; "fence" only when set,
+// "detail" only when non-empty); a nemesis op:
 //   {"index":12,"time_ns":5000000000,"process":"nemesis","type":"info","f":"pause",
 //    "value":["c1","12s"]}
 // ("detail" only when non-empty: why a :skip was skipped). Ops only: the held
@@ -53,7 +54,7 @@ std::string to_jsonl(const History& history);
 History parse_jsonl(std::string_view text, const std::string& source = "history.jsonl");
 
 // The ground-truth held intervals as a JSON array, in recorded order:
-//   [{"client":1,"process":1,"start_ns":..,"end_ns":..,"acquire_index":..,
+//   [{"client":"c2","process":1,"start_ns":..,"end_ns":..,"acquire_index":..,
 //     "release_index":..,"end_reason":"release"}, ...]
 // ordered_json keeps the keys in this reading order rather than sorting them.
 nlohmann::ordered_json held_to_json(const History& history);

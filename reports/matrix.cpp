@@ -221,10 +221,15 @@ GateState gate_state(const Matrix& m) {
   return GateState::kHolds;
 }
 
+std::string counted(int64_t n, const std::string& noun) {
+  LOCKSIM_ASSERT(n >= 0);
+  return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
+
 std::string coverage_text(const Matrix& m) {
   const uint64_t planned = m.plan.runs_total();
   LOCKSIM_ASSERT(m.runs_done <= planned);
-  if (m.complete()) return std::to_string(planned) + (planned == 1 ? " run" : " runs");
+  if (m.complete()) return counted(static_cast<int64_t>(planned), "run");
   return std::to_string(m.runs_done) + " of " + std::to_string(planned) + " runs (" +
          (m.partial_by_request.empty()
               ? "INCOMPLETE: " + std::to_string(planned - m.runs_done) + " missing"

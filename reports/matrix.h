@@ -106,6 +106,10 @@ Matrix build_matrix(const harness::SweepPlan& plan, const std::vector<harness::R
 enum class GateState { kNone, kHolds, kFails, kIncomplete };
 GateState gate_state(const Matrix& m);
 
+// "1 run", "2 runs", "0 violations": a count with its noun, in the plural
+// unless it is one (every noun the reports count takes an -s).
+std::string counted(int64_t n, const std::string& noun);
+
 // One line each, shared by the CLI, matrix.md and matrix.html:
 //   "12 of 24 runs (incomplete: ...)" or "24 runs";
 std::string coverage_text(const Matrix& m);

@@ -50,12 +50,13 @@ std::string cell_td(const MatrixCell& c, bool has_timeline) {
   if (c.latent > 0) text += " ~" + std::to_string(c.latent);
   if (c.data_runs > 0) text += "<br>" + data_brief(c);
   if (has_timeline) text = "<a href=\"#" + xml_escape(anchor(c)) + "\">" + text + "</a>";
-  std::string title = c.algorithm + " × " + c.profile + ": " + std::to_string(c.safety) +
-                      " violations, " + std::to_string(c.liveness) + " liveness, " +
-                      std::to_string(c.latent) + " latent, coverage " +
+  std::string title = c.algorithm + " × " + c.profile + ": " + counted(c.safety, "violation") +
+                      ", " + std::to_string(c.liveness) + " liveness, " + std::to_string(c.latent) +
+                      " latent, coverage " +
                       std::to_string(static_cast<int64_t>(c.coverage() * 100 + 0.5)) + "%";
   if (const std::optional<int64_t> median = c.median_seeds_to_violation())
-    title += ", a violation every " + std::to_string(*median) + " seeds (median)";
+    title +=
+        ", a violation every " + (*median == 1 ? "seed" : counted(*median, "seed")) + " (median)";
   if (c.data_runs > 0) {
     title += ", " + std::to_string(c.data_violations) + " of " + std::to_string(c.data_runs) +
              " runs broke the guarded data";

@@ -184,11 +184,10 @@ std::string matrix_junit(const Matrix& m) {
     }
     cases +=
         "<system-out>" +
-        xml_escape(
-            std::to_string(c.runs) + " runs, " + std::to_string(c.safety) + " violations, " +
-            std::to_string(c.liveness) + " liveness findings" +
-            (c.data_runs > 0 ? ", " + std::to_string(c.data_violations) + " data violations" : "") +
-            (c.expected.empty() ? "" : ", expected " + c.expected)) +
+        xml_escape(counted(c.runs, "run") + ", " + counted(c.safety, "violation") + ", " +
+                   counted(c.liveness, "liveness finding") +
+                   (c.data_runs > 0 ? ", " + counted(c.data_violations, "data violation") : "") +
+                   (c.expected.empty() ? "" : ", expected " + c.expected)) +
         "</system-out></testcase>\n";
   }
   // A CI system reads only this file: a sweep missing runs fails here too.

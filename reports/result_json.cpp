@@ -16,10 +16,10 @@ namespace locksim::reports {
 
 namespace {
 
-using history::HeldInterval;
 using checkers::Overlap;
-using harness::RunResult;
 using checkers::Verdict;
+using harness::RunResult;
+using history::HeldInterval;
 using Json = nlohmann::ordered_json;
 
 double seconds(int64_t ns) {
@@ -28,7 +28,7 @@ double seconds(int64_t ns) {
 
 Json interval_json(const history::HeldInterval& h) {
   Json j;
-  j["client"] = h.client;
+  j["client"] = history::client_label(h.client);
   j["process"] = h.process;
   j["acquire_index"] = h.acquire_index;
   j["release_index"] = h.release_index;
@@ -139,7 +139,8 @@ Json profile_json(const RunResult& result) {
 
 Json result_to_json(const RunResult& result) {
   Json j;
-  j["locksim_result"] = 1;  // format version: bump when a field changes meaning
+  j["locksim_result"] =
+      2;  // format version: bump when a field changes meaning (2: clients as "c1")
   j["algorithm"] = result.algorithm;
   j["seed"] = result.seed;
   // params arrives as nlohmann::json (keys sorted), which is deterministic too.

@@ -11,7 +11,7 @@
 namespace locksim::reports {
 
 // result.json as a JSON value, keys in this fixed order:
-//   {"locksim_result": 1, "algorithm", "seed", "params",
+//   {"locksim_result": 2, "algorithm", "seed", "params",
 //    "verdict": "valid"|"invalid"|"unknown"        (harness::overall_verdict)
 //    "finding": "safety"|"liveness"|"none"         (harness::finding)
 //    "safety": {"checker", "verdict", "violations", "explanation",
@@ -44,7 +44,7 @@ std::string result_json_text(const harness::RunResult& result);
 // The summary the CLI prints, several lines, ending in a newline:
 //   VIOLATION: mutual exclusion broken 3 times        (or OK: / UNKNOWN:)
 //   redlock, seed 42: 1234 ops, 312 acquisitions (...), 310 releases (...), ...
-//     1. client 2 (acquire op 17, release op 25) and client 4 (...) both held
+//     1. c2 (acquire op 17, release op 25) and c4 (...) both held
 //        the lock in [12.345s, 14.000s) for 1.655s
 //     ... and 2 more                                   (after the first 10)
 //   client errors (1): ...

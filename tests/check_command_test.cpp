@@ -16,49 +16,24 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/scenario.h"
+#include "tests/locksim_binary.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+using locksim::testing::locksim;
+using locksim::testing::Outcome;
+using locksim::testing::slurp;
 
-std::string slurp(const fs::path& p) {
-  std::stringstream ss;
-  ss << std::ifstream(p, std::ios::binary).rdbuf();
-  return ss.str();
-}
+const locksim::testing::ScratchDir scratch_dir("locksim_check_");
 
 fs::path scratch() {
-  const fs::path d = fs::temp_directory_path() / ("locksim_check_" + std::to_string(getpid()));
-  fs::create_directories(d);
-  return d;
-}
-
-// Removes the scratch directory when the test program ends.
-const struct Cleanup {
-  ~Cleanup() {
-    std::error_code ec;
-    fs::remove_all(fs::temp_directory_path() / ("locksim_check_" + std::to_string(getpid())), ec);
-  }
-} cleanup;
-
-Outcome locksim(const std::string& args) {
-  const fs::path d = scratch();
-  const std::string cmd = std::string(LOCKSIM_BINARY) + " " + args + " >" + (d / "out").string() +
-                          " 2>" + (d / "err").string();
-  const int status = std::system(cmd.c_str());
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(d / "out"), slurp(d / "err")};
+  return scratch_dir.path();
 }
 
 fs::path write(const std::string& name, const std::string& text) {
-  const fs::path p = scratch() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p;
+  return scratch_dir.write(name, text);
 }
 
 TEST(CheckCommand, ValidAndInvalidHistories) {
@@ -107,8 +82,7 @@ TEST(CheckCommand, AMissingKnossosShowsNoTimeOrMemory) {
     if (line.rfind("  ", 0) == 0) rows.push_back(line);
   }
   ASSERT_EQ(rows.size(), 3u) << o.out;
-  EXPECT_NE(rows[2].find("unknown (command not found: /nonexistent/knossos.sh)"),
-            std::string::npos)
+  EXPECT_NE(rows[2].find("unknown (command not found: /nonexistent/knossos.sh)"), std::string::npos)
       << o.out;
   EXPECT_EQ(rows[2].find("JVM"), std::string::npos) << o.out;
   EXPECT_EQ(rows[2].substr(rows[2].size() - 4), "-  -") << o.out;

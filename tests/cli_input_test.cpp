@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -24,25 +25,14 @@ using locksim::testing::locksim;
 using locksim::testing::Outcome;
 using locksim::testing::slurp;
 
+const locksim::testing::ScratchDir scratch_dir("locksim_cli_input_");
+
 fs::path scratch() {
-  const fs::path d = fs::temp_directory_path() / ("locksim_cli_input_" + std::to_string(getpid()));
-  fs::create_directories(d);
-  return d;
+  return scratch_dir.path();
 }
 
-// Removes the scratch directory when the test program ends.
-const struct Cleanup {
-  ~Cleanup() {
-    std::error_code ec;
-    fs::remove_all(fs::temp_directory_path() / ("locksim_cli_input_" + std::to_string(getpid())),
-                   ec);
-  }
-} cleanup;
-
 fs::path write(const std::string& name, const std::string& text) {
-  const fs::path p = scratch() / name;
-  std::ofstream(p, std::ios::binary) << text;
-  return p;
+  return scratch_dir.write(name, text);
 }
 
 // Returns stderr, for tests that say more about the line.
@@ -160,6 +150,12 @@ TEST(CliInput, ParameterGivenTwiceIsAnError) {
                    twice.string() + ": params.ttl: given twice");
   const fs::path seed = write("seed.json", R"({"algorithm": "set-nx-lua", "seed": 1, "seed": 2})");
   expect_bad_input("run --scenario " + seed.string(), seed.string() + ": seed: given twice");
+  // And in an expectations file: two verdicts for one cell would gate on the last.
+  const fs::path expect = write("expect.json", R"({"locksim_expectations": 1, "cells": [
+      {"algorithm": "set-nx-lua", "profile": "pause", "verdict": "safe", "verdict": "any"}]})");
+  expect_bad_input("sweep --algorithms set-nx-lua --profiles pause --seeds 1..2 --out " +
+                       (scratch() / "twice_sweep").string() + " --expect " + expect.string(),
+                   "--expect: " + expect.string() + ": cells.verdict: given twice");
   // Different parameters, each once, are fine.
   const Outcome ok = locksim(
       "run --quiet --duration 5s --algorithm redlock --param quorum=3 --param drift-factor=0.01");
@@ -213,10 +209,10 @@ TEST(CliInput, CheckRefusesAHistoryWithoutClientOps) {
 TEST(CliInput, CheckNamesTheJsonLinesFileAndLine) {
   const fs::path p = write("bad.jsonl",
                            "{\"index\":0,\"time_ns\":1,\"process\":0,\"type\":\"invoke\","
-                           "\"f\":\"acquire\",\"client\":0,\"token\":\"\"}\n"
+                           "\"f\":\"acquire\",\"client\":\"c1\",\"token\":\"\"}\n"
                            "\n"
                            "{\"index\":1,\"time_ns\":2,\"process\":0,\"type\":\"done\","
-                           "\"f\":\"acquire\",\"client\":0,\"token\":\"\"}\n");
+                           "\"f\":\"acquire\",\"client\":\"c1\",\"token\":\"\"}\n");
   expect_bad_input("check " + p.string(), p.string() + " line 3: field 'type'");
 }
 
@@ -352,6 +348,108 @@ TEST(CliInput, TheReadmeExamplesPrintWhatTheReadmeShows) {
   const size_t first_overlap = broken.out.find("both held the lock in [6.890s");
   EXPECT_NE(pause, std::string::npos);
   EXPECT_NE(first_overlap, std::string::npos) << "after the pause began at 2 s and the 5 s TTL";
+}
+
+// --- 6. One name for a client and one number for an op, in every output ---------
+
+// The op number after "acquire op " in `text` from `from` on, or -1.
+long long op_after(const std::string& text, const std::string& marker, size_t from = 0) {
+  const size_t at = text.find(marker, from);
+  if (at == std::string::npos) return -1;
+  return std::stoll(text.substr(at + marker.size()));
+}
+
+// The overlap line, the history checker's explanation, result.json and
+// history.jsonl name the second holder the same way ("c2") and its acquire by
+// the same op, whose line in history.jsonl is that client's acquire :ok.
+TEST(CliInput, AClientAndItsAcquireHaveOneNameEverywhere) {
+  const fs::path out = scratch() / "one_name";
+  const Outcome o = locksim(
+      "run --algorithm set-nx-lua --seed 1 --duration 20s --clients 3 --fault 'pause @holder at "
+      "3s for 15s' --out " +
+      out.string());
+  ASSERT_EQ(o.exit_code, 1) << o.out << o.err;
+  // "  1. c3 (acquire op 8, release op 49) and c2 (acquire op 33, release op 36) both held"
+  const size_t line = o.out.find("  1. ");
+  ASSERT_NE(line, std::string::npos) << o.out;
+  const size_t second = o.out.find(") and ", line);
+  ASSERT_NE(second, std::string::npos) << o.out;
+  const std::string b_client = o.out.substr(second + 6, o.out.find(' ', second + 6) - second - 6);
+  const long long b_acquire = op_after(o.out, "(acquire op ", second);
+  ASSERT_GE(b_acquire, 0) << o.out;
+  // "history: ... c2 (process 1) acquired the lock (acquire op 33 at 11.860s, invoked at op 32"
+  const size_t history = o.out.find("history: ");
+  ASSERT_NE(history, std::string::npos) << o.out;
+  EXPECT_NE(o.out.find(b_client + " (process ", history), std::string::npos) << o.out;
+  EXPECT_EQ(op_after(o.out, "acquired the lock (acquire op ", history), b_acquire) << o.out;
+
+  const auto result = nlohmann::json::parse(slurp(out / "result.json"));
+  const auto& b = result["safety"]["overlaps"][0]["b"];
+  EXPECT_EQ(b["client"], b_client);
+  EXPECT_EQ(b["acquire_index"], b_acquire);
+  std::istringstream jsonl(slurp(out / "history.jsonl"));
+  std::string row;
+  for (long long i = 0; i <= b_acquire && std::getline(jsonl, row); ++i) {
+  }
+  const auto op = nlohmann::json::parse(row);
+  EXPECT_EQ(op["index"], b_acquire);
+  EXPECT_EQ(op["client"], b_client);
+  EXPECT_EQ(op["type"], "ok");
+  EXPECT_EQ(op["f"], "acquire");
+}
+
+// --- After a finding, a sweep or a check: one "next:" line ------------------------
+
+std::string next_line(const std::string& out) {
+  const size_t at = out.find("\nnext: ");
+  if (at == std::string::npos) return "";
+  return out.substr(at + 1, out.find('\n', at + 1) - at - 1);
+}
+
+// A violating run ends in the command that draws this very run; running it
+// prints the same summary and writes the timeline. A clean run has no next line.
+TEST(CliInput, AFindingEndsInTheCommandThatDrawsIt) {
+  const Outcome clean = locksim("run --algorithm set-nx-lua --seed 42 --duration 10s");
+  EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
+  EXPECT_EQ(next_line(clean.out), "") << clean.out;
+
+  const Outcome broken = locksim("run --scenario set-nx-lua-gc-pause");
+  ASSERT_EQ(broken.exit_code, 1) << broken.out << broken.err;
+  const std::string next = next_line(broken.out);
+  const std::string suffix = " to see it on a timeline (--out DIR writes its history)";
+  ASSERT_GE(next.size(), suffix.size()) << broken.out;
+  EXPECT_EQ(next.substr(next.size() - suffix.size()), suffix) << next;
+  std::string command = next.substr(std::string("next: locksim ").size());
+  command.resize(command.size() - suffix.size());
+  const std::string html = (scratch() / "drawn.html").string();
+  const std::string flag = "--html timeline.html";
+  ASSERT_EQ(command.substr(command.size() - flag.size()), flag) << command;
+  command.replace(command.size() - flag.size(), flag.size(), "--html " + html);
+  const Outcome drawn = locksim(command);
+  EXPECT_EQ(drawn.exit_code, 1) << drawn.out << drawn.err;
+  EXPECT_EQ(drawn.out.substr(0, drawn.out.find("\nwrote ")),
+            broken.out.substr(0, broken.out.find("\nnext: ")));
+  EXPECT_NE(slurp(html).find("<svg"), std::string::npos);
+  EXPECT_EQ(next_line(drawn.out), "next: open " + html + " in a browser to see it on a timeline");
+}
+
+TEST(CliInput, ASweepAndAnInvalidCheckSayWhatToOpenNext) {
+  const fs::path dir = scratch() / "next_sweep";
+  const Outcome sweep =
+      locksim("sweep --algorithms set-nx-lua --profiles pause --seeds 1..3 --out " + dir.string());
+  EXPECT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err;
+  EXPECT_EQ(next_line(sweep.out), "next: open " + (dir / "matrix.html").string() +
+                                      " in a browser: each red cell links its first failing "
+                                      "seed's timeline");
+  const fs::path out = scratch() / "next_check";
+  ASSERT_EQ(locksim("run --scenario set-nx-lua-gc-pause --quiet --out " + out.string()).exit_code,
+            1);
+  const std::string history = (out / "history.edn").string();
+  const Outcome invalid = locksim("check " + history);
+  EXPECT_EQ(invalid.exit_code, 1) << invalid.out << invalid.err;
+  EXPECT_EQ(next_line(invalid.out), "next: locksim check " + history +
+                                        " --knossos CMD to have Knossos referee the same history "
+                                        "(docs/how-to/knossos.md)");
 }
 
 }  // namespace

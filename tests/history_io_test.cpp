@@ -11,7 +11,8 @@
 namespace locksim::harness {
 namespace {
 
-history::Op make_op(int64_t time_ns, int64_t process, history::OpType type, history::OpF f, int client) {
+history::Op make_op(int64_t time_ns, int64_t process, history::OpType type, history::OpF f,
+                    int client) {
   history::Op op;
   op.time_ns = time_ns;
   op.process = process;
@@ -59,17 +60,17 @@ TEST(HistoryIo, JsonlHasEveryFieldInFixedOrder) {
   const std::string text = history::to_jsonl(small_history());
   EXPECT_EQ(
       text,
-      R"({"index":0,"time_ns":1000000,"process":0,"type":"invoke","f":"acquire","client":0,"token":""})"
+      R"({"index":0,"time_ns":1000000,"process":0,"type":"invoke","f":"acquire","client":"c1","token":""})"
       "\n"
-      R"({"index":1,"time_ns":1500000,"process":1,"type":"invoke","f":"acquire","client":1,"token":""})"
+      R"({"index":1,"time_ns":1500000,"process":1,"type":"invoke","f":"acquire","client":"c2","token":""})"
       "\n"
-      R"({"index":2,"time_ns":2000000,"process":0,"type":"ok","f":"acquire","client":0,"token":"c0-1","fence":7})"
+      R"({"index":2,"time_ns":2000000,"process":0,"type":"ok","f":"acquire","client":"c1","token":"c0-1","fence":7})"
       "\n"
-      R"({"index":3,"time_ns":5000000,"process":0,"type":"invoke","f":"release","client":0,"token":"c0-1"})"
+      R"({"index":3,"time_ns":5000000,"process":0,"type":"invoke","f":"release","client":"c1","token":"c0-1"})"
       "\n"
-      R"({"index":4,"time_ns":6000000,"process":1,"type":"info","f":"acquire","client":1,"token":"","detail":"timeout after 5ms: \"quorum\"\n"})"
+      R"({"index":4,"time_ns":6000000,"process":1,"type":"info","f":"acquire","client":"c2","token":"","detail":"timeout after 5ms: \"quorum\"\n"})"
       "\n"
-      R"({"index":5,"time_ns":6000000,"process":0,"type":"ok","f":"release","client":0,"token":"c0-1"})"
+      R"({"index":5,"time_ns":6000000,"process":0,"type":"ok","f":"release","client":"c1","token":"c0-1"})"
       "\n");
 }
 
@@ -101,9 +102,9 @@ TEST(HistoryIo, JsonlRoundTrips) {
 TEST(HistoryIo, ParseSkipsBlankLinesAndCarriageReturns) {
   const history::History h = history::parse_jsonl(
       "\n"
-      R"({"index":0,"time_ns":5,"process":0,"type":"invoke","f":"acquire","client":0})"
+      R"({"index":0,"time_ns":5,"process":0,"type":"invoke","f":"acquire","client":"c1"})"
       "\r\n  \n"
-      R"({"index":1,"time_ns":6,"process":0,"type":"ok","f":"acquire","client":0,"token":"t"})");
+      R"({"index":1,"time_ns":6,"process":0,"type":"ok","f":"acquire","client":"c1","token":"t"})");
   ASSERT_EQ(h.ops.size(), 2u);
   EXPECT_EQ(h.ops[0].token, "");
   EXPECT_EQ(h.ops[1].token, "t");
@@ -121,43 +122,56 @@ std::string parse_error(const std::string& text) {
 }
 
 const std::string kGood =
-    R"({"index":0,"time_ns":5,"process":0,"type":"invoke","f":"acquire","client":0})"
+    R"({"index":0,"time_ns":5,"process":0,"type":"invoke","f":"acquire","client":"c1"})"
     "\n";
 
 const std::string kGood2 =
-    R"({"index":1,"time_ns":6,"process":0,"type":"ok","f":"acquire","client":0})"
+    R"({"index":1,"time_ns":6,"process":0,"type":"ok","f":"acquire","client":"c1"})"
     "\n";
 
 TEST(HistoryIo, ParseErrorsNameLineAndField) {
   EXPECT_EQ(
-      parse_error(kGood + "\n" +
-                  R"({"index":1,"time_ns":6,"process":0,"type":"done","f":"acquire","client":0})"),
+      parse_error(
+          kGood + "\n" +
+          R"({"index":1,"time_ns":6,"process":0,"type":"done","f":"acquire","client":"c1"})"),
       R"(history.jsonl line 3: field 'type': expected one of invoke|ok|fail|info, got "done")");
-  EXPECT_EQ(parse_error(R"({"index":0,"process":0,"type":"ok","f":"acquire","client":0})"),
+  EXPECT_EQ(parse_error(R"({"index":0,"process":0,"type":"ok","f":"acquire","client":"c1"})"),
             "history.jsonl line 1: field 'time_ns': missing");
+  EXPECT_EQ(parse_error(
+                R"({"index":0,"time_ns":1.5,"process":0,"type":"ok","f":"acquire","client":"c1"})"),
+            "history.jsonl line 1: field 'time_ns': expected an integer, got 1.5");
   EXPECT_EQ(
-      parse_error(R"({"index":0,"time_ns":1.5,"process":0,"type":"ok","f":"acquire","client":0})"),
-      "history.jsonl line 1: field 'time_ns': expected an integer, got 1.5");
-  EXPECT_EQ(parse_error(R"({"index":0,"time_ns":1,"process":0,"type":"ok","f":"lock","client":0})"),
-            R"(history.jsonl line 1: field 'f': expected one of acquire|release, got "lock")");
+      parse_error(R"({"index":0,"time_ns":1,"process":0,"type":"ok","f":"lock","client":"c1"})"),
+      R"(history.jsonl line 1: field 'f': expected one of acquire|release, got "lock")");
   EXPECT_EQ(
-      parse_error(R"({"index":0,"time_ns":1,"process":0,"type":"ok","f":"acquire","client":-1})"),
-      "history.jsonl line 1: field 'client': expected an integer in [0, 2147483647], got -1");
+      parse_error(R"({"index":0,"time_ns":1,"process":0,"type":"ok","f":"acquire","client":0})"),
+      "history.jsonl line 1: field 'client': expected a client label such as \"c1\" (clients "
+      "count from c1), got 0");
+  for (const char* bad :
+       {R"("c0")", R"("c01")", R"("C1")", R"("c")", R"("c1x")", R"("c2147483648")"}) {
+    EXPECT_NE(parse_error(
+                  std::string(
+                      R"({"index":0,"time_ns":1,"process":0,"type":"ok","f":"acquire","client":)") +
+                  bad + "}")
+                  .find("expected a client label"),
+              std::string::npos)
+        << bad;
+  }
   EXPECT_EQ(
       parse_error(
-          R"({"index":0,"time_ns":1,"process":0,"type":"ok","f":"acquire","client":0,"fence":-3})"),
+          R"({"index":0,"time_ns":1,"process":0,"type":"ok","f":"acquire","client":"c1","fence":-3})"),
       "history.jsonl line 1: field 'fence': expected a non-negative integer, got -3");
   EXPECT_EQ(
       parse_error(
-          R"({"index":0,"time_ns":1,"process":0,"type":"ok","f":"acquire","client":0,"token":5})"),
+          R"({"index":0,"time_ns":1,"process":0,"type":"ok","f":"acquire","client":"c1","token":5})"),
       "history.jsonl line 1: field 'token': expected a string, got 5");
   EXPECT_EQ(
       parse_error(kGood +
-                  R"({"index":2,"time_ns":6,"process":0,"type":"ok","f":"acquire","client":0})"),
+                  R"({"index":2,"time_ns":6,"process":0,"type":"ok","f":"acquire","client":"c1"})"),
       "history.jsonl line 2: field 'index': expected 1 (indices are dense and in order), got 2");
   EXPECT_EQ(
       parse_error(kGood +
-                  R"({"index":1,"time_ns":4,"process":0,"type":"ok","f":"acquire","client":0})"),
+                  R"({"index":1,"time_ns":4,"process":0,"type":"ok","f":"acquire","client":"c1"})"),
       "history.jsonl line 2: field 'time_ns': goes back in time (4 after 5); ops must be in "
       "true-time order");
   EXPECT_EQ(parse_error(kGood + "[1, 2]"), "history.jsonl line 2: expected a JSON object per line");
@@ -184,7 +198,7 @@ TEST(HistoryIo, HeldRoundTrips) {
   ASSERT_EQ(h.held.size(), 1u);
   const nlohmann::ordered_json j = history::held_to_json(h);
   EXPECT_EQ(j.dump(),
-            R"([{"client":0,"process":0,"start_ns":2000000,"end_ns":5000000,"acquire_index":2,)"
+            R"([{"client":"c1","process":0,"start_ns":2000000,"end_ns":5000000,"acquire_index":2,)"
             R"("release_index":3,"end_reason":"release"}])");
   const std::vector<history::HeldInterval> back = history::held_from_json(j);
   ASSERT_EQ(back.size(), 1u);
@@ -198,7 +212,8 @@ TEST(HistoryIo, HeldRoundTrips) {
   // The same from a plainly parsed result.json (sorted keys).
   nlohmann::json plain = nlohmann::json::parse(j.dump());
   plain[0]["end_reason"] = "run-end";
-  EXPECT_EQ(history::held_from_json(plain)[0].end_reason, history::HeldInterval::EndReason::kRunEnd);
+  EXPECT_EQ(history::held_from_json(plain)[0].end_reason,
+            history::HeldInterval::EndReason::kRunEnd);
 
   plain[0]["end_reason"] = "gone";
   try {
@@ -227,19 +242,19 @@ TEST(HistoryIo, HeldFromJsonRejectsWhatTheRecorderAsserts) {
   EXPECT_EQ(held_error(backwards),
             "held[0]: field 'end_ns': ends before it starts (1000000 < start_ns 2000000); a held "
             "interval never does");
-  // Client 0 again, starting inside its first interval: two leases at once.
+  // Client c1 again, starting inside its first interval: two leases at once.
   nlohmann::json twice = plain;
   twice.push_back(plain[0]);
   twice[1]["start_ns"] = 4000000;
   twice[1]["end_ns"] = 9000000;
   EXPECT_EQ(held_error(twice),
-            "held[1]: overlaps held[0], an interval of the same client 0 ([2000000, 5000000) and "
+            "held[1]: overlaps held[0], an interval of the same client c1 ([2000000, 5000000) and "
             "[4000000, 9000000) ns); a client holds at most one lease at a time");
   // Back to back, or another client: fine.
   twice[1]["start_ns"] = 5000000;
   EXPECT_EQ(held_error(twice), "(no error)");
   twice[1]["start_ns"] = 4000000;
-  twice[1]["client"] = 1;
+  twice[1]["client"] = "c2";
   EXPECT_EQ(held_error(twice), "(no error)");
 }
 
@@ -258,7 +273,8 @@ history::History history_with_faults() {
   history::Op resume = history::nemesis_op("resume", {"c2"}, "");
   resume.time_ns = 4200000;
   r.record(resume);
-  history::Op skip = history::nemesis_op("skip", {"crash", "@holder", "1s"}, "nobody holds the lock");
+  history::Op skip =
+      history::nemesis_op("skip", {"crash", "@holder", "1s"}, "nobody holds the lock");
   skip.time_ns = 4200000;
   r.record(skip);
   history::Op heal = history::nemesis_op("heal", {}, "");
@@ -345,7 +361,7 @@ TEST(HistoryIo, ParseErrorsForNemesisOps) {
       R"(history.jsonl line 1: field 'value': expected an array of strings, got ["c1",2])");
   EXPECT_EQ(
       parse_error(
-          R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"heal","value":[],"client":0})"),
+          R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"heal","value":[],"client":"c1"})"),
       "history.jsonl line 1: field 'client': nemesis ops have none");
   EXPECT_EQ(
       parse_error(
@@ -360,7 +376,7 @@ TEST(HistoryIo, ParseErrorsForNemesisOps) {
       R"(history.jsonl line 1: field 'process': expected an integer >= 0 or "nemesis", got "chaos")");
   EXPECT_EQ(
       parse_error(
-          R"({"index":0,"time_ns":5,"process":0,"type":"invoke","f":"acquire","client":0,"value":["x"]})"),
+          R"({"index":0,"time_ns":5,"process":0,"type":"invoke","f":"acquire","client":"c1","value":["x"]})"),
       "history.jsonl line 1: field 'value': client ops have none (acquire and release take no "
       "value)");
 }
@@ -369,42 +385,44 @@ TEST(HistoryIo, ParseErrorsForNemesisOps) {
 // naming the op and the rule, never an assertion.
 TEST(HistoryIo, ParseErrorsNameTheOpAndTheRuleItBreaks) {
   const std::string ok0 =
-      R"({"index":0,"time_ns":5,"process":0,"type":"ok","f":"acquire","client":0})";
+      R"({"index":0,"time_ns":5,"process":0,"type":"ok","f":"acquire","client":"c1"})";
   EXPECT_EQ(parse_error(ok0),
             "history.jsonl line 1: op 0: process 0 completes :acquire without an open invocation "
             "(rule 4: a completion matches its process's open invocation, and an op is "
             "completed at most once)");
   EXPECT_EQ(
       parse_error(kGood + kGood2 +
-                  R"({"index":2,"time_ns":7,"process":0,"type":"ok","f":"acquire","client":0})"),
+                  R"({"index":2,"time_ns":7,"process":0,"type":"ok","f":"acquire","client":"c1"})"),
       "history.jsonl line 3: op 2: process 0 completes :acquire without an open invocation "
       "(rule 4: a completion matches its process's open invocation, and an op is "
       "completed at most once)");
-  EXPECT_EQ(parse_error(
-                kGood +
-                R"({"index":1,"time_ns":6,"process":0,"type":"invoke","f":"release","client":0})"),
-            "history.jsonl line 2: op 1: process 0 invokes :release while its :acquire (op 0) is "
-            "still open (rule 3: at most one open op per process)");
   EXPECT_EQ(
-      parse_error(kGood +
-                  R"({"index":1,"time_ns":6,"process":0,"type":"fail","f":"release","client":0})"),
-      "history.jsonl line 2: op 1: process 0 completes :release but its open invocation "
-      "(op 0) is :acquire (rule 4: a completion matches its process's open invocation)");
+      parse_error(
+          kGood +
+          R"({"index":1,"time_ns":6,"process":0,"type":"invoke","f":"release","client":"c1"})"),
+      "history.jsonl line 2: op 1: process 0 invokes :release while its :acquire (op 0) is "
+      "still open (rule 3: at most one open op per process)");
   EXPECT_EQ(parse_error(
                 kGood +
-                R"({"index":1,"time_ns":6,"process":0,"type":"info","f":"acquire","client":0})"
-                "\n" +
-                R"({"index":2,"time_ns":7,"process":0,"type":"invoke","f":"acquire","client":0})"),
-            "history.jsonl line 3: op 2: process 0 records again after an :info op (rule 5: a "
-            "process whose op ended in :info never records again; the client continues under a "
-            "fresh process)");
+                R"({"index":1,"time_ns":6,"process":0,"type":"fail","f":"release","client":"c1"})"),
+            "history.jsonl line 2: op 1: process 0 completes :release but its open invocation "
+            "(op 0) is :acquire (rule 4: a completion matches its process's open invocation)");
+  EXPECT_EQ(
+      parse_error(
+          kGood +
+          R"({"index":1,"time_ns":6,"process":0,"type":"info","f":"acquire","client":"c1"})"
+          "\n" +
+          R"({"index":2,"time_ns":7,"process":0,"type":"invoke","f":"acquire","client":"c1"})"),
+      "history.jsonl line 3: op 2: process 0 records again after an :info op (rule 5: a "
+      "process whose op ended in :info never records again; the client continues under a "
+      "fresh process)");
   // Nemesis ops between a client's invocation and its completion change nothing.
   EXPECT_EQ(
       parse_error(
           kGood +
           R"({"index":1,"time_ns":5,"process":"nemesis","type":"info","f":"pause","value":["c1","1s"]})"
           "\n" +
-          R"({"index":2,"time_ns":6,"process":0,"type":"ok","f":"acquire","client":0})"),
+          R"({"index":2,"time_ns":6,"process":0,"type":"ok","f":"acquire","client":"c1"})"),
       "(no error)");
 }
 

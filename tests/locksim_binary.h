@@ -42,6 +42,37 @@ inline Outcome locksim(const std::string& args) {
   return o;
 }
 
+// A directory of the test program's own, under the system's temp directory,
+// named by `prefix` and the process id (so two test programs running at once
+// never share one), removed with everything in it when the object dies. Hold
+// one at namespace scope: it goes when the test program ends.
+class ScratchDir {
+ public:
+  explicit ScratchDir(const std::string& prefix)
+      : path_(std::filesystem::temp_directory_path() / (prefix + std::to_string(::getpid()))) {}
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+  ~ScratchDir() {
+    std::error_code ec;  // a failed clean-up must not fail the tests
+    std::filesystem::remove_all(path_, ec);
+  }
+
+  // The directory, created on first use.
+  const std::filesystem::path& path() const {
+    std::filesystem::create_directories(path_);
+    return path_;
+  }
+  // Writes `text` to the file `name` in it and returns its path.
+  std::filesystem::path write(const std::string& name, const std::string& text) const {
+    const std::filesystem::path p = path() / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p;
+  }
+
+ private:
+  std::filesystem::path path_;
+};
+
 inline size_t count_lines(const std::string& s) {
   size_t n = 0;
   for (char c : s) n += c == '\n';

@@ -130,10 +130,10 @@ TEST(ResultJson, HasEveryTopLevelKeyInOrder) {
   EXPECT_EQ(o["window"]["start_ns"], at_ms(2).ns);
   EXPECT_EQ(o["window"]["end_ns"], at_ms(1000).ns);
   EXPECT_EQ(o["window"]["start_s"], 0.002);
-  EXPECT_EQ(o["a"]["client"], 0);
+  EXPECT_EQ(o["a"]["client"], "c1");
   EXPECT_EQ(o["a"]["acquire_index"], 2);
   EXPECT_EQ(o["a"]["release_index"], 4);
-  EXPECT_EQ(o["b"]["client"], 1);
+  EXPECT_EQ(o["b"]["client"], "c2");
   EXPECT_EQ(j["counts"]["acquisitions"], 2);
   EXPECT_EQ(j["counts"]["events"], 1234);
   EXPECT_EQ(j["held"].size(), 2u);

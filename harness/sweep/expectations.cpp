@@ -3,11 +3,13 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
+#include <sstream>
 
 #include "algorithms/registry.h"
 #include "env/assert.h"
 #include "env/parse.h"
 #include "faults/profile.h"
+#include "harness/strict_json.h"
 
 namespace locksim::harness {
 
@@ -136,11 +138,11 @@ Expectations parse_expectations(const Json& j, const std::string& source) {
 }
 
 Expectations load_expectations(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("--expect: cannot read '" + path + "'");
-  const Json j = Json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw ConfigError("--expect: " + path + ": not valid JSON");
-  return parse_expectations(j, path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_expectations(parse_strict_json(text.str(), "--expect: " + path), path);
 }
 
 namespace {
@@ -161,8 +163,9 @@ void judge_one(Expected verdict, int64_t within, const Observed& o, const CellFa
     if (o.violations == 0) return;
     g.holds = false;
     g.failure = what + "false alarm";
-    g.message = "expected " + what + to_string(verdict) + ", found " +
-                std::to_string(o.violations) + " violating run(s); first: " + o.first_replay;
+    g.message =
+        "expected " + what + to_string(verdict) + ", found " + std::to_string(o.violations) +
+        (o.violations == 1 ? " violating run" : " violating runs") + "; first: " + o.first_replay;
     return;
   }
   LOCKSIM_ASSERT_MSG(within >= 1, "parse_cell gives every violation its bound");
@@ -202,8 +205,8 @@ GateOutcome judge_cell(const CellExpectation* e, const CellFacts& f) {
     lock.gated = true;
     lock.holds = false;
     lock.failure = "unknown verdicts";
-    lock.message = std::to_string(f.unknown) +
-                   " run(s) ended with a client error; first: " + f.first_unknown_replay;
+    lock.message = std::to_string(f.unknown) + (f.unknown == 1 ? " run" : " runs") +
+                   " ended with a client error; first: " + f.first_unknown_replay;
     return lock;
   }
   // The lock first; then, if it holds, the data. Each part is judged (gated)

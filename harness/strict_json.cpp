@@ -1,0 +1,65 @@
+#include "harness/strict_json.h"
+
+#include <set>
+#include <vector>
+
+#include "env/assert.h"
+#include "env/parse.h"
+
+namespace locksim::harness {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// nlohmann keeps the last of two equal keys without a word; a setting given
+// twice in a file is an error, as it is on the command line. A parser
+// callback: it sees every key of every object as it is read.
+class RepeatedKeyGuard {
+ public:
+  explicit RepeatedKeyGuard(const std::string& source) : source_(source) {}
+
+  bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) {
+      // The new object's path is the key it is the value of ("" at the top).
+      objects_.push_back({objects_.empty() ? "" : last_path_, {}});
+    } else if (event == Json::parse_event_t::object_end) {
+      LOCKSIM_ASSERT(!objects_.empty());
+      objects_.pop_back();
+    } else if (event == Json::parse_event_t::key) {
+      LOCKSIM_ASSERT(!objects_.empty() && parsed.is_string());
+      Object& o = objects_.back();
+      const std::string& key = parsed.get_ref<const std::string&>();
+      // A key with a newline is shown escaped: the error stays one line.
+      const bool plain = key.find_first_of("\n\r") == std::string::npos;
+      last_path_ = (o.path.empty() ? "" : o.path + ".") + (plain ? key : Json(key).dump());
+      if (!o.keys.insert(key).second) {
+        throw ConfigError(source_ + ": " + last_path_ + ": given twice; give each key once");
+      }
+    }
+    return true;
+  }
+
+ private:
+  struct Object {
+    std::string path;
+    std::set<std::string> keys;
+  };
+  const std::string& source_;
+  std::vector<Object> objects_;
+  std::string last_path_;
+};
+
+}  // namespace
+
+Json parse_strict_json(std::string_view text, const std::string& source) {
+  try {
+    return Json::parse(text.begin(), text.end(), RepeatedKeyGuard(source));
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for 1E400
+    std::string what = e.what();
+    for (char& c : what) c = c == '\n' ? ' ' : c;
+    throw ConfigError(source + ": invalid JSON: " + what);
+  }
+}
+
+}  // namespace locksim::harness

@@ -1,0 +1,21 @@
+// Reading the JSON files a user writes (scenarios, expectations) and the ones
+// a sweep leaves behind (sweep.json), strictly: a key given twice in one
+// object is an error, as a flag given twice is, instead of nlohmann's silent
+// "the last one wins" — a file that says `"ttl": "2s"` and later `"ttl": "30s"`
+// must not run with either without a word.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+namespace locksim::harness {
+
+// Parses `text`. Throws ConfigError, one line naming `source`:
+//   "SOURCE: invalid JSON: <nlohmann's message>" for text that is not JSON;
+//   "SOURCE: PATH: given twice; give each key once" for a repeated key,
+//   PATH the dotted path of the key ("redis.timeout").
+nlohmann::json parse_strict_json(std::string_view text, const std::string& source);
+
+}  // namespace locksim::harness
