@@ -8,7 +8,6 @@
 #include "env/parse.h"
 #include "harness/backends.h"
 #include "live/live_backend.h"
-#include "live/live_runner.h"
 #include "live/mariadb_connection.h"
 #include "live/mariadb_process.h"
 #include "live/mysql_live_env.h"
@@ -46,15 +45,12 @@ history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm
   const auto server = MariadbProcess::start({.lock_wait_timeout_s = lock_wait_timeout_s});
   const MariadbConnection::Address address{
       .host = "127.0.0.1", .port = server->port(), .database = "locksim", .user = "root"};
-  LiveOptions live_options;
-  live_options.errors = &result.errors;
   const Duration timeout = config.mysql.client_timeout;
   const uint64_t seed = config.seed;
-  live_options.make_env = [address, timeout, seed](int client) -> std::unique_ptr<Env> {
-    return std::make_unique<MysqlLiveEnv>(client, address, timeout, seed);
-  };
-  history::History history =
-      run_live(algorithm, config.workload, {}, config.duration, config.seed, live_options);
+  history::History history = run_live_clients(
+      config, algorithm, result, [address, timeout, seed](int client) -> std::unique_ptr<Env> {
+        return std::make_unique<MysqlLiveEnv>(client, address, timeout, seed);
+      });
   result.deadlocks = std::max<int64_t>(0, innodb_deadlocks(server->port()));
   result.backend_notes.emplace_back("mysql.server",
                                     "mariadbd on 127.0.0.1:" + std::to_string(server->port()) +

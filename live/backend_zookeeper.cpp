@@ -7,7 +7,6 @@
 #include "env/parse.h"
 #include "harness/backends.h"
 #include "live/live_backend.h"
-#include "live/live_runner.h"
 #include "live/zk_live_env.h"
 #include "live/zk_process.h"
 
@@ -37,16 +36,14 @@ history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm
   const sim::zookeeper::ZkParams& zk = config.zookeeper;
   const auto ensemble = ZkEnsembleProcess::start(
       {.servers = zk.servers, .tick_ms = static_cast<int>(zk.tick.ns / Duration::millis(1).ns)});
-  LiveOptions live_options;
-  live_options.errors = &result.errors;
   const std::string hosts = ensemble->hosts();
   const Duration session_timeout = zk.session_timeout;
   const uint64_t seed = config.seed;
-  live_options.make_env = [hosts, session_timeout, seed](int client) -> std::unique_ptr<Env> {
-    return std::make_unique<ZkLiveEnv>(client, hosts, session_timeout, seed);
-  };
   history::History history =
-      run_live(algorithm, config.workload, {}, config.duration, config.seed, live_options);
+      run_live_clients(config, algorithm, result,
+                       [hosts, session_timeout, seed](int client) -> std::unique_ptr<Env> {
+                         return std::make_unique<ZkLiveEnv>(client, hosts, session_timeout, seed);
+                       });
   result.backend_notes.emplace_back("zookeeper.negotiated_session_timeout",
                                     format_duration(zk.negotiate(zk.session_timeout)) + " (asked " +
                                         format_duration(zk.session_timeout) +

@@ -12,10 +12,12 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "algorithms/lock_algorithm.h"
+#include "env/env.h"
 #include "harness/backends.h"
 #include "harness/run_config.h"
 #include "harness/run_result.h"
@@ -45,6 +47,14 @@ const std::vector<LiveBackend>& live_backends();
 // The live side of `backend`. Precondition: it has one (the test
 // LiveBackends.EveryBackendHasOneLiveSide holds it).
 const LiveBackend& live_backend_of(const harness::BackendSpec& backend);
+
+// run_live (live_runner.h) for `config`'s workload, length and seed, with
+// client i's Env from `make_env(i)` (a backend's own Env over the servers it
+// started) and each client's error kept in result.errors: what every
+// backend without Redis's server list runs.
+history::History run_live_clients(const harness::RunConfig& config,
+                                  algorithms::LockAlgorithm& algorithm, harness::RunResult& result,
+                                  std::function<std::unique_ptr<Env>(int client)> make_env);
 
 // Each backend's live side, in its own file (live/backend_<name>.cpp).
 LiveBackend redis_live_backend();

@@ -1,6 +1,7 @@
 #include "live/live_backend.h"
 
 #include "env/assert.h"
+#include "live/live_runner.h"
 
 namespace locksim::live {
 
@@ -16,6 +17,16 @@ const LiveBackend& live_backend_of(const harness::BackendSpec& backend) {
   }
   LOCKSIM_ASSERT_MSG(false, "every backend has a live side");
   return live_backends().front();
+}
+
+history::History run_live_clients(const harness::RunConfig& config,
+                                  algorithms::LockAlgorithm& algorithm, harness::RunResult& result,
+                                  std::function<std::unique_ptr<Env>(int client)> make_env) {
+  LOCKSIM_ASSERT(make_env != nullptr);
+  LiveOptions live_options;
+  live_options.errors = &result.errors;
+  live_options.make_env = std::move(make_env);
+  return run_live(algorithm, config.workload, {}, config.duration, config.seed, live_options);
 }
 
 }  // namespace locksim::live
