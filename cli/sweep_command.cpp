@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +14,7 @@
 #include <set>
 #include <thread>
 
+#include "cli/interrupt.h"
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/settings.h"
@@ -26,13 +26,6 @@ namespace locksim::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
-
-void on_sigint(int) {
-  g_stop.store(true);
-}
 
 int64_t wall_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -166,7 +159,7 @@ int run_sweep_command(const SweepFlags& f) {
       f.jobs != 0 ? f.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   o.resume = f.resume;
   o.histories = f.histories;
-  o.stop = &g_stop;
+  o.stop = &stop_flag();
   o.wall_now_ns = wall_ns;
   Progress progress;
   progress.quiet = f.quiet;
@@ -176,9 +169,11 @@ int run_sweep_command(const SweepFlags& f) {
   o.on_progress = [&progress](uint64_t done, uint64_t total, uint64_t findings) {
     progress.update(done, total, findings, false);
   };
-  std::signal(SIGINT, on_sigint);
-  const auto runs = harness::run_sweep(plan, f.out, o);
-  std::signal(SIGINT, SIG_DFL);
+  std::vector<harness::RunSummary> runs;
+  {
+    const StopOnInterrupt interrupt;
+    runs = harness::run_sweep(plan, f.out, o);
+  }
   uint64_t findings = 0;
   for (const auto& r : runs) findings += r.finding != "none" ? 1 : 0;
   const uint64_t shard_runs = (plan.runs_total() + static_cast<uint64_t>(plan.shard_count) -
@@ -199,7 +194,7 @@ int run_sweep_command(const SweepFlags& f) {
                 reports::coverage_text(m).c_str(), s,
                 s > 0 ? static_cast<double>(runs.size()) / s : 0.0);
   }
-  if (g_stop.load()) {
+  if (stop_flag().load()) {
     std::cerr << "sweep: interrupted; the report covers the " << runs.size()
               << " finished runs; rerun with --resume to finish\n";
     return kExitInterrupted;
