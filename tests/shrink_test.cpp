@@ -220,10 +220,14 @@ TEST(ShrinkFinding, SafetyConsequenceAndLivenessAreKeptApart) {
   const std::vector<locksim::checkers::Check> stuck = {invalid(Kind::kLiveness)};
   const std::vector<locksim::checkers::Check> both = {invalid(Kind::kLiveness),
                                                       invalid(Kind::kSafety)};
+  const std::vector<locksim::checkers::Check> damage = {invalid(Kind::kSafety),
+                                                        invalid(Kind::kConsequence)};
   EXPECT_EQ(shrink::finding_of(safety), shrink::Finding::kSafety);
   EXPECT_EQ(shrink::finding_of(data), shrink::Finding::kConsequence);
   EXPECT_EQ(shrink::finding_of(stuck), shrink::Finding::kLiveness);
   EXPECT_EQ(shrink::finding_of(both), shrink::Finding::kSafety);
+  EXPECT_EQ(shrink::finding_of(damage), shrink::Finding::kConsequence)
+      << "a run that damaged its data is about its data";
   EXPECT_EQ(shrink::finding_of({}), shrink::Finding::kNone);
   EXPECT_TRUE(shrink::keeps_finding(shrink::Finding::kSafety, both));
   EXPECT_FALSE(shrink::keeps_finding(shrink::Finding::kSafety, data));

@@ -1,5 +1,6 @@
 #include "harness/shrink/shrink.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "harness/run.h"
 #include "harness/settings.h"
 #include "harness/shrink/search.h"
+#include "history/history.h"
 
 namespace locksim::harness::shrink {
 
@@ -39,8 +41,8 @@ bool has_invalid(const std::vector<checkers::Check>& checks, checkers::Kind kind
 }  // namespace
 
 Finding finding_of(const std::vector<checkers::Check>& checks) {
-  if (has_invalid(checks, checkers::Kind::kSafety)) return Finding::kSafety;
   if (has_invalid(checks, checkers::Kind::kConsequence)) return Finding::kConsequence;
+  if (has_invalid(checks, checkers::Kind::kSafety)) return Finding::kSafety;
   if (has_invalid(checks, checkers::Kind::kLiveness)) return Finding::kLiveness;
   return Finding::kNone;
 }
@@ -115,6 +117,7 @@ class Search {
   // Takes `candidate` when it fails.
   bool take_if_fails(const RunConfig& candidate);
   bool shrink_fault_list();
+  bool lower_client_targets();
   bool shrink_clients();
   bool shrink_fault(size_t i);
   bool shrink_sides(size_t i);
@@ -168,7 +171,8 @@ Result Search::run() {
     // The fault list was checked against `smallest_` as it is now.
     r.one_minimal = stopped_ == Stopped::kDone;
     if (stopped_ != Stopped::kDone || round == kRoundsMax) break;
-    bool changed = shrink_clients();
+    bool changed = lower_client_targets();
+    changed |= shrink_clients();
     for (size_t i = 0; i < smallest_.faults.events.size(); ++i) changed |= shrink_fault(i);
     for (size_t i = 0; i < smallest_.faults.events.size(); ++i) changed |= earlier_fault(i);
     changed |= shrink_run_length();
@@ -200,6 +204,47 @@ bool Search::shrink_fault_list() {
   if (kept.size() == n) return false;
   smallest_ = with(kept);
   return true;
+}
+
+// A fault that names a client by number keeps that many clients: "crash c3"
+// needs three. So each such target is tried as a lower-numbered client,
+// lowest first, before the clients step; a side of a partition never names
+// one node twice.
+bool Search::lower_client_targets() {
+  bool changed = false;
+  const int clients = smallest_.workload.clients;
+  auto number_of = [clients](const std::string& name) {
+    for (int c = 0; c < clients; ++c) {
+      if (name == history::client_label(c)) return c;
+    }
+    return -1;  // a server, @holder or @primary
+  };
+  for (size_t i = 0; i < smallest_.faults.events.size(); ++i) {
+    // Every target of fault i: its node (0), then side A's and side B's.
+    for (size_t slot = 0;; ++slot) {
+      faults::FaultEvent& e = smallest_.faults.events[i];
+      const size_t a = e.side_a.size();
+      if (slot > a + e.side_b.size()) break;
+      const auto target = [slot, a](faults::FaultEvent& f) -> std::string& {
+        return slot == 0 ? f.node : slot <= a ? f.side_a[slot - 1] : f.side_b[slot - 1 - a];
+      };
+      const std::vector<std::string>& side = slot == 0   ? std::vector<std::string>{}
+                                             : slot <= a ? e.side_a
+                                                         : e.side_b;
+      const int number = number_of(target(e));
+      for (int lower = 0; lower < number; ++lower) {
+        const std::string name = history::client_label(lower);
+        if (std::find(side.begin(), side.end(), name) != side.end()) continue;
+        RunConfig c = smallest_;
+        target(c.faults.events[i]) = name;
+        if (take_if_fails(c)) {
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+  return changed;
 }
 
 // From one client up: the fewest that still fail. A fault that names a

@@ -34,9 +34,12 @@ enum class Finding { kNone, kSafety, kConsequence, kLiveness };
 
 const char* to_string(Finding f);  // "none", "safety", "consequence", "liveness"
 
-// The finding of a run's checks, most severe first: two holders (a deciding
-// mutual-exclusion check), else damaged data, else a stuck lock; kNone when
-// nothing deciding is invalid (a latent finding is not a failure).
+// The finding of a run's checks: damaged data (a deciding consequence
+// check), else two holders (mutual exclusion), else a stuck lock; kNone when
+// nothing deciding is invalid (a latent finding is not a failure). Damaged
+// data first: a run that shows both is about its data (the holders' overlap
+// is how the damage happened), and a shrink that kept only the overlap could
+// lose the stale write the scenario was written to show.
 Finding finding_of(const std::vector<checkers::Check>& checks);
 
 // Whether a candidate's checks keep `wanted`. Safety and consequence: a
