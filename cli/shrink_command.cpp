@@ -402,10 +402,6 @@ int run_shrink_command(const CLI::App& app, const ShrinkFlags& f) {
   Progress progress;
   progress.shown = !f.run.quiet && isatty(STDERR_FILENO) != 0;
   progress.runs_max = f.max_runs;
-  const Input input = run_input(story.start);
-  story.finding = input.finding;
-  story.drawn = input.drawn;
-  story.before = input.size;
   harness::shrink::Options o;
   o.runs_max = f.max_runs;
   o.stop = &stop_flag();
@@ -413,7 +409,13 @@ int run_shrink_command(const CLI::App& app, const ShrinkFlags& f) {
     progress.update(runs, smallest, false);
   };
   {
+    // From the first run on: Ctrl-C during it ends the search before its
+    // first candidate, and the input itself (faults made explicit) is written.
     const StopOnInterrupt interrupt;
+    const Input input = run_input(story.start);
+    story.finding = input.finding;
+    story.drawn = input.drawn;
+    story.before = input.size;
     story.result =
         harness::shrink::shrink(input.failing, harness::shrink::real_runs(input.finding), o);
   }
