@@ -106,7 +106,11 @@ constexpr int64_t kLossStepPpm = 10'000;  // loss rate, in millionths: 1 %
 class Search {
  public:
   Search(const RunConfig& failing, const Fails& fails, const Options& options)
-      : smallest_(failing), fails_(fails), options_(options) {
+      : smallest_(failing),
+        seed_(failing.seed),
+        algorithm_(failing.algorithm),
+        fails_(fails),
+        options_(options) {
     LOCKSIM_ASSERT(options.runs_max >= 0 && options.runs_max <= Options::kRunsMaxMax);
   }
 
@@ -125,12 +129,15 @@ class Search {
   bool earlier_fault(size_t i);
   bool later_fault(size_t i);
   bool narrow_holds();
-  // Bisects one number of fault `i` down to `lo` (or, `later`, up to `hi`).
+  // Bisects one number of fault `i` (get/set) down toward `lo` on a grid of
+  // `step`; takes the smallest that fails.
   using Get = std::function<int64_t(const faults::FaultEvent&)>;
   using Set = std::function<void(faults::FaultEvent&, int64_t)>;
   bool smaller(size_t i, int64_t lo, int64_t step, const Get& get, const Set& set);
 
   RunConfig smallest_;
+  const uint64_t seed_;  // every candidate runs the input's seed and algorithm
+  const std::string algorithm_;
   const Fails& fails_;
   const Options& options_;
   // Answers by the candidate's settings (settings_to_json: every setting,
@@ -151,6 +158,7 @@ bool Search::fails(const RunConfig& candidate) {
   // A stopped search answers "passes" without running and remembers nothing,
   // so the steps unwind with what they have.
   if (stopped_ != Stopped::kDone) return false;
+  LOCKSIM_ASSERT(candidate.seed == seed_ && candidate.algorithm == algorithm_);
   ++runs_;
   const bool failed = fails_(candidate);
   answers_.emplace(key, failed);
@@ -187,7 +195,8 @@ Result Search::run() {
   r.smallest = smallest_;
   r.runs = runs_;
   r.stopped = stopped_;
-  LOCKSIM_ASSERT(r.smallest.seed == smallest_.seed && r.runs <= options_.runs_max);
+  LOCKSIM_ASSERT(r.smallest.seed == seed_ && r.smallest.algorithm == algorithm_);
+  LOCKSIM_ASSERT(r.runs <= options_.runs_max);
   return r;
 }
 
