@@ -185,8 +185,10 @@ struct Progress {
     if (!final && now - last_ns < 200'000'000) return;
     last_ns = now;
     char line[200];
-    std::snprintf(line, sizeof line, "shrink: %d/%d runs, %zu faults, %d clients, %s run, %.1fs",
-                  runs, runs_max, smallest.faults.events.size(), smallest.workload.clients,
+    const size_t faults = smallest.faults.events.size();
+    const int clients = smallest.workload.clients;
+    std::snprintf(line, sizeof line, "shrink: %d/%d runs, %zu fault%s, %d client%s, %s run, %.1fs",
+                  runs, runs_max, faults, faults == 1 ? "" : "s", clients, clients == 1 ? "" : "s",
                   format_duration(smallest.duration).c_str(),
                   static_cast<double>(now - start_ns) / 1e9);
     // "\x1b[K" erases what a longer earlier line left behind.
