@@ -243,6 +243,7 @@ struct Story {
   Start start;
   Finding finding = Finding::kNone;
   size_t drawn = 0;  // faults the profile drew, made explicit
+  bool same_run = true;
   Size before, after;
   harness::shrink::Result result;
   int runs_max = 0;
@@ -251,7 +252,8 @@ struct Story {
 std::string description(const Story& s) {
   std::string d = "Shrunk by locksim shrink from `" + s.start.replay + "`";
   if (s.drawn > 0) {
-    d += " (its profile's " + plural(s.drawn, "drawn fault") + " made explicit)";
+    d += " (its profile's " + plural(s.drawn, "drawn fault") + " made explicit" +
+         (s.same_run ? "" : "; that run differs from the profile's but fails the same way") + ")";
   }
   d += ", keeping its " + std::string(finding_words(s.finding)) + ": " +
        how_far(s.before, s.after) + "; " +
@@ -294,6 +296,7 @@ struct Input {
   RunConfig failing;  // the profile's drawn faults made explicit
   size_t drawn = 0;
   Size size;
+  bool same_run = true;  // the explicit faults replayed the profile's run exactly
 };
 
 Input run_input(const Start& start) {
@@ -310,9 +313,20 @@ Input run_input(const Start& start) {
   in.drawn = report.result.profile_faults.events.size();
   in.failing = harness::shrink::materialized(prepared.config(), report.result.profile_faults);
   in.size = size_of(in.failing, report.result);
-  // The search shrinks the explicit faults, so they must be the same run.
-  // If they are not, shrinking them would shrink some other run: refuse.
-  if (!start.config.profile.empty() && !harness::shrink::real_runs(in.finding)(in.failing)) {
+  if (start.config.profile.empty()) return in;
+  // The search shrinks the explicit faults, so they must fail as the profile
+  // did; if they do not, shrinking them would shrink some other run: refuse.
+  // They should be the very same run (same events and ops); one that differs
+  // but fails the same way can still be shrunk, and the file says so.
+  harness::SimRunReport again;
+  try {
+    again = harness::simulate_and_check(in.failing);
+  } catch (const ConfigError& e) {  // a drawn fault that does not read as a --fault: a bug
+    throw std::runtime_error(start.field + ": the profile's faults, made explicit: " + e.what());
+  }
+  in.same_run = again.result.events == report.result.events &&
+                again.result.client_ops == report.result.client_ops;
+  if (!harness::shrink::keeps_finding(in.finding, again.result.checks)) {
     throw std::runtime_error(start.field + ": the " + plural(in.drawn, "fault") + " profile '" +
                              start.config.profile +
                              "' drew, given as explicit faults without the profile, no longer "
@@ -417,6 +431,7 @@ int run_shrink_command(const CLI::App& app, const ShrinkFlags& f) {
     const Input input = run_input(story.start);
     story.finding = input.finding;
     story.drawn = input.drawn;
+    story.same_run = input.same_run;
     story.before = input.size;
     story.result =
         harness::shrink::shrink(input.failing, harness::shrink::real_runs(input.finding), o);
