@@ -6,6 +6,7 @@
 //   locksim list [SCENARIO]
 //   locksim sweep --algorithms all --profiles all --seeds 1..1000 --out DIR [--expect FILE]
 //   locksim merge --out DIR SHARD_DIR...
+//   locksim shrink [run settings | --scenario NAME|FILE | --sweep DIR --cell A/P] [--out FILE]
 //
 // The run settings' flags are generated from harness/settings.h (cli/run_options.h).
 // Exit codes: cli/exit_codes.h.
@@ -26,6 +27,7 @@
 #include "cli/next_step.h"
 #include "cli/run_options.h"
 #include "cli/scenario_run.h"
+#include "cli/shrink_command.h"
 #include "cli/sweep_command.h"
 #include "cli/unknown_argument.h"
 #include "env/atomic_file.h"
@@ -183,6 +185,8 @@ int main(int argc, char** argv) {
   CLI::App* sweep = locksim::cli::add_sweep_command(app, sweep_flags);
   locksim::cli::MergeFlags merge_flags;
   CLI::App* merge = locksim::cli::add_merge_command(app, merge_flags);
+  locksim::cli::ShrinkFlags shrink_flags;
+  CLI::App* shrink = locksim::cli::add_shrink_command(app, shrink_flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
@@ -194,6 +198,7 @@ int main(int argc, char** argv) {
                             : merge->parsed() ? merge
                             : list->parsed()  ? list
                                               : &app;
+    if (shrink->parsed()) asked = shrink;
     std::cout << asked->help();
     return kExitClean;
   } catch (const CLI::CallForAllHelp&) {
@@ -208,6 +213,7 @@ int main(int argc, char** argv) {
     if (check->parsed()) return locksim::cli::run_check_command(check_flags);
     if (sweep->parsed()) return locksim::cli::run_sweep_command(sweep_flags);
     if (merge->parsed()) return locksim::cli::run_merge_command(merge_flags);
+    if (shrink->parsed()) return locksim::cli::run_shrink_command(*shrink, shrink_flags);
     return cmd_run(*run, run_options);
   } catch (const ConfigError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

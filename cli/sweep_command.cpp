@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cli/interrupt.h"
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/settings.h"
@@ -29,13 +29,6 @@ namespace locksim::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::atomic<bool> g_stop{false};
-static_assert(std::atomic<bool>::is_always_lock_free, "set from a signal handler");
-
-void on_sigint(int) {
-  g_stop.store(true);
-}
 
 int64_t wall_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -169,7 +162,7 @@ int run_sweep_command(const SweepFlags& f) {
       f.jobs != 0 ? f.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   o.resume = f.resume;
   o.histories = f.histories;
-  o.stop = &g_stop;
+  o.stop = &stop_flag();
   o.wall_now_ns = wall_ns;
   Progress progress;
   progress.quiet = f.quiet;
@@ -179,9 +172,11 @@ int run_sweep_command(const SweepFlags& f) {
   o.on_progress = [&progress](uint64_t done, uint64_t total, uint64_t findings) {
     progress.update(done, total, findings, false);
   };
-  std::signal(SIGINT, on_sigint);
-  const auto runs = harness::run_sweep(plan, f.out, o);
-  std::signal(SIGINT, SIG_DFL);
+  std::vector<harness::RunSummary> runs;
+  {
+    const StopOnInterrupt interrupt;
+    runs = harness::run_sweep(plan, f.out, o);
+  }
   uint64_t findings = 0;
   for (const auto& r : runs) findings += r.finding != "none" ? 1 : 0;
   const uint64_t shard_runs = (plan.runs_total() + static_cast<uint64_t>(plan.shard_count) -
@@ -203,7 +198,7 @@ int run_sweep_command(const SweepFlags& f) {
                 s > 0 ? static_cast<double>(runs.size()) / s : 0.0);
   }
   if (!f.quiet) std::cout << next_after_sweep(f.out) << std::flush;
-  if (g_stop.load()) {
+  if (stop_flag().load()) {
     std::cerr << "sweep: interrupted; the report covers the " << runs.size()
               << " finished runs; rerun with --resume to finish\n";
     return kExitInterrupted;

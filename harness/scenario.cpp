@@ -116,6 +116,69 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   return s;
 }
 
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+// The settings of `config` that a scenario file must say: algorithm and
+// seed always, any other only where it differs from the default (an object
+// keeps its differing keys, and goes when none does).
+OrderedJson non_default_settings(const RunConfig& config) {
+  const OrderedJson given = settings_to_json(config);
+  const OrderedJson defaults = settings_to_json(RunConfig{});
+  OrderedJson out = OrderedJson::object();
+  for (const auto& [key, value] : given.items()) {
+    LOCKSIM_ASSERT_MSG(defaults.contains(key), "the same table gives the same keys");
+    const OrderedJson& fallback = defaults.at(key);
+    if (value.is_object()) {
+      OrderedJson kept = OrderedJson::object();
+      for (const auto& [k, v] : value.items()) {
+        if (!fallback.contains(k) || fallback.at(k) != v) kept[k] = v;
+      }
+      if (!kept.empty()) out[key] = kept;
+    } else if (key == "algorithm" || key == "seed" || value != fallback) {
+      out[key] = value;
+    }
+  }
+  return out;
+}
+
+// A value as the shipped files write it: an object on one line with a space
+// after each colon and comma, a list one item a line.
+std::string value_text(const OrderedJson& v) {
+  std::string out;
+  if (v.is_object()) {
+    for (const auto& [k, item] : v.items()) {
+      out += (out.empty() ? "{" : ", ") + OrderedJson(k).dump() + ": " + item.dump();
+    }
+    return out.empty() ? "{}" : out + "}";
+  }
+  if (v.is_array() && !v.empty()) {
+    for (const auto& item : v) out += (out.empty() ? "[\n    " : ",\n    ") + item.dump();
+    return out + "\n  ]";
+  }
+  return v.dump();
+}
+
+}  // namespace
+
+std::string scenario_file_text(const Scenario& sc) {
+  OrderedJson top = OrderedJson::object();
+  if (!sc.name.empty()) top["name"] = sc.name;
+  if (!sc.summary.empty()) top["summary"] = sc.summary;
+  if (!sc.description.empty()) top["description"] = sc.description;
+  if (sc.expect != Scenario::Expect::kUnspecified) top["expect"] = to_string(sc.expect);
+  const OrderedJson settings = non_default_settings(sc.config);  // items() must not outlive it
+  for (auto it = settings.begin(); it != settings.end(); ++it) top[it.key()] = it.value();
+  LOCKSIM_ASSERT(top.contains("algorithm") && top.contains("seed"));
+  std::string out = "{\n";
+  size_t left = top.size();
+  for (const auto& [key, value] : top.items()) {
+    out += "  " + OrderedJson(key).dump() + ": " + value_text(value) + (--left > 0 ? ",\n" : "\n");
+  }
+  return out + "}\n";
+}
+
 const BuiltinScenario* find_builtin_scenario(std::string_view name) {
   for (const BuiltinScenario& b : builtin_scenario_texts()) {
     if (name == b.name) return &b;

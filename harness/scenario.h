@@ -63,6 +63,16 @@ std::string first_sentence(std::string_view text);
 // run validates once, after the CLI's --seed is applied.
 Scenario parse_scenario(std::string_view json_text, const std::string& source);
 
+// The inverse of parse_scenario(): `sc` as a scenario file in the shipped
+// files' shape (scenarios/*.json): name, summary, description and expect
+// where set, then "algorithm" and "seed", then every other setting whose
+// value differs from the default (settings_to_json, so the table decides
+// the keys and their text), one top-level key a line, an object on one line,
+// each fault on its own. Written by `locksim shrink`; parse_scenario() of
+// the text gives back sc's config. Deterministic: the same scenario gives
+// the same bytes.
+std::string scenario_file_text(const Scenario& sc);
+
 // A shipped scenario by name, else a file by path. Throws ConfigError; for
 // a name that is neither, the error suggests the nearest shipped names.
 Scenario load_scenario(const std::string& name_or_path);

@@ -136,6 +136,16 @@ TEST(NemesisOps, ASecondPauseExtendsTheFirst) {
   }
 }
 
+// Two pauses of one node that end at the same instant resume it once. The
+// second end used to find no pause left and break an invariant (exit 70):
+// `locksim shrink` found it, shortening one pause of a sweep's seed.
+TEST(NemesisOps, TwoPausesEndingTogetherResumeOnce) {
+  const SimRunReport r = run_with({"pause c2 at 2s for 6s", "pause c2 at 5s for 3s"});
+  expect_steps(r.result.history, {{s(2), "pause", {"c2", "6s"}, ""},
+                                  {s(5), "pause", {"c2", "3s"}, ""},
+                                  {s(8), "resume", {"c2"}, ""}});
+}
+
 // Overlapping loss faults: the newest active one's rate holds, and each end
 // brings back what the faults still active say (the rate before them last).
 TEST(NemesisOps, ALossEndBringsBackTheRateOfTheLossesStillActive) {

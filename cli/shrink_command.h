@@ -1,0 +1,50 @@
+// `locksim shrink`: the smallest failing scenario for one failing run
+// (issue 22; the search is harness/shrink/shrink.h).
+//
+//   locksim shrink --algorithm set-nx-lua --profile pause --seed 3 [any run setting] [--out FILE]
+//   locksim shrink --scenario NAME|FILE [--seed N] [--out FILE]
+//   locksim shrink --sweep DIR --cell ALGORITHM/PROFILE [--out FILE]
+//   ... [--max-runs N] [--quiet]
+//
+// The run is run once; a run with no finding is bad input (exit 2). A
+// profile's drawn faults are made explicit and that config is run once more
+// (it must fail the same way, else exit 3: a bug, not a smaller scenario).
+// Then at most --max-runs candidate runs, and the smallest failing config is
+// written as a scenario file: to --out FILE, else to stdout (the report
+// lines then go to stderr, so `locksim shrink ... > x.json` works). The file
+// is re-read and re-run before the command ends: it must replay with the
+// same finding (exit 3 otherwise).
+//
+// This layer owns what must not be in deterministic code: the wall clock
+// (the progress line on a terminal, the seconds in the report, never in the
+// file) and SIGINT (cli/interrupt.h: Ctrl-C stops the search and writes the
+// smallest failing scenario found so far, exit 130).
+//
+// Exit codes: 0 written (also when --max-runs ended the search: it says so),
+// 2 bad input (one line), 3 internal error, 130 interrupted (written).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+#include "cli/run_options.h"
+
+namespace locksim::cli {
+
+struct ShrinkFlags {
+  RunOptions run;     // every setting of `locksim run`, --scenario, --out (a file here), --quiet
+  std::string sweep;  // --sweep DIR
+  std::string cell;   // --cell ALGORITHM/PROFILE
+  // The bound on candidate runs: a few hundred take seconds to a minute on
+  // the shipped algorithms and, measured over the reference's violating cells,
+  // finish the search (docs/measurements.md).
+  int max_runs = 300;
+};
+
+CLI::App* add_shrink_command(CLI::App& app, ShrinkFlags& flags);
+
+// `shrink` is the subcommand add_shrink_command() returned, parsed.
+int run_shrink_command(const CLI::App& shrink, const ShrinkFlags& flags);
+
+}  // namespace locksim::cli
