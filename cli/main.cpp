@@ -143,7 +143,7 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   }
   if (!o.quiet) {
     std::cout << locksim::cli::next_after_run(locksim::checkers::finding(result.checks),
-                                              result.replay_command, o.html, o.out);
+                                              result.replay_command, o.html);
   }
   return locksim::cli::exit_code(result.checks);
 }

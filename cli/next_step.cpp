@@ -2,22 +2,22 @@
 
 #include <filesystem>
 
+#include "env/assert.h"
 #include "harness/settings.h"
 
 namespace locksim::cli {
 
 std::string next_after_run(const std::string& finding, const std::string& replay,
-                           const std::string& html, const std::string& out) {
+                           const std::string& html) {
   if (finding == "none") return "";
-  if (!html.empty()) return "next: open " + html + " in a browser to see it on a timeline\n";
   // The replay command reruns the same run byte for byte, so adding a flag to
-  // it shows this very finding, not a similar one.
-  const std::string look = replay + " --html timeline.html";
-  if (!out.empty()) {
-    return "next: " + look + " to see it on a timeline (the history is in " +
-           (std::filesystem::path(out) / "history.jsonl").string() + ")\n";
-  }
-  return "next: " + look + " to see it on a timeline (--out DIR writes its history)\n";
+  // it shows this very finding, and `locksim shrink` takes the same flags.
+  const std::string run_prefix = "locksim run ";
+  LOCKSIM_ASSERT(replay.rfind(run_prefix, 0) == 0);
+  const std::string shrink = "locksim shrink " + replay.substr(run_prefix.size()) +
+                             " for the smallest run that fails the same way";
+  if (!html.empty()) return "next: open " + html + " to see it on a timeline; " + shrink + "\n";
+  return "next: " + replay + " --html timeline.html to see it on a timeline; " + shrink + "\n";
 }
 
 std::string next_after_sweep(const std::string& out) {

@@ -12,12 +12,13 @@
 namespace locksim::cli {
 
 // After `locksim run`: "" for a run that found nothing; otherwise one line,
-// ending in a newline, that points at the closer look the run was not asked
-// for (`--html FILE` for the timeline, `--out DIR` for the history files) or,
-// when it was, at the file to open. `replay` is the run's replay command
-// (it carries the seed and every setting), `html` and `out` the flags given.
+// ending in a newline, with the two closer looks at this very finding: its
+// timeline (the replay command with `--html`, or the file `html` when the run
+// already drew it) and `locksim shrink` with the same flags. `replay` is the
+// run's replay command ("locksim run ...": it carries the seed and every
+// setting), `html` the --html flag given ("" for none).
 std::string next_after_run(const std::string& finding, const std::string& replay,
-                           const std::string& html, const std::string& out);
+                           const std::string& html);
 
 // After `locksim sweep` or `merge`: open the HTML matrix in `out` (the
 // directory the reports were written to).

@@ -406,8 +406,9 @@ std::string next_line(const std::string& out) {
   return out.substr(at + 1, out.find('\n', at + 1) - at - 1);
 }
 
-// A violating run ends in the command that draws this very run; running it
-// prints the same summary and writes the timeline. A clean run has no next line.
+// A violating run ends in the commands that draw and shrink this very run:
+// drawing prints the same summary and writes the timeline, shrinking gives a
+// scenario that still violates. A clean run has no next line.
 TEST(CliInput, AFindingEndsInTheCommandThatDrawsIt) {
   const Outcome clean = locksim("run --algorithm set-nx-lua --seed 42 --duration 10s");
   EXPECT_EQ(clean.exit_code, 0) << clean.out << clean.err;
@@ -416,21 +417,27 @@ TEST(CliInput, AFindingEndsInTheCommandThatDrawsIt) {
   const Outcome broken = locksim("run --scenario set-nx-lua-gc-pause");
   ASSERT_EQ(broken.exit_code, 1) << broken.out << broken.err;
   const std::string next = next_line(broken.out);
-  const std::string suffix = " to see it on a timeline (--out DIR writes its history)";
-  ASSERT_GE(next.size(), suffix.size()) << broken.out;
-  EXPECT_EQ(next.substr(next.size() - suffix.size()), suffix) << next;
-  std::string command = next.substr(std::string("next: locksim ").size());
-  command.resize(command.size() - suffix.size());
+  // "next: locksim run ARGS --html timeline.html to see it on a timeline; locksim shrink ARGS for
+  // ..."
+  const std::string draw = " --html timeline.html to see it on a timeline; locksim shrink ";
+  const size_t cut = next.find(draw);
+  ASSERT_NE(cut, std::string::npos) << next;
+  const std::string args = next.substr(std::string("next: locksim run ").size(),
+                                       cut - std::string("next: locksim run ").size());
+  EXPECT_EQ(next.substr(cut + draw.size()), args + " for the smallest run that fails the same way");
   const std::string html = (scratch() / "drawn.html").string();
-  const std::string flag = "--html timeline.html";
-  ASSERT_EQ(command.substr(command.size() - flag.size()), flag) << command;
-  command.replace(command.size() - flag.size(), flag.size(), "--html " + html);
-  const Outcome drawn = locksim(command);
+  const Outcome drawn = locksim("run " + args + " --html " + html);
   EXPECT_EQ(drawn.exit_code, 1) << drawn.out << drawn.err;
   EXPECT_EQ(drawn.out.substr(0, drawn.out.find("\nwrote ")),
             broken.out.substr(0, broken.out.find("\nnext: ")));
+  const fs::path shrunk = scratch() / "shrunk.json";
+  const Outcome shrink = locksim("shrink " + args + " --out " + shrunk.string());
+  EXPECT_EQ(shrink.exit_code, 0) << shrink.out << shrink.err;
+  EXPECT_EQ(locksim("run --quiet --scenario " + shrunk.string()).exit_code, 1);
   EXPECT_NE(slurp(html).find("<svg"), std::string::npos);
-  EXPECT_EQ(next_line(drawn.out), "next: open " + html + " in a browser to see it on a timeline");
+  EXPECT_EQ(next_line(drawn.out), "next: open " + html +
+                                      " to see it on a timeline; locksim shrink " + args +
+                                      " for the smallest run that fails the same way");
 }
 
 TEST(CliInput, ASweepAndAnInvalidCheckSayWhatToOpenNext) {
