@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "harness/scenario.h"
 #include "harness/settings.h"
 #include "harness/shrink/shrink.h"
+#include "harness/strict_json.h"
 #include "harness/sweep/sweep.h"
 
 namespace locksim::cli {
@@ -38,13 +40,7 @@ namespace fs = std::filesystem;
 using harness::RunConfig;
 using harness::shrink::Finding;
 
-// What to shrink, and how the command names it.
-struct Start {
-  RunConfig config;
-  std::string field;   // how an error names the input: "--seed 3"
-  std::string replay;  // the command that runs it: the shrunk scenario's "from"
-  std::string name;    // the shrunk scenario's name
-};
+using Start = ShrinkStart;
 
 std::string seed_text(const RunConfig& c) {
   return std::to_string(c.seed);
@@ -75,9 +71,9 @@ harness::SweepPlan read_plan(const std::string& dir) {
   const std::string path = (fs::path(dir) / "sweep.json").string();
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("--sweep: no " + path + " (not the --out of a locksim sweep)");
-  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  if (j.is_discarded()) throw ConfigError(path + ": not valid JSON");
-  return harness::plan_from_json(j, path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return harness::plan_from_json(harness::parse_strict_json(text.str(), path), path);
 }
 
 std::string joined(const std::vector<std::string>& items) {
@@ -136,7 +132,7 @@ Start start_from_sweep(const CLI::App& app, const ShrinkFlags& f) {
   s.config = plan.config_of(algorithm, profile, seed);
   s.field = "--cell " + f.cell + " (seed " + std::to_string(seed) + ")";
   s.replay = harness::replay_command(s.config);
-  s.name = algorithm + "-" + profile + "-seed-" + std::to_string(seed) + "-shrunk";
+  s.name = shrunk_cell_name(algorithm, profile, seed);
   return s;
 }
 
@@ -179,8 +175,20 @@ struct Progress {
   int64_t start_ns = wall_ns();
   int64_t last_ns = 0;
 
+  int last_runs = 0;
+  RunConfig last_smallest;
+
+  // The final line, with the last state update() saw.
+  void finish() {
+    if (last_runs > 0) update(last_runs, last_smallest, true);
+  }
+
   void update(int runs, const RunConfig& smallest, bool final) {
     if (!shown) return;
+    if (!final) {
+      last_runs = runs;
+      last_smallest = smallest;
+    }
     const int64_t now = wall_ns();
     if (!final && now - last_ns < 200'000'000) return;
     last_ns = now;
@@ -362,18 +370,16 @@ std::string replayed_file(Story& s) {
   return text;
 }
 
-void report(const ShrinkFlags& f, const Story& s, double seconds) {
+void report(const ShrinkFlags& f, const Start& start, const Shrunk& s, double seconds) {
   if (f.run.quiet) return;
   std::ostream& out = f.run.out.empty() ? std::cerr : std::cout;
   char timing[64];
   std::snprintf(timing, sizeof timing, " (%.1fs)", seconds);
-  out << "shrink: " << s.start.field << ": kept its " << harness::shrink::to_string(s.finding)
-      << " finding: " << how_far(s.before, s.after) << " in "
-      << plural(static_cast<size_t>(s.result.runs), "candidate run") << timing << "\n";
-  if (s.result.stopped == harness::shrink::Stopped::kRunsMax) {
+  out << "shrink: " << start.field << ": " << s.how_far << timing << "\n";
+  if (s.stopped == harness::shrink::Stopped::kRunsMax) {
     out << "shrink: stopped at --max-runs " << f.max_runs
         << ": this is the smallest failing scenario found so far\n";
-  } else if (s.result.stopped == harness::shrink::Stopped::kInterrupted) {
+  } else if (s.stopped == harness::shrink::Stopped::kInterrupted) {
     out << "shrink: interrupted: this is the smallest failing scenario found so far\n";
   }
   if (!f.run.out.empty()) {
@@ -407,13 +413,37 @@ CLI::App* add_shrink_command(CLI::App& app, ShrinkFlags& f) {
   return s;
 }
 
+std::string shrunk_cell_name(const std::string& algorithm, const std::string& profile,
+                             uint64_t seed) {
+  return algorithm + "-" + profile + "-seed-" + std::to_string(seed) + "-shrunk";
+}
+
+Shrunk shrink_start(const ShrinkStart& start, const harness::shrink::Options& options) {
+  Story story;
+  story.start = start;
+  story.runs_max = options.runs_max;
+  const Input input = run_input(story.start);
+  story.finding = input.finding;
+  story.drawn = input.drawn;
+  story.same_run = input.same_run;
+  story.before = input.size;
+  story.result =
+      harness::shrink::shrink(input.failing, harness::shrink::real_runs(input.finding), options);
+  Shrunk out;
+  out.scenario_text = replayed_file(story);
+  out.summary = shrunk_scenario(story).summary;
+  out.how_far = "kept its " + std::string(harness::shrink::to_string(story.finding)) +
+                " finding: " + how_far(story.before, story.after) + " in " +
+                plural(static_cast<size_t>(story.result.runs), "candidate run");
+  out.stopped = story.result.stopped;
+  return out;
+}
+
 int run_shrink_command(const CLI::App& app, const ShrinkFlags& f) {
   if (f.max_runs < 0 || f.max_runs > harness::shrink::Options::kRunsMaxMax) {
     throw ConfigError("--max-runs: expected 0..100000, got " + std::to_string(f.max_runs));
   }
-  Story story;
-  story.start = start_of(app, f);
-  story.runs_max = f.max_runs;
+  const Start start = start_of(app, f);
   check_out_path(f.run.out);
   Progress progress;
   progress.shown = !f.run.quiet && isatty(STDERR_FILENO) != 0;
@@ -424,28 +454,21 @@ int run_shrink_command(const CLI::App& app, const ShrinkFlags& f) {
   o.on_run = [&progress](int runs, const RunConfig& smallest) {
     progress.update(runs, smallest, false);
   };
+  Shrunk shrunk;
   {
     // From the first run on: Ctrl-C during it ends the search before its
     // first candidate, and the input itself (faults made explicit) is written.
     const StopOnInterrupt interrupt;
-    const Input input = run_input(story.start);
-    story.finding = input.finding;
-    story.drawn = input.drawn;
-    story.same_run = input.same_run;
-    story.before = input.size;
-    story.result =
-        harness::shrink::shrink(input.failing, harness::shrink::real_runs(input.finding), o);
+    shrunk = shrink_start(start, o);
   }
-  progress.update(story.result.runs, story.result.smallest, true);
-  const std::string text = replayed_file(story);
+  progress.finish();
   if (f.run.out.empty()) {
-    std::cout << text << std::flush;
+    std::cout << shrunk.scenario_text << std::flush;
   } else {
-    write_file_atomically(f.run.out, text);
+    write_file_atomically(f.run.out, shrunk.scenario_text);
   }
-  report(f, story, static_cast<double>(wall_ns() - progress.start_ns) / 1e9);
-  return story.result.stopped == harness::shrink::Stopped::kInterrupted ? kExitInterrupted
-                                                                        : kExitClean;
+  report(f, start, shrunk, static_cast<double>(wall_ns() - progress.start_ns) / 1e9);
+  return shrunk.stopped == harness::shrink::Stopped::kInterrupted ? kExitInterrupted : kExitClean;
 }
 
 }  // namespace locksim::cli

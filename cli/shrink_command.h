@@ -29,6 +29,8 @@
 #include <string>
 
 #include "cli/run_options.h"
+#include "harness/run_config.h"
+#include "harness/shrink/shrink.h"
 
 namespace locksim::cli {
 
@@ -43,6 +45,33 @@ struct ShrinkFlags {
 };
 
 CLI::App* add_shrink_command(CLI::App& app, ShrinkFlags& flags);
+
+// What to shrink, and how the command names it.
+struct ShrinkStart {
+  harness::RunConfig config;
+  std::string field;   // how an error names the input: "--seed 3"
+  std::string replay;  // the command that runs it: the shrunk scenario's "from"
+  std::string name;    // the shrunk scenario's name
+};
+
+// What one shrink gave: the scenario file (checked to replay with the same
+// finding) and the words that report it.
+struct Shrunk {
+  std::string scenario_text;
+  std::string summary;  // the scenario's one-line summary: "redlock shrunk to 1 fault, ..."
+  std::string how_far;  // "kept its safety finding: faults 2 -> 1, ... in 78 candidate runs"
+  harness::shrink::Stopped stopped = harness::shrink::Stopped::kDone;
+};
+
+// The deterministic part of `locksim shrink`, also run by `sweep --shrink`:
+// runs `start` once (ConfigError naming start.field when it shows no
+// finding), makes a profile's faults explicit, shrinks within `options` and
+// checks the file replays (std::runtime_error otherwise: a bug).
+Shrunk shrink_start(const ShrinkStart& start, const harness::shrink::Options& options);
+
+// The name of a sweep cell's first failing seed's shrink: "A-P-seed-N-shrunk".
+std::string shrunk_cell_name(const std::string& algorithm, const std::string& profile,
+                             uint64_t seed);
 
 // `shrink` is the subcommand add_shrink_command() returned, parsed.
 int run_shrink_command(const CLI::App& shrink, const ShrinkFlags& flags);

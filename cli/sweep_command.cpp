@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli/interrupt.h"
+#include "cli/shrink_command.h"
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/settings.h"
@@ -119,6 +120,33 @@ void write_text(const fs::path& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
+// --shrink: each cell's first counterexample (the seed its timeline draws),
+// shrunk into DIR/shrunk/NAME.json and named in the cell for the reports.
+// Deterministic, as the reports are: the same runs give the same files.
+// Ctrl-C stops between (and inside) cells; what is written stays.
+void shrink_cells(reports::Matrix& m, const SweepFlags& f) {
+  const fs::path dir = fs::path(f.out) / "shrunk";
+  fs::create_directories(dir);
+  for (reports::MatrixCell& c : m.cells) {
+    const std::optional<uint64_t> seed =
+        c.first_violation_seed ? c.first_violation_seed : c.first_liveness_seed;
+    if (!seed || stop_flag().load()) continue;
+    ShrinkStart start;
+    start.config = m.plan.config_of(c.algorithm, c.profile, *seed);
+    start.field = "cell " + c.algorithm + "/" + c.profile + " (seed " + std::to_string(*seed) + ")";
+    start.replay = harness::replay_command(start.config);
+    start.name = shrunk_cell_name(c.algorithm, c.profile, *seed);
+    harness::shrink::Options o;
+    o.runs_max = f.shrink_runs_max;
+    o.stop = &stop_flag();
+    const Shrunk shrunk = shrink_start(start, o);
+    write_text(dir / (start.name + ".json"), shrunk.scenario_text);
+    c.shrunk_file = "shrunk/" + start.name + ".json";
+    c.shrunk_summary = shrunk.summary;
+    if (!f.quiet) std::cerr << "shrink: " << start.field << ": " << shrunk.how_far << "\n";
+  }
+}
+
 }  // namespace
 
 CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
@@ -138,6 +166,11 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
   s->add_flag("--quiet", f.quiet, "no progress line");
   s->add_flag("--histories", f.histories,
               "also keep each run's history in --out/histories/ALGORITHM/PROFILE/SEED.jsonl");
+  s->add_flag("--shrink", f.shrink,
+              "shrink each cell's first counterexample into --out/shrunk/ (see locksim shrink); "
+              "matrix.md and matrix.html link it");
+  s->add_option("--shrink-max-runs", f.shrink_runs_max,
+                "with --shrink: at most this many candidate runs per cell (default 300)");
   return s;
 }
 
@@ -187,6 +220,10 @@ int run_sweep_command(const SweepFlags& f) {
   reports::Matrix m = reports::build_matrix(plan, runs, f.expect.empty() ? nullptr : &expectations);
   if (plan.shard_count > 1) {
     m.partial_by_request = "shard " + f.shard + "; merge the shards for the whole sweep";
+  }
+  if (f.shrink) {
+    const StopOnInterrupt interrupt;
+    shrink_cells(m, f);
   }
   reports::write_matrix_reports(m, f.out);
   if (!f.quiet) {

@@ -2,7 +2,7 @@
 //
 //   locksim sweep [--algorithms all|A,B] [--profiles all|P,Q+R] [--seeds 1..1000]
 //                 [--jobs N] [--shard i/N] [--resume] [--expect FILE]
-//                 [--duration 20s] --out DIR
+//                 [--duration 20s] [--shrink [--shrink-max-runs 300]] --out DIR
 //   locksim merge --out DIR [--expect FILE] [--partial] SHARD_DIR...
 //
 // The sweep engine is harness/sweep/sweep.h; the reports are reports/matrix.h.
@@ -41,6 +41,12 @@ struct SweepFlags {
   std::string out;
   bool quiet = false;
   bool histories = false;  // --histories: keep each run's history.jsonl
+  // --shrink: shrink each cell's first counterexample (the seed its timeline
+  // draws) into --out/shrunk/, at most shrink_runs_max candidate runs each
+  // (locksim shrink's --max-runs default: measured to finish every cell of
+  // the reference, docs/measurements.md).
+  bool shrink = false;
+  int shrink_runs_max = 300;
 };
 
 struct MergeFlags {

@@ -124,6 +124,9 @@ OJson cell_json(const MatrixCell& c) {
   j["first_liveness"] = c.first_liveness_seed ? OJson{{"seed", *c.first_liveness_seed},
                                                       {"replay", c.first_liveness_replay}}
                                               : OJson();
+  if (!c.shrunk_file.empty()) {
+    j["shrunk"] = {{"file", c.shrunk_file}, {"summary", c.shrunk_summary}};
+  }
   j["acquire_latency_p50_ns"] = c.latency_quantile_ns(0.5);
   j["acquire_latency_p99_ns"] = c.latency_quantile_ns(0.99);
   j["acquisitions_per_virtual_minute"] =

@@ -58,6 +58,13 @@ struct MatrixCell {
   std::string expected;       // the expectation's verdict, "" when the file has none
   std::string expected_data;  // its data verdict, "" when it gives none (any)
   std::string note;           // the expectation's note
+  // With `sweep --shrink`: the first counterexample (the timeline's seed)
+  // shrunk to a scenario file, its path relative to the sweep's --out
+  // ("shrunk/NAME.json") and its one-line summary; empty otherwise. Set by
+  // the caller, as partial_by_request is: shrinking runs the simulation,
+  // which building the matrix from summaries never does.
+  std::string shrunk_file;
+  std::string shrunk_summary;
 
   double violation_rate() const { return runs == 0 ? 0 : static_cast<double>(safety) / runs; }
   double coverage() const { return runs == 0 ? 0 : static_cast<double>(touched) / runs; }

@@ -78,7 +78,13 @@ std::string counterexample(const MatrixCell& c, const std::string& svg) {
   return "<div class=\"cx\" id=\"" + xml_escape(anchor(c)) + "\">\n<h3>" +
          xml_escape(c.algorithm + " × " + c.profile) + ": first " +
          (safety ? "violation" : "liveness finding") + ", seed " + std::to_string(seed) +
-         "</h3>\n<p>replay: <code>" + xml_escape(replay) + "</code></p>\n" + svg + "</div>\n";
+         "</h3>\n<p>replay: <code>" + xml_escape(replay) + "</code></p>\n" +
+         (c.shrunk_file.empty()
+              ? ""
+              : "<p>shrunk: <a href=\"" + xml_escape(c.shrunk_file) + "\">" +
+                    xml_escape(c.shrunk_summary) + "</a> (replay: <code>locksim run --scenario " +
+                    xml_escape(c.shrunk_file) + "</code> in this directory)</p>\n") +
+         svg + "</div>\n";
 }
 
 }  // namespace

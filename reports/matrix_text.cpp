@@ -163,6 +163,10 @@ std::string matrix_markdown(const Matrix& m) {
     if (c.first_violation_seed) {
       replays += "- " + c.algorithm + " × " + c.profile + ": `" + c.first_violation_replay + "`\n";
     }
+    if (!c.shrunk_file.empty()) {
+      replays += "- " + c.algorithm + " × " + c.profile + " shrunk: [" + c.shrunk_summary + "](" +
+                 c.shrunk_file + ")\n";
+    }
     if (c.first_data_violation_seed) {
       replays += "- " + c.algorithm + " × " + c.profile + " (data): `" +
                  c.first_data_violation_replay + "`\n";

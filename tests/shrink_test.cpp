@@ -34,19 +34,11 @@ using locksim::testing::locksim;
 using locksim::testing::Outcome;
 using locksim::testing::slurp;
 
-fs::path scratch() {
-  const fs::path d = fs::temp_directory_path() / ("locksim_shrink_" + std::to_string(getpid()));
-  fs::create_directories(d);
-  return d;
-}
+const locksim::testing::ScratchDir scratch_dir("locksim_shrink_");
 
-// Removes the scratch directory when the test program ends.
-const struct Cleanup {
-  ~Cleanup() {
-    std::error_code ec;
-    fs::remove_all(fs::temp_directory_path() / ("locksim_shrink_" + std::to_string(getpid())), ec);
-  }
-} cleanup;
+fs::path scratch() {
+  return scratch_dir.path();
+}
 
 // --- 1. The generic searches --------------------------------------------------
 
@@ -400,6 +392,38 @@ TEST(ShrinkCommand, BadInputIsOneLine) {
   bad(std::string("shrink ") + kFailingRun + " --max-runs -1", "--max-runs: expected 0..100000");
   bad(std::string("shrink ") + kFailingRun + " --out " + scratch().string(),
       "--out: expected a file to write, got the directory");
+}
+
+// `sweep --shrink`: every cell with a counterexample gets a shrunk scenario
+// that replays with a finding, the reports link it, and a second sweep writes
+// the same files byte for byte.
+TEST(ShrinkCommand, SweepShrinksEachCounterexampleAndLinksIt) {
+  std::string first_md;
+  for (const char* name : {"sweep_shrink_a", "sweep_shrink_b"}) {
+    const fs::path dir = scratch() / name;
+    const Outcome o = locksim(
+        "sweep --quiet --shrink --algorithms set-nx-lua,redlock --profiles none,pause --seeds 1..3 "
+        "--out " +
+        dir.string());
+    ASSERT_EQ(o.exit_code, 0) << o.out << o.err;
+    const std::string md = slurp(dir / "matrix.md");
+    const std::string html = slurp(dir / "matrix.html");
+    int linked = 0;
+    for (const auto& entry : fs::directory_iterator(dir / "shrunk")) {
+      const std::string file = "shrunk/" + entry.path().filename().string();
+      EXPECT_NE(md.find("](" + file + ")"), std::string::npos) << file << "\n" << md;
+      EXPECT_NE(html.find("href=\"" + file + "\""), std::string::npos) << file;
+      EXPECT_EQ(locksim("run --quiet --scenario " + entry.path().string()).exit_code, 1) << file;
+      ++linked;
+    }
+    EXPECT_EQ(linked, 2) << md;  // set-nx-lua x pause and redlock x pause break within 3 seeds
+    const std::string shrunk_md = md.substr(md.find("## First counterexample"));
+    if (first_md.empty()) {
+      first_md = shrunk_md;
+    } else {
+      EXPECT_EQ(shrunk_md, first_md);
+    }
+  }
 }
 
 }  // namespace
