@@ -6,6 +6,7 @@
 //   locksim list [SCENARIO]
 //   locksim sweep --algorithms all --profiles all --seeds 1..1000 --out DIR [--expect FILE]
 //   locksim merge --out DIR SHARD_DIR...
+//   locksim margin --algorithm A --fault pause|client-clock [--range LO..HI] [--out DIR]
 //
 // The run settings' flags are generated from harness/settings.h (cli/run_options.h).
 // Exit codes: cli/exit_codes.h.
@@ -23,6 +24,7 @@
 #include "cli/check_command.h"
 #include "cli/exit_codes.h"
 #include "cli/list_command.h"
+#include "cli/margin_command.h"
 #include "cli/next_step.h"
 #include "cli/run_options.h"
 #include "cli/scenario_run.h"
@@ -183,9 +185,15 @@ int main(int argc, char** argv) {
   CLI::App* sweep = locksim::cli::add_sweep_command(app, sweep_flags);
   locksim::cli::MergeFlags merge_flags;
   CLI::App* merge = locksim::cli::add_merge_command(app, merge_flags);
+  locksim::cli::MarginFlags margin_flags;
+  CLI::App* margin = locksim::cli::add_margin_command(app, margin_flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
+    if (margin->parsed()) {
+      std::cout << margin->help();
+      return kExitClean;
+    }
     // The help of the subcommand asked about: its options come from the table.
     const CLI::App* asked = run->parsed()     ? run
                             : live->parsed()  ? live
@@ -208,6 +216,7 @@ int main(int argc, char** argv) {
     if (check->parsed()) return locksim::cli::run_check_command(check_flags);
     if (sweep->parsed()) return locksim::cli::run_sweep_command(sweep_flags);
     if (merge->parsed()) return locksim::cli::run_merge_command(merge_flags);
+    if (margin->parsed()) return locksim::cli::run_margin_command(*margin, margin_flags);
     return cmd_run(*run, run_options);
   } catch (const ConfigError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
