@@ -43,13 +43,17 @@ RunConfig with_fault(const RunConfig& base, Kind kind, Duration size, TimePoint 
   if (kind == Kind::kPause) {
     // 1 ms before the release: the worst case, the whole hold is spent.
     e.kind = faults::FaultKind::kPause;
-    e.at = (held_from - TimePoint{}) + hold - Duration::millis(1);
+    // In whole microseconds, rounded down (still inside the hold), so the
+    // replay command reads "at 2000522us", not a nanosecond count.
+    const Duration at = (held_from - TimePoint{}) + hold - Duration::millis(1);
+    e.at = Duration::micros(at.ns / 1000);
     e.duration = size;
   } else {
     // Mid first hold: it moves the deadline of the next acquire only (the
     // first one's is stored already, and holds are timed on true time).
     e.kind = faults::FaultKind::kJumpClock;
-    e.at = (held_from - TimePoint{}) + hold / 2;
+    const Duration at = (held_from - TimePoint{}) + hold / 2;
+    e.at = Duration::micros(at.ns / 1000);
     e.jump = -size;
   }
   c.faults.events.push_back(e);
