@@ -59,8 +59,11 @@ std::string finding_text(const MarginResult& m) {
              " (" + range + " to 1%; " + m.position + "); a " + seconds(m.below->size) +
              " fault still holds.";
     case Bisection::Outcome::kBreaksAtAnySize:
-      return "margin: " + what + " fails at every size: already at " + seconds(m.above->size) +
-             ", the smallest searched (" + range + ").";
+      return "margin: " + what + " fails at every size: " +
+             (m.above->size == Duration::zero()
+                  ? std::string("already with no fault at all")
+                  : "already at " + seconds(m.above->size) + ", the smallest searched") +
+             " (" + range + ").";
     case Bisection::Outcome::kNeverBreaks:
       return "margin: " + what + " never failed up to " + seconds(m.below->size) + " (" + range +
              "; " + m.position + ").";
