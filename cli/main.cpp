@@ -7,6 +7,7 @@
 //   locksim sweep --algorithms all --profiles all --seeds 1..1000 --out DIR [--expect FILE]
 //   locksim merge --out DIR SHARD_DIR...
 //   locksim shrink [run settings | --scenario NAME|FILE | --sweep DIR --cell A/P] [--out FILE]
+//   locksim margin --algorithm A --fault pause|client-clock [--range LO..HI] [--out DIR]
 //
 // The run settings' flags are generated from harness/settings.h (cli/run_options.h).
 // Exit codes: cli/exit_codes.h.
@@ -24,6 +25,7 @@
 #include "cli/check_command.h"
 #include "cli/exit_codes.h"
 #include "cli/list_command.h"
+#include "cli/margin_command.h"
 #include "cli/next_step.h"
 #include "cli/run_options.h"
 #include "cli/scenario_run.h"
@@ -187,18 +189,16 @@ int main(int argc, char** argv) {
   CLI::App* merge = locksim::cli::add_merge_command(app, merge_flags);
   locksim::cli::ShrinkFlags shrink_flags;
   CLI::App* shrink = locksim::cli::add_shrink_command(app, shrink_flags);
+  locksim::cli::MarginFlags margin_flags;
+  CLI::App* margin = locksim::cli::add_margin_command(app, margin_flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     // The help of the subcommand asked about: its options come from the table.
-    const CLI::App* asked = run->parsed()     ? run
-                            : live->parsed()  ? live
-                            : check->parsed() ? check
-                            : sweep->parsed() ? sweep
-                            : merge->parsed() ? merge
-                            : list->parsed()  ? list
-                                              : &app;
-    if (shrink->parsed()) asked = shrink;
+    const CLI::App* asked = &app;
+    for (const CLI::App* sub : {run, live, check, sweep, merge, list, shrink, margin}) {
+      if (sub->parsed()) asked = sub;
+    }
     std::cout << asked->help();
     return kExitClean;
   } catch (const CLI::CallForAllHelp&) {
@@ -214,6 +214,7 @@ int main(int argc, char** argv) {
     if (sweep->parsed()) return locksim::cli::run_sweep_command(sweep_flags);
     if (merge->parsed()) return locksim::cli::run_merge_command(merge_flags);
     if (shrink->parsed()) return locksim::cli::run_shrink_command(*shrink, shrink_flags);
+    if (margin->parsed()) return locksim::cli::run_margin_command(*margin, margin_flags);
     return cmd_run(*run, run_options);
   } catch (const ConfigError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

@@ -1,5 +1,7 @@
 #include "cli/run_options.h"
 
+#include <algorithm>
+
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/settings.h"
@@ -79,11 +81,13 @@ void add_run_options(CLI::App& app, Mode mode, RunOptions& options) {
   app.add_flag("--quiet", options.quiet, "print nothing; rely on the exit code");
 }
 
-harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const RunOptions& options) {
+harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const RunOptions& options,
+                                       const std::vector<std::string>& taken) {
   harness::RunConfig c = default_config(mode);
   LOCKSIM_ASSERT(c.source.empty());  // errors name flags
   refuse_repeated_params(app, options);
   for (const harness::Setting& s : harness::all_settings()) {
+    if (std::find(taken.begin(), taken.end(), s.flag) != taken.end()) continue;
     if (!offered(s, mode) || app.count(s.flag) == 0) continue;
     if (s.kind == harness::Setting::Kind::kFlag) {
       s.parse(c, options.flags.at(s.flag) ? "true" : "false", s.flag);

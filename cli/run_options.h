@@ -40,8 +40,10 @@ void add_run_options(CLI::App& app, Mode mode, RunOptions& options);
 
 // The config the given options describe, each value parsed; the run
 // validates the whole (harness::prepare_run). Throws ConfigError naming the
-// flag as typed.
-harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const RunOptions& options);
+// flag as typed. `taken`: flags of the table the subcommand replaced with
+// its own (margin's --fault names a fault kind), skipped here.
+harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const RunOptions& options,
+                                       const std::vector<std::string>& taken = {});
 
 // Flags that a scenario run refuses, because the scenario file decides them:
 // every setting but --seed. Throws ConfigError naming the first one given.

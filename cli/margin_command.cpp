@@ -1,0 +1,107 @@
+#include "cli/margin_command.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <iostream>
+
+#include "cli/exit_codes.h"
+#include "env/atomic_file.h"
+#include "env/parse.h"
+#include "harness/margin/margin.h"
+#include "harness/prepared_run.h"
+#include "reports/margin_report.h"
+
+namespace locksim::cli {
+
+namespace {
+
+// The default fixed hold: short beside the default 10 s lease, so the
+// theory (ttl - hold) is most of the lease.
+constexpr Duration kHoldDefault = Duration::seconds(2);
+
+// Settings a margin run decides itself: one lone holder, a length that fits
+// the range, exactly one fault, placed by the search.
+void refuse_decided(const CLI::App& margin) {
+  for (const char* flag : {"--clients", "--duration", "--profile", "--scenario"}) {
+    if (margin.count(flag) > 0) {
+      throw ConfigError(std::string(flag) +
+                        ": decided by margin (one lone holder, one fault placed by the search)");
+    }
+  }
+}
+
+// On a terminal only: one line redrawn per run.
+harness::margin::ProgressFn progress_line(bool quiet) {
+  if (quiet || isatty(STDERR_FILENO) == 0) return {};
+  return [](int probe, Duration size, bool failed) {
+    std::cerr << "\rmargin: run " << probe << ", size " << format_seconds(size.ns) << ": "
+              << (failed ? "exposed" : "held") << "\x1b[K" << std::flush;
+  };
+}
+
+harness::margin::MarginRequest request_from(const CLI::App& margin, const MarginFlags& flags) {
+  refuse_decided(margin);
+  harness::RunConfig config = config_from_options(margin, Mode::kRun, flags.run, {"--fault"});
+  if (margin.count("--hold") == 0) {
+    config.workload.hold_min = kHoldDefault;
+    config.workload.hold_max = kHoldDefault;
+  }
+  config.workload.clients = 1;
+  // The algorithm, its parameters and every setting, named as typed.
+  (void)harness::prepare_run(config);
+  harness::margin::MarginRequest request;
+  request.base = config;
+  request.kind = harness::margin::parse_kind(flags.fault, config.algorithm);
+  if (flags.range.empty()) {
+    harness::margin::set_default_range(request);
+  } else {
+    const auto [lo, hi] = parse_duration_range(flags.range, "--range");
+    request.range_lo = lo;
+    request.range_hi = hi;
+  }
+  harness::margin::validate(request);
+  return request;
+}
+
+}  // namespace
+
+CLI::App* add_margin_command(CLI::App& app, MarginFlags& flags) {
+  CLI::App* margin = app.add_subcommand(
+      "margin",
+      "find by bisection the smallest fault (a holder pause, a client clock step) the lock does "
+      "not survive, beside theory");
+  add_run_options(*margin, Mode::kRun, flags.run);
+  margin->remove_option(margin->get_option("--fault"));
+  margin->add_option("--fault", flags.fault, "the fault kind: pause, client-clock")
+      ->type_name("KIND")
+      ->required();
+  margin
+      ->add_option("--range", flags.range,
+                   "fault sizes searched, whole milliseconds (default: 0s to twice the ttl)")
+      ->type_name("LO..HI");
+  return margin;
+}
+
+int run_margin_command(const CLI::App& margin, const MarginFlags& flags) {
+  const harness::margin::MarginRequest request = request_from(margin, flags);
+  if (!flags.run.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(flags.run.out, ec);
+    if (ec) {
+      throw ConfigError("--out: cannot create directory '" + flags.run.out + "': " + ec.message());
+    }
+  }
+  const harness::margin::ProgressFn progress = progress_line(flags.run.quiet);
+  const harness::margin::MarginResult result = harness::margin::measure_margin(request, progress);
+  if (progress) std::cerr << "\n";
+  if (!flags.run.quiet) std::cout << reports::margin_summary(result);
+  if (!flags.run.out.empty()) {
+    const std::filesystem::path file = std::filesystem::path(flags.run.out) / "margin.json";
+    write_file_atomically(file, reports::margin_json_text(result));
+    if (!flags.run.quiet) std::cout << "wrote " << file.string() << "\n";
+  }
+  return kExitClean;
+}
+
+}  // namespace locksim::cli

@@ -1,0 +1,33 @@
+// What `locksim margin` prints and writes: one paragraph for people and
+// margin.json for tools, both from the same MarginResult, both deterministic
+// (no wall time, no path: the same input gives the same bytes).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/margin/margin.h"
+
+namespace locksim::reports {
+
+// margin.json, keys in this fixed order:
+//   {"locksim_margin": 1, "algorithm", "fault", "seed", "lease_ns", "hold_ns",
+//    "range": {"lo_ns", "hi_ns"}, "position",
+//    "outcome": "found"|"breaks-at-any-size"|"never-breaks",
+//    "margin_ns": N | null (the smallest size that failed), "unit": "ns",
+//    "theory": {"formula", "ns"}, "difference": {"ns", "percent_of_margin"} | null,
+//    "below": {"size_ns", "exposed": false, "replay"} | null,
+//    "above": {"size_ns", "exposed": true, "replay"} | null, "probes"}
+nlohmann::ordered_json margin_to_json(const harness::margin::MarginResult& m);
+std::string margin_json_text(const harness::margin::MarginResult& m);
+
+// The summary: the margin with its unit, the range searched, theory and
+// difference (flagged when beyond 1 %), and both confirming runs' replay
+// commands, each on its own line so it can be pasted.
+std::string margin_summary(const harness::margin::MarginResult& m);
+
+// (margin - theory) / margin in percent, rounded to 0.01; 0 for a zero margin.
+double difference_percent(const harness::margin::MarginResult& m);
+
+}  // namespace locksim::reports
