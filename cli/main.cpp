@@ -13,10 +13,7 @@
 // Exit codes: cli/exit_codes.h.
 #include <CLI/CLI.hpp>
 
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -27,6 +24,7 @@
 #include "cli/list_command.h"
 #include "cli/margin_command.h"
 #include "cli/next_step.h"
+#include "cli/output_paths.h"
 #include "cli/run_options.h"
 #include "cli/scenario_run.h"
 #include "cli/shrink_command.h"
@@ -77,33 +75,6 @@ void write_outputs(const std::string& out, const locksim::harness::RunResult& re
     std::cout << "wrote " << (dir / "result.json").string() << ", history.edn, history.jsonl\n";
 }
 
-void make_out_dir(const std::string& out) {
-  if (out.empty()) return;
-  std::error_code ec;
-  std::filesystem::create_directories(out, ec);
-  if (ec) throw ConfigError("--out: cannot create directory '" + out + "': " + ec.message());
-}
-
-// Checked before the run, as --out is: a path that cannot be written must
-// not cost a whole run and then end as an internal error. Probes the very
-// file write_file_atomically will write first (PATH.tmp), so a read-only
-// file system or a missing directory shows here, whoever runs it.
-void check_html_path(const std::string& html) {
-  if (html.empty()) return;
-  std::error_code ec;
-  if (std::filesystem::is_directory(html, ec)) {
-    throw ConfigError("--html: expected a file to write, got the directory '" + html + "'");
-  }
-  const std::string probe = html + ".tmp";
-  const bool existed = std::filesystem::exists(probe, ec);
-  errno = 0;
-  if (!std::ofstream(probe, std::ios::app | std::ios::binary)) {
-    throw ConfigError("--html: cannot write '" + html +
-                      "': " + (errno != 0 ? std::strerror(errno) : "cannot open the file"));
-  }
-  if (!existed) std::filesystem::remove(probe, ec);
-}
-
 // The same algorithm code against real servers (Redis, MariaDB or ZooKeeper) on loopback.
 int cmd_live(const CLI::App& live, const RunOptions& o) {
   // Before any thread exists: Ctrl-C stops the servers this run starts.
@@ -111,7 +82,7 @@ int cmd_live(const CLI::App& live, const RunOptions& o) {
   const locksim::harness::PreparedRun prepared =
       locksim::harness::prepare_run(locksim::cli::config_from_options(live, Mode::kLive, o));
   const locksim::harness::RunConfig& config = prepared.config();
-  make_out_dir(o.out);
+  locksim::cli::make_out_dir(o.out);
   if (!o.quiet) {
     std::cout << "live: " << config.algorithm << " against real "
               << locksim::harness::backend_of(config).name << " on 127.0.0.1 for "
@@ -133,8 +104,8 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   const locksim::harness::PreparedRun prepared = locksim::harness::prepare_run(
       scenario ? scenario->config : locksim::cli::config_from_options(run, Mode::kRun, o));
   extras.knossos = locksim::cli::knossos_options(o.knossos);
-  make_out_dir(o.out);
-  check_html_path(o.html);
+  locksim::cli::make_out_dir(o.out);
+  locksim::cli::check_writable_file(o.html, "--html");
   const auto result = locksim::harness::run_prepared(prepared, extras).result;
   if (!o.quiet) std::cout << locksim::reports::summary_text(result);
   if (!o.quiet && scenario) std::cout << locksim::cli::scenario_text(*scenario, result);

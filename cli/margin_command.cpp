@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/exit_codes.h"
+#include "cli/output_paths.h"
 #include "env/atomic_file.h"
 #include "env/parse.h"
 #include "harness/margin/margin.h"
@@ -85,13 +86,7 @@ CLI::App* add_margin_command(CLI::App& app, MarginFlags& flags) {
 
 int run_margin_command(const CLI::App& margin, const MarginFlags& flags) {
   const harness::margin::MarginRequest request = request_from(margin, flags);
-  if (!flags.run.out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(flags.run.out, ec);
-    if (ec) {
-      throw ConfigError("--out: cannot create directory '" + flags.run.out + "': " + ec.message());
-    }
-  }
+  make_out_dir(flags.run.out);
   const harness::margin::ProgressFn progress = progress_line(flags.run.quiet);
   const harness::margin::MarginResult result = harness::margin::measure_margin(request, progress);
   if (progress) std::cerr << "\n";

@@ -3,10 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -20,6 +17,7 @@
 #include "checkers/check.h"
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
+#include "cli/output_paths.h"
 #include "cli/scenario_run.h"
 #include "env/assert.h"
 #include "env/atomic_file.h"
@@ -141,31 +139,6 @@ Start start_of(const CLI::App& app, const ShrinkFlags& f) {
   if (!f.cell.empty()) throw ConfigError("--cell: needs --sweep DIR");
   if (!f.run.scenario.empty()) return start_from_scenario(app, f.run);
   return start_from_flags(app, f.run);
-}
-
-// Checked before any run, as `run --html` is: a path that cannot be written
-// must not cost a whole search. Probes the file write_file_atomically writes
-// first (PATH.tmp).
-void check_out_path(const std::string& out) {
-  if (out.empty()) return;
-  std::error_code ec;
-  if (fs::is_directory(out, ec)) {
-    throw ConfigError("--out: expected a file to write, got the directory '" + out + "'");
-  }
-  const std::string probe = out + ".tmp";
-  const bool existed = fs::exists(probe, ec);
-  errno = 0;
-  if (!std::ofstream(probe, std::ios::app | std::ios::binary)) {
-    throw ConfigError("--out: cannot write '" + out +
-                      "': " + (errno != 0 ? std::strerror(errno) : "cannot open the file"));
-  }
-  if (!existed) fs::remove(probe, ec);
-}
-
-int64_t wall_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 // The progress line: on a terminal only, redrawn at most 5 times a second.
@@ -444,7 +417,7 @@ int run_shrink_command(const CLI::App& app, const ShrinkFlags& f) {
     throw ConfigError("--max-runs: expected 0..100000, got " + std::to_string(f.max_runs));
   }
   const Start start = start_of(app, f);
-  check_out_path(f.run.out);
+  check_writable_file(f.run.out, "--out");
   Progress progress;
   progress.shown = !f.run.quiet && isatty(STDERR_FILENO) != 0;
   progress.runs_max = f.max_runs;

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,6 +16,7 @@
 #include <thread>
 
 #include "cli/interrupt.h"
+#include "cli/output_paths.h"
 #include "cli/shrink_command.h"
 #include "env/assert.h"
 #include "env/parse.h"
@@ -30,12 +30,6 @@ namespace locksim::cli {
 namespace {
 
 namespace fs = std::filesystem;
-
-int64_t wall_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string eta_text(double seconds) {
   if (seconds < 0 || seconds > 1e7) return "?";

@@ -1,0 +1,26 @@
+// What every subcommand checks about where it will write, before it does any
+// work: a path that cannot be written must not cost a whole run, sweep or
+// search and then end as an internal error (issue 28). Also the CLI's one
+// reading of the wall clock for progress lines and timings: the CLI layer owns
+// real time, the simulation never sees it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace locksim::cli {
+
+// Throws ConfigError naming `flag` ("--html: cannot write 'x': Permission
+// denied") unless `path` is empty or a file this process can write: not a
+// directory, and the file write_file_atomically writes first (PATH.tmp) can
+// be opened, so a read-only file system or a missing directory shows here.
+void check_writable_file(const std::string& path, const std::string& flag);
+
+// Creates the directory `dir` (and its parents) unless `dir` is empty. Throws
+// ConfigError naming `flag` when it cannot.
+void make_out_dir(const std::string& dir, const std::string& flag = "--out");
+
+// Nanoseconds on the steady clock, for progress lines and timings only.
+int64_t wall_ns();
+
+}  // namespace locksim::cli
