@@ -61,7 +61,7 @@ harness::margin::MarginRequest request_from(const CLI::App& margin, const Margin
     request.range_lo = lo;
     request.range_hi = hi;
   }
-  harness::margin::validate(request);
+  harness::margin::validate(request);  // before --out is created; measure_margin() asserts it too
   return request;
 }
 

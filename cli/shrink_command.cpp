@@ -29,6 +29,7 @@
 #include "harness/shrink/shrink.h"
 #include "harness/strict_json.h"
 #include "harness/sweep/sweep.h"
+#include "reports/matrix.h"
 
 namespace locksim::cli {
 
@@ -206,7 +207,7 @@ const char* finding_words(Finding f) {
 }
 
 std::string plural(size_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+  return reports::counted(static_cast<int64_t>(n), word);
 }
 
 // "faults 4 -> 1, clients 5 -> 2, run length 20s -> 6s, events ..., client ops ..."

@@ -66,7 +66,7 @@ RunConfig with_profile_deployment(const RunConfig& config) {
   return out;
 }
 
-Duration profile_lease(const RunConfig& config) {
+std::optional<Duration> ttl_param(const RunConfig& config) {
   const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
   LOCKSIM_ASSERT_MSG(spec != nullptr, "validated before the run");
   const auto given = config.algorithm_params.find("ttl");
@@ -76,6 +76,11 @@ Duration profile_lease(const RunConfig& config) {
   for (const auto& p : spec->params) {
     if (p.name == "ttl") return parse_duration(p.default_value, "ttl");
   }
+  return std::nullopt;
+}
+
+Duration profile_lease(const RunConfig& config) {
+  if (const std::optional<Duration> ttl = ttl_param(config)) return *ttl;
   const BackendSpec& backend = backend_of(config);
   const Duration lease = backend.lease ? backend.lease(config) : Duration::seconds(10);
   LOCKSIM_ASSERT(lease > Duration::zero());
@@ -86,7 +91,8 @@ faults::DeploymentView deployment_view(const RunConfig& config,
                                        const std::map<std::string, sim::Node*>& servers,
                                        const sim::Deployment::Roles& roles) {
   faults::DeploymentView view;
-  for (int i = 0; i < config.workload.clients; ++i) view.clients.push_back(history::client_label(i));
+  for (int i = 0; i < config.workload.clients; ++i)
+    view.clients.push_back(history::client_label(i));
   for (const auto& [name, node] : servers) {
     const bool observer =
         std::find(roles.observers.begin(), roles.observers.end(), name) != roles.observers.end();

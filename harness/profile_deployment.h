@@ -5,6 +5,8 @@
 // a failover and what its lease is (harness/backends.h).
 #pragma once
 
+#include <optional>
+
 #include <map>
 #include <string>
 #include <vector>
@@ -28,6 +30,11 @@ Setting profile_row();
 // a one-year deadline). Idempotent, so the replay command of the result
 // re-creates the same config.
 RunConfig with_profile_deployment(const RunConfig& config);
+
+// The algorithm's "ttl" parameter as the run has it (given, or its default),
+// or nullopt for an algorithm without one (ZooKeeper's recipes lease by
+// session). Throws ConfigError naming the parameter for a malformed value.
+std::optional<Duration> ttl_param(const RunConfig& config);
 
 // The time a profile's faults are scaled by: the algorithm's "ttl" parameter
 // (given, or its default), else the backend's lease (a session timeout), else

@@ -7,18 +7,22 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "faults/nemesis.h"
+#include "harness/profile_deployment.h"
 #include "harness/run.h"
 
 namespace locksim::harness::margin {
 
 namespace {
 
-// The TTL locks whose lease a holder pause outlasts.
-const std::vector<std::string>& ttl_locks() {
-  static const std::vector<std::string> names = {
-      "set-nx-lua", "set-nx-lua-fenced", "naive-setnx",  "getset-timestamp",
-      "redlock",    "mysql-v1",          "mysql-center", "mysql-segmented"};
-  return names;
+// A holder pause outlasts a lock whose lease is a TTL: every algorithm with a
+// "ttl" parameter (ZooKeeper's recipes lease by session, not measured yet).
+bool ttl_lock(const std::string& algorithm) {
+  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(algorithm);
+  if (spec == nullptr) return false;
+  for (const algorithms::ParamInfo& p : spec->params) {
+    if (p.name == "ttl") return true;
+  }
+  return false;
 }
 
 // Expiry judged by a client's clock: the stored deadline is the writer's.
@@ -106,9 +110,7 @@ const char* to_string(Kind kind) {
 
 std::vector<Kind> kinds_for(const std::string& algorithm) {
   std::vector<Kind> out;
-  for (const std::string& name : ttl_locks()) {
-    if (name == algorithm) out.push_back(Kind::kPause);
-  }
+  if (ttl_lock(algorithm)) out.push_back(Kind::kPause);
   if (client_clock_lock(algorithm)) out.push_back(Kind::kClientClock);
   return out;
 }
@@ -128,14 +130,7 @@ Kind parse_kind(std::string_view text, const std::string& algorithm) {
 }
 
 Duration lease_of(const RunConfig& config) {
-  const auto given = config.algorithm_params.find("ttl");
-  if (given != config.algorithm_params.end()) return parse_duration(given->second, "--ttl");
-  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
-  if (spec != nullptr) {
-    for (const algorithms::ParamInfo& p : spec->params) {
-      if (p.name == "ttl") return parse_duration(p.default_value, "--ttl");
-    }
-  }
+  if (const std::optional<Duration> ttl = ttl_param(config)) return *ttl;
   throw ConfigError("--algorithm: " + config.algorithm + " has no ttl to measure a margin against");
 }
 
