@@ -8,6 +8,7 @@
 //   locksim merge --out DIR SHARD_DIR...
 //   locksim shrink [run settings | --scenario NAME|FILE | --sweep DIR --cell A/P] [--out FILE]
 //   locksim margin --algorithm A --fault pause|client-clock [--range LO..HI] [--out DIR]
+//   locksim explain [run settings | --scenario NAME|FILE] [--html FILE]
 //
 // The run settings' flags are generated from harness/settings.h (cli/run_options.h).
 // Exit codes: cli/exit_codes.h.
@@ -33,6 +34,7 @@
 #include "env/atomic_file.h"
 #include "env/parse.h"
 #include "harness/backends.h"
+#include "harness/explain_run.h"
 #include "harness/run.h"
 #include "harness/scenario.h"
 #include "history/history_io.h"
@@ -104,11 +106,23 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   const locksim::harness::PreparedRun prepared = locksim::harness::prepare_run(
       scenario ? scenario->config : locksim::cli::config_from_options(run, Mode::kRun, o));
   extras.knossos = locksim::cli::knossos_options(o.knossos);
+  // The story and the timeline's server lanes read the lock on each server.
+  extras.trace_lock = o.explain || o.story_only || !o.html.empty();
   locksim::cli::make_out_dir(o.out);
   locksim::cli::check_writable_file(o.html, "--html");
   const auto result = locksim::harness::run_prepared(prepared, extras).result;
+  if (o.story_only) {
+    if (!o.quiet) {
+      std::cout << locksim::checkers::format_story(locksim::harness::explain_result(result))
+                << "replay: " << result.replay_command << "\n";
+    }
+    if (!o.html.empty()) write_file_atomically(o.html, locksim::reports::timeline_page(result));
+    return locksim::cli::exit_code(result.checks);
+  }
   if (!o.quiet) std::cout << locksim::reports::summary_text(result);
   if (!o.quiet && scenario) std::cout << locksim::cli::scenario_text(*scenario, result);
+  if (!o.quiet && o.explain)
+    std::cout << locksim::checkers::format_story(locksim::harness::explain_result(result));
   if (!o.out.empty()) write_outputs(o.out, result, o.quiet, scenario ? &*scenario : nullptr);
   if (!o.html.empty()) {
     write_file_atomically(o.html, locksim::reports::timeline_page(result));
@@ -154,6 +168,15 @@ int main(int argc, char** argv) {
       "a ZooKeeper ensemble)");
   locksim::cli::add_run_options(*live, Mode::kLive, live_options);
   run->add_option("--html", run_options.html, "write the run's timeline (SVG in HTML) here");
+  run->add_flag("--explain", run_options.explain,
+                "after the summary, tell the finding as a chain of causes (locksim explain)");
+  RunOptions explain_options;
+  explain_options.story_only = true;
+  CLI::App* explain = app.add_subcommand(
+      "explain", "simulate one run and tell its finding as a chain of causes, with its mechanism");
+  locksim::cli::add_run_options(*explain, Mode::kRun, explain_options);
+  explain->add_option("--html", explain_options.html,
+                      "write the run's timeline (SVG in HTML), with a lane per lock server, here");
   locksim::cli::SweepFlags sweep_flags;
   CLI::App* sweep = locksim::cli::add_sweep_command(app, sweep_flags);
   locksim::cli::MergeFlags merge_flags;
@@ -167,7 +190,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForHelp&) {
     // The help of the subcommand asked about: its options come from the table.
     const CLI::App* asked = &app;
-    for (const CLI::App* sub : {run, live, check, sweep, merge, list, shrink, margin}) {
+    for (const CLI::App* sub : {run, live, check, sweep, merge, list, shrink, margin, explain}) {
       if (sub->parsed()) asked = sub;
     }
     std::cout << asked->help();
@@ -186,6 +209,7 @@ int main(int argc, char** argv) {
     if (merge->parsed()) return locksim::cli::run_merge_command(merge_flags);
     if (shrink->parsed()) return locksim::cli::run_shrink_command(*shrink, shrink_flags);
     if (margin->parsed()) return locksim::cli::run_margin_command(*margin, margin_flags);
+    if (explain->parsed()) return cmd_run(*explain, explain_options);
     return cmd_run(*run, run_options);
   } catch (const ConfigError& e) {
     std::cerr << "locksim: " << e.what() << "\n";

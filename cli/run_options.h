@@ -24,7 +24,9 @@ struct RunOptions {
   std::string out;
   std::string html;  // run: --html FILE, the run's timeline page
   bool quiet = false;
-  KnossosFlags knossos;  // run: --knossos, --knossos-time-limit, --knossos-heap
+  bool explain = false;     // run --explain: the story after the summary
+  bool story_only = false;  // locksim explain: the story instead of the summary
+  KnossosFlags knossos;     // run: --knossos, --knossos-time-limit, --knossos-heap
 };
 
 enum class Mode { kRun, kLive };

@@ -15,7 +15,7 @@ nlohmann::json config_to_json(const RunConfig& c) {
 SimRunReport run_prepared(const PreparedRun& prepared, const RunExtras& extras) {
   const RunConfig& config = prepared.config();
   SimRunReport report;
-  report.output = run_simulation(prepared);
+  report.output = run_simulation(prepared, extras.trace_lock);
   SimOutput& out = report.output;
   LOCKSIM_ASSERT_MSG(out.history.run_length <= config.duration, "a run ends by its duration");
   checkers::Recorded recorded;
@@ -41,6 +41,7 @@ SimRunReport run_prepared(const PreparedRun& prepared, const RunExtras& extras) 
   r.backend_notes = std::move(out.backend_notes);
   r.profile = config.profile;
   r.profile_faults = std::move(out.profile_faults);
+  r.lock_trace = std::move(out.lock_trace);
   LOCKSIM_ASSERT_MSG(!r.profile.empty() || r.profile_faults.events.empty(),
                      "only a profile draws faults");
   return report;

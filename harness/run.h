@@ -9,9 +9,9 @@
 #include <string>
 
 #include "checkers/knossos.h"
+#include "harness/prepared_run.h"
 #include "harness/run_config.h"
 #include "harness/run_result.h"
-#include "harness/prepared_run.h"
 #include "harness/simulation.h"
 
 namespace locksim::harness {
@@ -22,6 +22,10 @@ struct RunExtras {
   // (replay_command(config)). A scenario run replays by its scenario's name.
   std::string replay_command;
   std::optional<checkers::KnossosOptions> knossos;  // also ask Knossos
+  // Record the lock as each server stores it (SimOutput::lock_trace), for
+  // `explain` and the timeline's server lanes; costs a look at every server
+  // after every event, so only those ask.
+  bool trace_lock = false;
 };
 
 struct SimRunReport {

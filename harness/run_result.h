@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "checkers/checker_list.h"
+#include "checkers/lock_trace.h"
 #include "faults/fault_schedule.h"
 #include "history/history.h"
 
@@ -53,6 +54,9 @@ struct RunResult : checkers::Verdicts {
   // ZooKeeper's negotiated session timeout and its expired sessions. Reports
   // show them without knowing the backend.
   std::vector<std::pair<std::string, std::string>> backend_notes;
+  // The lock as each server stored it (RunExtras::trace_lock), for explain
+  // and the timeline's server lanes; unsupported when not recorded.
+  checkers::LockTrace lock_trace;
 };
 
 // Sets the op counters of `result` from result.history.ops: client_ops, and

@@ -7,6 +7,7 @@
 #include "env/assert.h"
 #include "harness/backends.h"
 #include "harness/exposure_monitor.h"
+#include "harness/lock_tracer.h"
 #include "harness/profile_deployment.h"
 #include "harness/settings.h"
 #include "sim/backend.h"
@@ -45,19 +46,23 @@ class SimTruth : public Truth {
     LOCKSIM_ASSERT_MSG(op.process >= 0 && op.process < next_process_,
                        "a client records only under a process id this run gave out");
     LOCKSIM_ASSERT_MSG(!(begin_hold && end_hold), "one op opens or closes a hold, not both");
-    LOCKSIM_ASSERT_MSG(!begin_hold || (op.f == history::OpF::kAcquire && op.type == history::OpType::kOk),
-                       "a hold begins only at an acquire :ok");
-    LOCKSIM_ASSERT_MSG(!end_hold || (op.f == history::OpF::kRelease && op.type == history::OpType::kInvoke),
-                       "a hold ends at the release's invocation");
+    LOCKSIM_ASSERT_MSG(
+        !begin_hold || (op.f == history::OpF::kAcquire && op.type == history::OpType::kOk),
+        "a hold begins only at an acquire :ok");
+    LOCKSIM_ASSERT_MSG(
+        !end_hold || (op.f == history::OpF::kRelease && op.type == history::OpType::kInvoke),
+        "a hold ends at the release's invocation");
     op.time_ns = world_.now().ns;
     const int64_t index = recorder_.record(op);
-    pending_[op.client] = op.type == history::OpType::kInvoke ? std::optional<history::Op>(op) : std::nullopt;
+    pending_[op.client] =
+        op.type == history::OpType::kInvoke ? std::optional<history::Op>(op) : std::nullopt;
     if (begin_hold) {
       recorder_.begin_hold(op.client, op.process, world_.now(), index);
       if (exposure_ != nullptr) exposure_->hold_began();
     }
     if (end_hold) {
-      recorder_.end_hold(op.client, world_.now(), index, history::HeldInterval::EndReason::kRelease);
+      recorder_.end_hold(op.client, world_.now(), index,
+                         history::HeldInterval::EndReason::kRelease);
     }
     return index;
   }
@@ -108,7 +113,8 @@ class SimTruth : public Truth {
   void holders(std::vector<std::pair<int, int64_t>>& out) const {
     out.clear();
     for (int c = 0; c < clients_; ++c) {
-      if (const history::HeldInterval* h = recorder_.open_hold(c)) out.emplace_back(c, h->acquire_index);
+      if (const history::HeldInterval* h = recorder_.open_hold(c))
+        out.emplace_back(c, h->acquire_index);
     }
   }
 
@@ -156,6 +162,7 @@ struct SimRun {
   std::unique_ptr<sim::StoreNode> store;  // the guarded resource, if any
   std::vector<std::unique_ptr<ResourceConnection>> store_connections;
   std::unique_ptr<ExposureMonitor> exposure;
+  std::unique_ptr<LockTracer> tracer;  // only when the run is explained or drawn
   sim::World world;
 };
 
@@ -179,6 +186,22 @@ void build_resource_and_exposure(SimRun& run) {
       sim::LockProbe{shape.key, shape.quorum, shape.value_is_deadline_ms},
       [truth](std::vector<std::pair<int, int64_t>>& out) { truth->holders(out); });
   run.truth->attach(std::move(connections), run.exposure.get());
+}
+
+// The lock tracer beside the exposure monitor: the World has one event
+// observer, so it calls both.
+void trace_the_lock(SimRun& run) {
+  const algorithms::StoreShape shape = run.algorithm->store_shape(
+      run.config.workload.resource, static_cast<size_t>(resolved_topology(run.config).masters));
+  run.tracer = std::make_unique<LockTracer>(
+      run.world, *run.deployment,
+      sim::LockProbe{shape.key, shape.quorum, shape.value_is_deadline_ms});
+  ExposureMonitor* exposure = run.exposure.get();
+  LockTracer* tracer = run.tracer.get();
+  run.world.set_event_observer([exposure, tracer] {
+    exposure->look();
+    tracer->look();
+  });
 }
 
 // Builds network, servers and clients. Every component's stream is split up
@@ -269,7 +292,7 @@ void start_clients(SimRun& run) {
 
 }  // namespace
 
-SimOutput run_simulation(const PreparedRun& prepared) {
+SimOutput run_simulation(const PreparedRun& prepared, bool trace_lock) {
   const RunConfig& config = prepared.config();
   // A broken invariant anywhere below names the run that broke it.
   const AssertContext context("seed " + std::to_string(config.seed) +
@@ -279,6 +302,7 @@ SimOutput run_simulation(const PreparedRun& prepared) {
                       ->make(config.algorithm_params, config.param_field_prefix());
   build(run);
   build_resource_and_exposure(run);
+  if (trace_lock) trace_the_lock(run);
   SimOutput out;
   out.profile_faults = install_faults(run);
   start_clients(run);
@@ -286,6 +310,7 @@ SimOutput run_simulation(const PreparedRun& prepared) {
   run.world.run_until(TimePoint{} + config.duration);
   out.events = run.world.events_executed();
   out.exposure = run.exposure->finish(run.world.now());
+  if (run.tracer) out.lock_trace = run.tracer->finish(run.world.now());
   if (run.store) out.store_log = run.store->store().log();
   run.world.shutdown();
   LOCKSIM_ASSERT(run.world.now() <= TimePoint{} + config.duration);

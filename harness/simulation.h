@@ -11,11 +11,12 @@
 #include <utility>
 #include <vector>
 
-#include "faults/nemesis.h"
 #include "checkers/exposure_checker.h"
-#include "history/history.h"
+#include "checkers/lock_trace.h"
+#include "faults/nemesis.h"
 #include "harness/prepared_run.h"
 #include "harness/run_config.h"
+#include "history/history.h"
 #include "sim/resource_store.h"
 
 namespace locksim::harness {
@@ -38,10 +39,14 @@ struct SimOutput {
   // The faults the config's profile drew for this seed and deployment
   // (applied besides config.faults); empty without a profile.
   faults::FaultSchedule profile_faults;
+  // The lock on each server over the run (asked for: trace_lock), else
+  // unsupported and empty.
+  checkers::LockTrace lock_trace;
 };
 
 // Runs the prepared config's scenario; never throws for what happens inside
 // the run (a fiber's exception is kept in errors).
-SimOutput run_simulation(const PreparedRun& run);
+// `trace_lock`: also record lock_trace (harness/lock_tracer.h).
+SimOutput run_simulation(const PreparedRun& run, bool trace_lock = false);
 
 }  // namespace locksim::harness

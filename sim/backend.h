@@ -66,6 +66,33 @@ struct LockExposure {
   TimePoint until = kNoChange;
 };
 
+// What one server's own store says about the lock now: a lane of the
+// timeline and the raw material of `locksim explain` (checkers/explain.h),
+// which reads from these how the store stopped protecting a holder (the key
+// expired by this server's clock, vanished in a restart, never reached the
+// replica that was promoted, was deleted by someone else's release).
+struct ServerLockState {
+  enum class Kind {
+    kDown,     // crashed or frozen: grants nothing, answers nobody
+    kAbsent,   // no key, no held row, no lock node
+    kHeld,     // held by `holder`
+    kExpired,  // still stored, but expired: by this server's clock (a Redis
+               // key), by a correct clock (a MySQL deadline, a GETSET value)
+  };
+  std::string server;  // node name, what faults target
+  Kind kind = Kind::kAbsent;
+  // Who holds it, as the store keeps it: the value (Redis: the client's
+  // token), Fdesc (MySQL: the token), the lowest lock node's path (ZooKeeper:
+  // the token). Set for kHeld and kExpired.
+  std::string holder;
+  bool serving = true;  // a primary, master or serving leader: its answer counts
+  // kHeld: the true time at which it expires if nothing changes (a key's
+  // expiry on this server's clock, a deadline on a correct clock); kNoChange
+  // when only an event ends it (no TTL, a ZooKeeper node).
+  TimePoint expires = LockExposure::kNoChange;
+  bool operator==(const ServerLockState&) const = default;
+};
+
 class Deployment {
  public:
   virtual ~Deployment() = default;
@@ -101,6 +128,15 @@ class Deployment {
   virtual std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) {
     (void)probe;
     return std::nullopt;
+  }
+
+  // The lock `probe` describes, as each server stores it now, one entry per
+  // server in a fixed order (the order name_nodes's nodes were built in).
+  // No side effects, as for lock_free_for_fresh_contender; called after
+  // every event of a run that is being explained. Empty: cannot tell.
+  virtual std::vector<ServerLockState> lock_states(const LockProbe& probe) {
+    (void)probe;
+    return {};
   }
 
   // What fault profiles (faults/profile.h) may aim at, which know no backend

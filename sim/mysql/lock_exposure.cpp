@@ -6,19 +6,32 @@
 
 namespace locksim::sim::mysql {
 
-LockExposure row_exposure(const Engine& engine, const std::string& lock_name, TimePoint correct_now,
-                          TimePoint true_now) {
+ServerLockState row_lock_state(const Engine& engine, const std::string& lock_name,
+                               TimePoint correct_now, TimePoint true_now) {
+  ServerLockState out;
   const Row* row = engine.committed_row(lock_name);
-  if (row == nullptr) return LockExposure{true};  // v1 inserts it; v2/v3 insert it free and take it
+  if (row == nullptr) return out;  // v1 inserts it; v2/v3 insert it free and take it
   static const size_t status = *column_index("Fstatus");
   static const size_t deadline = *column_index("Fdeadline");
+  static const size_t desc = *column_index("Fdesc");
   LOCKSIM_ASSERT(row->size() == table_columns().size());
-  if ((*row)[status] != "1") return LockExposure{true};
+  if ((*row)[status] != "1") return out;  // released
+  out.holder = (*row)[desc];
   // Held until a correct clock reaches the deadline (only a write changes
   // the row or its status).
   const TimePoint end = parse_datetime((*row)[deadline]);
-  if (end <= correct_now) return LockExposure{true};
-  return LockExposure{false, true_now + (end - correct_now)};
+  out.kind = ServerLockState::Kind::kExpired;
+  if (end <= correct_now) return out;
+  out.kind = ServerLockState::Kind::kHeld;
+  out.expires = true_now + (end - correct_now);
+  return out;
+}
+
+LockExposure row_exposure(const Engine& engine, const std::string& lock_name, TimePoint correct_now,
+                          TimePoint true_now) {
+  const ServerLockState s = row_lock_state(engine, lock_name, correct_now, true_now);
+  if (s.kind != ServerLockState::Kind::kHeld) return LockExposure{true};
+  return LockExposure{false, s.expires};
 }
 
 }  // namespace locksim::sim::mysql

@@ -20,6 +20,12 @@ namespace locksim::sim::mysql {
 // statements counted). `correct_now` is a correct clock's reading at true
 // time `true_now`, on the same scale as the client clocks that wrote
 // Fdeadline (unix time); a held row stays held until the deadline.
+// The row as a lock: absent (no row, or Fstatus 0), held by Fdesc (the
+// holder's token) until its deadline, or expired. `server` and `serving` are
+// the caller's to set.
+ServerLockState row_lock_state(const Engine& engine, const std::string& lock_name,
+                               TimePoint correct_now, TimePoint true_now);
+
 LockExposure row_exposure(const Engine& engine, const std::string& lock_name, TimePoint correct_now,
                           TimePoint true_now);
 

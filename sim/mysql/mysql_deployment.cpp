@@ -77,6 +77,24 @@ std::optional<LockExposure> MysqlDeployment::lock_free_for_fresh_contender(const
   return row_exposure(primary.engine(), probe.key, kLocalEpoch + (now - TimePoint{}), now);
 }
 
+std::vector<ServerLockState> MysqlDeployment::lock_states(const LockProbe& probe) {
+  const TimePoint now = world_.now();
+  const MysqlNode* published = &group_->published_primary();
+  std::vector<ServerLockState> out;
+  for (const auto& s : servers_) {
+    ServerLockState state;
+    if (s->node().running()) {
+      state = row_lock_state(s->engine(), probe.key, kLocalEpoch + (now - TimePoint{}), now);
+    } else {
+      state.kind = ServerLockState::Kind::kDown;
+    }
+    state.server = s->node().name();
+    state.serving = s.get() == published;
+    out.push_back(std::move(state));
+  }
+  return out;
+}
+
 std::vector<BackendNote> MysqlDeployment::notes() const {
   std::vector<BackendNote> out;
   uint64_t timeouts = 0;

@@ -32,6 +32,8 @@ class MysqlDeployment : public Deployment {
   // The published primary's committed row (sim/mysql/lock_exposure.h); a
   // crashed or frozen primary grants nothing.
   std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override;
+  // Every server's committed row, primary first.
+  std::vector<ServerLockState> lock_states(const LockProbe& probe) override;
   // Semi-synchronous fallbacks to asynchronous replication, when any.
   std::vector<BackendNote> notes() const override;
   // The crashed process's kernel resets its connection: the server rolls the

@@ -71,34 +71,41 @@ TimePoint at_ms(int64_t unix_ms, bool after) {
 
 }  // namespace
 
-LockExposure RedisDeployment::group_exposure(ReplicaGroup& group, const LockProbe& probe) {
-  RedisNode& master = group.current_primary();
-  // A crashed or frozen master answers nobody: no grant from this group now.
-  if (!master.node().running()) return LockExposure{false};
-  const auto& keys = master.server().keys();  // read-only: no lazy expiry
+ServerLockState RedisDeployment::server_state(RedisNode& server, bool serving,
+                                              const LockProbe& probe) const {
+  ServerLockState out{server.node().name(), ServerLockState::Kind::kAbsent, "", serving};
+  // A crashed or frozen server answers nobody: no grant from it now.
+  if (!server.node().running()) {
+    out.kind = ServerLockState::Kind::kDown;
+    return out;
+  }
+  const auto& keys = server.server().keys();  // read-only: no lazy expiry
   const auto it = keys.find(probe.key);
-  if (it == keys.end()) return LockExposure{true};
+  if (it == keys.end()) return out;
   const TimePoint now = world_.now();
-  if (Keyspace::is_expired(it->second, master.node().local_now().to_ms()))
-    return LockExposure{true};
-  LockExposure held{false};
-  if (it->second.expire_at_ms) {  // expired once the master's clock passes that millisecond
+  out.holder = it->second.value;
+  out.kind = ServerLockState::Kind::kExpired;
+  if (Keyspace::is_expired(it->second, server.node().local_now().to_ms())) return out;
+  if (it->second.expire_at_ms) {  // expired once the server's clock passes that millisecond
     const TimePoint local_end = at_ms(*it->second.expire_at_ms, true);
     if (local_end != LockExposure::kNoChange)
-      held.until = master.node().clock().true_when(local_end, now);
+      out.expires = server.node().clock().true_when(local_end, now);
   }
-  if (!probe.value_is_deadline_ms) return held;
-  // GETSET's step 3 with a correct clock: held while the stored end is later than now.
-  const std::string& v = it->second.value;
-  int64_t deadline_ms = 0;
-  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), deadline_ms);
-  if (ec != std::errc() || end != v.data() + v.size()) return LockExposure{true};  // not a lock
-  const TimePoint correct_now = kLocalEpoch + (now - TimePoint{});
-  if (deadline_ms <= correct_now.to_ms()) return LockExposure{true};
-  const TimePoint local_deadline = at_ms(deadline_ms, false);
-  if (local_deadline != LockExposure::kNoChange)
-    held.until = std::min(held.until, now + (local_deadline - correct_now));
-  return held;
+  if (probe.value_is_deadline_ms) {
+    // GETSET's step 3 with a correct clock: held while the stored end is later than now.
+    const std::string& v = it->second.value;
+    int64_t deadline_ms = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), deadline_ms);
+    if (ec != std::errc() || end != v.data() + v.size()) return out;  // not a lock
+    const TimePoint correct_now = kLocalEpoch + (now - TimePoint{});
+    if (deadline_ms <= correct_now.to_ms()) return out;
+    const TimePoint local_deadline = at_ms(deadline_ms, false);
+    if (local_deadline != LockExposure::kNoChange)
+      out.expires = std::min(out.expires, now + (local_deadline - correct_now));
+  }
+  out.kind = ServerLockState::Kind::kHeld;
+  LOCKSIM_ASSERT(out.expires >= now);
+  return out;
 }
 
 std::optional<LockExposure> RedisDeployment::lock_free_for_fresh_contender(const LockProbe& probe) {
@@ -107,13 +114,25 @@ std::optional<LockExposure> RedisDeployment::lock_free_for_fresh_contender(const
   size_t free = 0;
   TimePoint until = LockExposure::kNoChange;  // any group's change may change the count
   for (auto& g : groups_) {
-    const LockExposure e = group_exposure(*g, probe);
-    free += e.free ? 1 : 0;
-    until = std::min(until, e.until);
+    const ServerLockState s = server_state(g->current_primary(), true, probe);
+    free += s.kind == ServerLockState::Kind::kAbsent || s.kind == ServerLockState::Kind::kExpired;
+    if (s.kind == ServerLockState::Kind::kHeld) until = std::min(until, s.expires);
   }
   LOCKSIM_ASSERT(free <= groups_.size());
   LOCKSIM_ASSERT(until >= world_.now());
   return LockExposure{free >= probe.quorum, until};
+}
+
+std::vector<ServerLockState> RedisDeployment::lock_states(const LockProbe& probe) {
+  std::vector<ServerLockState> out;
+  const size_t per_group = static_cast<size_t>(topology_.replicas) + 1;
+  LOCKSIM_ASSERT(servers_.size() == groups_.size() * per_group);
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    RedisNode& server = *servers_[i];
+    const bool serving = &groups_[i / per_group]->current_primary() == &server;
+    out.push_back(server_state(server, serving, probe));
+  }
+  return out;
 }
 
 }  // namespace locksim::sim::redis

@@ -33,6 +33,8 @@ class RedisDeployment : public Deployment {
   // value_is_deadline_ms a deadline a correct clock has reached); free when
   // at least probe.quorum groups are. Until the first group's key expires.
   std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override;
+  // Every server, masters and replicas, group by group.
+  std::vector<ServerLockState> lock_states(const LockProbe& probe) override;
   // Primaries: each group's first master; the observer: the sentinel.
   Roles roles() const override;
 
@@ -46,7 +48,9 @@ class RedisDeployment : public Deployment {
   std::vector<std::unique_ptr<RedisNode>> servers_;
   std::vector<std::unique_ptr<ReplicaGroup>> groups_;
 
-  LockExposure group_exposure(ReplicaGroup& group, const LockProbe& probe);
+  // The lock on one server, judged by that server's clock (and, for a
+  // GETSET deadline, a correct clock's).
+  ServerLockState server_state(RedisNode& server, bool serving, const LockProbe& probe) const;
 };
 
 }  // namespace locksim::sim::redis

@@ -1,5 +1,7 @@
 #include "sim/zookeeper/deployment.h"
 
+#include <string_view>
+
 namespace locksim::sim::zookeeper {
 
 namespace {
@@ -7,6 +9,14 @@ namespace {
 ZkParams validated(const ZkParams& p) {
   p.validate("zookeeper.");
   return p;
+}
+
+// The sequence suffix of a sequential node's name ("lock-0000000003" ->
+// "0000000003"), which orders the waiters.
+std::string_view sequence_of(const std::string& name) {
+  constexpr size_t kDigits = 10;
+  std::string_view v = name;
+  return v.size() <= kDigits ? v : v.substr(v.size() - kDigits);
 }
 
 }  // namespace
@@ -35,6 +45,33 @@ bool ZkDeployment::lock_free_for_fresh_contender(const std::string& lock_path) {
   if (leader == nullptr) return false;
   const ZkChildrenResult children = leader->tree().children(lock_path);
   return children.error == ZkError::kNoNode || children.children.empty();
+}
+
+std::vector<ServerLockState> ZkDeployment::lock_states(const std::string& lock_path) {
+  const ZkServer* leader = ensemble_->serving_leader();
+  std::vector<ServerLockState> out;
+  for (int id = 1; id <= ensemble_->size(); ++id) {
+    ZkServer& server = ensemble_->server(id);
+    ServerLockState state{server.node().name(), ServerLockState::Kind::kAbsent, "",
+                          &server == leader};
+    if (!server.node().running()) {
+      state.kind = ServerLockState::Kind::kDown;
+    } else {
+      // The holder is the child with the lowest sequence number, the last
+      // ten digits of its name (Curator prefixes a GUID).
+      const ZkChildrenResult children = server.tree().children(lock_path);
+      const std::string* lowest = nullptr;
+      for (const std::string& c : children.children) {
+        if (lowest == nullptr || sequence_of(c) < sequence_of(*lowest)) lowest = &c;
+      }
+      if (lowest != nullptr) {
+        state.kind = ServerLockState::Kind::kHeld;
+        state.holder = lock_path + "/" + *lowest;
+      }
+    }
+    out.push_back(std::move(state));
+  }
+  return out;
 }
 
 uint64_t ZkDeployment::requests_handled() const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "env/zk_connection.h"
+#include "sim/backend.h"
 #include "sim/network.h"
 #include "sim/node.h"
 #include "sim/rng.h"
@@ -41,6 +42,9 @@ class ZkDeployment {
   // the lock node has no children (nobody holds it or waits for it). Reads
   // the leader's applied tree; no side effects.
   bool lock_free_for_fresh_contender(const std::string& lock_path);
+  // Each server's view of the lock (its lowest child of `lock_path`), by id;
+  // serving: the serving leader.
+  std::vector<ServerLockState> lock_states(const std::string& lock_path);
 
   // The timeout every session gets: the requested one clamped to [2, 20] ticks.
   Duration negotiated_timeout() const { return params_.negotiate(params_.session_timeout); }

@@ -36,6 +36,10 @@ class ZkBackend : public Deployment {
     return LockExposure{deployment_.lock_free_for_fresh_contender(probe.key)};
   }
 
+  std::vector<ServerLockState> lock_states(const LockProbe& probe) override {
+    return deployment_.lock_states(probe.key);
+  }
+
   ZkDeployment& deployment() { return deployment_; }
 
   // Expired sessions a report lists one by one; the rest are counted.

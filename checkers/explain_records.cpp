@@ -1,0 +1,181 @@
+#include "checkers/explain_records.h"
+
+#include <algorithm>
+
+#include "env/parse.h"
+
+namespace locksim::checkers::records {
+
+using history::History;
+using history::Op;
+using history::OpF;
+using history::OpType;
+
+namespace {
+
+void split_into(const std::string& field, std::vector<std::string>& out) {
+  size_t start = 0;
+  while (start <= field.size()) {
+    size_t end = field.find_first_of(",|", start);
+    const size_t arrow = field.find("->", start);
+    if (arrow != std::string::npos && (end == std::string::npos || arrow < end)) end = arrow;
+    if (end == std::string::npos) end = field.size();
+    if (end > start) out.push_back(field.substr(start, end - start));
+    start = end + (end < field.size() && field[end] == '-' ? 2 : 1);
+  }
+}
+
+TimePoint time_of(const Op& op) {
+  return TimePoint{op.time_ns};
+}
+
+// The op ends `fault`: a resume of its node, a heal of every link or of its
+// sides, a restart of its node.
+bool ends(const Op& end, const Op& fault) {
+  if (fault.f == OpF::kPause)
+    return end.f == OpF::kResume && names(end, nodes_named(fault).front());
+  if (fault.f == OpF::kPartition) {
+    if (end.f != OpF::kHeal) return false;
+    if (end.value.empty()) return true;
+    return std::equal(
+        end.value.begin(), end.value.end(), fault.value.begin(),
+        fault.value.begin() + static_cast<long>(std::min(end.value.size(), fault.value.size())));
+  }
+  return false;
+}
+
+// The last op of kind `f` naming `node` at or before `at` that nothing ended
+// before `at`.
+const Op* under_way(const History& h, OpF f, const std::string& node, TimePoint at) {
+  const Op* found = nullptr;
+  for (const Op& op : h.ops) {
+    if (time_of(op) > at) break;
+    if (history::is_client_op(op)) continue;
+    if (op.f == f && names(op, node)) found = &op;
+    if (found != nullptr && time_of(op) < at && ends(op, *found)) found = nullptr;
+  }
+  return found;
+}
+
+}  // namespace
+
+std::vector<std::string> nodes_named(const Op& op) {
+  std::vector<std::string> out;
+  if (history::is_client_op(op) || op.value.empty()) return out;
+  const size_t fields =
+      op.f == OpF::kPartition || op.f == OpF::kDelay || op.f == OpF::kLoss ? 2 : 1;
+  for (size_t i = 0; i < fields && i < op.value.size(); ++i) split_into(op.value[i], out);
+  return out;
+}
+
+bool names(const Op& op, const std::string& node) {
+  const std::vector<std::string> n = nodes_named(op);
+  return std::find(n.begin(), n.end(), node) != n.end();
+}
+
+const Op* pause_at(const History& h, const std::string& node, TimePoint at) {
+  return under_way(h, OpF::kPause, node, at);
+}
+
+const Op* partition_at(const History& h, const std::string& node, TimePoint at) {
+  return under_way(h, OpF::kPartition, node, at);
+}
+
+const Op* clock_fault_before(const History& h, const std::string& node, TimePoint at) {
+  const Op* found = nullptr;
+  for (const Op& op : h.ops) {
+    if (time_of(op) > at) break;
+    if (!history::is_client_op(op) && (op.f == OpF::kJump || op.f == OpF::kDrift) &&
+        names(op, node))
+      found = &op;
+  }
+  return found;
+}
+
+const Op* crash_or_restart_at(const History& h, const std::string& node, TimePoint at) {
+  const Op* found = nullptr;
+  for (const Op& op : h.ops) {
+    if (time_of(op) > at) break;
+    if (time_of(op) == at && !history::is_client_op(op) &&
+        (op.f == OpF::kCrash || op.f == OpF::kRestart) && names(op, node))
+      found = &op;
+  }
+  return found;
+}
+
+const Op* release_in_flight(const History& h, TimePoint at, int not_client) {
+  std::vector<const Op*> open;  // release invocations not yet completed, in order
+  for (const Op& op : h.ops) {
+    if (time_of(op) > at) break;
+    if (!history::is_client_op(op) || op.f != OpF::kRelease || op.client == not_client) continue;
+    if (op.type == OpType::kInvoke) {
+      open.push_back(&op);
+    } else if (time_of(op) < at && op.type != OpType::kInfo) {  // known before `at`
+      std::erase_if(open, [&op](const Op* o) { return o->process == op.process; });
+    }
+  }
+  return open.empty() ? nullptr : open.back();
+}
+
+const Op* acquire_with_token(const History& h, const std::string& token) {
+  if (token.empty()) return nullptr;
+  for (const Op& op : h.ops) {
+    if (history::is_client_op(op) && op.f == OpF::kAcquire && op.type == OpType::kOk &&
+        op.token == token)
+      return &op;
+  }
+  return nullptr;
+}
+
+std::optional<int> client_of_token(const History& h, const std::string& token) {
+  if (const Op* ok = acquire_with_token(h, token)) return ok->client;
+  const size_t colon = token.find(':');
+  if (colon == std::string::npos) return std::nullopt;
+  return history::client_from_label(std::string_view(token).substr(0, colon));
+}
+
+const Op* invocation_of(const History& h, const Op& ok) {
+  for (auto it = h.ops.rbegin(); it != h.ops.rend(); ++it) {
+    if (it->index < ok.index && it->process == ok.process && it->type == OpType::kInvoke)
+      return &*it;
+  }
+  return nullptr;
+}
+
+bool protected_by(const std::vector<ServerLock>& states, const std::string& token) {
+  if (token.empty()) return false;
+  size_t serving = 0, others = 0;
+  for (const ServerLock& s : states) {
+    if (!s.serving) continue;
+    ++serving;
+    // A down server grants nobody: it neither protects nor betrays.
+    const bool ours = s.kind == ServerLock::Kind::kHeld && s.holder == token;
+    if (s.kind != ServerLock::Kind::kDown && !ours) ++others;
+  }
+  const size_t quorum = serving / 2 + 1;
+  return others < quorum;
+}
+
+std::optional<TimePoint> lost_at(const LockTrace& trace, const std::string& token, TimePoint from,
+                                 TimePoint to) {
+  std::vector<ServerLock> states = states_at(trace, from);
+  if (!protected_by(states, token)) return from;
+  for (size_t i = 0; i < trace.changes.size(); ++i) {
+    const LockChange& c = trace.changes[i];
+    if (c.at <= from) continue;
+    if (c.at > to) break;
+    for (ServerLock& s : states) {
+      if (s.server == c.after.server) s = c.after;
+    }
+    // Judge once every change of this instant is in.
+    const bool last_of_instant = i + 1 == trace.changes.size() || trace.changes[i + 1].at != c.at;
+    if (last_of_instant && !protected_by(states, token)) return c.at;
+  }
+  return std::nullopt;
+}
+
+std::string at_text(TimePoint t) {
+  return format_seconds(t.ns);
+}
+
+}  // namespace locksim::checkers::records

@@ -1,0 +1,60 @@
+// The questions `explain` (checkers/explain.h) asks of a history's nemesis
+// and client ops: was this node paused, cut off, or its clock moved at that
+// instant; whose release was in flight; whose token is this. Each answers
+// from ops alone, so a history from a file answers the same way.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "checkers/lock_trace.h"
+#include "env/time.h"
+#include "history/history.h"
+
+namespace locksim::checkers::records {
+
+// The node names a nemesis op's first value (its targets) and, for a
+// partition or a delay, its second (the other side) name: "c1,c3" -> c1, c3;
+// "c1->redis-1" -> c1, redis-1.
+std::vector<std::string> nodes_named(const history::Op& op);
+bool names(const history::Op& op, const std::string& node);
+
+// The pause of `node` under way at `at` (paused at or before it, not resumed
+// before it), or nullptr.
+const history::Op* pause_at(const history::History& h, const std::string& node, TimePoint at);
+// A partition that cuts `node` off, under way at `at`, or nullptr.
+const history::Op* partition_at(const history::History& h, const std::string& node, TimePoint at);
+// The last clock fault (jump, drift) of `node` at or before `at`, or nullptr.
+const history::Op* clock_fault_before(const history::History& h, const std::string& node,
+                                      TimePoint at);
+// The last crash or restart of `node` at `at` exactly, or nullptr.
+const history::Op* crash_or_restart_at(const history::History& h, const std::string& node,
+                                       TimePoint at);
+
+// A release invoked at or before `at` whose outcome its client did not know
+// before `at` (still open, or ended :info: sent, fate unknown), by a client
+// other than `not_client` (-1: any), or nullptr. The latest such.
+const history::Op* release_in_flight(const history::History& h, TimePoint at, int not_client);
+
+// The acquire :ok op that handed out `token`, or nullptr.
+const history::Op* acquire_with_token(const history::History& h, const std::string& token);
+// The client a stored token belongs to: the one whose acquire :ok carried it,
+// else the "cN:" prefix locksim's tokens start with; nullopt if neither.
+std::optional<int> client_of_token(const history::History& h, const std::string& token);
+// The invocation of the acquire that `ok` completes.
+const history::Op* invocation_of(const history::History& h, const history::Op& ok);
+
+// Whether the servers whose answer counts still keep the lock for `token`:
+// fewer than a majority of them (one of one; Redlock's three of five) could
+// grant it to anyone else — a down server grants nobody.
+bool protected_by(const std::vector<ServerLock>& states, const std::string& token);
+// The first instant in [from, to] at which `token` is not protected, or
+// nullopt if it is throughout.
+std::optional<TimePoint> lost_at(const LockTrace& trace, const std::string& token, TimePoint from,
+                                 TimePoint to);
+
+// "2.000s"
+std::string at_text(TimePoint t);
+
+}  // namespace locksim::checkers::records

@@ -1,0 +1,144 @@
+// The words of `explain` (checkers/explain.h): each mechanism's id, what it
+// is, what would have prevented it, and the story laid out for people.
+#include <fmt/format.h>
+
+#include "checkers/explain.h"
+#include "env/parse.h"
+
+namespace locksim::checkers {
+
+namespace {
+
+struct MechanismText {
+  Mechanism m;
+  const char* id;
+  const char* words;
+};
+
+constexpr MechanismText kTexts[] = {
+    {Mechanism::kNone, "none", "no finding to explain"},
+    {Mechanism::kUndetermined, "cause-not-determined", "cause not determined"},
+    {Mechanism::kPauseOutlastedLease, "pause-outlasted-lease",
+     "the lease ran out while the holder was paused"},
+    {Mechanism::kHoldOutlastedLease, "hold-outlasted-lease",
+     "the lease ran out while the holder was still working (no fault froze it)"},
+    {Mechanism::kServerClockFast, "server-clock-jumped",
+     "a server's clock jumped or ran fast and expired the lock early"},
+    {Mechanism::kHolderClockSkew, "holder-clock-skewed",
+     "the holder's clock was skewed, so it believed its lease longer than the store kept it"},
+    {Mechanism::kContenderClockAhead, "contender-clock-ahead",
+     "a contender's clock ran ahead, so it judged a live lease expired and took the lock"},
+    {Mechanism::kFailoverLostLock, "failover-lost-lock",
+     "a failover promoted a replica that never received the lock"},
+    {Mechanism::kRestartLostLock, "restart-lost-lock",
+     "a server restarted without the lock it had not written to disk"},
+    {Mechanism::kLateRelease, "late-release", "a late release deleted the next holder's lock"},
+    {Mechanism::kLateGrant, "late-grant",
+     "the grant reached its client late, when its lease had run out or nearly so"},
+    {Mechanism::kSessionExpiredPaused, "session-expired-while-paused",
+     "the holder's ZooKeeper session expired while it was paused"},
+    {Mechanism::kSessionExpiredCutOff, "session-expired-while-cut-off",
+     "the holder's ZooKeeper session expired while it was cut off from the ensemble"},
+    {Mechanism::kSessionExpired, "session-expired", "the holder's ZooKeeper session expired"},
+    {Mechanism::kNoExpiryAfterCrash, "crash-before-expiry",
+     "a client crashed between setting the key and giving it an expiry"},
+    {Mechanism::kDeadlineTooFar, "deadline-too-far",
+     "a crashed holder's lock keeps a deadline far in the future"},
+    {Mechanism::kOrphanNode, "orphan-node",
+     "a lock node whose creator never learned of it blocks everyone behind it"},
+};
+
+const MechanismText& text_of(Mechanism m) {
+  for (const MechanismText& t : kTexts) {
+    if (t.m == m) return t;
+  }
+  return kTexts[1];
+}
+
+}  // namespace
+
+const char* mechanism_id(Mechanism m) {
+  return text_of(m).id;
+}
+
+const char* mechanism_words(Mechanism m) {
+  return text_of(m).words;
+}
+
+std::string prevention(Mechanism m, const std::string& algorithm, const std::string& backend) {
+  const bool fenced = algorithm.find("fenced") != std::string::npos;
+  const std::string fencing =
+      fenced
+          ? "checking the fencing token on reads as well as writes (this lock checks writes only)"
+          : "a fencing token that the guarded store checks on every read and write";
+  switch (m) {
+    case Mechanism::kPauseOutlastedLease:
+    case Mechanism::kHoldOutlastedLease:
+    case Mechanism::kSessionExpiredPaused:
+      return fencing + "; no lease can protect a holder that does not run";
+    case Mechanism::kServerClockFast:
+      return "server clocks that are slewed, never stepped (Redis expires keys by its wall clock), "
+             "and " +
+             fencing;
+    case Mechanism::kHolderClockSkew:
+      return "measuring the lease on the client with a monotonic clock, and " + fencing;
+    case Mechanism::kContenderClockAhead:
+      return "letting the server judge expiry by its own clock (SET NX PX instead of client "
+             "timestamps; "
+             "the database's NOW() instead of the client's time)";
+    case Mechanism::kFailoverLostLock:
+      return backend == "mysql"
+                 ? "semi-synchronous replication (the grant waits for a replica's ack)"
+                 : "a store that replicates by consensus (ZooKeeper); Redis's WAIT narrows "
+                   "the window but does not close it";
+    case Mechanism::kRestartLostLock:
+      return backend == "mysql"
+                 ? "innodb_flush_log_at_trx_commit=1"
+                 : "appendfsync always, or keeping a restarted server out for longer than the TTL";
+    case Mechanism::kLateRelease:
+      return "a release that deletes the key only if it still holds this client's token (a "
+             "compare-and-delete "
+             "script, as set-nx-lua does)";
+    case Mechanism::kLateGrant:
+      return "checking, before using a grant, how long the acquire took against the lease "
+             "(Redlock's "
+             "validity check)";
+    case Mechanism::kSessionExpiredCutOff:
+      return "Curator's handling of SUSPENDED: stop work when the connection is lost, before the "
+             "session "
+             "can expire";
+    case Mechanism::kNoExpiryAfterCrash:
+      return "setting the key and its expiry in one command: SET key token NX PX ttl";
+    case Mechanism::kDeadlineTooFar:
+      return "a lease as short as the longest critical section, renewed while the holder works";
+    case Mechanism::kOrphanNode:
+      return "Curator's protected mode: a GUID in the node's name lets a client find its own node "
+             "after a "
+             "lost reply";
+    case Mechanism::kSessionExpired:
+    case Mechanism::kUndetermined:
+    case Mechanism::kNone:
+      return "";
+  }
+  return "";
+}
+
+std::string format_story(const Story& story) {
+  if (story.mechanism == Mechanism::kNone)
+    return "explain: no finding to explain: the run is clean\n";
+  std::string out =
+      "explain: " + story.finding + ", because " + mechanism_words(story.mechanism) + "\n";
+  for (const StoryStep& s : story.steps)
+    out += fmt::format("  {:>9}  {}\n", format_seconds(s.at.ns), s.text);
+  out += std::string("mechanism: ") + mechanism_id(story.mechanism);
+  if (story.mechanisms.size() > 1) {
+    out += "; later overlaps also:";
+    for (size_t i = 1; i < story.mechanisms.size(); ++i)
+      out += std::string(" ") + mechanism_id(story.mechanisms[i]);
+  }
+  out += "\n";
+  if (!story.prevention.empty()) out += "would have prevented it: " + story.prevention + "\n";
+  return out;
+}
+
+}  // namespace locksim::checkers

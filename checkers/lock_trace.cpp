@@ -1,0 +1,36 @@
+#include "checkers/lock_trace.h"
+
+#include "env/assert.h"
+
+namespace locksim::checkers {
+
+const char* to_string(ServerLock::Kind kind) {
+  switch (kind) {
+    case ServerLock::Kind::kDown:
+      return "down";
+    case ServerLock::Kind::kAbsent:
+      return "absent";
+    case ServerLock::Kind::kHeld:
+      return "held";
+    case ServerLock::Kind::kExpired:
+      return "expired";
+  }
+  return "?";
+}
+
+std::vector<ServerLock> states_at(const LockTrace& trace, TimePoint at) {
+  std::vector<ServerLock> out = trace.initial;
+  for (const LockChange& c : trace.changes) {
+    if (c.at > at) break;
+    bool found = false;
+    for (ServerLock& s : out) {
+      if (s.server != c.after.server) continue;
+      s = c.after;
+      found = true;
+    }
+    LOCKSIM_ASSERT_MSG(found, "a change names a server of the trace");
+  }
+  return out;
+}
+
+}  // namespace locksim::checkers

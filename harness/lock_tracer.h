@@ -1,0 +1,41 @@
+// Records the lock as each server stores it, over a whole run
+// (checkers/lock_trace.h), for `locksim explain` and the timeline's lanes.
+//
+// Like the exposure monitor (harness/exposure_monitor.h) it looks after every
+// World event and only reads state, so a run's history is the same with or
+// without it. Unlike the monitor it never wakes the World: a held lock names
+// the instant it will expire if nothing happens (sim::ServerLockState::
+// expires), so when the next look finds it expired without anything else
+// having changed, the change is stamped at that instant. Costly (every
+// server's state after every event), so only a run that is explained or
+// drawn turns it on.
+#pragma once
+
+#include <vector>
+
+#include "checkers/lock_trace.h"
+#include "sim/backend.h"
+#include "sim/world.h"
+
+namespace locksim::harness {
+
+class LockTracer {
+ public:
+  // `world` and `deployment` must outlive it.
+  LockTracer(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe);
+
+  // Called after every event (and once before the first).
+  void look();
+
+  // The trace up to `end`, changes in true-time order.
+  checkers::LockTrace finish(TimePoint end);
+
+ private:
+  sim::World& world_;
+  sim::Deployment& deployment_;
+  sim::LockProbe probe_;
+  std::vector<sim::ServerLockState> last_;
+  checkers::LockTrace trace_;
+};
+
+}  // namespace locksim::harness
