@@ -1,0 +1,249 @@
+// `locksim explain` (issue 22): every shipped violating or liveness scenario,
+// and the shrunk counterexample of every cell the reference gates as a
+// violation, is told with its mechanism; a safe run is never explained as a
+// violation; the lock trace the story reads leaves the run unchanged.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "checkers/explain.h"
+#include "harness/explain_run.h"
+#include "harness/run.h"
+#include "harness/scenario.h"
+#include "harness/settings.h"
+#include "harness/shrink/shrink.h"
+#include "harness/sweep/sweep.h"
+#include "history/history_io.h"
+#include "tests/locksim_binary.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using locksim::checkers::Mechanism;
+using locksim::harness::RunConfig;
+using locksim::testing::locksim;
+using locksim::testing::Outcome;
+using locksim::testing::slurp;
+
+locksim::harness::RunResult traced_run(const RunConfig& config) {
+  locksim::harness::RunExtras extras;
+  extras.trace_lock = true;
+  return locksim::harness::run_prepared(locksim::harness::prepare_run(config), extras).result;
+}
+
+std::string mechanism_of(const RunConfig& config) {
+  return locksim::checkers::mechanism_id(
+      locksim::harness::explain_result(traced_run(config)).mechanism);
+}
+
+// What each shipped scenario that expects a finding shows, as the records
+// tell it. A scenario added without a line here fails the test below.
+const std::map<std::string, std::string> kScenarioMechanisms = {
+    {"getset-clock-skew", "contender-clock-ahead"},
+    {"inventory-oversell", "pause-outlasted-lease"},
+    {"mysql-center-client-crash", "deadline-too-far"},
+    {"mysql-center-clock-skew", "contender-clock-ahead"},
+    {"mysql-center-crash-flush-0", "restart-lost-lock"},
+    {"mysql-center-failover", "failover-lost-lock"},
+    {"mysql-center-gc-pause", "pause-outlasted-lease"},
+    {"mysql-center-slow-link", "late-grant"},
+    {"mysql-segmented-clock-skew", "contender-clock-ahead"},
+    {"mysql-segmented-failover", "failover-lost-lock"},
+    {"naive-setnx-crash-between", "crash-before-expiry"},
+    {"naive-setnx-late-delete", "pause-outlasted-lease"},
+    {"naive-setnx-partition-late-delete", "late-release"},
+    {"redlock-clock-jump", "server-clock-jumped"},
+    {"redlock-gc-pause", "pause-outlasted-lease"},
+    {"redlock-node-restart", "restart-lost-lock"},
+    {"set-nx-lua-clock-jump", "server-clock-jumped"},
+    {"set-nx-lua-delay-spike", "late-grant"},
+    {"set-nx-lua-failover-fenced", "failover-lost-lock"},
+    {"set-nx-lua-failover", "failover-lost-lock"},
+    {"set-nx-lua-fenced-stale-read", "pause-outlasted-lease"},
+    {"set-nx-lua-gc-pause-fenced", "pause-outlasted-lease"},
+    {"set-nx-lua-gc-pause", "pause-outlasted-lease"},
+    {"set-nx-lua-one-way-partition", "late-grant"},
+    {"set-nx-lua-partition-late-grant", "late-grant"},
+    {"set-nx-lua-restart-no-fsync", "restart-lost-lock"},
+    {"zk-curator-gc-pause", "session-expired-while-paused"},
+    {"zk-recipe-gc-pause", "session-expired-while-paused"},
+    {"zk-recipe-lost-create-reply", "orphan-node"},
+    {"zk-recipe-partition", "session-expired-while-cut-off"},
+};
+
+TEST(Explain, EveryShippedFindingNamesItsMechanism) {
+  int told = 0;
+  for (const auto& builtin : locksim::harness::builtin_scenario_texts()) {
+    const auto sc = locksim::harness::load_scenario(builtin.name);
+    if (sc.expect == locksim::harness::Scenario::Expect::kSafe) continue;
+    const auto it = kScenarioMechanisms.find(sc.name);
+    ASSERT_NE(it, kScenarioMechanisms.end()) << sc.name << ": no expected mechanism in this test";
+    EXPECT_EQ(mechanism_of(sc.config), it->second) << sc.name;
+    ++told;
+  }
+  EXPECT_EQ(told, static_cast<int>(kScenarioMechanisms.size()));
+}
+
+// A late release follows the pause in naive-setnx-late-delete: the story's
+// first overlap is the pause, and the later ones name the delete.
+TEST(Explain, LaterOverlapsNameTheirOwnMechanism) {
+  const auto sc = locksim::harness::load_scenario("naive-setnx-late-delete");
+  const auto story = locksim::harness::explain_result(traced_run(sc.config));
+  ASSERT_EQ(story.mechanisms.size(), 2u);
+  EXPECT_EQ(story.mechanisms[0], Mechanism::kPauseOutlastedLease);
+  EXPECT_EQ(story.mechanisms[1], Mechanism::kLateRelease);
+  const std::string text = locksim::checkers::format_story(story);
+  EXPECT_NE(text.find("c3 was paused (since 1.000s) and could not notice"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("later overlaps also: late-release"), std::string::npos) << text;
+  EXPECT_NE(text.find("would have prevented it: a fencing token"), std::string::npos) << text;
+}
+
+TEST(Explain, SafeScenariosAreNeverExplainedAsViolations) {
+  for (const auto& builtin : locksim::harness::builtin_scenario_texts()) {
+    auto sc = locksim::harness::load_scenario(builtin.name);
+    if (sc.expect != locksim::harness::Scenario::Expect::kSafe) continue;
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      sc.config.seed = seed;
+      const auto story = locksim::harness::explain_result(traced_run(sc.config));
+      EXPECT_EQ(story.mechanism, Mechanism::kNone) << sc.name << " seed " << seed;
+      EXPECT_EQ(locksim::checkers::format_story(story),
+                "explain: no finding to explain: the run is clean\n");
+    }
+  }
+}
+
+// Recording the lock on every server reads state only: the history, its
+// events and every verdict are the same with it on or off.
+TEST(Explain, TracingTheLockLeavesTheRunUnchanged) {
+  for (const char* name : {"set-nx-lua-failover", "redlock-node-restart", "zk-recipe-partition",
+                           "mysql-center-slow-link"}) {
+    const auto sc = locksim::harness::load_scenario(name);
+    const auto plain = locksim::harness::simulate_and_check(sc.config).result;
+    const auto traced = traced_run(sc.config);
+    EXPECT_EQ(locksim::history::to_jsonl(plain.history), locksim::history::to_jsonl(traced.history))
+        << name;
+    EXPECT_EQ(plain.events, traced.events) << name;
+    EXPECT_FALSE(plain.lock_trace.supported);
+    EXPECT_TRUE(traced.lock_trace.supported);
+    EXPECT_FALSE(traced.lock_trace.changes.empty()) << name;
+  }
+}
+
+// The trace stamps an expiry at its own instant, which the exposure monitor
+// found independently: the two records agree to the nanosecond.
+TEST(Explain, TheTraceAgreesWithTheExposureWindows) {
+  const auto sc = locksim::harness::load_scenario("set-nx-lua-gc-pause");
+  const auto r = traced_run(sc.config);
+  ASSERT_FALSE(r.exposure.windows.empty());
+  const auto& w = r.exposure.windows.front();
+  bool found = false;
+  for (const auto& c : r.lock_trace.changes) {
+    if (c.after.kind == locksim::checkers::ServerLock::Kind::kExpired && c.at == w.start)
+      found = true;
+  }
+  EXPECT_TRUE(found) << "no expiry in the trace at the exposure window's start";
+}
+
+// The story is the run's: the same command twice prints the same bytes.
+TEST(Explain, TheCommandTellsTheSameStoryTwice) {
+  const Outcome a = locksim("explain --scenario redlock-clock-jump");
+  const Outcome b = locksim("explain --scenario redlock-clock-jump");
+  EXPECT_EQ(a.exit_code, 1) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("mechanism: server-clock-jumped"), std::string::npos) << a.out;
+  EXPECT_NE(a.out.find("replay: locksim run --scenario redlock-clock-jump --seed 1"),
+            std::string::npos);
+  const Outcome run = locksim("run --scenario redlock-clock-jump --explain");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_NE(run.out.find("VIOLATION"), std::string::npos);
+  EXPECT_NE(run.out.find(a.out.substr(0, a.out.find("replay:"))), std::string::npos) << run.out;
+  const Outcome clean = locksim("explain --scenario set-nx-lua-restart-fsync-always");
+  EXPECT_EQ(clean.exit_code, 0);
+  EXPECT_NE(clean.out.find("no finding to explain"), std::string::npos);
+  const Outcome bad = locksim("explain --algorithm no-such-lock");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--algorithm"), std::string::npos) << bad.err;
+}
+
+// What the shrunk counterexample of each cell the reference gates as a
+// violation shows (its first failing seed in 1..30, as `sweep --shrink`
+// takes it). Note the failover cells: the shrinker found a smaller way to
+// lose the key than a failover, a quick restart of the master.
+const std::map<std::string, std::string> kShrunkMechanisms = {
+    {"getset-timestamp/client-clock", "contender-clock-ahead"},
+    {"getset-timestamp/crash-restart", "restart-lost-lock"},
+    {"getset-timestamp/failover", "restart-lost-lock"},
+    {"getset-timestamp/partition", "late-release"},
+    {"getset-timestamp/pause", "pause-outlasted-lease"},
+    {"mysql-center/client-clock", "contender-clock-ahead"},
+    {"mysql-center/pause", "pause-outlasted-lease"},
+    {"mysql-segmented/client-clock", "contender-clock-ahead"},
+    {"mysql-segmented/pause", "pause-outlasted-lease"},
+    {"mysql-v1/client-clock", "contender-clock-ahead"},
+    {"mysql-v1/pause", "pause-outlasted-lease"},
+    {"naive-setnx/crash-restart", "restart-lost-lock"},
+    {"naive-setnx/failover", "restart-lost-lock"},
+    {"naive-setnx/partition", "late-grant"},
+    {"naive-setnx/pause", "pause-outlasted-lease"},
+    {"naive-setnx/server-clock", "server-clock-jumped"},
+    {"redlock/crash-restart", "restart-lost-lock"},
+    {"redlock/pause", "pause-outlasted-lease"},
+    {"redlock/server-clock", "server-clock-jumped"},
+    {"set-nx-lua/crash-restart", "restart-lost-lock"},
+    {"set-nx-lua/failover", "restart-lost-lock"},
+    {"set-nx-lua-fenced/crash-restart", "restart-lost-lock"},
+    {"set-nx-lua-fenced/failover", "restart-lost-lock"},
+    {"set-nx-lua-fenced/partition", "late-grant"},
+    {"set-nx-lua-fenced/pause", "pause-outlasted-lease"},
+    {"set-nx-lua-fenced/server-clock", "server-clock-jumped"},
+    {"set-nx-lua/partition", "late-grant"},
+    {"set-nx-lua/pause", "pause-outlasted-lease"},
+    {"set-nx-lua/server-clock", "server-clock-jumped"},
+    {"zk-curator/pause", "session-expired-while-paused"},
+    {"zk-herd/pause", "session-expired-while-paused"},
+    {"zk-recipe/pause", "session-expired-while-paused"},
+};
+
+TEST(Explain, EveryShrunkReferenceViolationNamesItsMechanism) {
+  const auto reference =
+      nlohmann::json::parse(slurp(fs::path(LOCKSIM_SOURCE_DIR) / "expectations/reference.json"));
+  locksim::harness::SweepPlan plan;
+  locksim::testing::ScratchDir dir("explain-shrunk");
+  int cells = 0;
+  for (const auto& cell : reference["cells"]) {
+    if (cell["verdict"] != "violation") continue;
+    const std::string name =
+        cell["algorithm"].get<std::string>() + "/" + cell["profile"].get<std::string>();
+    std::optional<RunConfig> failing;
+    for (uint64_t seed = 1; seed <= 30 && !failing; ++seed) {
+      const RunConfig c = plan.config_of(cell["algorithm"], cell["profile"], seed);
+      const auto r = locksim::harness::simulate_and_check(c).result;
+      if (locksim::harness::shrink::keeps_finding(locksim::harness::shrink::Finding::kSafety,
+                                                  r.checks))
+        failing = c;
+    }
+    ASSERT_TRUE(failing) << name << ": no failing seed in 1..30";
+    const fs::path out = dir.path() / (std::to_string(cells) + ".json");
+    std::string command = locksim::harness::replay_command(*failing);
+    command.replace(0, std::string("locksim run").size(), "shrink");
+    const Outcome shrunk = locksim(command + " --out " + out.string());
+    ASSERT_EQ(shrunk.exit_code, 0) << name << ": " << shrunk.err;
+    const Outcome told = locksim("explain --scenario " + out.string());
+    const auto it = kShrunkMechanisms.find(name);
+    ASSERT_NE(it, kShrunkMechanisms.end()) << name << ": no expected mechanism in this test";
+    EXPECT_NE(told.out.find("mechanism: " + it->second), std::string::npos) << name << "\n"
+                                                                            << told.out;
+    EXPECT_EQ(told.out.find("cause not determined"), std::string::npos) << name << "\n" << told.out;
+    ++cells;
+  }
+  EXPECT_EQ(cells, static_cast<int>(kShrunkMechanisms.size()));
+}
+
+}  // namespace
