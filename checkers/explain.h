@@ -51,6 +51,7 @@ enum class Mechanism {
   kNoExpiryAfterCrash,    // a key with no expiry, its writer crashed (SETNX then EXPIRE)
   kDeadlineTooFar,        // a crashed holder's deadline days ahead (the article's year)
   kOrphanNode,            // a lock node its creator never learned of (a lost create reply)
+  kReleaseLost,           // a release whose outcome was unknown left the lock in place
 };
 
 // A stable id, e.g. "pause-outlasted-lease", "cause-not-determined".

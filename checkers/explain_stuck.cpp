@@ -50,6 +50,32 @@ bool explain_ungranted(const ExplainInput& in, const ServerLock& s, TimePoint en
   return true;
 }
 
+// The holder let go of the lock, but its release's outcome was unknown and
+// the lock is still there.
+bool explain_lost_release(const ExplainInput& in, const ServerLock& s, const Op& ok, TimePoint end,
+                          Story& story) {
+  const History& h = *in.history;
+  for (const history::HeldInterval& i : h.held) {
+    if (i.acquire_index != ok.index || i.release_index < 0) continue;
+    const Op& rel = h.ops[static_cast<size_t>(i.release_index)];
+    for (size_t k = static_cast<size_t>(rel.index) + 1; k < h.ops.size(); ++k) {
+      const Op& done = h.ops[k];
+      if (done.process != rel.process || done.f != history::OpF::kRelease) continue;
+      if (done.type == history::OpType::kOk) return false;
+      story.mechanism = Mechanism::kReleaseLost;
+      const std::string c = history::client_label(ok.client);
+      story.steps.push_back(
+          StoryStep{TimePoint{done.time_ns}, c + "'s release (op " + std::to_string(rel.index) +
+                                                 ") ended " + history::to_string(done.type) + " (" +
+                                                 done.detail + "); it did not try again"});
+      story.steps.push_back(StoryStep{end, s.server + " still keeps " + c + "'s lock " + s.holder +
+                                               ", and nothing will remove it"});
+      return true;
+    }
+  }
+  return false;
+}
+
 // The lock's holder was granted it and then crashed; its deadline is far off.
 bool explain_far_deadline(const ExplainInput& in, const ServerLock& s, const Op& ok, TimePoint end,
                           Story& story) {
@@ -89,7 +115,8 @@ void explain_stuck(const ExplainInput& in, Story& story) {
     if (!s.serving || s.kind != K::kHeld) continue;
     const Op* ok = r::acquire_with_token(*in.history, s.holder);
     if (ok == nullptr ? explain_ungranted(in, s, end, story)
-                      : explain_far_deadline(in, s, *ok, end, story))
+                      : explain_far_deadline(in, s, *ok, end, story) ||
+                            explain_lost_release(in, s, *ok, end, story))
       return;
   }
   story.steps.push_back(

@@ -46,6 +46,8 @@ constexpr MechanismText kTexts[] = {
      "a crashed holder's lock keeps a deadline far in the future"},
     {Mechanism::kOrphanNode, "orphan-node",
      "a lock node whose creator never learned of it blocks everyone behind it"},
+    {Mechanism::kReleaseLost, "release-lost",
+     "a release whose outcome was unknown left the holder's lock in place, and nothing expires it"},
 };
 
 const MechanismText& text_of(Mechanism m) {
@@ -115,6 +117,10 @@ std::string prevention(Mechanism m, const std::string& algorithm, const std::str
       return "Curator's protected mode: a GUID in the node's name lets a client find its own node "
              "after a "
              "lost reply";
+    case Mechanism::kReleaseLost:
+      return "retrying a release whose outcome is unknown (deleting one's own lock is idempotent), "
+             "or a lease "
+             "that expires";
     case Mechanism::kSessionExpired:
     case Mechanism::kUndetermined:
     case Mechanism::kNone:

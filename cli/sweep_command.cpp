@@ -20,6 +20,9 @@
 #include "cli/shrink_command.h"
 #include "env/assert.h"
 #include "env/parse.h"
+#include "harness/explain_run.h"
+#include "harness/run.h"
+#include "harness/scenario.h"
 #include "harness/settings.h"
 #include "harness/strict_json.h"
 #include "harness/sweep/sweep.h"
@@ -114,6 +117,23 @@ void write_text(const fs::path& path, const std::string& text) {
   if (!out) throw std::runtime_error("cannot write " + path.string());
 }
 
+// The shrunk scenario's story (locksim explain), written beside it and kept
+// in the cell for the reports.
+void tell_shrunk(const fs::path& dir, const std::string& name, const Shrunk& shrunk,
+                 reports::MatrixCell& c) {
+  const harness::Scenario sc = harness::parse_scenario(shrunk.scenario_text, name);
+  harness::RunExtras extras;
+  extras.trace_lock = true;
+  const harness::RunResult r =
+      harness::run_prepared(harness::prepare_run(sc.config), extras).result;
+  const checkers::Story story = harness::explain_result(r);
+  c.shrunk_story = checkers::format_story(story);
+  c.shrunk_mechanism = checkers::mechanism_id(story.mechanism);
+  c.shrunk_story_file = "shrunk/" + name + ".story.txt";
+  write_text(dir / (name + ".story.txt"),
+             c.shrunk_story + "replay: locksim run --scenario " + c.shrunk_file + "\n");
+}
+
 // --shrink: each cell's first counterexample (the seed its timeline draws),
 // shrunk into DIR/shrunk/NAME.json and named in the cell for the reports.
 // Deterministic, as the reports are: the same runs give the same files.
@@ -137,6 +157,7 @@ void shrink_cells(reports::Matrix& m, const SweepFlags& f) {
     write_text(dir / (start.name + ".json"), shrunk.scenario_text);
     c.shrunk_file = "shrunk/" + start.name + ".json";
     c.shrunk_summary = shrunk.summary;
+    tell_shrunk(dir, start.name, shrunk, c);
     if (!f.quiet) std::cerr << "shrink: " << start.field << ": " << shrunk.how_far << "\n";
   }
 }

@@ -125,7 +125,10 @@ OJson cell_json(const MatrixCell& c) {
                                                       {"replay", c.first_liveness_replay}}
                                               : OJson();
   if (!c.shrunk_file.empty()) {
-    j["shrunk"] = {{"file", c.shrunk_file}, {"summary", c.shrunk_summary}};
+    j["shrunk"] = {{"file", c.shrunk_file},
+                   {"summary", c.shrunk_summary},
+                   {"story_file", c.shrunk_story_file},
+                   {"mechanism", c.shrunk_mechanism}};
   }
   j["acquire_latency_p50_ns"] = c.latency_quantile_ns(0.5);
   j["acquire_latency_p99_ns"] = c.latency_quantile_ns(0.99);

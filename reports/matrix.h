@@ -65,6 +65,11 @@ struct MatrixCell {
   // which building the matrix from summaries never does.
   std::string shrunk_file;
   std::string shrunk_summary;
+  // Its story (locksim explain): the file beside it ("shrunk/NAME.story.txt"),
+  // the mechanism's id and the story's text, which matrix.html shows.
+  std::string shrunk_story_file;
+  std::string shrunk_mechanism;
+  std::string shrunk_story;
 
   double violation_rate() const { return runs == 0 ? 0 : static_cast<double>(safety) / runs; }
   double coverage() const { return runs == 0 ? 0 : static_cast<double>(touched) / runs; }

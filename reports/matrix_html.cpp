@@ -84,6 +84,9 @@ std::string counterexample(const MatrixCell& c, const std::string& svg) {
               : "<p>shrunk: <a href=\"" + xml_escape(c.shrunk_file) + "\">" +
                     xml_escape(c.shrunk_summary) + "</a> (replay: <code>locksim run --scenario " +
                     xml_escape(c.shrunk_file) + "</code> in this directory)</p>\n") +
+         (c.shrunk_story.empty()
+              ? ""
+              : "<pre class=\"story\">" + xml_escape(c.shrunk_story) + "</pre>\n") +
          svg + "</div>\n";
 }
 

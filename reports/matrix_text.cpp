@@ -165,7 +165,10 @@ std::string matrix_markdown(const Matrix& m) {
     }
     if (!c.shrunk_file.empty()) {
       replays += "- " + c.algorithm + " × " + c.profile + " shrunk: [" + c.shrunk_summary + "](" +
-                 c.shrunk_file + ")\n";
+                 c.shrunk_file + ")";
+      if (!c.shrunk_story_file.empty())
+        replays += "; why: [" + c.shrunk_mechanism + "](" + c.shrunk_story_file + ")";
+      replays += "\n";
     }
     if (c.first_data_violation_seed) {
       replays += "- " + c.algorithm + " × " + c.profile + " (data): `" +
