@@ -8,6 +8,8 @@
 #include "checkers/mutex_checker.h"
 #include "env/assert.h"
 #include "env/parse.h"
+#include "harness/explain_run.h"
+#include "reports/timeline_frame.h"
 
 namespace locksim::reports {
 
@@ -17,38 +19,6 @@ using history::HeldInterval;
 using history::Op;
 using history::OpF;
 using history::OpType;
-
-constexpr int kLabelWidth = 70;   // px: lane names
-constexpr int kPlotWidth = 1000;  // px: the run's length
-constexpr int kLaneHeight = 26;   // px
-constexpr int kTop = 22;          // px: the time axis
-constexpr int kRightMargin = 30;  // px: room for half the last axis label
-
-// Geometry of one drawing: lanes by client, time to x.
-struct Frame {
-  int64_t run_ns = 1;
-  int clients = 0;
-
-  int x(int64_t t_ns) const {
-    const int64_t clamped = std::clamp<int64_t>(t_ns, 0, run_ns);
-    return kLabelWidth + static_cast<int>(clamped * kPlotWidth / run_ns);
-  }
-  // Lane 0 is the nemesis; client c is lane c + 1.
-  int lane_y(int lane) const { return kTop + lane * kLaneHeight; }
-  int height() const { return lane_y(clients + 1) + 8; }
-};
-
-std::string fmt_s(int64_t ns) {
-  return format_seconds(ns);
-}
-
-std::string rect(const std::string& cls, int x0, int x1, int y, int h, const std::string& fill,
-                 const std::string& title, const std::string& extra = "") {
-  const int w = std::max(1, x1 - x0);
-  return "<rect class=\"" + cls + "\" x=\"" + std::to_string(x0) + "\" y=\"" + std::to_string(y) +
-         "\" width=\"" + std::to_string(w) + "\" height=\"" + std::to_string(h) + "\" fill=\"" +
-         fill + "\"" + extra + "><title>" + xml_escape(title) + "</title></rect>\n";
-}
 
 int client_count(const harness::RunResult& r) {
   int n = 0;
@@ -70,8 +40,11 @@ void draw_lanes(const Frame& f, std::string& out) {
            " text-anchor=\"middle\">" + xml_escape(fmt_s(t)) + "</text>\n";
   }
   out += "</g>\n";
-  for (int lane = 0; lane <= f.clients; ++lane) {
-    const std::string name = lane == 0 ? "nemesis" : history::client_label(lane - 1);
+  for (int lane = 0; lane <= f.clients + f.servers(); ++lane) {
+    const std::string name = lane == 0 ? std::string("nemesis")
+                             : lane <= f.clients
+                                 ? history::client_label(lane - 1)
+                                 : f.server_names[static_cast<size_t>(lane - f.clients - 1)];
     out += "<g class=\"lane\" data-lane=\"" + name + "\"><text x=\"4\" y=\"" +
            std::to_string(f.lane_y(lane) + 17) + "\" font-size=\"12\">" + name + "</text></g>\n";
   }
@@ -253,9 +226,14 @@ std::string xml_escape(std::string_view text) {
 }
 
 std::string timeline_svg(const harness::RunResult& r) {
+  return timeline_svg(r, harness::explain_result(r));
+}
+
+std::string timeline_svg(const harness::RunResult& r, const checkers::Story& story) {
   Frame f;
   f.run_ns = std::max<int64_t>(1, r.history.run_length.ns);
   f.clients = client_count(r);
+  for (const checkers::ServerLock& s : r.lock_trace.initial) f.server_names.push_back(s.server);
   LOCKSIM_ASSERT(f.clients >= 1 && f.run_ns >= 1);
   std::string out = "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"timeline\" width=\"" +
                     std::to_string(kLabelWidth + kPlotWidth + kRightMargin) + "\" height=\"" +
@@ -266,6 +244,8 @@ std::string timeline_svg(const harness::RunResult& r) {
   draw_held(r, f, out);
   draw_overlaps(r, f, out);
   draw_ops(r, f, out);
+  draw_server_lanes(r, f, out);
+  draw_captions(story, f, out);
   out += "</svg>\n";
   LOCKSIM_ASSERT_MSG(out.find("<svg") == 0, "one svg element");
   return out;
@@ -273,6 +253,7 @@ std::string timeline_svg(const harness::RunResult& r) {
 
 std::string timeline_page(const harness::RunResult& r) {
   const std::string finding = checkers::finding(r.checks);
+  const checkers::Story story = harness::explain_result(r);
   return "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>locksim: " +
          xml_escape(r.algorithm) + " seed " + std::to_string(r.seed) +
          "</title></head>\n<body style=\"font-family:sans-serif\">\n<h1>" +
@@ -280,8 +261,12 @@ std::string timeline_page(const harness::RunResult& r) {
          xml_escape(finding) + "</h1>\n<p>" + xml_escape(r.mutex.explanation) +
          "</p>\n<p>replay: <code>" + xml_escape(r.replay_command) + "</code></p>\n" +
          "<p>Bars: held intervals (ground truth). Red: two holders at once. Orange: faults. "
-         "Ticks: ops (grey invoke, green ok, black fail, pink info). Hover for details.</p>\n" +
-         timeline_svg(r) + "</body></html>\n";
+         "Ticks: ops (grey invoke, green ok, black fail, pink info). Server lanes: the lock as "
+         "each "
+         "server stores it (blue held, amber expired but stored, grey down; a bold edge: the "
+         "server whose "
+         "answer counts). Numbered marks: the story below. Hover for details.</p>\n" +
+         timeline_svg(r, story) + story_list(story) + "</body></html>\n";
 }
 
 }  // namespace locksim::reports
