@@ -185,10 +185,12 @@ struct Size {
   Duration run_length;
   int64_t events = 0;
   int64_t client_ops = 0;
+  int servers = 0;
 };
 
 Size size_of(const RunConfig& c, const harness::RunResult& r) {
-  return {c.faults.events.size(), c.workload.clients, c.duration, r.events, r.client_ops};
+  return {c.faults.events.size(),        c.workload.clients, c.duration, r.events, r.client_ops,
+          harness::shrink::servers_of(c)};
 }
 
 const char* finding_words(Finding f) {
@@ -217,7 +219,10 @@ std::string how_far(const Size& a, const Size& b) {
          arrow(std::to_string(a.clients), std::to_string(b.clients)) + ", run length " +
          arrow(format_duration(a.run_length), format_duration(b.run_length)) + ", events " +
          arrow(std::to_string(a.events), std::to_string(b.events)) + ", client ops " +
-         arrow(std::to_string(a.client_ops), std::to_string(b.client_ops));
+         arrow(std::to_string(a.client_ops), std::to_string(b.client_ops)) +
+         (a.servers == b.servers
+              ? ""
+              : ", servers " + arrow(std::to_string(a.servers), std::to_string(b.servers)));
 }
 
 // Everything the search did, for the file: deterministic (no wall time).

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "checkers/check.h"
@@ -397,6 +398,27 @@ TEST(ShrinkCommand, BadInputIsOneLine) {
 // `sweep --shrink`: every cell with a counterexample gets a shrunk scenario
 // that replays with a finding, the reports link it, and a second sweep writes
 // the same files byte for byte.
+// Fewer servers where the algorithm allows: Redlock keeps its finding with
+// three masters instead of five, ZooKeeper's with one server instead of
+// three; the file says so and replays.
+TEST(ShrinkCommand, ShrinksTheServersTheFindingDoesNotNeed) {
+  for (const auto& [scenario, key, servers] :
+       {std::tuple{"redlock-gc-pause", "\"masters\": 3", "servers 5 -> 3"},
+        std::tuple{"zk-recipe-gc-pause", "\"servers\": 1", "servers 3 -> 1"}}) {
+    const fs::path out = scratch() / (std::string(scenario) + "-small.json");
+    const Outcome o =
+        locksim(std::string("shrink --scenario ") + scenario + " --out " + out.string());
+    ASSERT_EQ(o.exit_code, 0) << o.err;
+    EXPECT_NE(o.out.find(servers), std::string::npos) << o.out;
+    EXPECT_NE(slurp(out).find(key), std::string::npos) << slurp(out);
+    EXPECT_EQ(locksim("run --quiet --scenario " + out.string()).exit_code, 1) << scenario;
+  }
+  // A failover needs its replica: the shrunk scenario keeps it.
+  const fs::path out = scratch() / "failover-small.json";
+  ASSERT_EQ(locksim("shrink --scenario set-nx-lua-failover --out " + out.string()).exit_code, 0);
+  EXPECT_NE(slurp(out).find("\"replicas\": 1"), std::string::npos) << slurp(out);
+}
+
 TEST(ShrinkCommand, SweepShrinksEachCounterexampleAndLinksIt) {
   std::string first_md;
   for (const char* name : {"sweep_shrink_a", "sweep_shrink_b"}) {

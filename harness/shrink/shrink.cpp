@@ -7,6 +7,7 @@
 
 #include "env/assert.h"
 #include "env/parse.h"
+#include "harness/backends.h"
 #include "harness/prepared_run.h"
 #include "harness/run.h"
 #include "harness/settings.h"
@@ -123,6 +124,7 @@ class Search {
   bool shrink_fault_list();
   bool lower_client_targets();
   bool shrink_clients();
+  bool shrink_servers();
   bool shrink_fault(size_t i);
   bool shrink_sides(size_t i);
   bool shrink_run_length();
@@ -182,6 +184,7 @@ Result Search::run() {
     if (stopped_ != Stopped::kDone || round == kRoundsMax) break;
     bool changed = lower_client_targets();
     changed |= shrink_clients();
+    changed |= shrink_servers();
     for (size_t i = 0; i < smallest_.faults.events.size(); ++i) changed |= shrink_fault(i);
     for (size_t i = 0; i < smallest_.faults.events.size(); ++i) changed |= earlier_fault(i);
     changed |= shrink_run_length();
@@ -317,6 +320,39 @@ bool Search::smaller(size_t i, int64_t lo, int64_t step, const Get& get, const S
   LOCKSIM_ASSERT(v >= lo && v < now);
   smallest_ = with(v);
   return true;
+}
+
+// Fewer servers where the algorithm allows: Redis masters (Redlock's N, odd
+// and at least three, so it stays a quorum lock) and replicas, MySQL
+// replicas, a smaller (odd) ZooKeeper ensemble. Each count is tried from the
+// smallest up; a candidate the settings refuse (a failover with no replica
+// left, a fault naming a server that is gone) does not fail, so is not taken.
+bool Search::shrink_servers() {
+  auto smallest_of = [this](int current, int lo, int step,
+                            const std::function<void(RunConfig&, int)>& set) {
+    for (int k = lo; k < current; k += step) {
+      RunConfig c = smallest_;
+      set(c, k);
+      if (take_if_fails(c)) return true;
+    }
+    return false;
+  };
+  const std::string backend = backend_of(smallest_).name;
+  bool changed = false;
+  if (backend == "redis") {
+    const int masters = resolved_topology(smallest_).masters;
+    if (masters > 1)
+      changed |= smallest_of(masters, 3, 2, [](RunConfig& c, int k) { c.redis.masters = k; });
+    changed |= smallest_of(smallest_.redis.replicas, 0, 1,
+                           [](RunConfig& c, int k) { c.redis.replicas = k; });
+  } else if (backend == "mysql") {
+    changed |= smallest_of(smallest_.mysql.replicas, 0, 1,
+                           [](RunConfig& c, int k) { c.mysql.replicas = k; });
+  } else if (backend == "zookeeper") {
+    changed |= smallest_of(smallest_.zookeeper.servers, 1, 2,
+                           [](RunConfig& c, int k) { c.zookeeper.servers = k; });
+  }
+  return changed;
 }
 
 // Whether `e`'s duration is a length that can shrink: a crash without one
@@ -481,6 +517,16 @@ bool Search::narrow_holds() {
 }
 
 }  // namespace
+
+int servers_of(const RunConfig& config) {
+  const std::string backend = backend_of(config).name;
+  if (backend == "redis") {
+    const sim::redis::Topology t = resolved_topology(config);
+    return t.masters * (t.replicas + 1);
+  }
+  if (backend == "mysql") return 1 + config.mysql.replicas;
+  return config.zookeeper.servers;
+}
 
 Result shrink(const RunConfig& failing, const Fails& fails, const Options& options) {
   Search search(failing, fails, options);

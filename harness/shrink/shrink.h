@@ -59,6 +59,10 @@ bool keeps_finding(Finding wanted, const std::vector<checkers::Check>& checks);
 // callers verify that with a run before shrinking it.
 RunConfig materialized(const RunConfig& prepared, const faults::FaultSchedule& drawn);
 
+// How many servers the config's deployment runs (masters and replicas,
+// primary and replicas, the ensemble), which shrinking may lower.
+int servers_of(const RunConfig& config);
+
 // Whether a candidate config fails the same way. Deterministic.
 using Fails = std::function<bool(const RunConfig& config)>;
 
