@@ -256,11 +256,22 @@ Cause overlap_cause(const ExplainInput& in, const Overlap& ov) {
                              "determined"}}};
 }
 
-void add_acquired(const History& h, const HeldInterval& a, std::vector<StoryStep>& steps,
-                  const std::string& tail) {
-  steps.push_back(StoryStep{a.start, who(a.client) + " acquired the lock (acquire op " +
-                                         std::to_string(a.acquire_index) + ")" + tail});
-  (void)h;
+// "c3 acquired the lock (acquire op 8); the store would keep it until
+// 6.857s": until when the servers' own expiries protect it, if nothing else
+// happens.
+void add_acquired(const ExplainInput& in, const HeldInterval& a, std::vector<StoryStep>& steps) {
+  std::string text =
+      who(a.client) + " acquired the lock (acquire op " + std::to_string(a.acquire_index) + ")";
+  if (in.trace->supported) {
+    const std::string& token = token_of(*in.history, a);
+    const std::optional<TimePoint> until = r::protected_until(states_at(*in.trace, a.start), token);
+    if (until && *until == ServerLock::kNever) {
+      text += "; the store keeps it until it is deleted (no expiry)";
+    } else if (until) {
+      text += "; the store would keep it until " + r::at_text(*until);
+    }
+  }
+  steps.push_back(StoryStep{a.start, text});
 }
 
 // The faults up to `until`, the latest kFaultStepsMax.
@@ -278,7 +289,7 @@ void add_faults(const History& h, TimePoint until, std::vector<StoryStep>& steps
 
 void tell_overlap(const ExplainInput& in, const Overlap& ov, const Cause& cause, Story& story) {
   const History& h = *in.history;
-  add_acquired(h, ov.a, story.steps, "");
+  add_acquired(in, ov.a, story.steps);
   add_faults(h, ov.window_start, story.steps);
   story.steps.insert(story.steps.end(), cause.steps.begin(), cause.steps.end());
   story.steps.push_back(
@@ -317,7 +328,7 @@ void explain_latent(const ExplainInput& in, Story& story) {
       w.start == held->start ? late_grant(in, *held) : store_let_go(in, *held, w.start);
   story.finding = "lease exposure (latent: nobody stepped in)";
   story.mechanism = cause.mechanism;
-  add_acquired(h, *held, story.steps, "");
+  add_acquired(in, *held, story.steps);
   add_faults(h, w.start, story.steps);
   story.steps.insert(story.steps.end(), cause.steps.begin(), cause.steps.end());
   story.steps.push_back(

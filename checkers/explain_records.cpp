@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "env/assert.h"
 #include "env/parse.h"
 
 namespace locksim::checkers::records {
@@ -154,6 +155,28 @@ bool protected_by(const std::vector<ServerLock>& states, const std::string& toke
   }
   const size_t quorum = serving / 2 + 1;
   return others < quorum;
+}
+
+std::optional<TimePoint> protected_until(const std::vector<ServerLock>& states,
+                                         const std::string& token) {
+  if (!protected_by(states, token)) return std::nullopt;
+  size_t serving = 0, others = 0;
+  std::vector<TimePoint> ends;  // of the servers that keep it
+  for (const ServerLock& s : states) {
+    if (!s.serving) continue;
+    ++serving;
+    if (s.kind == ServerLock::Kind::kHeld && s.holder == token) {
+      ends.push_back(s.expires);
+    } else if (s.kind != ServerLock::Kind::kDown) {
+      ++others;
+    }
+  }
+  const size_t quorum = serving / 2 + 1;
+  LOCKSIM_ASSERT(others < quorum);
+  const size_t needed = quorum - others;  // expiries that leave a majority free
+  if (needed > ends.size()) return ServerLock::kNever;
+  std::sort(ends.begin(), ends.end());
+  return ends[needed - 1];
 }
 
 std::optional<TimePoint> lost_at(const LockTrace& trace, const std::string& token, TimePoint from,

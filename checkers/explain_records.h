@@ -49,6 +49,11 @@ const history::Op* invocation_of(const history::History& h, const history::Op& o
 // fewer than a majority of them (one of one; Redlock's three of five) could
 // grant it to anyone else — a down server grants nobody.
 bool protected_by(const std::vector<ServerLock>& states, const std::string& token);
+// Until when the servers' expiries keep the lock for `token` if nothing
+// else happens (the expiry that leaves a majority able to grant it), kNever
+// when none expires, nullopt when it is not protected now.
+std::optional<TimePoint> protected_until(const std::vector<ServerLock>& states,
+                                         const std::string& token);
 // The first instant in [from, to] at which `token` is not protected, or
 // nullopt if it is throughout.
 std::optional<TimePoint> lost_at(const LockTrace& trace, const std::string& token, TimePoint from,
