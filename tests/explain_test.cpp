@@ -247,3 +247,31 @@ TEST(Explain, EveryShrunkReferenceViolationNamesItsMechanism) {
 }
 
 }  // namespace
+
+namespace {
+
+// The timeline draws the trace: a lane per lock server, the key held, then
+// expired on redis-1 under the paused holder, and one numbered mark per step
+// of the story, which the page lists below.
+TEST(Explain, TheTimelineDrawsEachServerAndTheStory) {
+  locksim::testing::ScratchDir dir("explain-html");
+  const fs::path page = dir.path() / "t.html";
+  const Outcome o = locksim("explain --scenario set-nx-lua-gc-pause --html " + page.string());
+  ASSERT_EQ(o.exit_code, 1) << o.err;
+  const std::string html = slurp(page);
+  EXPECT_NE(html.find("data-lane=\"redis-1\""), std::string::npos);
+  EXPECT_NE(html.find("data-server=\"redis-1\" data-state=\"held\""), std::string::npos);
+  EXPECT_NE(html.find("data-server=\"redis-1\" data-state=\"expired\""), std::string::npos);
+  size_t marks = 0;
+  for (size_t at = html.find("class=\"caption\""); at != std::string::npos;
+       at = html.find("class=\"caption\"", at + 1))
+    ++marks;
+  size_t steps = 0;
+  for (size_t at = o.out.find("\n   "); at != std::string::npos; at = o.out.find("\n   ", at + 1))
+    ++steps;
+  EXPECT_EQ(marks, steps) << o.out;
+  EXPECT_NE(html.find("<ol class=\"story\">"), std::string::npos);
+  EXPECT_NE(html.find("mechanism: <code>pause-outlasted-lease</code>"), std::string::npos);
+}
+
+}  // namespace
