@@ -127,7 +127,7 @@ BENCHMARK(BM_SimRedis_EvalCompareAndDelete);
 
 // A whole run: 5 clients, 60 s of virtual time, default holds; set-nx-lua on
 // one master, Redlock on five.
-void BM_FiveClientRun(benchmark::State& state, std::string algorithm) {
+void BM_FiveClientRun(benchmark::State& state, std::string algorithm, bool trace_lock = false) {
   uint64_t events = 0, acquisitions = 0, seed = 1;
   for (auto _ : state) {
     locksim::harness::RunConfig c;
@@ -135,7 +135,7 @@ void BM_FiveClientRun(benchmark::State& state, std::string algorithm) {
     c.seed = seed++;
     c.duration = Duration::seconds(60);
     c.workload.clients = 5;
-    const auto out = locksim::harness::run_simulation(locksim::harness::prepare_run(c));
+    const auto out = locksim::harness::run_simulation(locksim::harness::prepare_run(c), trace_lock);
     events += out.events;
     for (const auto& op : out.history.ops) {
       acquisitions +=
@@ -152,6 +152,12 @@ void BM_FiveClientRun(benchmark::State& state, std::string algorithm) {
 BENCHMARK_CAPTURE(BM_FiveClientRun, set_nx_lua, std::string("set-nx-lua"))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_FiveClientRun, redlock_5_masters, std::string("redlock"))
+    ->Unit(benchmark::kMillisecond);
+// The same runs with the lock traced on every server after every event, as
+// `locksim explain` and `--html` run them (harness/lock_tracer.h).
+BENCHMARK_CAPTURE(BM_FiveClientRun, set_nx_lua_traced, std::string("set-nx-lua"), true)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_FiveClientRun, redlock_5_masters_traced, std::string("redlock"), true)
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace
