@@ -11,24 +11,33 @@
 
 namespace locksim::algorithms {
 
-const std::vector<AlgorithmSpec>& all_algorithms() {
+namespace {
+
+std::deque<AlgorithmSpec>& registry() {
   // Each entry is declared beside its algorithm. The order is the one
   // `locksim list` and algorithm_names() show.
-  static const std::vector<AlgorithmSpec> specs = [] {
-    std::vector<AlgorithmSpec> v = {
-        set_nx_lua_spec(),
-        set_nx_lua_fenced_spec(),
-        naive_setnx_spec(),
-        getset_timestamp_spec(),
-        redlock_spec(),
-        mysql_v1_spec(),
-        mysql_center_spec(),
-        mysql_segmented_spec(),
+  static std::deque<AlgorithmSpec> specs = [] {
+    std::deque<AlgorithmSpec> v = {
+        set_nx_lua_spec(), set_nx_lua_fenced_spec(), naive_setnx_spec(),  getset_timestamp_spec(),
+        redlock_spec(),    mysql_v1_spec(),          mysql_center_spec(), mysql_segmented_spec(),
     };
     for (AlgorithmSpec& zk : zk_algorithm_specs()) v.push_back(std::move(zk));
     return v;
   }();
   return specs;
+}
+
+}  // namespace
+
+const std::deque<AlgorithmSpec>& all_algorithms() {
+  return registry();
+}
+
+void register_algorithm(AlgorithmSpec spec) {
+  LOCKSIM_ASSERT_MSG(!spec.name.empty() && spec.make != nullptr && !spec.backend.empty(),
+                     "a registered algorithm has a name, a make and a backend");
+  LOCKSIM_ASSERT_MSG(find_algorithm(spec.name) == nullptr, "algorithm names are unique");
+  registry().push_back(std::move(spec));
 }
 
 const AlgorithmSpec* find_algorithm(std::string_view name) {

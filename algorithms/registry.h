@@ -3,6 +3,7 @@
 // algorithm (algorithm_spec.h); this is the list.
 #pragma once
 
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,8 +12,15 @@
 
 namespace locksim::algorithms {
 
-// Every algorithm, in the order `locksim list` shows them.
-const std::vector<AlgorithmSpec>& all_algorithms();
+// Every algorithm, in the order `locksim list` shows them: the built-in ones,
+// then any registered. A deque, so an entry never moves once listed.
+const std::deque<AlgorithmSpec>& all_algorithms();
+
+// Adds an algorithm after the built-in ones, for a program of your own that
+// links locksim's libraries (examples/, docs/how-to/add-an-algorithm.md).
+// Call it before any run starts (the registry is not locked). Preconditions,
+// asserted: a name no entry has, a `make`, a backend name.
+void register_algorithm(AlgorithmSpec spec);
 // nullptr when unknown.
 const AlgorithmSpec* find_algorithm(std::string_view name);
 // "set-nx-lua" — the names, comma-separated, for error messages.
