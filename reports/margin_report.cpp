@@ -45,6 +45,12 @@ std::string size_text(const MarginResult& m, int64_t size) {
   return format_size(m.kind, size);
 }
 
+// A range's end as given: "20s" (a duration as --range takes it) or "+999999ppm".
+std::string range_end_text(const MarginResult& m, int64_t size) {
+  if (unit_of(m.kind) == harness::margin::Unit::kNanos) return format_duration(Duration{size});
+  return size_text(m, size);
+}
+
 // ", 4.05 ticks": a session margin also in ZooKeeper's unit.
 std::string ticks_text(const MarginResult& m, int64_t size) {
   if (m.tick == Duration::zero()) return "";
@@ -68,7 +74,7 @@ std::string finding_text(const MarginResult& m) {
                            (m.tick == Duration::zero() ? ", ttl " : ", session timeout ") +
                            format_duration(m.lease) + ", hold " + format_duration(m.hold) + ")";
   const std::string range =
-      "searched " + size_text(m, m.range_lo) + ".." + size_text(m, m.range_hi);
+      "searched " + range_end_text(m, m.range_lo) + ".." + range_end_text(m, m.range_hi);
   switch (m.outcome) {
     case Bisection::Outcome::kFound:
       return "margin: " + what + " stops protecting its holder at " + size_text(m, m.above->size) +
