@@ -7,7 +7,8 @@
 //   locksim sweep --algorithms all --profiles all --seeds 1..1000 --out DIR [--expect FILE]
 //   locksim merge --out DIR SHARD_DIR...
 //   locksim shrink [run settings | --scenario NAME|FILE | --sweep DIR --cell A/P] [--out FILE]
-//   locksim margin --algorithm A --fault pause|client-clock [--range LO..HI] [--out DIR]
+//   locksim margin --algorithm A --fault KIND [--range LO..HI] [--out DIR]
+//   locksim margins [--algorithms LIST] [--out DIR] [--jobs N]
 //   locksim explain [run settings | --scenario NAME|FILE] [--html FILE]
 //
 // The run settings' flags are generated from harness/settings.h (cli/run_options.h).
@@ -24,6 +25,7 @@
 #include "cli/exit_codes.h"
 #include "cli/list_command.h"
 #include "cli/margin_command.h"
+#include "cli/margins_command.h"
 #include "cli/next_step.h"
 #include "cli/output_paths.h"
 #include "cli/run_options.h"
@@ -185,12 +187,15 @@ int main(int argc, char** argv) {
   CLI::App* shrink = locksim::cli::add_shrink_command(app, shrink_flags);
   locksim::cli::MarginFlags margin_flags;
   CLI::App* margin = locksim::cli::add_margin_command(app, margin_flags);
+  locksim::cli::MarginsFlags margins_flags;
+  CLI::App* margins = locksim::cli::add_margins_command(app, margins_flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     // The help of the subcommand asked about: its options come from the table.
     const CLI::App* asked = &app;
-    for (const CLI::App* sub : {run, live, check, sweep, merge, list, shrink, margin, explain}) {
+    for (const CLI::App* sub :
+         {run, live, check, sweep, merge, list, shrink, margin, margins, explain}) {
       if (sub->parsed()) asked = sub;
     }
     std::cout << asked->help();
@@ -209,6 +214,7 @@ int main(int argc, char** argv) {
     if (merge->parsed()) return locksim::cli::run_merge_command(merge_flags);
     if (shrink->parsed()) return locksim::cli::run_shrink_command(*shrink, shrink_flags);
     if (margin->parsed()) return locksim::cli::run_margin_command(*margin, margin_flags);
+    if (margins->parsed()) return locksim::cli::run_margins_command(margins_flags);
     if (explain->parsed()) return cmd_run(*explain, explain_options);
     return cmd_run(*run, run_options);
   } catch (const ConfigError& e) {

@@ -33,11 +33,11 @@ void refuse_decided(const CLI::App& margin) {
 }
 
 // On a terminal only: one line redrawn per run.
-harness::margin::ProgressFn progress_line(bool quiet) {
+harness::margin::ProgressFn progress_line(bool quiet, harness::margin::Kind kind) {
   if (quiet || isatty(STDERR_FILENO) == 0) return {};
-  return [](int probe, Duration size, bool failed) {
-    std::cerr << "\rmargin: run " << probe << ", size " << format_seconds(size.ns) << ": "
-              << (failed ? "exposed" : "held") << "\x1b[K" << std::flush;
+  return [kind](int probe, int64_t size, bool failed) {
+    std::cerr << "\rmargin: run " << probe << ", size " << harness::margin::format_size(kind, size)
+              << ": " << (failed ? "exposed" : "held") << "\x1b[K" << std::flush;
   };
 }
 
@@ -57,7 +57,7 @@ harness::margin::MarginRequest request_from(const CLI::App& margin, const Margin
   if (flags.range.empty()) {
     harness::margin::set_default_range(request);
   } else {
-    const auto [lo, hi] = parse_duration_range(flags.range, "--range");
+    const auto [lo, hi] = harness::margin::parse_range(flags.range, request.kind);
     request.range_lo = lo;
     request.range_hi = hi;
   }
@@ -70,16 +70,20 @@ harness::margin::MarginRequest request_from(const CLI::App& margin, const Margin
 CLI::App* add_margin_command(CLI::App& app, MarginFlags& flags) {
   CLI::App* margin = app.add_subcommand(
       "margin",
-      "find by bisection the smallest fault (a holder pause, a client clock step) the lock does "
-      "not survive, beside theory");
+      "find by bisection the smallest fault (a holder pause, a client clock step, a server clock "
+      "drift) the lock does not survive, beside theory");
   add_run_options(*margin, Mode::kRun, flags.run);
   margin->remove_option(margin->get_option("--fault"));
-  margin->add_option("--fault", flags.fault, "the fault kind: pause, client-clock")
+  margin
+      ->add_option("--fault", flags.fault,
+                   "the fault kind: pause, client-clock, server-drift (a quorum of the servers), "
+                   "server-drift-all, server-drift-one")
       ->type_name("KIND")
       ->required();
   margin
       ->add_option("--range", flags.range,
-                   "fault sizes searched, whole milliseconds (default: 0s to twice the ttl)")
+                   "fault sizes searched: whole milliseconds (default: 0s to twice the lease), or "
+                   "for a drift whole ppm (default: 0ppm..999999ppm)")
       ->type_name("LO..HI");
   return margin;
 }
@@ -87,7 +91,7 @@ CLI::App* add_margin_command(CLI::App& app, MarginFlags& flags) {
 int run_margin_command(const CLI::App& margin, const MarginFlags& flags) {
   const harness::margin::MarginRequest request = request_from(margin, flags);
   make_out_dir(flags.run.out);
-  const harness::margin::ProgressFn progress = progress_line(flags.run.quiet);
+  const harness::margin::ProgressFn progress = progress_line(flags.run.quiet, request.kind);
   const harness::margin::MarginResult result = harness::margin::measure_margin(request, progress);
   if (progress) std::cerr << "\n";
   if (!flags.run.quiet) std::cout << reports::margin_summary(result);

@@ -2,7 +2,7 @@
 // bisection over deterministic runs of one seed, beside theory (issue 23;
 // harness/margin/margin.h).
 //
-//   locksim margin --algorithm A --fault pause|client-clock [--range LO..HI]
+//   locksim margin --algorithm A --fault KIND [--range LO..HI]
 //                  [run settings: --ttl, --hold, --seed, --param...] [--out DIR] [--quiet]
 //
 // Exit codes: 0 a margin measured (or the lock found to break at any size or
@@ -21,7 +21,7 @@ namespace locksim::cli {
 
 struct MarginFlags {
   RunOptions run;     // the run settings; --fault is margin's own
-  std::string fault;  // the fault kind: pause, client-clock
+  std::string fault;  // the fault kind (harness/margin/margin.h: Kind)
   std::string range;  // --range LO..HI; "": 0 to twice the lease
 };
 

@@ -26,18 +26,39 @@ const char* outcome_name(Bisection::Outcome o) {
   return "?";
 }
 
-nlohmann::ordered_json run_json(const std::optional<ConfirmingRun>& run) {
+// "_ns" or "_ppm": every size key names its unit.
+std::string unit_suffix(const MarginResult& m) {
+  return std::string("_") + unit_name(unit_of(m.kind));
+}
+
+nlohmann::ordered_json run_json(const MarginResult& m, const std::optional<ConfirmingRun>& run) {
   if (!run) return nullptr;
   nlohmann::ordered_json j;
-  j["size_ns"] = run->size.ns;
+  j["size" + unit_suffix(m)] = run->size;
   j["exposed"] = run->failed;
   j["replay"] = run->replay_command;
   return j;
 }
 
-// "8.001s": milliseconds are the search's unit.
-std::string seconds(Duration d) {
-  return format_seconds(d.ns);
+// "8.001s" (milliseconds are the search's unit) or "+10305ppm".
+std::string size_text(const MarginResult& m, int64_t size) {
+  return format_size(m.kind, size);
+}
+
+// A range's end as given: "20s" (a duration as --range takes it) or "+999999ppm".
+std::string range_end_text(const MarginResult& m, int64_t size) {
+  if (unit_of(m.kind) == harness::margin::Unit::kNanos) return format_duration(Duration{size});
+  return size_text(m, size);
+}
+
+// ", 4.05 ticks": a session margin also in ZooKeeper's unit.
+std::string ticks_text(const MarginResult& m, int64_t size) {
+  if (m.tick == Duration::zero()) return "";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, " (%.2f ticks of %s)",
+                static_cast<double>(size) / static_cast<double>(m.tick.ns),
+                format_duration(m.tick).c_str());
+  return buf;
 }
 
 std::string percent_text(double p) {
@@ -49,34 +70,39 @@ std::string percent_text(double p) {
 // The first sentence: what was found, in the range searched.
 std::string finding_text(const MarginResult& m) {
   const std::string what = m.algorithm + " under a " + to_string(m.kind) + " (seed " +
-                           std::to_string(m.seed) + ", ttl " + format_duration(m.lease) +
-                           ", hold " + format_duration(m.hold) + ")";
+                           std::to_string(m.seed) +
+                           (m.tick == Duration::zero() ? ", ttl " : ", session timeout ") +
+                           format_duration(m.lease) + ", hold " + format_duration(m.hold) + ")";
   const std::string range =
-      "searched " + format_duration(m.range_lo) + ".." + format_duration(m.range_hi);
+      "searched " + range_end_text(m, m.range_lo) + ".." + range_end_text(m, m.range_hi);
   switch (m.outcome) {
     case Bisection::Outcome::kFound:
-      return "margin: " + what + " stops protecting its holder at " + seconds(m.above->size) +
-             " (" + range + " to 1%; " + m.position + "); a " + seconds(m.below->size) +
-             " fault still holds.";
+      return "margin: " + what + " stops protecting its holder at " + size_text(m, m.above->size) +
+             ticks_text(m, m.above->size) + " (" + range + " to 1%; " + m.position + "); a " +
+             size_text(m, m.below->size) + " fault still holds.";
     case Bisection::Outcome::kBreaksAtAnySize:
       return "margin: " + what + " fails at every size: " +
-             (m.above->size == Duration::zero()
+             (m.above->size == 0
                   ? std::string("already with no fault at all")
-                  : "already at " + seconds(m.above->size) + ", the smallest searched") +
+                  : "already at " + size_text(m, m.above->size) + ", the smallest searched") +
              " (" + range + ").";
     case Bisection::Outcome::kNeverBreaks:
-      return "margin: " + what + " never failed up to " + seconds(m.below->size) + " (" + range +
-             "; " + m.position + ").";
+      return "margin: " + what + " never failed up to " + size_text(m, m.below->size) + " (" +
+             range + "; " + m.position + ").";
   }
   return "";
 }
 
 }  // namespace
 
+bool has_difference(const MarginResult& m) {
+  return m.outcome == Bisection::Outcome::kFound && m.theory.has_value();
+}
+
 double difference_percent(const MarginResult& m) {
-  if (m.outcome != Bisection::Outcome::kFound || m.above->size.ns == 0) return 0.0;
-  const double p = 100.0 * static_cast<double>(harness::margin::difference(m).ns) /
-                   static_cast<double>(m.above->size.ns);
+  if (!has_difference(m) || m.above->size == 0) return 0.0;
+  const double p = 100.0 * static_cast<double>(harness::margin::difference(m)) /
+                   static_cast<double>(m.above->size);
   return std::round(p * 100.0) / 100.0;
 }
 
@@ -88,22 +114,25 @@ nlohmann::ordered_json margin_to_json(const MarginResult& m) {
   j["seed"] = m.seed;
   j["lease_ns"] = m.lease.ns;
   j["hold_ns"] = m.hold.ns;
-  j["range"] = {{"lo_ns", m.range_lo.ns}, {"hi_ns", m.range_hi.ns}};
+  const std::string unit = unit_name(unit_of(m.kind));
+  j["range"] = {{"lo" + unit_suffix(m), m.range_lo}, {"hi" + unit_suffix(m), m.range_hi}};
   j["position"] = m.position;
   j["outcome"] = outcome_name(m.outcome);
-  j["margin_ns"] = m.above && m.outcome == Bisection::Outcome::kFound
-                       ? nlohmann::ordered_json(m.above->size.ns)
-                       : nlohmann::ordered_json(nullptr);
-  j["unit"] = "ns";
-  j["theory"] = {{"formula", m.theory_formula}, {"ns", m.theory.ns}};
-  if (m.outcome == Bisection::Outcome::kFound) {
-    j["difference"] = {{"ns", harness::margin::difference(m).ns},
+  j["margin" + unit_suffix(m)] = m.above && m.outcome == Bisection::Outcome::kFound
+                                     ? nlohmann::ordered_json(m.above->size)
+                                     : nlohmann::ordered_json(nullptr);
+  j["unit"] = unit;
+  j["theory"] = {{"formula", m.theory_formula},
+                 {unit, m.theory ? nlohmann::ordered_json(*m.theory) : nullptr}};
+  if (has_difference(m)) {
+    j["difference"] = {{unit, harness::margin::difference(m)},
                        {"percent_of_margin", difference_percent(m)}};
   } else {
     j["difference"] = nullptr;
   }
-  j["below"] = run_json(m.below);
-  j["above"] = run_json(m.above);
+  if (m.tick != Duration::zero()) j["tick_ns"] = m.tick.ns;
+  j["below"] = run_json(m, m.below);
+  j["above"] = run_json(m, m.above);
   j["probes"] = m.probes;
   return j;
 }
@@ -114,13 +143,15 @@ std::string margin_json_text(const MarginResult& m) {
 
 std::string margin_summary(const MarginResult& m) {
   std::string out = finding_text(m);
-  out += " Theory: " + m.theory_formula + " = " + seconds(m.theory);
-  if (m.outcome == Bisection::Outcome::kFound) {
+  out += " Theory: " + m.theory_formula;
+  if (m.theory) out += " = " + size_text(m, *m.theory) + ticks_text(m, *m.theory);
+  if (has_difference(m)) {
     const double p = difference_percent(m);
+    const int64_t d = harness::margin::difference(m);
     out += "; measured - theory = " +
-           (harness::margin::difference(m) < Duration::zero()
-                ? "-" + seconds(-harness::margin::difference(m))
-                : "+" + seconds(harness::margin::difference(m))) +
+           (unit_of(m.kind) == harness::margin::Unit::kPpm
+                ? size_text(m, d)
+                : (d < 0 ? "-" + size_text(m, -d) : "+" + size_text(m, d))) +
            " (" + percent_text(p) + " of the margin" +
            (std::abs(p) > 1.0 ? ", beyond 1%: see docs/measurements.md" : "") + ")";
   }

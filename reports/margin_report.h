@@ -11,14 +11,17 @@
 
 namespace locksim::reports {
 
-// margin.json, keys in this fixed order:
+// margin.json, keys in this fixed order (U is the kind's unit, "ns" for a
+// duration, "ppm" for a clock drift; every size key names it):
 //   {"locksim_margin": 1, "algorithm", "fault", "seed", "lease_ns", "hold_ns",
-//    "range": {"lo_ns", "hi_ns"}, "position",
+//    "range": {"lo_U", "hi_U"}, "position",
 //    "outcome": "found"|"breaks-at-any-size"|"never-breaks",
-//    "margin_ns": N | null (the smallest size that failed), "unit": "ns",
-//    "theory": {"formula", "ns"}, "difference": {"ns", "percent_of_margin"} | null,
-//    "below": {"size_ns", "exposed": false, "replay"} | null,
-//    "above": {"size_ns", "exposed": true, "replay"} | null, "probes"}
+//    "margin_U": N | null (the smallest size that failed), "unit": U,
+//    "theory": {"formula", U: N | null (never breaks, or not known)},
+//    "difference": {U, "percent_of_margin"} | null,
+//    ["tick_ns": ZooKeeper's tick, for a session lock only,]
+//    "below": {"size_U", "exposed": false, "replay"} | null,
+//    "above": {"size_U", "exposed": true, "replay"} | null, "probes"}
 nlohmann::ordered_json margin_to_json(const harness::margin::MarginResult& m);
 std::string margin_json_text(const harness::margin::MarginResult& m);
 

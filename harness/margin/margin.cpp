@@ -3,66 +3,14 @@
 #include <map>
 #include <stdexcept>
 
-#include "algorithms/registry.h"
 #include "env/assert.h"
 #include "env/parse.h"
-#include "faults/nemesis.h"
-#include "harness/profile_deployment.h"
+#include "harness/margin/kinds.h"
 #include "harness/run.h"
 
 namespace locksim::harness::margin {
 
 namespace {
-
-// A holder pause outlasts a lock whose lease is a TTL: every algorithm with a
-// "ttl" parameter (ZooKeeper's recipes lease by session, not measured yet).
-bool ttl_lock(const std::string& algorithm) {
-  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(algorithm);
-  if (spec == nullptr) return false;
-  for (const algorithms::ParamInfo& p : spec->params) {
-    if (p.name == "ttl") return true;
-  }
-  return false;
-}
-
-// Expiry judged by a client's clock: the stored deadline is the writer's.
-bool client_clock_lock(const std::string& algorithm) {
-  return algorithm == "getset-timestamp" || algorithm.rfind("mysql-", 0) == 0;
-}
-
-std::string kinds_text(const std::vector<Kind>& kinds) {
-  std::string out;
-  for (const Kind k : kinds) out += (out.empty() ? "" : ", ") + std::string(to_string(k));
-  return out.empty() ? "none yet" : out;
-}
-
-// A run of `base` with one fault of `size` (zero: none) placed for `kind`,
-// given the first hold of the fault-free run began at `held_from`.
-RunConfig with_fault(const RunConfig& base, Kind kind, Duration size, TimePoint held_from) {
-  RunConfig c = base;
-  if (size == Duration::zero()) return c;
-  const Duration hold = base.workload.hold_min;
-  faults::FaultEvent e;
-  e.node = faults::Nemesis::kHolder;
-  if (kind == Kind::kPause) {
-    // 1 ms before the release: the worst case, the whole hold is spent.
-    e.kind = faults::FaultKind::kPause;
-    // In whole microseconds, rounded down (still inside the hold), so the
-    // replay command reads "at 2000522us", not a nanosecond count.
-    const Duration at = (held_from - TimePoint{}) + hold - Duration::millis(1);
-    e.at = Duration::micros(at.ns / 1000);
-    e.duration = size;
-  } else {
-    // Mid first hold: it moves the deadline of the next acquire only (the
-    // first one's is stored already, and holds are timed on true time).
-    e.kind = faults::FaultKind::kJumpClock;
-    const Duration at = (held_from - TimePoint{}) + hold / 2;
-    e.at = Duration::micros(at.ns / 1000);
-    e.jump = -size;
-  }
-  c.faults.events.push_back(e);
-  return c;
-}
 
 // Whether the store stopped protecting a holder: exposure or an overlap.
 bool failed(const RunResult& r) {
@@ -89,54 +37,28 @@ RunConfig probe_base(const MarginRequest& request) {
   c.workload.clients = 1;
   c.faults.events.clear();
   c.profile.clear();
+  const Duration lease = lease_of(request.base);
+  if (unit_of(request.kind) == Unit::kPpm && holds_to_validity(c)) {
+    // Redlock's holder works to the end of its validity: the position its
+    // drift factor is there for (validity < ttl, so the hold is cut to it).
+    c.workload.hold_min = lease;
+    c.workload.hold_max = lease;
+    c.workload.hold_within_validity = true;
+  }
   // Room for two holds, the largest fault and one lease after it, so the
-  // exposure a fault causes always falls inside the run.
-  c.duration = request.base.workload.hold_min * 2 + request.range_hi + lease_of(request.base) +
-               Duration::seconds(10);
+  // exposure a fault causes always falls inside the run (a drift lengthens
+  // nothing: a lease covers it).
+  const Duration fault = unit_of(request.kind) == Unit::kNanos ? Duration{request.range_hi} : lease;
+  c.duration = c.workload.hold_min * 2 + fault + lease + Duration::seconds(10);
   return c;
 }
 
 }  // namespace
 
-const char* to_string(Kind kind) {
-  switch (kind) {
-    case Kind::kPause:
-      return "pause";
-    case Kind::kClientClock:
-      return "client-clock";
-  }
-  return "?";
-}
-
-std::vector<Kind> kinds_for(const std::string& algorithm) {
-  std::vector<Kind> out;
-  if (ttl_lock(algorithm)) out.push_back(Kind::kPause);
-  if (client_clock_lock(algorithm)) out.push_back(Kind::kClientClock);
-  return out;
-}
-
-Kind parse_kind(std::string_view text, const std::string& algorithm) {
-  const std::vector<Kind> applies = kinds_for(algorithm);
-  for (const Kind k : {Kind::kPause, Kind::kClientClock}) {
-    if (text != to_string(k)) continue;
-    for (const Kind a : applies) {
-      if (a == k) return k;
-    }
-    throw ConfigError("--fault: '" + std::string(text) + "' does not apply to " + algorithm +
-                      " (kinds that apply: " + kinds_text(applies) + ")");
-  }
-  throw ConfigError("--fault: unknown kind '" + std::string(text) + "' (kinds that apply to " +
-                    algorithm + ": " + kinds_text(applies) + ")");
-}
-
-Duration lease_of(const RunConfig& config) {
-  if (const std::optional<Duration> ttl = ttl_param(config)) return *ttl;
-  throw ConfigError("--algorithm: " + config.algorithm + " has no ttl to measure a margin against");
-}
-
 void set_default_range(MarginRequest& request) {
-  request.range_lo = Duration::zero();
-  request.range_hi = lease_of(request.base) * 2;
+  request.range_lo = 0;
+  request.range_hi =
+      unit_of(request.kind) == Unit::kNanos ? (lease_of(request.base) * 2).ns : kDriftPpmMax;
 }
 
 void validate(const MarginRequest& request) {
@@ -149,13 +71,17 @@ void validate(const MarginRequest& request) {
     throw ConfigError("--hold: expected at least " + format_duration(kHoldMin) + ", got " +
                       format_duration(w.hold_min));
   }
-  const Duration ms = Duration::millis(1);
-  if (request.range_lo < Duration::zero() || request.range_lo >= request.range_hi) {
+  if (request.range_lo < 0 || request.range_lo >= request.range_hi) {
     throw ConfigError("--range: expected LO..HI with 0 <= LO < HI, got " +
-                      format_duration(request.range_lo) + ".." + format_duration(request.range_hi));
+                      format_size(request.kind, request.range_lo) + ".." +
+                      format_size(request.kind, request.range_hi));
   }
-  if (request.range_lo.ns % ms.ns != 0 || request.range_hi.ns % ms.ns != 0) {
+  if (request.range_lo % step_of(request.kind) != 0 ||
+      request.range_hi % step_of(request.kind) != 0) {
     throw ConfigError("--range: expected whole milliseconds (the search's unit)");
+  }
+  if (unit_of(request.kind) == Unit::kPpm && request.range_hi > kDriftPpmMax) {
+    throw ConfigError("--range: a drift is at most " + std::to_string(kDriftPpmMax) + "ppm");
   }
   const Duration length = probe_base(request).duration;
   if (length > RunConfig::kDurationMax) {
@@ -165,10 +91,28 @@ void validate(const MarginRequest& request) {
   }
 }
 
-Duration difference(const MarginResult& result) {
+int64_t difference(const MarginResult& result) {
   LOCKSIM_ASSERT(result.outcome == Bisection::Outcome::kFound && result.above.has_value());
-  return result.above->size - result.theory;
+  LOCKSIM_ASSERT(result.theory.has_value());
+  return result.above->size - *result.theory;
 }
+
+namespace {
+
+std::string position_text(const RunConfig& base, Kind kind) {
+  switch (kind) {
+    case Kind::kPause:
+      return "the pause starts 1ms before the release (the worst case: the whole hold is spent)";
+    case Kind::kClientClock:
+      return "the holder's clock steps back between its first and second hold";
+    default:
+      return holds_to_validity(base) ? "fast from the start; the holder works to the end of its "
+                                       "validity (the worst case)"
+                                     : "fast from the start; the holder holds for its whole hold";
+  }
+}
+
+}  // namespace
 
 MarginResult measure_margin(const MarginRequest& request, const ProgressFn& progress) {
   validate(request);
@@ -182,29 +126,32 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
   m.hold = base.workload.hold_min;
   m.range_lo = request.range_lo;
   m.range_hi = request.range_hi;
-  std::map<int64_t, ConfirmingRun> seen;  // by size in ms: the runs behind the answer
+  std::map<int64_t, ConfirmingRun> seen;  // by step: the runs behind the answer
+  std::optional<int64_t> last_heard;      // a session lock's, from a run that expired it
+  const int64_t step = step_of(request.kind);
   int probe_number = 0;
-  const Probe probe = [&](int64_t size_ms) {
-    const Duration size = Duration::millis(size_ms);
+  const Probe probe = [&](int64_t steps) {
+    const int64_t size = steps * step;
     const SimRunReport r = simulate_and_check(with_fault(base, request.kind, size, held_from));
     const bool broke = failed(r.result);
-    seen[size_ms] = ConfirmingRun{size, broke, r.result.replay_command};
+    seen[steps] = ConfirmingRun{size, broke, r.result.replay_command};
+    if (broke && !last_heard) last_heard = last_heard_ns(r.result.backend_notes);
     if (progress) progress(++probe_number, size, broke);
     return broke;
   };
-  const Bisection b = bisect(probe, {request.range_lo.to_ms(), request.range_hi.to_ms(), 1, 1});
+  const Bisection b = bisect(probe, {request.range_lo / step, request.range_hi / step, 1, 1});
   m.outcome = b.outcome;
   m.probes = b.probes + 1;  // and the fault-free run that placed the fault
+  LOCKSIM_ASSERT(m.probes <= kRunsPerMarginMax);
   if (b.below >= 0) m.below = seen.at(b.below);
   if (b.above >= 0) m.above = seen.at(b.above);
   LOCKSIM_ASSERT(!m.below || !m.below->failed);
   LOCKSIM_ASSERT(!m.above || m.above->failed);
-  m.theory = m.lease - m.hold;
-  m.theory_formula = "ttl - hold = " + format_duration(m.lease) + " - " + format_duration(m.hold);
-  m.position = request.kind == Kind::kPause
-                   ? "the pause starts 1ms before the release (the worst case: the whole hold "
-                     "is spent)"
-                   : "the holder's clock steps back between its first and second hold";
+  const Theory theory = theory_of(base, request.kind, held_from, last_heard);
+  m.theory = theory.size;
+  m.theory_formula = theory.formula;
+  if (session_lock(base)) m.tick = base.zookeeper.tick;
+  m.position = position_text(base, request.kind);
   return m;
 }
 

@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "env/time.h"
@@ -28,19 +29,52 @@ namespace locksim::harness::margin {
 
 enum class Kind {
   // The holder freezes (GC, SIGSTOP) 1 ms before its release: the worst
-  // position, as the whole hold is already spent. Theory: lease - hold.
+  // position, as the whole hold is already spent. Theory on a TTL lock:
+  // lease - hold. On a ZooKeeper lock the lease is the session: the leader
+  // expires it at (floor((last + T) / tick) + 1) x tick, T the negotiated
+  // session timeout and `last` the last packet it heard from the holder, so
+  // the theory is that deadline minus the pause's start (also in ticks).
   kPause,
   // The holder's clock is stepped back by the size between its first and
   // second hold, so its second acquire stamps a deadline that a contender
   // with a correct clock reads as that much earlier (GETSET, the MySQL
   // table: expiry judged by client clocks). Theory: lease - hold.
   kClientClock,
+  // From the run's start, the clocks of a quorum of the lock's servers
+  // (of one server: that server) run fast by the size, in ppm: a key lives
+  // ttl / (1 + ppm / 1e6) of true time. Theory: it breaks when that is
+  // shorter than the holder's time from the SET to its release, H:
+  // ppm = (ttl / H - 1) x 1e6. H is the hold, or for Redlock (which cuts
+  // the hold to its validity) ttl - (ttl x drift-factor + 2 ms).
+  kServerDrift,
+  // The same on every master (Redlock): a quorum of keys goes as early.
+  kServerDriftAll,
+  // The same on one master of several (Redlock): the others keep a quorum,
+  // so theory says it never breaks however fast that clock runs.
+  kServerDriftOne,
 };
 
-const char* to_string(Kind kind);  // "pause", "client-clock"
+const char* to_string(Kind kind);  // "pause", "client-clock", "server-drift", ...
 
-// The kinds this slice measures for `algorithm`, in the order --help lists
-// them; empty for an algorithm it does not cover (ZooKeeper).
+// Every kind, in the order --help and the margins table list them.
+const std::vector<Kind>& all_kinds();
+
+// The unit of a kind's size: what its fault takes in the fault syntax
+// (faults/fault_schedule.h): a duration, searched in whole milliseconds, or
+// a clock rate in ppm, searched in whole ppm.
+enum class Unit { kNanos, kPpm };
+Unit unit_of(Kind kind);
+const char* unit_name(Unit unit);  // "ns", "ppm": the suffix of margin.json's keys
+// The search's step in the kind's unit: 1 ms for a duration (what the
+// simulation tells apart cheaply), 1 ppm for a drift.
+int64_t step_of(Kind kind);
+// The fastest drift the fault syntax takes (faults/nemesis.cpp: |ppm| < 1e6).
+inline constexpr int64_t kDriftPpmMax = 999'999;
+// A size of `kind` as people read it: "8.001s", "+10305ppm".
+std::string format_size(Kind kind, int64_t size);
+
+// The kinds measured for `algorithm`, in all_kinds() order; empty for an
+// algorithm none applies to.
 std::vector<Kind> kinds_for(const std::string& algorithm);
 
 // The kind named `text` for `algorithm`. Throws ConfigError (one line, naming
@@ -48,8 +82,12 @@ std::vector<Kind> kinds_for(const std::string& algorithm);
 // apply.
 Kind parse_kind(std::string_view text, const std::string& algorithm);
 
+// --range for `kind`: "LO..HI" as durations ("0s..20s") or rates in ppm
+// ("0ppm..50000ppm"), in the kind's unit. Throws ConfigError naming --range.
+std::pair<int64_t, int64_t> parse_range(std::string_view text, Kind kind);
+
 // The lease the theory speaks of: the algorithm's ttl parameter as given, or
-// its default. Throws ConfigError for an algorithm without one.
+// its default; for a ZooKeeper lock the negotiated session timeout.
 Duration lease_of(const RunConfig& config);
 
 struct MarginRequest {
@@ -58,12 +96,15 @@ struct MarginRequest {
   // margin's own and are overwritten.
   RunConfig base;
   Kind kind = Kind::kPause;
-  Duration range_lo = Duration::zero();
-  Duration range_hi = Duration::zero();  // > range_lo
+  // Sizes searched, in the kind's unit (unit_of): nanoseconds, whole
+  // milliseconds; or ppm.
+  int64_t range_lo = 0;
+  int64_t range_hi = 0;  // > range_lo
 };
 
-// The range searched when none is given: 0 to twice the lease, which every
-// kind here breaks well inside (theory: lease - hold).
+// The range searched when none is given: for durations 0 to twice the lease,
+// which every kind here breaks well inside (theory: lease - hold); for a
+// drift, 0 to 999999 ppm, all the fault syntax takes.
 void set_default_range(MarginRequest& request);
 
 // Validates what the runs cannot: a fixed hold of at least kHoldMin, a range
@@ -73,7 +114,7 @@ void validate(const MarginRequest& request);
 
 // One of the two runs that confirm the answer.
 struct ConfirmingRun {
-  Duration size;
+  int64_t size = 0;            // in the kind's unit
   bool failed = false;         // exposure or overlap seen
   std::string replay_command;  // `locksim run ...`, pasteable
 };
@@ -84,26 +125,34 @@ struct MarginResult {
   uint64_t seed = 0;
   Duration lease;
   Duration hold;
-  Duration range_lo, range_hi;
+  int64_t range_lo = 0, range_hi = 0;  // in the kind's unit
   Bisection::Outcome outcome = Bisection::Outcome::kFound;
   std::optional<ConfirmingRun> below;  // the largest size that held (none: breaks at any size)
   std::optional<ConfirmingRun> above;  // the smallest that failed: the margin (none: never)
-  Duration theory;
-  std::string theory_formula;  // "ttl - hold = 10s - 2s"
-  std::string position;        // where the fault sits, in words
-  int probes = 0;              // runs, the fault-free one included
+  // In the kind's unit; none where theory says it never breaks (or, for a
+  // session, when no run expired one to say when the server last heard).
+  std::optional<int64_t> theory;
+  std::string theory_formula;        // "ttl - hold = 10s - 2s"
+  Duration tick = Duration::zero();  // ZooKeeper's tick, for the margin in ticks; else zero
+  std::string position;              // where the fault sits, in words
+  int probes = 0;                    // runs, the fault-free one included
 };
 
 // Called after each probe, for a progress line: its number, size and answer.
-using ProgressFn = std::function<void(int probe, Duration size, bool failed)>;
+using ProgressFn = std::function<void(int probe, int64_t size, bool failed)>;
 
 // The bisection for `request` (validated first). Throws ConfigError for bad
 // input, std::runtime_error when a run cannot be judged (unknown verdict) or
 // the lone client never holds the lock in the fault-free run.
 MarginResult measure_margin(const MarginRequest& request, const ProgressFn& progress = {});
 
-// The margin (above's size) minus theory; only for kFound.
-Duration difference(const MarginResult& result);
+// The margin (above's size) minus theory, in the kind's unit; only for
+// kFound with a theory.
+int64_t difference(const MarginResult& result);
+
+// Every run of one measure_margin(), the fault-free one included: 2 ends and
+// the halvings of the widest range to 1 %, far below kProbesMax.
+inline constexpr int kRunsPerMarginMax = kProbesMax + 1;
 
 // The smallest hold measured: the pause starts 1 ms before the release, so a
 // hold must leave room for it and for the acquire's round trip.

@@ -1,0 +1,88 @@
+#include "cli/margins_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "cli/exit_codes.h"
+#include "cli/interrupt.h"
+#include "cli/output_paths.h"
+#include "env/atomic_file.h"
+#include "env/parse.h"
+#include "harness/margin/margins.h"
+#include "harness/sweep/sweep.h"
+#include "reports/margins_report.h"
+
+namespace locksim::cli {
+
+namespace {
+
+int jobs_of(const MarginsFlags& flags) {
+  if (flags.jobs < 0 || flags.jobs > harness::margin::kMarginJobsMax) {
+    throw ConfigError("--jobs: expected 1.." + std::to_string(harness::margin::kMarginJobsMax) +
+                      ", got " + std::to_string(flags.jobs));
+  }
+  if (flags.jobs != 0) return flags.jobs;
+  return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+// On a terminal only: one line redrawn per cell.
+harness::margin::CellDoneFn progress_line(bool quiet) {
+  if (quiet || isatty(STDERR_FILENO) == 0) return {};
+  return [](size_t done, size_t total, const harness::margin::MarginCell& cell) {
+    std::cerr << "\rmargins: " << done << "/" << total
+              << " cells (last: " << cell.request.base.algorithm << " "
+              << to_string(cell.request.kind) << ")"
+              << "\x1b[K" << std::flush;
+  };
+}
+
+}  // namespace
+
+CLI::App* add_margins_command(CLI::App& app, MarginsFlags& flags) {
+  CLI::App* m = app.add_subcommand(
+      "margins",
+      "the table of safety margins: every algorithm x every fault kind that applies, each "
+      "with the algorithm's defaults, beside theory (margins.json, margins.md, margins.html)");
+  m->add_option("--algorithms", flags.algorithms, "all, or a comma list (see locksim list)");
+  m->add_option("--seed", flags.seed, "the seed of every cell (default 1)");
+  m->add_option("--out", flags.out, "write margins.json, margins.md and margins.html here");
+  m->add_option("--jobs", flags.jobs, "worker threads, one cell each (default: every core)");
+  m->add_flag("--quiet", flags.quiet, "no progress line, no table on stdout");
+  return m;
+}
+
+int run_margins_command(const MarginsFlags& flags) {
+  const std::vector<std::string> algorithms =
+      harness::parse_algorithm_list(flags.algorithms, "--algorithms");
+  const std::vector<harness::margin::MarginCell> cells =
+      harness::margin::plan_margins(algorithms, flags.seed);
+  const int jobs = jobs_of(flags);
+  make_out_dir(flags.out);
+  const harness::margin::CellDoneFn progress = progress_line(flags.quiet);
+  const StopOnInterrupt interrupt;
+  std::vector<harness::margin::MarginResult> results;
+  try {
+    results = harness::margin::measure_margins(cells, jobs, progress, &stop_flag());
+  } catch (const std::runtime_error&) {
+    if (!stop_flag().load()) throw;
+    std::cerr << "\nmargins: interrupted; nothing written\n";
+    return kExitInterrupted;
+  }
+  if (progress) std::cerr << "\n";
+  const std::string markdown = reports::margins_markdown(cells, results);
+  if (!flags.quiet) std::cout << markdown;
+  if (!flags.out.empty()) {
+    const std::filesystem::path dir(flags.out);
+    write_file_atomically(dir / "margins.json", reports::margins_json_text(cells, results));
+    write_file_atomically(dir / "margins.md", markdown);
+    write_file_atomically(dir / "margins.html", reports::margins_html(cells, results));
+    if (!flags.quiet) std::cout << "wrote " << (dir / "margins.{json,md,html}").string() << "\n";
+  }
+  return kExitClean;
+}
+
+}  // namespace locksim::cli

@@ -1,0 +1,291 @@
+#include "harness/margin/kinds.h"
+
+#include <cmath>
+#include <string_view>
+
+#include "algorithms/registry.h"
+#include "env/assert.h"
+#include "env/parse.h"
+#include "faults/nemesis.h"
+#include "harness/profile_deployment.h"
+
+namespace locksim::harness::margin {
+
+namespace {
+
+const algorithms::AlgorithmSpec* spec_of(const std::string& algorithm) {
+  return algorithms::find_algorithm(algorithm);
+}
+
+bool has_param(const std::string& algorithm, std::string_view name) {
+  const algorithms::AlgorithmSpec* spec = spec_of(algorithm);
+  if (spec == nullptr) return false;
+  for (const algorithms::ParamInfo& p : spec->params) {
+    if (p.name == name) return true;
+  }
+  return false;
+}
+
+// The parameter as given, or its default ("" for an unknown one).
+std::string param_text(const RunConfig& config, const std::string& name) {
+  const auto it = config.algorithm_params.find(name);
+  if (it != config.algorithm_params.end()) return it->second;
+  if (const algorithms::AlgorithmSpec* spec = spec_of(config.algorithm)) {
+    for (const algorithms::ParamInfo& p : spec->params) {
+      if (p.name == name) return p.default_value;
+    }
+  }
+  return "";
+}
+
+// Expiry judged by a client's clock: the stored deadline is the writer's.
+bool client_clock_lock(const std::string& algorithm) {
+  return algorithm == "getset-timestamp" || algorithm.rfind("mysql-", 0) == 0;
+}
+
+// Expiry judged by the Redis server's clock: a ttl the server counts down.
+bool server_expiry_lock(const std::string& algorithm) {
+  const algorithms::AlgorithmSpec* spec = spec_of(algorithm);
+  return spec != nullptr && spec->backend == "redis" && has_param(algorithm, "ttl") &&
+         !client_clock_lock(algorithm);
+}
+
+bool session_algorithm(const std::string& algorithm) {
+  const algorithms::AlgorithmSpec* spec = spec_of(algorithm);
+  return spec != nullptr && spec->backend == "zookeeper";
+}
+
+std::string kinds_text(const std::vector<Kind>& kinds) {
+  std::string out;
+  for (const Kind k : kinds) out += (out.empty() ? "" : ", ") + std::string(to_string(k));
+  return out.empty() ? "none" : out;
+}
+
+// The masters a drift of `kind` runs fast: a quorum (the algorithm's, or
+// N/2+1), every one, or the first.
+std::vector<std::string> drift_targets(const RunConfig& config, Kind kind) {
+  const int masters = resolved_topology(config).masters;
+  int count = masters;
+  if (kind == Kind::kServerDriftOne) count = 1;
+  if (kind == Kind::kServerDrift) {
+    const std::string quorum = param_text(config, "quorum");
+    count = quorum.empty() || quorum == "auto"
+                ? masters / 2 + 1
+                : static_cast<int>(parse_integer(quorum, "--quorum", 1, masters));
+  }
+  LOCKSIM_ASSERT(count >= 1 && count <= masters);
+  std::vector<std::string> out;
+  for (int i = 1; i <= count; ++i) out.push_back("redis-" + std::to_string(i));
+  return out;
+}
+
+// Ceil of a / b - 1 in ppm, for 0 < b <= a.
+int64_t ppm_over(Duration a, Duration b) {
+  LOCKSIM_ASSERT(b > Duration::zero() && b <= a);
+  const double ppm = (static_cast<double>(a.ns) / static_cast<double>(b.ns) - 1.0) * 1e6;
+  return static_cast<int64_t>(std::ceil(ppm));
+}
+
+Theory drift_theory(const RunConfig& base, Kind kind) {
+  const Duration ttl = lease_of(base);
+  if (kind == Kind::kServerDriftOne && drift_targets(base, Kind::kServerDrift).size() > 1) {
+    return {std::nullopt, "never: the other " +
+                              std::to_string(resolved_topology(base).masters - 1) +
+                              " masters keep a quorum of keys whatever one clock does"};
+  }
+  if (!holds_to_validity(base)) {
+    const Duration hold = base.workload.hold_min;
+    return {ppm_over(ttl, hold), "(ttl / hold - 1) x 1e6 = (" + format_duration(ttl) + " / " +
+                                     format_duration(hold) + " - 1) x 1e6"};
+  }
+  const double factor = std::stod(param_text(base, "drift-factor"));
+  const Duration reserve =
+      Duration{static_cast<int64_t>(std::llround(static_cast<double>(ttl.ns) * factor))} +
+      Duration::millis(2);
+  return {ppm_over(ttl, ttl - reserve), "(ttl / (ttl - (ttl x drift-factor + 2ms)) - 1) x 1e6 = (" +
+                                            format_duration(ttl) + " / " +
+                                            format_seconds((ttl - reserve).ns) + " - 1) x 1e6"};
+}
+
+Theory session_theory(const RunConfig& base, TimePoint held_from, std::optional<int64_t> last) {
+  const Duration timeout = base.zookeeper.negotiate(base.zookeeper.session_timeout);
+  const Duration tick = base.zookeeper.tick;
+  const Duration start = pause_start(base, held_from);
+  if (!last) {
+    return {std::nullopt, "session timeout " + format_duration(timeout) +
+                              " from the last packet heard, rounded up to the tick " +
+                              format_duration(tick) + " (no run expired the session)"};
+  }
+  const int64_t deadline = ((*last + timeout.ns) / tick.ns + 1) * tick.ns;
+  return {deadline - start.ns, "(floor((last heard " + format_seconds(*last) + " + T " +
+                                   format_duration(timeout) + ") / tick " + format_duration(tick) +
+                                   ") + 1) x tick - pause start " + format_seconds(start.ns)};
+}
+
+}  // namespace
+
+bool session_lock(const RunConfig& config) {
+  return session_algorithm(config.algorithm);
+}
+
+bool holds_to_validity(const RunConfig& config) {
+  return has_param(config.algorithm, "drift-factor");
+}
+
+const char* to_string(Kind kind) {
+  switch (kind) {
+    case Kind::kPause:
+      return "pause";
+    case Kind::kClientClock:
+      return "client-clock";
+    case Kind::kServerDrift:
+      return "server-drift";
+    case Kind::kServerDriftAll:
+      return "server-drift-all";
+    case Kind::kServerDriftOne:
+      return "server-drift-one";
+  }
+  return "?";
+}
+
+const std::vector<Kind>& all_kinds() {
+  static const std::vector<Kind> kinds = {Kind::kPause, Kind::kClientClock, Kind::kServerDrift,
+                                          Kind::kServerDriftAll, Kind::kServerDriftOne};
+  return kinds;
+}
+
+Unit unit_of(Kind kind) {
+  return kind == Kind::kPause || kind == Kind::kClientClock ? Unit::kNanos : Unit::kPpm;
+}
+
+const char* unit_name(Unit unit) {
+  return unit == Unit::kNanos ? "ns" : "ppm";
+}
+
+int64_t step_of(Kind kind) {
+  return unit_of(kind) == Unit::kNanos ? Duration::millis(1).ns : 1;
+}
+
+std::string format_size(Kind kind, int64_t size) {
+  if (unit_of(kind) == Unit::kNanos) return format_seconds(size);
+  return (size >= 0 ? "+" : "") + std::to_string(size) + "ppm";
+}
+
+std::vector<Kind> kinds_for(const std::string& algorithm) {
+  std::vector<Kind> out;
+  if (has_param(algorithm, "ttl") || session_algorithm(algorithm)) out.push_back(Kind::kPause);
+  if (client_clock_lock(algorithm)) out.push_back(Kind::kClientClock);
+  if (server_expiry_lock(algorithm)) out.push_back(Kind::kServerDrift);
+  if (server_expiry_lock(algorithm) && has_param(algorithm, "quorum")) {
+    out.push_back(Kind::kServerDriftAll);
+    out.push_back(Kind::kServerDriftOne);
+  }
+  return out;
+}
+
+Kind parse_kind(std::string_view text, const std::string& algorithm) {
+  const std::vector<Kind> applies = kinds_for(algorithm);
+  for (const Kind k : all_kinds()) {
+    if (text != to_string(k)) continue;
+    for (const Kind a : applies) {
+      if (a == k) return k;
+    }
+    throw ConfigError("--fault: '" + std::string(text) + "' does not apply to " + algorithm +
+                      " (kinds that apply: " + kinds_text(applies) + ")");
+  }
+  throw ConfigError("--fault: unknown kind '" + std::string(text) + "' (kinds that apply to " +
+                    algorithm + ": " + kinds_text(applies) + ")");
+}
+
+std::pair<int64_t, int64_t> parse_range(std::string_view text, Kind kind) {
+  if (unit_of(kind) == Unit::kNanos) {
+    const auto [lo, hi] = parse_duration_range(text, "--range");
+    return {lo.ns, hi.ns};
+  }
+  const size_t dots = text.find("..");
+  auto ppm = [&](std::string_view part) {
+    if (part.size() < 4 || part.substr(part.size() - 3) != "ppm") {
+      throw ConfigError("--range: expected LOppm..HIppm for " + std::string(to_string(kind)) +
+                        " (e.g. 0ppm..50000ppm), got '" + std::string(text) + "'");
+    }
+    return parse_integer(part.substr(0, part.size() - 3), "--range", 0, 999'999);
+  };
+  if (dots == std::string_view::npos) {
+    throw ConfigError("--range: expected LOppm..HIppm, got '" + std::string(text) + "'");
+  }
+  return {ppm(text.substr(0, dots)), ppm(text.substr(dots + 2))};
+}
+
+Duration lease_of(const RunConfig& config) {
+  if (const std::optional<Duration> ttl = ttl_param(config)) return *ttl;
+  if (session_algorithm(config.algorithm)) {
+    return config.zookeeper.negotiate(config.zookeeper.session_timeout);
+  }
+  throw ConfigError("--algorithm: " + config.algorithm +
+                    " has no lease to measure a margin against");
+}
+
+Duration pause_start(const RunConfig& base, TimePoint held_from) {
+  const Duration at = (held_from - TimePoint{}) + base.workload.hold_min - Duration::millis(1);
+  return Duration::micros(at.ns / 1000);
+}
+
+RunConfig with_fault(const RunConfig& base, Kind kind, int64_t size, TimePoint held_from) {
+  RunConfig c = base;
+  if (size == 0) return c;
+  faults::FaultEvent e;
+  e.node = faults::Nemesis::kHolder;
+  if (kind == Kind::kPause) {
+    // 1 ms before the release: the worst case, the whole hold is spent.
+    e.kind = faults::FaultKind::kPause;
+    e.at = pause_start(base, held_from);
+    e.duration = Duration{size};
+    c.faults.events.push_back(e);
+  } else if (kind == Kind::kClientClock) {
+    // Mid first hold: it moves the deadline of the next acquire only (the
+    // first one's is stored already, and holds are timed on true time).
+    e.kind = faults::FaultKind::kJumpClock;
+    const Duration at = (held_from - TimePoint{}) + base.workload.hold_min / 2;
+    e.at = Duration::micros(at.ns / 1000);
+    e.jump = -Duration{size};
+    c.faults.events.push_back(e);
+  } else {
+    // From the start: every key the run sets lives by the fast clocks.
+    e.kind = faults::FaultKind::kSetDrift;
+    e.at = Duration::zero();
+    e.drift_ppm = size;
+    for (const std::string& server : drift_targets(base, kind)) {
+      e.node = server;
+      c.faults.events.push_back(e);
+    }
+  }
+  return c;
+}
+
+Theory theory_of(const RunConfig& base, Kind kind, TimePoint held_from,
+                 std::optional<int64_t> last_heard) {
+  if (unit_of(kind) == Unit::kPpm) return drift_theory(base, kind);
+  if (session_lock(base)) return session_theory(base, held_from, last_heard);
+  const Duration lease = lease_of(base);
+  const Duration hold = base.workload.hold_min;
+  return {(lease - hold).ns,
+          "ttl - hold = " + format_duration(lease) + " - " + format_duration(hold)};
+}
+
+std::optional<int64_t> last_heard_ns(
+    const std::vector<std::pair<std::string, std::string>>& backend_notes) {
+  const std::string marker = "last heartbeat heard ";
+  for (const auto& [key, text] : backend_notes) {
+    if (key != "zookeeper.session_expired[0]") continue;
+    const size_t at = text.find(marker);
+    if (at == std::string::npos) return std::nullopt;
+    // "3.210s": whole milliseconds (the note's precision).
+    const size_t from = at + marker.size();
+    const size_t end = text.find('s', from);
+    const double seconds = std::stod(text.substr(from, end - from));
+    return static_cast<int64_t>(std::llround(seconds * 1000.0)) * 1'000'000;
+  }
+  return std::nullopt;
+}
+
+}  // namespace locksim::harness::margin

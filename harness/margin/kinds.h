@@ -1,0 +1,50 @@
+// The margin's fault kinds from the inside (margin.h is the outside): which
+// algorithms each applies to, how a probe's fault is built, and what theory
+// says. Split from margin.cpp, which runs the search, so each kind's run and
+// its theory sit side by side.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "env/time.h"
+#include "harness/margin/margin.h"
+#include "harness/run_config.h"
+
+namespace locksim::harness::margin {
+
+// True for a lock whose lease is a ZooKeeper session (no ttl parameter).
+bool session_lock(const RunConfig& config);
+
+// True for Redlock's kind: a drift-factor parameter, so its holder works to
+// the end of its validity and a drift probe holds that long.
+bool holds_to_validity(const RunConfig& config);
+
+// A run of `base` with one fault of `size` (zero: none) placed for `kind`,
+// given the first hold of the fault-free run began at `held_from`.
+RunConfig with_fault(const RunConfig& base, Kind kind, int64_t size, TimePoint held_from);
+
+// When the pause of a kPause probe starts: 1 ms before the first release, in
+// whole microseconds (rounded down, still inside the hold), so the replay
+// command reads "at 2000522us", not a nanosecond count.
+Duration pause_start(const RunConfig& base, TimePoint held_from);
+
+struct Theory {
+  std::optional<int64_t> size;  // in the kind's unit; none: never breaks, or not known
+  std::string formula;          // how, with the numbers put in
+};
+
+// The theory for `kind` on the probes' `base`. For a session lock it needs
+// `last_heard_ns`: when the leader last heard the holder before the pause, as
+// the run that expired the session noted it (none if no run did).
+Theory theory_of(const RunConfig& base, Kind kind, TimePoint held_from,
+                 std::optional<int64_t> last_heard_ns);
+
+// The last packet heard from the expired session, read from a run's backend
+// notes ("zookeeper.session_expired[0]"), in ns; none without an expiry.
+std::optional<int64_t> last_heard_ns(
+    const std::vector<std::pair<std::string, std::string>>& backend_notes);
+
+}  // namespace locksim::harness::margin

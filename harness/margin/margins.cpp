@@ -1,0 +1,116 @@
+#include "harness/margin/margins.h"
+
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+
+#include "algorithms/registry.h"
+#include "env/assert.h"
+#include "env/parse.h"
+#include "harness/margin/kinds.h"
+#include "harness/profile_deployment.h"
+
+namespace locksim::harness::margin {
+
+namespace {
+
+// The algorithm's defaults, a lone holder with kTableHold, and the ttl given
+// only where the default could not be run; `note` says which.
+RunConfig cell_config(const std::string& algorithm, uint64_t seed, std::string& note) {
+  RunConfig c;
+  c.algorithm = algorithm;
+  c.seed = seed;
+  c.workload.clients = 1;
+  c.workload.hold_min = kTableHold;
+  c.workload.hold_max = kTableHold;
+  if (const std::optional<Duration> ttl = ttl_param(c)) {
+    note = "ttl " + format_duration(*ttl) + " (the default)";
+    if (*ttl > kTableTtlMax) {
+      c.algorithm_params["ttl"] = format_duration(kTableTtlFallback);
+      note = "ttl " + format_duration(kTableTtlFallback) + " (the default " +
+             format_duration(*ttl) + " is longer than a run may be)";
+    }
+  } else {
+    note = "session timeout " + format_duration(lease_of(c)) + " (tick " +
+           format_duration(c.zookeeper.tick) + ", the defaults)";
+  }
+  return c;
+}
+
+// One worker: takes cells by number until none is left (or a stop), writes
+// each result into its own slot.
+struct Shared {
+  const std::vector<MarginCell>* cells = nullptr;
+  std::vector<MarginResult>* results = nullptr;
+  const CellDoneFn* on_done = nullptr;
+  const std::atomic<bool>* stop = nullptr;
+  std::mutex mu;
+  size_t next = 0;
+  size_t done = 0;
+  std::exception_ptr error;  // the first, rethrown after the join
+};
+
+void work(Shared& s) {
+  for (;;) {
+    size_t i = 0;
+    {
+      const std::lock_guard<std::mutex> lock(s.mu);
+      if (s.next >= s.cells->size() || s.error || (s.stop != nullptr && s.stop->load())) return;
+      i = s.next++;
+    }
+    try {
+      MarginResult r = measure_margin((*s.cells)[i].request);
+      const std::lock_guard<std::mutex> lock(s.mu);
+      (*s.results)[i] = std::move(r);
+      ++s.done;
+      if (*s.on_done) (*s.on_done)(s.done, s.cells->size(), (*s.cells)[i]);
+    } catch (...) {  // a thread must not let it escape (std::terminate)
+      const std::lock_guard<std::mutex> lock(s.mu);
+      if (!s.error) s.error = std::current_exception();
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<MarginCell> plan_margins(const std::vector<std::string>& algorithms, uint64_t seed) {
+  std::vector<MarginCell> out;
+  for (const std::string& algorithm : algorithms) {
+    if (algorithms::find_algorithm(algorithm) == nullptr) {
+      throw ConfigError("--algorithms: unknown algorithm '" + algorithm +
+                        "' (known: " + algorithms::algorithm_names() + ")");
+    }
+    for (const Kind kind : kinds_for(algorithm)) {
+      MarginCell cell;
+      cell.request.base = cell_config(algorithm, seed, cell.lease_note);
+      cell.request.kind = kind;
+      set_default_range(cell.request);
+      validate(cell.request);
+      out.push_back(std::move(cell));
+    }
+  }
+  if (out.empty()) throw ConfigError("--algorithms: no fault kind applies to any of them");
+  return out;
+}
+
+std::vector<MarginResult> measure_margins(const std::vector<MarginCell>& cells, int jobs,
+                                          const CellDoneFn& on_done,
+                                          const std::atomic<bool>* stop) {
+  LOCKSIM_ASSERT(jobs >= 1 && jobs <= kMarginJobsMax);
+  std::vector<MarginResult> results(cells.size());
+  Shared shared;
+  shared.cells = &cells;
+  shared.results = &results;
+  shared.on_done = &on_done;
+  shared.stop = stop;
+  std::vector<std::thread> threads;
+  const size_t count = std::min(static_cast<size_t>(jobs), std::max<size_t>(1, cells.size()));
+  for (size_t t = 0; t < count; ++t) threads.emplace_back([&shared] { work(shared); });
+  for (std::thread& t : threads) t.join();
+  if (shared.error) std::rethrow_exception(shared.error);
+  if (shared.done != cells.size()) throw std::runtime_error("margins: stopped before the end");
+  return results;
+}
+
+}  // namespace locksim::harness::margin

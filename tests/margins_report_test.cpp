@@ -1,0 +1,94 @@
+// `locksim margins` (issue 23): the plan covers every algorithm x every kind
+// that applies, the three files are the same bytes on a rerun and for any
+// --jobs, the HTML carries both confirming runs of each cell, and bad input
+// exits 2 naming the flag.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "algorithms/registry.h"
+#include "env/parse.h"
+#include "harness/margin/margins.h"
+#include "reports/margins_report.h"
+#include "tests/locksim_binary.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using locksim::testing::locksim;
+using locksim::testing::Outcome;
+using locksim::testing::slurp;
+
+const locksim::testing::ScratchDir scratch_dir("locksim_margins_");
+
+TEST(MarginsReport, PlanHasEveryAlgorithmTimesEveryKindThatApplies) {
+  std::vector<std::string> names;
+  size_t expected = 0;
+  for (const auto& spec : locksim::algorithms::all_algorithms()) {
+    names.push_back(spec.name);
+    expected += locksim::harness::margin::kinds_for(spec.name).size();
+  }
+  const auto cells = locksim::harness::margin::plan_margins(names, 1);
+  EXPECT_EQ(cells.size(), expected);
+  for (const auto& c : cells) {
+    EXPECT_EQ(c.request.base.workload.hold_min, locksim::harness::margin::kTableHold);
+    EXPECT_FALSE(c.lease_note.empty());
+  }
+  EXPECT_THROW(locksim::harness::margin::plan_margins({"nope"}, 1), locksim::ConfigError);
+}
+
+TEST(MarginsReport, RerunsAndAnyJobsGiveTheSameBytes) {
+  const std::string args = "margins --algorithms set-nx-lua,redlock,zk-recipe --quiet --out ";
+  const fs::path a = scratch_dir.path() / "a";
+  const fs::path b = scratch_dir.path() / "b";
+  const fs::path c = scratch_dir.path() / "c";
+  ASSERT_EQ(locksim(args + a.string() + " --jobs 1").exit_code, 0);
+  ASSERT_EQ(locksim(args + b.string() + " --jobs 1").exit_code, 0);
+  ASSERT_EQ(locksim(args + c.string() + " --jobs 2").exit_code, 0);
+  for (const char* file : {"margins.json", "margins.md", "margins.html"}) {
+    SCOPED_TRACE(file);
+    const std::string first = slurp(a / file);
+    EXPECT_FALSE(first.empty());
+    EXPECT_EQ(first, slurp(b / file));
+    EXPECT_EQ(first, slurp(c / file));
+  }
+  const auto j = nlohmann::json::parse(slurp(a / "margins.json"));
+  ASSERT_EQ(j["cells"].size(), 2u + 4u + 1u);  // set-nx-lua 2 kinds, redlock 4, zk-recipe 1
+  for (const auto& cell : j["cells"]) {
+    EXPECT_LE(cell["probes"].get<int>(), locksim::harness::margin::kRunsPerMarginMax);
+    EXPECT_TRUE(cell.contains("lease_note"));
+  }
+  EXPECT_EQ(j["cells"][0]["fault"], "pause");
+  EXPECT_EQ(j["cells"][0]["outcome"], "found");
+  // Every found cell shows both confirming runs in the HTML.
+  const std::string html = slurp(a / "margins.html");
+  for (const auto& cell : j["cells"]) {
+    if (cell["outcome"] != "found") continue;
+    for (const char* side : {"below", "above"}) {
+      const std::string replay = cell[side]["replay"].get<std::string>();
+      const std::string first_fault = replay.substr(0, replay.find(" --fault"));
+      EXPECT_NE(html.find(first_fault), std::string::npos) << first_fault;
+    }
+  }
+  EXPECT_NE(html.find("class=\"never\""), std::string::npos);  // redlock server-drift-one
+  EXPECT_NE(html.find("class=\"m3\""), std::string::npos);     // a pause: 80 % of the lease
+}
+
+TEST(MarginsReport, BadInputExitsTwoNamingTheFlag) {
+  for (const auto& [args, flag] : std::vector<std::pair<std::string, std::string>>{
+           {"margins --algorithms nope", "--algorithms"},
+           {"margins --algorithms set-nx-lua --jobs 999", "--jobs"},
+           {"margins --algorithms set-nx-lua --jobs -1", "--jobs"}}) {
+    const Outcome o = locksim(args);
+    EXPECT_EQ(o.exit_code, 2) << args << "\n" << o.err;
+    EXPECT_EQ(locksim::testing::count_lines(o.err), 1u) << args << "\n" << o.err;
+    EXPECT_NE(o.err.find(flag), std::string::npos) << args << "\n" << o.err;
+    EXPECT_TRUE(o.out.empty()) << o.out;
+  }
+}
+
+}  // namespace
