@@ -137,6 +137,18 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   return locksim::cli::exit_code(result.checks);
 }
 
+// `locksim explain`: run's settings and --html; the story instead of the
+// summary (cmd_run with story_only).
+CLI::App* add_explain_command(CLI::App& app, RunOptions& o) {
+  o.story_only = true;
+  CLI::App* explain = app.add_subcommand(
+      "explain", "simulate one run and tell its finding as a chain of causes, with its mechanism");
+  locksim::cli::add_run_options(*explain, Mode::kRun, o);
+  explain->add_option("--html", o.html,
+                      "write the run's timeline (SVG in HTML), with a lane per lock server, here");
+  return explain;
+}
+
 // CLI11's messages are one line already; keep them so, and add no help dump.
 // A mistyped flag or command gets our own line instead, with the nearest
 // names (CLI11 only says "The following arguments were not expected").
@@ -173,12 +185,7 @@ int main(int argc, char** argv) {
   run->add_flag("--explain", run_options.explain,
                 "after the summary, tell the finding as a chain of causes (locksim explain)");
   RunOptions explain_options;
-  explain_options.story_only = true;
-  CLI::App* explain = app.add_subcommand(
-      "explain", "simulate one run and tell its finding as a chain of causes, with its mechanism");
-  locksim::cli::add_run_options(*explain, Mode::kRun, explain_options);
-  explain->add_option("--html", explain_options.html,
-                      "write the run's timeline (SVG in HTML), with a lane per lock server, here");
+  CLI::App* explain = add_explain_command(app, explain_options);
   locksim::cli::SweepFlags sweep_flags;
   CLI::App* sweep = locksim::cli::add_sweep_command(app, sweep_flags);
   locksim::cli::MergeFlags merge_flags;
