@@ -93,17 +93,6 @@ const Op* clock_fault_before(const History& h, const std::string& node, TimePoin
   return found;
 }
 
-const Op* crash_or_restart_at(const History& h, const std::string& node, TimePoint at) {
-  const Op* found = nullptr;
-  for (const Op& op : h.ops) {
-    if (time_of(op) > at) break;
-    if (time_of(op) == at && !history::is_client_op(op) &&
-        (op.f == OpF::kCrash || op.f == OpF::kRestart) && names(op, node))
-      found = &op;
-  }
-  return found;
-}
-
 const Op* release_in_flight(const History& h, TimePoint at, int not_client) {
   std::vector<const Op*> open;  // release invocations not yet completed, in order
   for (const Op& op : h.ops) {
@@ -187,9 +176,7 @@ std::optional<TimePoint> lost_at(const LockTrace& trace, const std::string& toke
     const LockChange& c = trace.changes[i];
     if (c.at <= from) continue;
     if (c.at > to) break;
-    for (ServerLock& s : states) {
-      if (s.server == c.after.server) s = c.after;
-    }
+    apply(states, c);
     // Judge once every change of this instant is in.
     const bool last_of_instant = i + 1 == trace.changes.size() || trace.changes[i + 1].at != c.at;
     if (last_of_instant && !protected_by(states, token)) return c.at;

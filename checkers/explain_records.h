@@ -28,10 +28,6 @@ const history::Op* partition_at(const history::History& h, const std::string& no
 // The last clock fault (jump, drift) of `node` at or before `at`, or nullptr.
 const history::Op* clock_fault_before(const history::History& h, const std::string& node,
                                       TimePoint at);
-// The last crash or restart of `node` at `at` exactly, or nullptr.
-const history::Op* crash_or_restart_at(const history::History& h, const std::string& node,
-                                       TimePoint at);
-
 // A release invoked at or before `at` whose outcome its client did not know
 // before `at` (still open, or ended :info: sent, fate unknown), by a client
 // other than `not_client` (-1: any), or nullptr. The latest such.

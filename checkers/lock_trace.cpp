@@ -18,17 +18,21 @@ const char* to_string(ServerLock::Kind kind) {
   return "?";
 }
 
+void apply(std::vector<ServerLock>& states, const LockChange& change) {
+  bool found = false;
+  for (ServerLock& s : states) {
+    if (s.server != change.after.server) continue;
+    s = change.after;
+    found = true;
+  }
+  LOCKSIM_ASSERT_MSG(found, "a change names a server of the trace");
+}
+
 std::vector<ServerLock> states_at(const LockTrace& trace, TimePoint at) {
   std::vector<ServerLock> out = trace.initial;
   for (const LockChange& c : trace.changes) {
     if (c.at > at) break;
-    bool found = false;
-    for (ServerLock& s : out) {
-      if (s.server != c.after.server) continue;
-      s = c.after;
-      found = true;
-    }
-    LOCKSIM_ASSERT_MSG(found, "a change names a server of the trace");
+    apply(out, c);
   }
   return out;
 }

@@ -46,6 +46,10 @@ struct LockTrace {
   std::vector<LockChange> changes;  // in true-time order (ties: the order they were seen)
 };
 
+// `states` with `change` applied: its server's entry becomes change.after.
+// Precondition: the server is in `states`.
+void apply(std::vector<ServerLock>& states, const LockChange& change);
+
 // Each server's state at `at` (after every change at or before it).
 std::vector<ServerLock> states_at(const LockTrace& trace, TimePoint at);
 

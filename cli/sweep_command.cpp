@@ -124,8 +124,7 @@ void tell_shrunk(const fs::path& dir, const std::string& name, const Shrunk& shr
   const harness::Scenario sc = harness::parse_scenario(shrunk.scenario_text, name);
   harness::RunExtras extras;
   extras.trace_lock = true;
-  const harness::RunResult r =
-      harness::run_prepared(harness::prepare_run(sc.config), extras).result;
+  const harness::RunResult r = harness::simulate_and_check(sc.config, extras).result;
   const checkers::Story story = harness::explain_result(r);
   c.shrunk_story = checkers::format_story(story);
   c.shrunk_mechanism = checkers::mechanism_id(story.mechanism);

@@ -23,30 +23,26 @@
 
 #include "algorithms/algorithm_spec.h"
 #include "algorithms/lock_algorithm.h"
-#include "algorithms/retry_policy.h"
+#include "algorithms/set_nx_lua.h"
 
 namespace locksim::examples {
 
-class CheckThenDelete : public algorithms::LockAlgorithm {
+// Its acquire (steps 1 and 2) is set-nx-lua's, inherited: a team's own lock
+// usually differs from a known one in a single step, and here that is the
+// release.
+class CheckThenDelete : public algorithms::SetNxLua {
  public:
-  struct Params {
-    Duration ttl = Duration::seconds(10);
-    algorithms::RetryPolicy retry = {20, Duration::millis(50), Duration::millis(150)};
-    // Between the GET and the DEL of the release: widens the window in
-    // which the key can change hands (0 in the real pattern).
-    Duration check_delay = Duration::zero();
-  };
-
   static constexpr const char* kName = "check-then-delete";
 
-  explicit CheckThenDelete(Params params);
+  // `check_delay`: between the release's GET and its DEL, widening the
+  // window in which the key can change hands (0 in the real pattern).
+  CheckThenDelete(SetNxLua::Params params, Duration check_delay);
 
-  algorithms::AcquireResult acquire(Env& env, const std::string& resource) override;
   algorithms::ReleaseResult release(Env& env, const algorithms::Lease& lease) override;
   std::string name() const override { return kName; }
 
  private:
-  Params params_;
+  Duration check_delay_;
 };
 
 // Its registry entry: parameters ttl, max-attempts, retry, check-delay.

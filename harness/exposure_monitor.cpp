@@ -13,7 +13,7 @@ ExposureMonitor::ExposureMonitor(sim::World& world, sim::Deployment& deployment,
       probe_(std::move(probe)),
       holders_(std::move(holders)) {
   LOCKSIM_ASSERT(!probe_.key.empty() && probe_.quorum >= 1);
-  world_.set_event_observer([this] { look(); });
+  world_.add_event_observer([this] { look(); });
 }
 
 void ExposureMonitor::look() {
@@ -39,7 +39,8 @@ void ExposureMonitor::look() {
       continue;
     }
     if (now > it->second)
-      closed_.push_back(checkers::ExposureWindow{it->first.first, it->first.second, it->second, now});
+      closed_.push_back(
+          checkers::ExposureWindow{it->first.first, it->first.second, it->second, now});
     it = open_.erase(it);
   }
   if (free) {
@@ -67,7 +68,8 @@ checkers::ExposureSamples ExposureMonitor::finish(TimePoint end) {
   s.windows = closed_;
   for (const auto& [key, start] : open_) {
     LOCKSIM_ASSERT(start <= end);
-    if (end > start) s.windows.push_back(checkers::ExposureWindow{key.first, key.second, start, end});
+    if (end > start)
+      s.windows.push_back(checkers::ExposureWindow{key.first, key.second, start, end});
   }
   if (!supported_) s.windows.clear();
   return s;

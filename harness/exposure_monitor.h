@@ -47,12 +47,8 @@ class ExposureMonitor {
   // The windows so far; open ones close at `end` (the run's end).
   checkers::ExposureSamples finish(TimePoint end);
 
-  // What the observer it installs calls after every event; public for a
-  // caller that replaces the World's one observer with its own that calls
-  // this too (harness/simulation.cpp, with the lock tracer).
-  void look();
-
  private:
+  void look();
   void wake_at(TimePoint at);
 
   sim::World& world_;

@@ -40,6 +40,7 @@ LockTracer::LockTracer(sim::World& world, sim::Deployment& deployment, sim::Lock
   last_ = deployment_.lock_states(probe_);
   trace_.supported = !last_.empty();
   for (const auto& s : last_) trace_.initial.push_back(plain(s));
+  world_.add_event_observer([this] { look(); });
 }
 
 void LockTracer::look() {

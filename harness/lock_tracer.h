@@ -21,16 +21,17 @@ namespace locksim::harness {
 
 class LockTracer {
  public:
-  // `world` and `deployment` must outlive it.
+  // Reads every server's lock now, and installs itself as an observer of
+  // `world`'s events. `world` and `deployment` must outlive it, and `world`
+  // must not run events after it is gone.
   LockTracer(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe);
-
-  // Called after every event (and once before the first).
-  void look();
 
   // The trace up to `end`, changes in true-time order.
   checkers::LockTrace finish(TimePoint end);
 
  private:
+  void look();
+
   sim::World& world_;
   sim::Deployment& deployment_;
   sim::LockProbe probe_;

@@ -47,8 +47,8 @@ SimRunReport run_prepared(const PreparedRun& prepared, const RunExtras& extras) 
   return report;
 }
 
-SimRunReport simulate_and_check(const RunConfig& config) {
-  return run_prepared(prepare_run(config));
+SimRunReport simulate_and_check(const RunConfig& config, const RunExtras& extras) {
+  return run_prepared(prepare_run(config), extras);
 }
 
 }  // namespace locksim::harness

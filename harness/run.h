@@ -37,8 +37,9 @@ struct SimRunReport {
 // recorded in result.errors and makes the verdict unknown).
 SimRunReport run_prepared(const PreparedRun& run, const RunExtras& extras = {});
 
-// prepare_run, then run_prepared: one run from a config (sweeps, tests).
-SimRunReport simulate_and_check(const RunConfig& config);
+// prepare_run, then run_prepared: one run from a config (sweeps, tests,
+// a traced run for explain: extras.trace_lock).
+SimRunReport simulate_and_check(const RunConfig& config, const RunExtras& extras = {});
 
 // The config as JSON, for result.json's "params".
 nlohmann::json config_to_json(const RunConfig& config);

@@ -166,6 +166,14 @@ struct SimRun {
   sim::World world;
 };
 
+// The lock as it sits in the store, as the algorithm writes it: what the
+// exposure monitor and the lock tracer ask the servers about.
+sim::LockProbe lock_probe(const SimRun& run) {
+  const algorithms::StoreShape shape = run.algorithm->store_shape(
+      run.config.workload.resource, static_cast<size_t>(resolved_topology(run.config).masters));
+  return sim::LockProbe{shape.key, shape.quorum, shape.value_is_deadline_ms};
+}
+
 // The guarded store (workload other than none) with a connection per client,
 // and the exposure monitor over the algorithm's lock.
 void build_resource_and_exposure(SimRun& run) {
@@ -178,30 +186,16 @@ void build_resource_and_exposure(SimRun& run) {
       connections.push_back(run.store_connections.back().get());
     }
   }
-  const algorithms::StoreShape shape = run.algorithm->store_shape(
-      config.workload.resource, static_cast<size_t>(resolved_topology(config).masters));
   SimTruth* truth = run.truth.get();
   run.exposure = std::make_unique<ExposureMonitor>(
-      run.world, *run.deployment,
-      sim::LockProbe{shape.key, shape.quorum, shape.value_is_deadline_ms},
+      run.world, *run.deployment, lock_probe(run),
       [truth](std::vector<std::pair<int, int64_t>>& out) { truth->holders(out); });
   run.truth->attach(std::move(connections), run.exposure.get());
 }
 
-// The lock tracer beside the exposure monitor: the World has one event
-// observer, so it calls both.
+// The lock tracer, after the exposure monitor: both observe every event.
 void trace_the_lock(SimRun& run) {
-  const algorithms::StoreShape shape = run.algorithm->store_shape(
-      run.config.workload.resource, static_cast<size_t>(resolved_topology(run.config).masters));
-  run.tracer = std::make_unique<LockTracer>(
-      run.world, *run.deployment,
-      sim::LockProbe{shape.key, shape.quorum, shape.value_is_deadline_ms});
-  ExposureMonitor* exposure = run.exposure.get();
-  LockTracer* tracer = run.tracer.get();
-  run.world.set_event_observer([exposure, tracer] {
-    exposure->look();
-    tracer->look();
-  });
+  run.tracer = std::make_unique<LockTracer>(run.world, *run.deployment, lock_probe(run));
 }
 
 // Builds network, servers and clients. Every component's stream is split up

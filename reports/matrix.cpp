@@ -336,8 +336,8 @@ void write_matrix_reports(const Matrix& m, const std::string& dir) {
     // every history of the sweep.
     harness::RunExtras extras;
     extras.trace_lock = true;  // the server lanes and the story's marks
-    const auto report = harness::run_prepared(
-        harness::prepare_run(m.plan.config_of(c.algorithm, c.profile, *seed)), extras);
+    const auto report =
+        harness::simulate_and_check(m.plan.config_of(c.algorithm, c.profile, *seed), extras);
     LOCKSIM_ASSERT_MSG(report.result.seed == *seed, "the counterexample replays its own seed");
     timelines[c.algorithm + "/" + c.profile] = timeline_svg(report.result);
   }

@@ -1,8 +1,10 @@
 // The timeline's lanes per lock server and the story's marks
 // (reports/timeline_svg.h): a student sees the key expire on the server
 // under the paused holder, at the instant the story says.
+#include <optional>
 #include <string>
 
+#include "checkers/explain_records.h"
 #include "env/assert.h"
 #include "history/history.h"
 #include "reports/timeline_frame.h"
@@ -13,17 +15,10 @@ namespace {
 
 using K = checkers::ServerLock::Kind;
 
-// Who a stored token belongs to, for a bar's label: the client whose acquire
-// :ok carried it, else locksim's "cN:" token prefix, else "?".
+// Who a stored token belongs to, for a bar's label, as explain names it.
 std::string owner_of(const history::History& h, const std::string& token) {
-  for (const history::Op& op : h.ops) {
-    if (history::is_client_op(op) && op.type == history::OpType::kOk && op.token == token)
-      return history::client_label(op.client);
-  }
-  const size_t colon = token.find(':');
-  if (colon != std::string::npos && history::client_from_label(token.substr(0, colon)))
-    return token.substr(0, colon);
-  return "?";
+  const std::optional<int> client = checkers::records::client_of_token(h, token);
+  return client ? history::client_label(*client) : "?";
 }
 
 // One stretch [from, to) of one server's state.

@@ -162,7 +162,7 @@ void World::run_until(TimePoint end) {
     ++events_;
     e.action();
     drain_ready_fibers();
-    if (event_observer_) event_observer_();
+    for (const auto& observe : event_observers_) observe();
   }
   if (now_ < end) now_ = end;
 }

@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "env/assert.h"
 #include "env/time.h"
 #include "sim/event_queue.h"
 #include "sim/rng.h"
@@ -114,11 +115,16 @@ class World {
     if (crash_observer_) crash_observer_(node);
   }
 
-  // Who looks at the state after every event (and the fibers it woke) has
-  // run: the exposure monitor. It must only read — no events, no signals, no
-  // random draws — so a run is the same with or without it. One observer;
-  // empty to clear.
-  void set_event_observer(std::function<void()> observer) { event_observer_ = std::move(observer); }
+  // Who look at the state after every event (and the fibers it woke) has
+  // run: the exposure monitor, and the lock tracer of an explained run. Each
+  // must only read — no signals, no random draws, no events but the
+  // exposure monitor's own no-op wake-ups — so a run is the same with or
+  // without them. Called in the order added; each stays as long as the World
+  // runs, so it must outlive run_until.
+  void add_event_observer(std::function<void()> observer) {
+    LOCKSIM_ASSERT(observer != nullptr);
+    event_observers_.push_back(std::move(observer));
+  }
 
   const std::vector<std::string>& errors() const { return errors_; }
   void record_error(std::string e) { errors_.push_back(std::move(e)); }
@@ -141,7 +147,7 @@ class World {
   std::unordered_map<const boost::fibers::context*, FiberRecord*> by_context_;
   std::vector<std::string> errors_;
   std::function<void(const Node&)> crash_observer_;
-  std::function<void()> event_observer_;
+  std::vector<std::function<void()>> event_observers_;
 };
 
 struct FiberRecord {

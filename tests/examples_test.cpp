@@ -33,7 +33,7 @@ RunConfig config(uint64_t seed) {
 locksim::harness::RunResult run(const RunConfig& c) {
   locksim::harness::RunExtras extras;
   extras.trace_lock = true;
-  return locksim::harness::run_prepared(locksim::harness::prepare_run(c), extras).result;
+  return locksim::harness::simulate_and_check(c, extras).result;
 }
 
 TEST(WorkedExample, RegistersBesideTheBuiltInAlgorithms) {

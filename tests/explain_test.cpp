@@ -34,7 +34,7 @@ using locksim::testing::slurp;
 locksim::harness::RunResult traced_run(const RunConfig& config) {
   locksim::harness::RunExtras extras;
   extras.trace_lock = true;
-  return locksim::harness::run_prepared(locksim::harness::prepare_run(config), extras).result;
+  return locksim::harness::simulate_and_check(config, extras).result;
 }
 
 std::string mechanism_of(const RunConfig& config) {
