@@ -34,7 +34,7 @@ class ExposureMonitor {
   // event of a hold, so it reuses one buffer instead of allocating.
   using Holders = std::function<void(std::vector<std::pair<int, int64_t>>&)>;
 
-  // Installs itself as `world`'s event observer. `world`, `deployment` and
+  // Installs itself as one of `world`'s event observers. `world`, `deployment` and
   // whatever `holders` reads must outlive it, and `world` must not run
   // events after it is gone.
   ExposureMonitor(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe,
