@@ -27,7 +27,26 @@ std::deque<AlgorithmSpec>& registry() {
   return specs;
 }
 
+std::function<void(const std::string&)>& script_loader() {
+  static std::function<void(const std::string&)> loader;
+  return loader;
+}
+
+const AlgorithmSpec* find_listed(std::string_view name) {
+  for (const AlgorithmSpec& s : registry()) {
+    if (s.name == name) {
+      LOCKSIM_ASSERT_MSG(s.make != nullptr, "every entry can build its algorithm");
+      return &s;
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+void set_script_loader(std::function<void(const std::string& name)> loader) {
+  script_loader() = std::move(loader);
+}
 
 const std::deque<AlgorithmSpec>& all_algorithms() {
   return registry();
@@ -36,18 +55,15 @@ const std::deque<AlgorithmSpec>& all_algorithms() {
 void register_algorithm(AlgorithmSpec spec) {
   LOCKSIM_ASSERT_MSG(!spec.name.empty() && spec.make != nullptr && !spec.backend.empty(),
                      "a registered algorithm has a name, a make and a backend");
-  LOCKSIM_ASSERT_MSG(find_algorithm(spec.name) == nullptr, "algorithm names are unique");
+  LOCKSIM_ASSERT_MSG(find_listed(spec.name) == nullptr, "algorithm names are unique");
   registry().push_back(std::move(spec));
 }
 
 const AlgorithmSpec* find_algorithm(std::string_view name) {
-  for (const AlgorithmSpec& s : all_algorithms()) {
-    if (s.name == name) {
-      LOCKSIM_ASSERT_MSG(s.make != nullptr, "every entry can build its algorithm");
-      return &s;
-    }
-  }
-  return nullptr;
+  if (const AlgorithmSpec* listed = find_listed(name)) return listed;
+  if (name.rfind("script:", 0) != 0 || !script_loader()) return nullptr;
+  script_loader()(std::string(name));  // registers it, or throws ConfigError
+  return find_listed(name);
 }
 
 std::string algorithm_names() {

@@ -14,10 +14,17 @@ namespace locksim::cli {
 
 namespace {
 
+void print_algorithm(const algorithms::AlgorithmSpec& spec);
+
 void print_algorithms() {
   std::cout << "Algorithms (locksim run --algorithm NAME; parameters via --param NAME=VALUE,\n"
                "--ttl is short for --param ttl=VALUE):\n";
-  for (const auto& spec : algorithms::all_algorithms()) {
+  for (const auto& spec : algorithms::all_algorithms()) print_algorithm(spec);
+}
+
+// One entry: its name, summary, parameters and any sweep settings.
+void print_algorithm(const algorithms::AlgorithmSpec& spec) {
+  {
     std::cout << "\n  " << spec.name << "\n    " << spec.summary << "\n";
     for (const auto& p : spec.params) {
       std::printf("      %-14s default %-12s %s\n", p.name.c_str(), p.default_value.c_str(),
@@ -79,7 +86,8 @@ CLI::App* add_list_command(CLI::App& app, ListFlags& flags) {
   CLI::App* list = app.add_subcommand(
       "list", "list algorithms, their parameters, and scenarios; or print one scenario's file");
   list->add_option("scenario", flags.scenario,
-                   "a shipped scenario: print its file, to copy and change");
+                   "a shipped scenario: print its file, to copy and change; or script:FILE.json: "
+                   "that script file's parameters");
   list->add_flag("--settings", flags.settings, "print the run settings as a Markdown table");
   return list;
 }
@@ -90,6 +98,12 @@ int run_list_command(const ListFlags& flags) {
   }
   if (flags.settings) {
     print_settings();
+    return kExitClean;
+  }
+  if (flags.scenario.rfind("script:", 0) == 0) {
+    // A script file's parameters, as --param takes them (it is loaded, and
+    // so validated, here: a bad file exits 2).
+    print_algorithm(*algorithms::find_algorithm(flags.scenario));
     return kExitClean;
   }
   if (!flags.scenario.empty()) {

@@ -39,6 +39,7 @@
 #include "harness/explain_run.h"
 #include "harness/run.h"
 #include "harness/scenario.h"
+#include "harness/script_file.h"
 #include "history/history_io.h"
 #include "live/live_run.h"
 #include "live/owned_processes.h"
@@ -166,6 +167,7 @@ int parse_error(const CLI::ParseError& e, const CLI::App& app, int argc, char** 
 }  // namespace
 
 int main(int argc, char** argv) {
+  locksim::harness::install_script_loader();  // --algorithm script:FILE.json
   CLI::App app{"locksim: a deterministic testbed for distributed lock algorithms"};
   app.require_subcommand(1);
   RunOptions run_options, live_options;

@@ -9,6 +9,7 @@
 #include "env/parse.h"
 #include "harness/backends.h"
 #include "harness/profile_deployment.h"
+#include "harness/script_file.h"
 #include "harness/setting_rows.h"
 
 namespace locksim::harness {
@@ -24,6 +25,7 @@ std::vector<Setting> general_settings() {
   Setting algorithm{
       "--algorithm", "algorithm", K::kText, "NAME", "lock algorithm (see locksim list)", true};
   algorithm.parse = [](RunConfig& c, const std::string& text, const std::string& field) {
+    install_script_loader();  // "script:FILE.json" (harness/script_file.h)
     if (algorithms::find_algorithm(text) == nullptr) {
       throw ConfigError(field + ": expected one of " + algorithms::algorithm_names() + ", got '" +
                         text + "'");

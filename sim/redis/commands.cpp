@@ -14,6 +14,8 @@ namespace {
 const Reply kNotInteger = Reply::error("ERR value is not an integer or out of range");
 const Reply kSyntaxError = Reply::error("ERR syntax error");
 const Reply kNoScript = Reply::error("NOSCRIPT No matching script. Please use EVAL.");
+const Reply kWrongType =
+    Reply::error("WRONGTYPE Operation against a key holding the wrong kind of value");
 
 std::string lowercase(std::string s) {
   for (char& c : s) {
@@ -60,6 +62,7 @@ std::optional<int64_t> string2ll(const std::string& s) {
 }
 
 Reply bulk_or_nil(const Entry* entry) {
+  if (entry != nullptr && entry->hash) return kWrongType;
   return entry != nullptr ? Reply::bulk(entry->value) : Reply::nil();
 }
 
@@ -139,6 +142,7 @@ Reply Server::cmd_set(const Argv& argv, int64_t now_ms) {
   const std::string& key = argv[1];
   Entry* existing = keyspace_.find(key, now_ms);
   Reply old_value = bulk_or_nil(existing);
+  if (o.get && old_value.is_error()) return old_value;  // SET ... GET on a hash: nothing set
   if ((o.nx && existing != nullptr) || (o.xx && existing == nullptr)) {
     return o.get ? old_value : Reply::nil();
   }
@@ -155,6 +159,7 @@ Reply Server::cmd_setnx(const Argv& argv, int64_t now_ms) {
 
 Reply Server::cmd_getset(const Argv& argv, int64_t now_ms) {
   Reply old_value = bulk_or_nil(keyspace_.find(argv[1], now_ms));
+  if (old_value.is_error()) return old_value;     // WRONGTYPE: nothing set
   keyspace_.put(argv[1], argv[2], std::nullopt);  // GETSET drops any TTL
   return old_value;
 }
@@ -276,6 +281,7 @@ Reply Server::cmd_incrby(const Argv& argv, int64_t now_ms) {
 Reply Server::incr_generic(const std::string& key, int64_t increment, int64_t now_ms) {
   Entry* entry = keyspace_.find(key, now_ms);
   int64_t old_value = 0;
+  if (entry != nullptr && entry->hash) return kWrongType;
   if (entry != nullptr) {
     const std::optional<int64_t> parsed = string2ll(entry->value);
     if (!parsed) return kNotInteger;
@@ -382,6 +388,86 @@ Reply Server::cmd_script(const Argv& argv, int64_t /*now_ms*/) {
     if (c == '\r' || c == '\n') c = ' ';
   }
   return Reply::error("ERR unknown subcommand '" + shown + "'. Try SCRIPT HELP.");
+}
+
+// --- hashes (t_hash.c) and TYPE ---------------------------------------------
+
+Reply Server::cmd_type(const Argv& argv, int64_t now_ms) {
+  const Entry* entry = keyspace_.find(argv[1], now_ms);
+  if (entry == nullptr) return Reply::status("none");
+  return Reply::status(entry->hash ? "hash" : "string");
+}
+
+std::map<std::string, std::string>* Server::hash_for_write(const std::string& key,
+                                                           int64_t now_ms) {
+  Entry* entry = keyspace_.find(key, now_ms);
+  if (entry == nullptr) {
+    keyspace_.put(key, "", std::nullopt);
+    entry = keyspace_.find(key, now_ms);
+    LOCKSIM_ASSERT(entry != nullptr);
+    entry->hash.emplace();
+  }
+  return entry->hash ? &*entry->hash : nullptr;
+}
+
+Reply Server::cmd_hset(const Argv& argv, int64_t now_ms) {
+  if (argv.size() % 2 == 1) return wrong_arity("hset");  // field value pairs
+  auto* hash = hash_for_write(argv[1], now_ms);
+  if (hash == nullptr) return kWrongType;
+  int64_t created = 0;
+  for (size_t i = 2; i + 1 < argv.size(); i += 2) {
+    created += hash->count(argv[i]) == 0 ? 1 : 0;
+    (*hash)[argv[i]] = argv[i + 1];
+  }
+  return Reply::integer_reply(created);
+}
+
+Reply Server::cmd_hget(const Argv& argv, int64_t now_ms) {
+  const Entry* entry = keyspace_.find(argv[1], now_ms);
+  if (entry == nullptr) return Reply::nil();
+  if (!entry->hash) return kWrongType;
+  const auto it = entry->hash->find(argv[2]);
+  return it == entry->hash->end() ? Reply::nil() : Reply::bulk(it->second);
+}
+
+Reply Server::cmd_hexists(const Argv& argv, int64_t now_ms) {
+  const Entry* entry = keyspace_.find(argv[1], now_ms);
+  if (entry == nullptr) return Reply::integer_reply(0);
+  if (!entry->hash) return kWrongType;
+  return Reply::integer_reply(entry->hash->count(argv[2]) != 0 ? 1 : 0);
+}
+
+// A hash left without fields is deleted, TTL and all, as Redis does.
+Reply Server::cmd_hdel(const Argv& argv, int64_t now_ms) {
+  Entry* entry = keyspace_.find(argv[1], now_ms);
+  if (entry == nullptr) return Reply::integer_reply(0);
+  if (!entry->hash) return kWrongType;
+  int64_t deleted = 0;
+  for (size_t i = 2; i < argv.size(); ++i) deleted += static_cast<int64_t>(entry->hash->erase(argv[i]));
+  if (entry->hash->empty()) keyspace_.erase(argv[1], now_ms);
+  return Reply::integer_reply(deleted);
+}
+
+// hincrbyCommand: the increment is parsed first (no key is made for a bad
+// one); the key keeps its TTL.
+Reply Server::cmd_hincrby(const Argv& argv, int64_t now_ms) {
+  const std::optional<int64_t> increment = string2ll(argv[3]);
+  if (!increment) return kNotInteger;
+  auto* hash = hash_for_write(argv[1], now_ms);
+  if (hash == nullptr) return kWrongType;
+  int64_t old_value = 0;
+  const auto it = hash->find(argv[2]);
+  if (it != hash->end()) {
+    const std::optional<int64_t> parsed = string2ll(it->second);
+    if (!parsed) return Reply::error("ERR hash value is not an integer");
+    old_value = *parsed;
+  }
+  int64_t new_value = 0;
+  if (__builtin_add_overflow(old_value, *increment, &new_value)) {
+    return Reply::error("ERR increment or decrement would overflow");
+  }
+  (*hash)[argv[2]] = std::to_string(new_value);
+  return Reply::integer_reply(new_value);
 }
 
 }  // namespace locksim::sim::redis

@@ -22,6 +22,7 @@ Entry* Keyspace::find(const std::string& key, int64_t now_ms) {
 void Keyspace::put(const std::string& key, std::string value, std::optional<int64_t> expire_at_ms) {
   Entry& entry = entries_[key];
   entry.value = std::move(value);
+  entry.hash.reset();  // SET over a hash makes it a string
   entry.expire_at_ms = expire_at_ms;
   index_expiry(key, expire_at_ms);
 }

@@ -1,4 +1,4 @@
-// The simulated Redis keyspace: string values with optional absolute expiry.
+// The simulated Redis keyspace: string (or hash) values with optional absolute expiry.
 //
 // Expiry is stored, as in Redis, as an absolute unix time in milliseconds on
 // the server's own clock. So a clock that jumps or drifts on the server moves
@@ -30,6 +30,9 @@ namespace locksim::sim::redis {
 struct Entry {
   std::string value;
   std::optional<int64_t> expire_at_ms;
+  // Engaged: the key holds a hash (its fields; `value` unused), as HINCRBY
+  // and HSET make it. String commands then answer WRONGTYPE, as Redis does.
+  std::optional<std::map<std::string, std::string>> hash;
 
   bool operator==(const Entry&) const = default;
 };

@@ -83,7 +83,9 @@ ServerLockState RedisDeployment::server_state(RedisNode& server, bool serving,
   const auto it = keys.find(probe.key);
   if (it == keys.end()) return out;
   const TimePoint now = world_.now();
-  out.holder = it->second.value;
+  // A hash lock (Redisson's) is held by its field's owner.
+  const auto& hash = it->second.hash;
+  out.holder = hash && !hash->empty() ? hash->begin()->first : it->second.value;
   out.kind = ServerLockState::Kind::kExpired;
   if (Keyspace::is_expired(it->second, server.node().local_now().to_ms())) return out;
   if (it->second.expire_at_ms) {  // expired once the server's clock passes that millisecond

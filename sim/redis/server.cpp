@@ -67,6 +67,12 @@ const std::map<std::string, Server::Command>& Server::command_table() {
       {"eval", {-3, true, &Server::cmd_eval}},
       {"evalsha", {-3, true, &Server::cmd_evalsha}},
       {"script", {-2, true, &Server::cmd_script}},
+      {"type", {2, false, &Server::cmd_type}},
+      {"hset", {-4, false, &Server::cmd_hset}},
+      {"hget", {3, false, &Server::cmd_hget}},
+      {"hexists", {3, false, &Server::cmd_hexists}},
+      {"hdel", {-3, false, &Server::cmd_hdel}},
+      {"hincrby", {4, false, &Server::cmd_hincrby}},
   };
   return table;
 }
@@ -75,6 +81,11 @@ const Server::Command* Server::find_command(const std::string& lowercase_name) {
   const auto& table = command_table();
   auto it = table.find(lowercase_name);
   return it == table.end() ? nullptr : &it->second;
+}
+
+bool Server::implements(const std::string& lowercase_name, bool from_script) {
+  const Command* command = find_command(lowercase_name);
+  return command != nullptr && !(from_script && command->noscript);
 }
 
 Reply Server::execute(const std::vector<std::string>& argv, TimePoint now) {

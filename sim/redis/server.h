@@ -63,6 +63,10 @@ class Server {
   // Bounds every script (see LuaScripting::kDefaultInstructionLimit).
   void set_script_instruction_limit(uint64_t limit) { scripting_.set_instruction_limit(limit); }
 
+  // Whether a client (from_script false) or a script (true) may call the
+  // command `lowercase_name` here: script files are checked against it.
+  static bool implements(const std::string& lowercase_name, bool from_script);
+
  private:
   using Argv = std::vector<std::string>;
   using Handler = Reply (Server::*)(const Argv& argv, int64_t now_ms);
@@ -91,6 +95,16 @@ class Server {
   Reply cmd_persist(const Argv& argv, int64_t now_ms);
   Reply cmd_ttl(const Argv& argv, int64_t now_ms);
   Reply cmd_pttl(const Argv& argv, int64_t now_ms);
+  // Hashes (t_hash.c), for Redisson-like re-entrant locks; and TYPE.
+  Reply cmd_type(const Argv& argv, int64_t now_ms);
+  Reply cmd_hset(const Argv& argv, int64_t now_ms);
+  Reply cmd_hget(const Argv& argv, int64_t now_ms);
+  Reply cmd_hexists(const Argv& argv, int64_t now_ms);
+  Reply cmd_hdel(const Argv& argv, int64_t now_ms);
+  Reply cmd_hincrby(const Argv& argv, int64_t now_ms);
+  // The hash at `key` for a write, created empty if missing; nullptr when
+  // the key holds a string (WRONGTYPE).
+  std::map<std::string, std::string>* hash_for_write(const std::string& key, int64_t now_ms);
   Reply cmd_incr(const Argv& argv, int64_t now_ms);
   Reply cmd_decr(const Argv& argv, int64_t now_ms);
   Reply cmd_incrby(const Argv& argv, int64_t now_ms);
