@@ -164,9 +164,9 @@ TEST(ScriptedLock, ShippedScenariosGiveByteIdenticalHistories) {
   EXPECT_GE(compared, 20);
 }
 
-// Seeds per profile in the always-run test: CI's budget. The 20
-// seeds of every profile run in ProfileSweepTwentySeeds (label `slow`,
-// scripts/check-scripted-faithfulness).
+// Seeds per profile in the always-run test: CI's budget (3 seeds x 8
+// profiles x 3 algorithms x 2 runs). The 20 seeds of every profile:
+// scripts/check-scripted-faithfulness, which sets LOCKSIM_SCRIPTED_SEEDS.
 uint64_t profile_seeds() {
   const char* env = std::getenv("LOCKSIM_SCRIPTED_SEEDS");
   return env != nullptr ? std::stoull(env) : 3;

@@ -114,6 +114,12 @@ std::vector<std::string> parse_algorithm_list(const std::string& text, const std
     return out;
   }
   for (const auto& name : split_list(text)) {
+    if (name == "all") {  // "all,script:mine.json": every listed algorithm but script files
+      for (const auto& spec : algorithms::all_algorithms()) {
+        if (spec.name.rfind("script:", 0) != 0) out.push_back(spec.name);
+      }
+      continue;
+    }
     if (algorithms::find_algorithm(name) == nullptr) {
       throw ConfigError(field + ": expected all or a comma list of " +
                         algorithms::algorithm_names() + ", got '" + name + "'");
