@@ -62,7 +62,7 @@ std::vector<BadFile> bad_files() {
        {"acquire.script: line 2: Lua syntax error"}},
       {"Lua calls a command the simulation lacks",
        with_acquire(R"({"script": "return 1", "success": 1})",
-                    R"(, "renew": {"script": "local a = 1\nreturn redis.call('ZADD', KEYS[1], 1, 'x')", "success": 1}, "params": {"renew-period": "1s"})"),
+                    R"j(, "renew": {"script": "local a = 1\nreturn redis.call('ZADD', KEYS[1], 1, 'x')", "success": 1}, "params": {"renew-period": "1s"})j"),
        {"renew.script: line 2", "'ZADD' is not implemented"}},
       {"a command the simulation lacks",
        with_acquire(R"({"command": ["ZADD", "{resource}", "1", "{token}"], "success": 1})"),
@@ -201,6 +201,18 @@ TEST(ScriptedLock, ReentrantHashWatchdogKeepsLongHoldsSafe) {
   const SimRunReport broken = simulate_and_check(unrenewed);
   EXPECT_EQ(broken.result.mutex.kind, checkers::Verdict::Kind::kInvalid)
       << "without renewal a 3-5 s hold outlasts the 2 s TTL";
+}
+
+// Gated like any algorithm, by its own expectations file, the way a team
+// gates its lock (docs/how-to/script-a-lock.md): a sweep of the shipped file
+// against expectations/reentrant-hash.json passes the gate.
+TEST(ScriptedLock, ReentrantHashPassesItsOwnGate) {
+  const std::string out = scratch_dir.path().string() + "/gate";
+  const Outcome o = locksim(
+      "sweep --algorithms script:examples/scripts/reentrant-hash.json --profiles none,pause,client-crash "
+      "--seeds 1..10 --jobs 2 --quiet --out " + out + " --expect " + LOCKSIM_SOURCE_DIR +
+      "/expectations/reentrant-hash.json");
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
 }
 
 // The same file against a real redis-server on loopback (started by
