@@ -50,9 +50,9 @@ namespace locksim::algorithms {
 struct ReplyPattern {
   enum class Kind { kStatus, kInteger, kNil, kBulk };
   Kind kind = Kind::kStatus;
-  std::string text = "OK";          // kStatus, kBulk (placeholders substituted)
-  int64_t integer = 0;              // kInteger
-  std::optional<size_t> element;    // 0-based element of an array reply
+  std::string text = "OK";        // kStatus, kBulk (placeholders substituted)
+  int64_t integer = 0;            // kInteger
+  std::optional<size_t> element;  // 0-based element of an array reply
 };
 
 // One round trip: a plain command, or a Lua script sent with EVAL.
@@ -72,8 +72,8 @@ struct ScriptedLockDef {
   std::string summary;  // the file's, for `locksim list`
   size_t masters = 1;   // > 1: the quorum rules above
   ScriptStep acquire;
-  std::optional<ScriptStep> recheck;  // after a lost reply, then a refusal
-  std::optional<ScriptStep> expire;   // a separate expiry round trip
+  std::optional<ScriptStep> recheck;    // after a lost reply, then a refusal
+  std::optional<ScriptStep> expire;     // a separate expiry round trip
   std::optional<size_t> fence_element;  // the fencing token: this element (an integer)
   ScriptStep release;
   std::optional<ScriptStep> renew;  // the watchdog's step

@@ -33,9 +33,7 @@ constexpr int64_t kMastersMax = 99;
 struct Where {
   std::string file;
   std::string field;
-  Where at(const std::string& sub) const {
-    return {file, field.empty() ? sub : field + "." + sub};
-  }
+  Where at(const std::string& sub) const { return {file, field.empty() ? sub : field + "." + sub}; }
   Where index(size_t i) const { return {file, field + "[" + std::to_string(i) + "]"}; }
   [[noreturn]] void fail(const std::string& what) const {
     throw ConfigError(file + ": " + field + ": " + what);
@@ -134,9 +132,9 @@ ReplyPattern parse_pattern(const Json& v, const Where& w) {
 std::set<ReplyPattern::Kind> reply_kinds(const std::vector<std::string>& argv) {
   using K = ReplyPattern::Kind;
   static const std::set<std::string> integers = {
-      "setnx",    "del",     "exists", "expire", "pexpire", "expireat", "pexpireat", "persist",
-      "ttl",      "pttl",    "incr",   "decr",   "incrby",  "dbsize",   "hincrby",   "hexists",
-      "hdel",     "hset",    "hlen"};
+      "setnx",   "del",     "exists", "expire", "pexpire", "expireat", "pexpireat",
+      "persist", "ttl",     "pttl",   "incr",   "decr",    "incrby",   "dbsize",
+      "hincrby", "hexists", "hdel",   "hset",   "hlen"};
   const std::string name = lowercase(argv.front());
   if (integers.count(name) != 0) return {K::kInteger};
   if (name == "get" || name == "getset" || name == "hget") return {K::kBulk, K::kNil};
@@ -152,8 +150,8 @@ std::set<ReplyPattern::Kind> reply_kinds(const std::vector<std::string>& argv) {
 void check_pattern_can_match(const ScriptStep& step, const Where& w) {
   if (step.command.empty()) return;  // a script can return anything
   if (step.success.element) {
-    w.fail("element " + std::to_string(*step.success.element) + " cannot match: " +
-           step.command.front() + " does not reply with an array");
+    w.fail("element " + std::to_string(*step.success.element) +
+           " cannot match: " + step.command.front() + " does not reply with an array");
   }
   const auto kinds = reply_kinds(step.command);
   if (kinds.empty()) return;
@@ -197,8 +195,7 @@ void check_lua(const std::string& body, const Where& w) {
   }
 }
 
-ScriptStep parse_step(const Json& v, const Where& w, const std::string& refused,
-                      bool with_fence) {
+ScriptStep parse_step(const Json& v, const Where& w, const std::string& refused, bool with_fence) {
   std::set<std::string> keys = {"command", "script", "keys", "args", "success", "refused"};
   if (with_fence) keys.insert("fence");
   only_keys(v, w, keys);
@@ -209,8 +206,7 @@ ScriptStep parse_step(const Json& v, const Where& w, const std::string& refused,
     s.command = strings_of(v["command"], w.at("command"));
     if (s.command.empty()) w.at("command").fail("expected the command and its arguments");
     if (!sim::redis::Server::implements(lowercase(s.command.front()), false)) {
-      w.at("command").fail("'" + s.command.front() +
-                           "' is not implemented by the simulated Redis");
+      w.at("command").fail("'" + s.command.front() + "' is not implemented by the simulated Redis");
     }
   } else {
     s.script = text_of(v["script"], w.at("script"));
@@ -240,7 +236,8 @@ std::optional<size_t> parse_fence(const Json& step, const ScriptStep& s, const W
 
 // The parameters a file has: the common ones, then those its steps need;
 // "params" in the file gives their defaults.
-std::vector<algorithms::ParamInfo> parse_params(const Json& file, const algorithms::ScriptedLockDef& d,
+std::vector<algorithms::ParamInfo> parse_params(const Json& file,
+                                                const algorithms::ScriptedLockDef& d,
                                                 const Where& w) {
   std::vector<algorithms::ParamInfo> params = {
       {"ttl", "10s", "lock expiry: {ttl_ms} and {ttl_s} in the steps"},
@@ -249,10 +246,12 @@ std::vector<algorithms::ParamInfo> parse_params(const Json& file, const algorith
   };
   if (d.masters > 1) {
     params.push_back({"quorum", "auto", "masters that must agree: auto (N/2+1) or 1 to N"});
-    params.push_back({"drift-factor", "0.01", "validity = ttl - elapsed - (ttl * drift-factor + 2ms)"});
+    params.push_back(
+        {"drift-factor", "0.01", "validity = ttl - elapsed - (ttl * drift-factor + 2ms)"});
   }
   if (d.expire) params.push_back({"expire-delay", "0s", "pause before the expire step"});
-  if (d.renew) params.push_back({"renew-period", "", "the watchdog runs the renew step this often"});
+  if (d.renew)
+    params.push_back({"renew-period", "", "the watchdog runs the renew step this often"});
   const Where pw = w.at("params");
   if (file.contains("params")) {
     const Json& given = file["params"];

@@ -398,8 +398,7 @@ Reply Server::cmd_type(const Argv& argv, int64_t now_ms) {
   return Reply::status(entry->hash ? "hash" : "string");
 }
 
-std::map<std::string, std::string>* Server::hash_for_write(const std::string& key,
-                                                           int64_t now_ms) {
+std::map<std::string, std::string>* Server::hash_for_write(const std::string& key, int64_t now_ms) {
   Entry* entry = keyspace_.find(key, now_ms);
   if (entry == nullptr) {
     keyspace_.put(key, "", std::nullopt);
@@ -443,7 +442,9 @@ Reply Server::cmd_hdel(const Argv& argv, int64_t now_ms) {
   if (entry == nullptr) return Reply::integer_reply(0);
   if (!entry->hash) return kWrongType;
   int64_t deleted = 0;
-  for (size_t i = 2; i < argv.size(); ++i) deleted += static_cast<int64_t>(entry->hash->erase(argv[i]));
+  for (size_t i = 2; i < argv.size(); ++i) {
+    deleted += static_cast<int64_t>(entry->hash->erase(argv[i]));
+  }
   if (entry->hash->empty()) keyspace_.erase(argv[1], now_ms);
   return Reply::integer_reply(deleted);
 }
