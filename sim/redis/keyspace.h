@@ -32,7 +32,7 @@ struct Entry {
   std::optional<int64_t> expire_at_ms;
   // Engaged: the key holds a hash (its fields; `value` unused), as HINCRBY
   // and HSET make it. String commands then answer WRONGTYPE, as Redis does.
-  std::optional<std::map<std::string, std::string>> hash;
+  std::optional<std::map<std::string, std::string>> hash = std::nullopt;
 
   bool operator==(const Entry&) const = default;
 };
