@@ -256,7 +256,9 @@ std::vector<algorithms::ParamInfo> parse_params(const Json& file,
   if (file.contains("params")) {
     const Json& given = file["params"];
     if (!given.is_object()) pw.fail("expected an object of parameter defaults");
-    for (const auto& [key, value] : given.items()) {
+    for (const auto& item : given.items()) {
+      const std::string key = item.key();
+      const Json& value = item.value();
       auto it = std::find_if(params.begin(), params.end(),
                              [&](const algorithms::ParamInfo& p) { return p.name == key; });
       if (it == params.end()) {
