@@ -60,11 +60,11 @@ const std::map<std::string, std::string> kScenarioMechanisms = {
     {"naive-setnx-partition-late-delete", "late-release"},
     {"redlock-clock-jump", "server-clock-jumped"},
     {"redlock-gc-pause", "pause-outlasted-lease"},
+    {"redlock-node-restart", "restart-lost-lock"},
     // What explain says today: c2's acquire retried through c3's pause, and
     // explain times its grant from the acquire's start (a limitation of the
     // story, not of the run: the cause is the pause that stopped the watchdog).
     {"reentrant-hash-gc-pause", "late-grant"},
-    {"redlock-node-restart", "restart-lost-lock"},
     {"set-nx-lua-clock-jump", "server-clock-jumped"},
     {"set-nx-lua-delay-spike", "late-grant"},
     {"set-nx-lua-failover-fenced", "failover-lost-lock"},
