@@ -145,7 +145,8 @@ int run_margin_command(const CLI::App& margin, const MarginFlags& flags) {
   if (!cells.empty()) {
     const std::vector<harness::margin::MarginResult> points =
         harness::margin::measure_margins(cells, 1);
-    if (!flags.run.quiet) std::cout << reports::vary_markdown(cells.front().vary_param, cells, points);
+    if (!flags.run.quiet)
+      std::cout << reports::vary_markdown(cells.front().vary_param, cells, points);
     if (!flags.run.out.empty()) {
       write_vary(flags.run.out, result, cells, points);
       if (!flags.run.quiet) std::cout << "wrote " << flags.run.out << "/margin.{json,html}\n";

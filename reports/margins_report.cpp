@@ -82,10 +82,16 @@ std::string difference_text(const MarginResult& m) {
   if (m.outcome == Bisection::Outcome::kBreaksAtAnySize && m.theory_any_size) {
     return "agrees (any size)";
   }
+  if (m.outcome != Bisection::Outcome::kNeverBreaks && !m.theory && !m.theory_any_size) {
+    return "breaks at " + size_text(m, m.above->size) + " where theory says never";
+  }
   return "-";
 }
 
+// Beyond 1 % of theory, or broken where theory says never: a finding to
+// explain (the issue: "not to hide").
 bool beyond_one_percent(const MarginResult& m) {
+  if (m.outcome == Bisection::Outcome::kFound && !m.theory && !m.theory_any_size) return true;
   return m.outcome == Bisection::Outcome::kFound && m.theory &&
          std::abs(difference_percent(m)) > 1.0;
 }

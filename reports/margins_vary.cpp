@@ -64,7 +64,9 @@ struct Frame {
   double x_lo = 0, x_hi = 1, y_hi = 1;
   static constexpr double kWidth = 360, kHeight = 220, kLeft = 56, kRight = 16, kTop = 16,
                           kBottom = 40;
-  double px(double x) const { return kLeft + (x - x_lo) / (x_hi - x_lo) * (kWidth - kLeft - kRight); }
+  double px(double x) const {
+    return kLeft + (x - x_lo) / (x_hi - x_lo) * (kWidth - kLeft - kRight);
+  }
   double py(double y) const { return kTop + (1.0 - y / y_hi) * (kHeight - kTop - kBottom); }
 };
 
@@ -128,10 +130,9 @@ std::string series_svg(const std::string& param, const Series& s,
     const MarginResult& m = results[i];
     if (!m.above || m.outcome != Bisection::Outcome::kFound) continue;
     out += "<circle cx=\"" + coord(f.px(cells[i].vary_x)) + "\" cy=\"" +
-           coord(f.py(plotted(s.kind, m.above->size))) +
-           "\" r=\"3.5\" fill=\"#c0392b\"><title>" + xml_escape(cells[i].vary_value) + ": " +
-           xml_escape(harness::margin::format_size(s.kind, m.above->size)) +
-           "</title></circle>";
+           coord(f.py(plotted(s.kind, m.above->size))) + "\" r=\"3.5\" fill=\"#c0392b\"><title>" +
+           xml_escape(cells[i].vary_value) + ": " +
+           xml_escape(harness::margin::format_size(s.kind, m.above->size)) + "</title></circle>";
   }
   return out + "</svg>";
 }
@@ -158,9 +159,9 @@ nlohmann::ordered_json vary_json(const std::string& param, const std::vector<Mar
       p["outcome"] = m.outcome == Bisection::Outcome::kFound             ? "found"
                      : m.outcome == Bisection::Outcome::kBreaksAtAnySize ? "breaks-at-any-size"
                                                                          : "never-breaks";
-      p["margin" + unit_suffix(s.kind)] =
-          m.above && m.outcome == Bisection::Outcome::kFound ? nlohmann::ordered_json(m.above->size)
-                                                             : nlohmann::ordered_json(nullptr);
+      p["margin" + unit_suffix(s.kind)] = m.above && m.outcome == Bisection::Outcome::kFound
+                                              ? nlohmann::ordered_json(m.above->size)
+                                              : nlohmann::ordered_json(nullptr);
       p["theory" + unit_suffix(s.kind)] =
           m.theory ? nlohmann::ordered_json(*m.theory) : nlohmann::ordered_json(nullptr);
       one["points"].push_back(p);
@@ -199,9 +200,9 @@ std::string vary_html(const std::string& param, const std::vector<MarginCell>& c
                     "</h2>\n<p>Red dots: the margin measured at each value; blue line: "
                     "theory there.</p>\n<div>\n";
   for (const Series& s : all) {
-    out += "<figure style=\"display:inline-block\"><figcaption>" + xml_escape(s.algorithm) +
-           " " + xml_escape(to_string(s.kind)) + "</figcaption>" +
-           series_svg(param, s, cells, results) + "</figure>\n";
+    out += "<figure style=\"display:inline-block\"><figcaption>" + xml_escape(s.algorithm) + " " +
+           xml_escape(to_string(s.kind)) + "</figcaption>" + series_svg(param, s, cells, results) +
+           "</figure>\n";
   }
   return out + "</div>\n";
 }

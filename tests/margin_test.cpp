@@ -273,10 +273,10 @@ TEST(Margin, CrashDowntimeBreaksAtAnySizeWithoutPersistence) {
 // Theory says never for both: a cut release times out and ends the hold; a
 // grant's reply later than the command timeout is given up.
 TEST(Margin, PartitionAndDelaySpikeNeverBreakAsTheorySays) {
-  for (const auto& [algorithm, kind] : std::vector<std::pair<std::string, Kind>>{
-           {"set-nx-lua", Kind::kPartition},
-           {"zk-recipe", Kind::kPartition},
-           {"set-nx-lua", Kind::kDelaySpike}}) {
+  for (const auto& [algorithm, kind] :
+       std::vector<std::pair<std::string, Kind>>{{"set-nx-lua", Kind::kPartition},
+                                                 {"zk-recipe", Kind::kPartition},
+                                                 {"set-nx-lua", Kind::kDelaySpike}}) {
     SCOPED_TRACE(algorithm + " " + to_string(kind));
     const auto m = measure(algorithm, kind);
     EXPECT_EQ(m.outcome, Bisection::Outcome::kNeverBreaks);
@@ -290,9 +290,9 @@ TEST(Margin, PartitionAndDelaySpikeNeverBreakAsTheorySays) {
 // margin.json; margin.html draws them.
 TEST(Margin, VaryTtlMeasuresFivePointsBesideTheory) {
   const fs::path out = scratch_dir.path() / "vary";
-  const Outcome o = locksim(
-      "margin --algorithm set-nx-lua --fault pause --vary ttl=4s..8s --quiet --out " +
-      out.string());
+  const Outcome o =
+      locksim("margin --algorithm set-nx-lua --fault pause --vary ttl=4s..8s --quiet --out " +
+              out.string());
   ASSERT_EQ(o.exit_code, 0) << o.err;
   const auto j = nlohmann::json::parse(slurp(out / "margin.json"));
   ASSERT_EQ(j["vary"]["param"], "ttl");

@@ -92,11 +92,12 @@ TEST(MarginsReport, RerunsAndAnyJobsGiveTheSameBytes) {
 TEST(MarginsReport, VaryDrawsEachMovedCellAtFivePoints) {
   const fs::path out = scratch_dir.path() / "vary";
   ASSERT_EQ(locksim("margins --algorithms redlock --vary drift-factor=0.01..0.03 --quiet "
-                    "--jobs 2 --out " + out.string())
+                    "--jobs 2 --out " +
+                    out.string())
                 .exit_code,
             0);
   const auto j = nlohmann::json::parse(slurp(out / "margins.json"));
-  EXPECT_EQ(j["cells"].size(), 8u);  // the table is unchanged
+  EXPECT_EQ(j["cells"].size(), 8u);           // the table is unchanged
   ASSERT_EQ(j["vary"]["series"].size(), 2u);  // server-drift, server-drift-all
   for (const auto& series : j["vary"]["series"]) {
     ASSERT_EQ(series["points"].size(), 5u);

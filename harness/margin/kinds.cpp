@@ -179,16 +179,15 @@ const char* to_string(Kind kind) {
 
 const std::vector<Kind>& all_kinds() {
   static const std::vector<Kind> kinds = {
-      Kind::kPause,          Kind::kClientClock,     Kind::kServerDrift,
-      Kind::kServerDriftAll, Kind::kServerDriftOne,  Kind::kPartition,
-      Kind::kServerClockStep, Kind::kFailoverLag,    Kind::kCrashDowntime,
-      Kind::kDelaySpike};
+      Kind::kPause,          Kind::kClientClock, Kind::kServerDrift,     Kind::kServerDriftAll,
+      Kind::kServerDriftOne, Kind::kPartition,   Kind::kServerClockStep, Kind::kFailoverLag,
+      Kind::kCrashDowntime,  Kind::kDelaySpike};
   return kinds;
 }
 
 Unit unit_of(Kind kind) {
-  const bool drift = kind == Kind::kServerDrift || kind == Kind::kServerDriftAll ||
-                     kind == Kind::kServerDriftOne;
+  const bool drift =
+      kind == Kind::kServerDrift || kind == Kind::kServerDriftAll || kind == Kind::kServerDriftOne;
   return drift ? Unit::kPpm : Unit::kNanos;
 }
 
@@ -219,7 +218,8 @@ std::vector<Kind> kinds_for(const std::string& algorithm) {
   // A replica to fail over to: a single-master Redis lock (Redlock's masters
   // have none by design).
   const algorithms::AlgorithmSpec* spec = spec_of(algorithm);
-  const bool redis_lease = spec != nullptr && spec->backend == "redis" && has_param(algorithm, "ttl");
+  const bool redis_lease =
+      spec != nullptr && spec->backend == "redis" && has_param(algorithm, "ttl");
   if (redis_lease && !has_param(algorithm, "quorum")) out.push_back(Kind::kFailoverLag);
   if (redis_lease) out.push_back(Kind::kCrashDowntime);
   if (server_expiry_lock(algorithm)) out.push_back(Kind::kDelaySpike);

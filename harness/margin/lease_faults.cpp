@@ -37,8 +37,8 @@ Theory ttl_minus_hold(const RunConfig& base, const std::string& why) {
 }  // namespace
 
 bool is_lease_fault(Kind kind) {
-  return kind == Kind::kPartition || kind == Kind::kServerClockStep ||
-         kind == Kind::kFailoverLag || kind == Kind::kCrashDowntime || kind == Kind::kDelaySpike;
+  return kind == Kind::kPartition || kind == Kind::kServerClockStep || kind == Kind::kFailoverLag ||
+         kind == Kind::kCrashDowntime || kind == Kind::kDelaySpike;
 }
 
 void prepare_deployment(RunConfig& config, Kind kind) {

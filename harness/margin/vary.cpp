@@ -63,7 +63,8 @@ void even_factors(Vary& v, std::string_view text, std::string_view range) {
 
 Vary parse_vary(std::string_view text) {
   const size_t eq = text.find('=');
-  if (eq == std::string_view::npos) bad(text, "PARAM=A..B (PARAM one of " + std::string(kVaryParams) + ")");
+  if (eq == std::string_view::npos)
+    bad(text, "PARAM=A..B (PARAM one of " + std::string(kVaryParams) + ")");
   Vary v;
   v.param = std::string(text.substr(0, eq));
   const std::string_view range = text.substr(eq + 1);
