@@ -325,7 +325,8 @@ TEST(Margin, BadInputExitsTwoNamingIt) {
   // A kind that does not apply names it and the kinds that do.
   expect_bad_input("margin --algorithm set-nx-lua --fault client-clock",
                    "'client-clock' does not apply to set-nx-lua (kinds that apply: pause, "
-                   "server-drift)");
+                   "server-drift, partition, server-clock-step, failover-lag, crash-downtime, "
+                   "delay-spike)");
   expect_bad_input("margin --algorithm set-nx-lua --fault lunch", "unknown kind 'lunch'");
   expect_bad_input("margin --algorithm zk-recipe --fault client-clock",
                    "does not apply to zk-recipe");
