@@ -40,7 +40,9 @@ harness::margin::CellDoneFn progress_line(bool quiet) {
   return [](size_t done, size_t total, const harness::margin::MarginCell& cell) {
     std::cerr << "\rmargins: " << done << "/" << total
               << " cells (last: " << cell.request.base.algorithm << " "
-              << to_string(cell.request.kind) << ")"
+              << to_string(cell.request.kind)
+              << (cell.vary_value.empty() ? "" : " " + cell.vary_param + "=" + cell.vary_value)
+              << ")"
               << "\x1b[K" << std::flush;
   };
 }

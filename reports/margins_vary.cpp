@@ -45,7 +45,7 @@ double plotted(harness::margin::Kind kind, int64_t size) {
 
 std::string num(double v) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
+  std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
 }
 
@@ -95,7 +95,8 @@ std::string axes_svg(const Frame& f, const std::string& x_label, const std::stri
   out += "<text x=\"" + x0 + "\" y=\"" + coord(f.py(0) + 14) + "\" font-size=\"10\">" +
          num(f.x_lo) + "</text><text x=\"" + x1 + "\" y=\"" + coord(f.py(0) + 14) +
          "\" font-size=\"10\" text-anchor=\"end\">" + num(f.x_hi) + "</text>";
-  out += "<text x=\"" + coord(Frame::kLeft - 4) + "\" y=\"" + y1 +
+  // The largest value plotted, at its height (the frame's top is 10 % above).
+  out += "<text x=\"" + coord(Frame::kLeft - 4) + "\" y=\"" + coord(f.py(f.y_hi / 1.1)) +
          "\" font-size=\"10\" text-anchor=\"end\">" + num(f.y_hi / 1.1) + "</text>";
   out += "<text x=\"" + coord(Frame::kLeft - 4) + "\" y=\"" + y0 +
          "\" font-size=\"10\" text-anchor=\"end\">0</text>";
