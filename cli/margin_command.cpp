@@ -10,8 +10,11 @@
 #include "env/atomic_file.h"
 #include "env/parse.h"
 #include "harness/margin/margin.h"
+#include "harness/margin/margins.h"
+#include "harness/margin/vary.h"
 #include "harness/prepared_run.h"
 #include "reports/margin_report.h"
+#include "reports/margins_vary.h"
 
 namespace locksim::cli {
 
@@ -65,19 +68,55 @@ harness::margin::MarginRequest request_from(const CLI::App& margin, const Margin
   return request;
 }
 
+// --vary: the request at each value of the setting, as margins cells (the
+// range redone for each lease unless --range gave one).
+std::vector<harness::margin::MarginCell> vary_cells(const harness::margin::MarginRequest& request,
+                                                    const MarginFlags& flags) {
+  const harness::margin::Vary vary = harness::margin::parse_vary(flags.vary);
+  harness::margin::check_vary_applies(vary, request.base.algorithm, request.kind);
+  std::vector<harness::margin::MarginCell> cells;
+  for (size_t i = 0; i < vary.values.size(); ++i) {
+    harness::margin::MarginCell cell;
+    cell.request = request;
+    harness::margin::apply_vary(cell.request.base, vary.param, vary.values[i]);
+    if (flags.range.empty()) harness::margin::set_default_range(cell.request);
+    harness::margin::validate(cell.request);
+    cell.vary_param = vary.param;
+    cell.vary_value = vary.values[i];
+    cell.vary_x = vary.xs[i];
+    cells.push_back(std::move(cell));
+  }
+  return cells;
+}
+
+// margin.json with the points under "vary", and margin.html with their plot.
+void write_vary(const std::filesystem::path& dir, const harness::margin::MarginResult& result,
+                const std::vector<harness::margin::MarginCell>& cells,
+                const std::vector<harness::margin::MarginResult>& points) {
+  const std::string& param = cells.front().vary_param;
+  nlohmann::ordered_json j = reports::margin_to_json(result);
+  j["vary"] = reports::vary_json(param, cells, points);
+  write_file_atomically(dir / "margin.json", j.dump(2) + "\n");
+  write_file_atomically(dir / "margin.html",
+                        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>locksim "
+                        "margin</title></head><body>\n" +
+                            reports::vary_html(param, cells, points) + "</body></html>\n");
+}
+
 }  // namespace
 
 CLI::App* add_margin_command(CLI::App& app, MarginFlags& flags) {
   CLI::App* margin = app.add_subcommand(
       "margin",
-      "find by bisection the smallest fault (a holder pause, a client clock step, a server clock "
-      "drift) the lock does not survive, beside theory");
+      "find by bisection the smallest fault (a holder pause, a clock step or drift, a partition, "
+      "a failover's lag, a crash's downtime, a delay) the lock does not survive, beside theory");
   add_run_options(*margin, Mode::kRun, flags.run);
   margin->remove_option(margin->get_option("--fault"));
   margin
       ->add_option("--fault", flags.fault,
                    "the fault kind: pause, client-clock, server-drift (a quorum of the servers), "
-                   "server-drift-all, server-drift-one")
+                   "server-drift-all, server-drift-one, partition, server-clock-step, "
+                   "failover-lag, crash-downtime, delay-spike")
       ->type_name("KIND")
       ->required();
   margin
@@ -85,16 +124,35 @@ CLI::App* add_margin_command(CLI::App& app, MarginFlags& flags) {
                    "fault sizes searched: whole milliseconds (default: 0s to twice the lease), or "
                    "for a drift whole ppm (default: 0ppm..999999ppm)")
       ->type_name("LO..HI");
+  margin
+      ->add_option("--vary", flags.vary,
+                   "also measure the margin at 5 values of a setting from A to B (ttl, "
+                   "drift-factor, session-timeout); margin.json gets the points, margin.html "
+                   "their plot beside theory")
+      ->type_name("PARAM=A..B");
   return margin;
 }
 
 int run_margin_command(const CLI::App& margin, const MarginFlags& flags) {
   const harness::margin::MarginRequest request = request_from(margin, flags);
+  std::vector<harness::margin::MarginCell> cells;
+  if (!flags.vary.empty()) cells = vary_cells(request, flags);  // bad input before --out
   make_out_dir(flags.run.out);
   const harness::margin::ProgressFn progress = progress_line(flags.run.quiet, request.kind);
   const harness::margin::MarginResult result = harness::margin::measure_margin(request, progress);
   if (progress) std::cerr << "\n";
   if (!flags.run.quiet) std::cout << reports::margin_summary(result);
+  if (!cells.empty()) {
+    const std::vector<harness::margin::MarginResult> points =
+        harness::margin::measure_margins(cells, 1);
+    if (!flags.run.quiet)
+      std::cout << reports::vary_markdown(cells.front().vary_param, cells, points);
+    if (!flags.run.out.empty()) {
+      write_vary(flags.run.out, result, cells, points);
+      if (!flags.run.quiet) std::cout << "wrote " << flags.run.out << "/margin.{json,html}\n";
+    }
+    return kExitClean;
+  }
   if (!flags.run.out.empty()) {
     const std::filesystem::path file = std::filesystem::path(flags.run.out) / "margin.json";
     write_file_atomically(file, reports::margin_json_text(result));

@@ -23,6 +23,7 @@ struct MarginFlags {
   RunOptions run;     // the run settings; --fault is margin's own
   std::string fault;  // the fault kind (harness/margin/margin.h: Kind)
   std::string range;  // --range LO..HI; "": 0 to twice the lease
+  std::string vary;   // --vary PARAM=A..B; "": the one margin only
 };
 
 CLI::App* add_margin_command(CLI::App& app, MarginFlags& flags);

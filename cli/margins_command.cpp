@@ -5,16 +5,21 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
 #include "cli/output_paths.h"
+#include "env/assert.h"
 #include "env/atomic_file.h"
 #include "env/parse.h"
 #include "harness/margin/margins.h"
+#include "harness/margin/vary.h"
+#include "harness/run.h"
 #include "harness/sweep/sweep.h"
 #include "reports/margins_report.h"
+#include "reports/timeline_svg.h"
 
 namespace locksim::cli {
 
@@ -35,9 +40,29 @@ harness::margin::CellDoneFn progress_line(bool quiet) {
   return [](size_t done, size_t total, const harness::margin::MarginCell& cell) {
     std::cerr << "\rmargins: " << done << "/" << total
               << " cells (last: " << cell.request.base.algorithm << " "
-              << to_string(cell.request.kind) << ")"
+              << to_string(cell.request.kind)
+              << (cell.vary_value.empty() ? "" : " " + cell.vary_param + "=" + cell.vary_value)
+              << ")"
               << "\x1b[K" << std::flush;
   };
+}
+
+// DIR/timelines/CELL.html for each table cell that broke: its above-the-edge
+// run again, traced for the server lanes (the same config gives the same run).
+void write_timelines(const std::filesystem::path& dir,
+                     const std::vector<harness::margin::MarginCell>& cells,
+                     const std::vector<harness::margin::MarginResult>& results) {
+  std::filesystem::create_directories(dir / "timelines");
+  harness::RunExtras extras;
+  extras.trace_lock = true;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const harness::margin::MarginResult& m = results[i];
+    if (!cells[i].vary_value.empty() || !m.above) continue;
+    const harness::SimRunReport r = harness::simulate_and_check(m.above->config, extras);
+    LOCKSIM_ASSERT_MSG(r.result.replay_command == m.above->replay_command,
+                       "the timeline draws the run the table names");
+    write_file_atomically(dir / reports::timeline_path(m), reports::timeline_page(r.result));
+  }
 }
 
 }  // namespace
@@ -52,14 +77,20 @@ CLI::App* add_margins_command(CLI::App& app, MarginsFlags& flags) {
   m->add_option("--out", flags.out, "write margins.json, margins.md and margins.html here");
   m->add_option("--jobs", flags.jobs, "worker threads, one cell each (default: every core)");
   m->add_flag("--quiet", flags.quiet, "no progress line, no table on stdout");
+  m->add_option("--vary", flags.vary,
+                "also measure each cell the setting moves at 5 values from A to B and plot them "
+                "beside theory: ttl, drift-factor or session-timeout")
+      ->type_name("PARAM=A..B");
   return m;
 }
 
 int run_margins_command(const MarginsFlags& flags) {
   const std::vector<std::string> algorithms =
       harness::parse_algorithm_list(flags.algorithms, "--algorithms");
+  std::optional<harness::margin::Vary> vary;
+  if (!flags.vary.empty()) vary = harness::margin::parse_vary(flags.vary);
   const std::vector<harness::margin::MarginCell> cells =
-      harness::margin::plan_margins(algorithms, flags.seed);
+      harness::margin::plan_margins(algorithms, flags.seed, vary ? &*vary : nullptr);
   const int jobs = jobs_of(flags);
   make_out_dir(flags.out);
   const harness::margin::CellDoneFn progress = progress_line(flags.quiet);
@@ -80,7 +111,11 @@ int run_margins_command(const MarginsFlags& flags) {
     write_file_atomically(dir / "margins.json", reports::margins_json_text(cells, results));
     write_file_atomically(dir / "margins.md", markdown);
     write_file_atomically(dir / "margins.html", reports::margins_html(cells, results));
-    if (!flags.quiet) std::cout << "wrote " << (dir / "margins.{json,md,html}").string() << "\n";
+    write_timelines(dir, cells, results);
+    if (!flags.quiet) {
+      std::cout << "wrote " << (dir / "margins.{json,md,html}").string() << " and "
+                << (dir / "timelines").string() << "/\n";
+    }
   }
   return kExitClean;
 }

@@ -23,6 +23,7 @@ struct MarginsFlags {
   std::string out;  // "": print only
   int jobs = 0;     // 0: every core
   bool quiet = false;
+  std::string vary;  // --vary PARAM=A..B; "": the table only
 };
 
 CLI::App* add_margins_command(CLI::App& app, MarginsFlags& flags);

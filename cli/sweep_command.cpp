@@ -108,6 +108,7 @@ harness::SweepPlan plan_from_flags(const SweepFlags& f) {
   // A lock unheld for half the run at its end is stuck (the run default, 30 s,
   // would never fire in a 20 s run); never more than the run default.
   plan.base.stuck_after = std::min(plan.base.stuck_after, plan.base.duration / 2);
+  plan.base.workload.draw = f.swarm;
   return plan;
 }
 
@@ -178,6 +179,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
   s->add_option("--duration", f.duration, "virtual length of every run (default 20s)");
   s->add_option("--out", f.out, "output directory")->required();
   s->add_flag("--quiet", f.quiet, "no progress line");
+  s->add_flag("--swarm", f.swarm,
+              "draw each run's workload from its seed (clients, holds, idle gaps, retry pause: "
+              "docs/reference/faults.md, \"Swarm workloads\") instead of the fixed one");
   s->add_flag("--histories", f.histories,
               "also keep each run's history in --out/histories/ALGORITHM/PROFILE/SEED.jsonl");
   s->add_flag("--shrink", f.shrink,

@@ -54,6 +54,10 @@ std::vector<Setting> general_settings() {
   rows.push_back(duration_row(
       "--retry-pause", "workload.retry_pause", "client pause after a failed acquire", false,
       DurationRule::kNonNegative, [](auto& c) -> auto& { return c.workload.retry_pause; }));
+  rows.push_back(range_row(
+      "--idle", "workload.idle", "idle time after a release before the next acquire, drawn per gap",
+      false, [](auto& c) -> auto& { return c.workload.idle_min; },
+      [](auto& c) -> auto& { return c.workload.idle_max; }));
   rows.push_back(flag_row(
       "--hold-within-validity", "workload.hold_within_validity",
       "cut each hold to the lease's validity (a careful Redlock client)",

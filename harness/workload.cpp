@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <functional>
 #include <optional>
 
 #include "env/assert.h"
@@ -35,14 +36,14 @@ history::OpType release_type(algorithms::Outcome o) {
 }
 
 // The holder's work on the guarded resource (WorkloadParams::store): read at
-// the start (counter, inventory), work for `hold`, write at the end. Why the
+// the start (counter, inventory), work (`hold`: false when the hold was cut
+// short), write at the end. Why the
 // read and the write are apart: a read-modify-write spread over the critical
 // section is what a lock is for, and what a pause in between breaks. A read
 // the store refuses (fenced out) or that times out ends the work at once: the
 // holder has nothing to act on. `lease_id` is the lease's acquire :ok index.
-void work_on_resource(Env& env, algorithms::LockAlgorithm& algorithm,
-                      const algorithms::Lease& lease, Duration hold, int client, int64_t lease_id,
-                      Workload workload, ResourceConnection& store) {
+void work_on_resource(const algorithms::Lease& lease, const std::function<bool()>& hold, int client,
+                      int64_t lease_id, Workload workload, ResourceConnection& store) {
   LOCKSIM_ASSERT(workload != Workload::kNone && lease_id >= 0);
   ResourceRequest request;
   request.client = client;
@@ -60,7 +61,7 @@ void work_on_resource(Env& env, algorithms::LockAlgorithm& algorithm,
   }
   // The algorithm may cut the hold short (it learned the lock may be lost):
   // then the holder does not write.
-  if (!algorithm.hold(env, lease, hold)) return;
+  if (!hold()) return;
   request.kind = ResourceRequest::Kind::kWrite;
   switch (workload) {
     case Workload::kRegister:
@@ -123,6 +124,11 @@ class ClientLoop {
     }
     hold();
     release();
+    // A quiet lock: only a workload that asks for gaps draws one, so the
+    // default workload's client streams are what they always were.
+    if (params_.idle_max > Duration::zero()) {
+      env_.sleep(Duration{random_between(env_, params_.idle_min.ns, params_.idle_max.ns)});
+    }
   }
 
  private:
@@ -157,21 +163,47 @@ class ClientLoop {
   // The critical section: the client believes it holds the lock throughout.
   void hold() {
     LOCKSIM_ASSERT(held_.has_value());
-    Duration hold{random_between(env_, params_.hold_min.ns, params_.hold_max.ns)};
-    if (params_.hold_within_validity && held_->validity < hold) {
-      hold = std::max(held_->validity, Duration::zero());
-    }
+    const Duration hold{random_between(env_, params_.hold_min.ns, params_.hold_max.ns)};
     LOCKSIM_ASSERT(hold >= Duration::zero() && hold <= params_.hold_max);
     ResourceConnection* store =
         params_.store.workload == Workload::kNone ? nullptr : truth_.resource(client_);
     if (store != nullptr) {
-      work_on_resource(env_, algorithm_, *held_, hold, client_, lease_id_, params_.store.workload,
-                       *store);
+      work_on_resource(
+          *held_, [&] { return timed_hold(hold); }, client_, lease_id_, params_.store.workload,
+          *store);
       return;
     }
-    // The algorithm may cut the hold short (it learned the lock may be lost).
-    algorithm_.hold(env_, *held_, hold);
+    timed_hold(hold);
   }
+
+  // Works for `hold` of true time (the work's own length). A careful client
+  // stops where its own clock reads the end of the lease's validity, which
+  // counts from when the acquire returned (Redlock's rule: validity = ttl -
+  // elapsed - drift, the time left after the acquire took `elapsed`),
+  // checking that clock as it goes: a clock running slow keeps it working
+  // past the validity in true time, which is what a drifting client clock
+  // does to Redlock. Without a clock fault the first step is the whole cut
+  // hold, so such a run is what it was before the clock was checked. False
+  // when the algorithm cut the hold short (it learned the lock may be lost).
+  bool timed_hold(Duration hold) {
+    if (!params_.hold_within_validity) return algorithm_.hold(env_, *held_, hold);
+    const TimePoint end_local = env_.now() + held_->validity;
+    Duration remaining = hold;
+    // Each check's step ends at the clock's reading of the end, so a clock at
+    // rate r leaves |1 - r| of the last step: a few checks close the gap to
+    // below a millisecond. Bounded all the same (Tiger Style).
+    for (int check = 0; check < kValidityChecksMax && remaining > Duration::zero(); ++check) {
+      const Duration left = end_local - env_.now();
+      if (left < Duration::millis(1)) break;
+      const Duration step = std::min(remaining, left);
+      if (!algorithm_.hold(env_, *held_, step)) return false;
+      remaining -= step;
+    }
+    LOCKSIM_ASSERT(remaining >= Duration::zero() && remaining <= hold);
+    return true;
+  }
+
+  static constexpr int kValidityChecksMax = 16;
 
   void release() {
     LOCKSIM_ASSERT_MSG(held_.has_value(), "a release without a held lease");
@@ -221,6 +253,8 @@ void run_client(Env& env, algorithms::LockAlgorithm& algorithm, int client,
   // Run validation rejects these as bad input (exit 2) before any client starts.
   LOCKSIM_ASSERT(params.hold_min >= Duration::zero() && params.hold_min <= params.hold_max);
   LOCKSIM_ASSERT(params.retry_pause >= Duration::zero());
+  LOCKSIM_ASSERT(params.idle_min >= Duration::zero() && params.idle_min <= params.idle_max);
+  LOCKSIM_ASSERT_MSG(!params.draw, "a drawn workload is resolved when the run is prepared");
   LOCKSIM_ASSERT(client >= 0 && client < params.clients);
   ClientLoop loop(env, algorithm, client, params, truth,
                   first_process >= 0 ? first_process : client);

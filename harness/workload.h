@@ -25,6 +25,17 @@ struct WorkloadParams {
   // Pause after a failed acquire before the next one, so a client whose
   // algorithm gives up at once does not spin.
   Duration retry_pause = Duration::millis(50);
+  // Idle time after a release before the client's next acquire, drawn per
+  // gap (zero: none, and no draw). A quiet lock leaves free periods that a
+  // contended one never does: what a lagging replica needs to lose a grant
+  // without losing the release before it.
+  Duration idle_min = Duration::zero();
+  Duration idle_max = Duration::zero();
+  // Draw the workload from the seed (harness/workload_draw.h: a `sweep
+  // --swarm`'s runs) before the run is prepared; the drawn values replace
+  // this flag, so result.json and the replay command carry them. Not a
+  // setting of its own: a run is always replayed by the values drawn.
+  bool draw = false;
   // A careful client never works past the lease's validity (Redlock's rule):
   // the hold is cut to lease.validity. Off by default, so a hold longer than
   // the TTL shows what a careless client does.

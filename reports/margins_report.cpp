@@ -9,6 +9,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "reports/margin_report.h"
+#include "reports/margins_vary.h"
 #include "reports/timeline_svg.h"
 
 namespace locksim::reports {
@@ -25,6 +26,14 @@ void check_shapes(const std::vector<MarginCell>& cells, const std::vector<Margin
     LOCKSIM_ASSERT(results[i].algorithm == cells[i].request.base.algorithm);
     LOCKSIM_ASSERT(results[i].kind == cells[i].request.kind);
   }
+}
+
+// The --vary setting ("" without): every varied cell names it.
+std::string vary_param_of(const std::vector<MarginCell>& cells) {
+  for (const MarginCell& c : cells) {
+    if (!c.vary_param.empty()) return c.vary_param;
+  }
+  return "";
 }
 
 std::string size_text(const MarginResult& m, int64_t size) {
@@ -51,6 +60,7 @@ std::string margin_text(const MarginResult& m) {
 }
 
 std::string theory_text(const MarginResult& m) {
+  if (m.theory_any_size) return "any size";
   return m.theory ? size_text(m, *m.theory) : std::string("never");
 }
 
@@ -65,13 +75,23 @@ std::string difference_text(const MarginResult& m) {
                                  : sign + size_text(m, std::llabs(d));
     return size + " (" + percent_text(difference_percent(m)) + ")";
   }
-  if (m.outcome == Bisection::Outcome::kNeverBreaks && (!m.theory || *m.theory > m.range_hi)) {
+  if (m.outcome == Bisection::Outcome::kNeverBreaks && !m.theory_any_size &&
+      (!m.theory || *m.theory > m.range_hi)) {
     return "agrees (never in range)";
+  }
+  if (m.outcome == Bisection::Outcome::kBreaksAtAnySize && m.theory_any_size) {
+    return "agrees (any size)";
+  }
+  if (m.outcome != Bisection::Outcome::kNeverBreaks && !m.theory && !m.theory_any_size) {
+    return "breaks at " + size_text(m, m.above->size) + " where theory says never";
   }
   return "-";
 }
 
+// Beyond 1 % of theory, or broken where theory says never: a finding to
+// explain (the issue: "not to hide").
 bool beyond_one_percent(const MarginResult& m) {
+  if (m.outcome == Bisection::Outcome::kFound && !m.theory && !m.theory_any_size) return true;
   return m.outcome == Bisection::Outcome::kFound && m.theory &&
          std::abs(difference_percent(m)) > 1.0;
 }
@@ -83,6 +103,10 @@ std::string md_row(const MarginCell& c, const MarginResult& m) {
 }
 
 }  // namespace
+
+std::string timeline_path(const MarginResult& m) {
+  return "timelines/" + m.algorithm + "-" + to_string(m.kind) + ".html";
+}
 
 double share_of_lease(const MarginResult& m) {
   if (m.outcome == Bisection::Outcome::kNeverBreaks) return -1.0;
@@ -102,14 +126,19 @@ std::string margins_json_text(const std::vector<MarginCell>& cells,
   j["hold_ns"] = harness::margin::kTableHold.ns;
   j["cells"] = nlohmann::ordered_json::array();
   for (size_t i = 0; i < cells.size(); ++i) {
+    if (!cells[i].vary_value.empty()) continue;  // in "vary" below
     const nlohmann::ordered_json one = margin_to_json(results[i]);
     nlohmann::ordered_json cell = nlohmann::ordered_json::object();
     for (auto it = one.begin(); it != one.end(); ++it) {
       cell[it.key()] = it.value();
       if (it.key() == "hold_ns") cell["lease_note"] = cells[i].lease_note;
     }
+    cell["timeline"] = results[i].above ? nlohmann::ordered_json(timeline_path(results[i]))
+                                        : nlohmann::ordered_json(nullptr);
     j["cells"].push_back(cell);
   }
+  const std::string param = vary_param_of(cells);
+  if (!param.empty()) j["vary"] = vary_json(param, cells, results);
   return j.dump(2) + "\n";
 }
 
@@ -126,16 +155,21 @@ std::string margins_markdown(const std::vector<MarginCell>& cells,
       std::to_string(results.empty() ? 0 : results.front().seed) + ".\n\n";
   out += "| algorithm | fault | lease | margin | theory | measured - theory | runs |\n";
   out += "|---|---|---|---|---|---|---|\n";
-  for (size_t i = 0; i < cells.size(); ++i) out += md_row(cells[i], results[i]);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (cells[i].vary_value.empty()) out += md_row(cells[i], results[i]);
+  }
   std::string beyond;
-  for (const MarginResult& m : results) {
-    if (beyond_one_percent(m)) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const MarginResult& m = results[i];
+    if (cells[i].vary_value.empty() && beyond_one_percent(m)) {
       beyond += "- " + m.algorithm + " " + to_string(m.kind) + ": " + difference_text(m) +
                 "; theory " + m.theory_formula + " (docs/measurements.md explains it)\n";
     }
   }
   out += beyond.empty() ? "\nEvery margin found is within 1% of theory.\n"
                         : "\nBeyond 1% of theory:\n\n" + beyond;
+  const std::string param = vary_param_of(cells);
+  if (!param.empty()) out += vary_markdown(param, cells, results);
   return out;
 }
 
@@ -178,8 +212,8 @@ std::string replays_html(const MarginResult& m) {
   }
   if (m.above) {
     out += "<p>breaks at " + xml_escape(size_text(m, m.above->size)) + ": <code>" +
-           xml_escape(m.above->replay_command) +
-           "</code> (add <code>--out DIR</code> for its timeline)</p>";
+           xml_escape(m.above->replay_command) + "</code> (<a href=\"" +
+           xml_escape(timeline_path(m)) + "\">its timeline</a>)</p>";
   }
   return out + "</details>";
 }
@@ -210,8 +244,13 @@ std::string margins_html(const std::vector<MarginCell>& cells,
   out +=
       "<table class=\"margins\">\n<tr><th>algorithm</th><th>fault</th><th>lease</th>"
       "<th>margin</th><th>theory</th><th>measured - theory</th><th>runs</th></tr>\n";
-  for (size_t i = 0; i < cells.size(); ++i) out += html_row(cells[i], results[i]);
-  out += "</table>\n</body></html>\n";
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (cells[i].vary_value.empty()) out += html_row(cells[i], results[i]);
+  }
+  out += "</table>\n";
+  const std::string param = vary_param_of(cells);
+  if (!param.empty()) out += vary_html(param, cells, results);
+  out += "</body></html>\n";
   return out;
 }
 

@@ -13,7 +13,9 @@
 namespace locksim::reports {
 
 // {"locksim_margins": 1, "seed", "hold_ns", "cells": [margin.json of each
-// cell (margin_report.h) with "lease_note" added after "hold_ns"]}.
+// cell (margin_report.h) with "lease_note" added after "hold_ns", and
+// "timeline" (timeline_path, or null)], "vary": margins_vary.h's vary_json
+// (only with --vary)}. Varied cells are in "vary", not in "cells".
 std::string margins_json_text(const std::vector<harness::margin::MarginCell>& cells,
                               const std::vector<harness::margin::MarginResult>& results);
 
@@ -24,9 +26,15 @@ std::string margins_markdown(const std::vector<harness::margin::MarginCell>& cel
 
 // One HTML page: the table, each margin cell coloured by the share of the
 // lease the fault takes at the edge (share_of_lease), with both confirming
-// runs' replay commands under it.
+// runs' replay commands under it and a link to the above-the-edge run's
+// timeline; with --vary, a plot per varied series after the table.
 std::string margins_html(const std::vector<harness::margin::MarginCell>& cells,
                          const std::vector<harness::margin::MarginResult>& results);
+
+// Where the above-the-edge run of a table cell is drawn, relative to the
+// report's directory: "timelines/set-nx-lua-pause.html" (the CLI writes it
+// with timeline_page(); margins.html links it).
+std::string timeline_path(const harness::margin::MarginResult& m);
 
 // The share of the lease the fault takes at the margin, in [0, 1]: a
 // duration's margin / lease; a drift's r / (1 + r) (a clock r fast loses that

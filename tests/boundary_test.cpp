@@ -70,5 +70,35 @@ TEST(Boundary, RedlockServerDriftWellOverTheDriftFactorViolates) {
   }
 }
 
+// The same boundary from the client's side (REFERENCE-VERDICTS.md: Redlock
+// under client clock drift, "S while drift <= drift factor, else V"): a
+// careful client holds until its own clock reads the end of the validity, so
+// a clock running slow keeps it holding past the keys' TTL in true time.
+RunConfig client_drift_config(uint64_t seed, int64_t drift_ppm) {
+  RunConfig c = drift_config(seed, 0);
+  c.faults.events.clear();
+  for (int i = 1; i <= 3; ++i) {
+    c.faults.events.push_back(faults::parse_fault(
+        "drift c" + std::to_string(i) + " at 0s " + std::to_string(drift_ppm) + "ppm", "f"));
+  }
+  return c;
+}
+
+TEST(Boundary, RedlockClientClockSlowJustUnderTheDriftFactorIsSafe) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const SimRunReport r = simulate_and_check(client_drift_config(seed, -9'500));
+    EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kValid)
+        << "seed " << seed << ": " << r.result.mutex.explanation;
+    EXPECT_GE(r.result.acquisitions, 4) << "seed " << seed;
+  }
+}
+
+TEST(Boundary, RedlockClientClockSlowWellOverTheDriftFactorViolates) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const SimRunReport r = simulate_and_check(client_drift_config(seed, -50'000));
+    EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid) << "seed " << seed;
+  }
+}
+
 }  // namespace
 }  // namespace locksim::harness

@@ -1,6 +1,6 @@
 // `locksim margin` (issue 23): the bisection against a planted boundary, the
-// measured holder-pause margins against theory (ttl - hold) with their two
-// confirming runs replayed through the binary, bad input, and byte-identical
+// measured margins of every kind against theory with their two confirming
+// runs replayed through the binary, --vary, bad input, and byte-identical
 // margin.json for the same input.
 #include <gtest/gtest.h>
 
@@ -235,6 +235,82 @@ TEST(Margin, MysqlClientClockMarginLosesUnderASecondToTheTruncatedDeadline) {
   }
 }
 
+// --- the kinds that take the lease from the servers --------------------------------
+
+// A forward step of the lease's servers' clocks mid-hold brings the key's
+// deadline that much sooner: ttl - hold, on one server or a Redlock quorum.
+TEST(Margin, ServerClockStepWithinOnePercentOfTheory) {
+  for (const std::string algorithm : {"set-nx-lua", "redlock"}) {
+    const auto m = measure(algorithm, Kind::kServerClockStep);
+    EXPECT_EQ(m.theory, Duration::seconds(8).ns);
+    expect_confirmed_near_theory(m);
+  }
+}
+
+// The master crashes 500 ms after the grant and its replica is promoted: the
+// grant survives only if it reached the replica first, a lag under 500 ms.
+TEST(Margin, FailoverLagWithinOnePercentOfTheGapFromGrantToCrash) {
+  const auto m = measure("set-nx-lua", Kind::kFailoverLag);
+  EXPECT_EQ(m.theory, Duration::millis(500).ns);
+  expect_confirmed_near_theory(m);
+  EXPECT_NE(m.above->replay_command.find("--failover"), std::string::npos);
+}
+
+// No fsync: a restarted server comes back empty, so any downtime breaks a
+// one-server lock, and Redlock when enough masters (3 of 5) restart.
+TEST(Margin, CrashDowntimeBreaksAtAnySizeWithoutPersistence) {
+  for (const std::string algorithm : {"set-nx-lua", "redlock"}) {
+    SCOPED_TRACE(algorithm);
+    const auto m = measure(algorithm, Kind::kCrashDowntime);
+    EXPECT_EQ(m.outcome, Bisection::Outcome::kBreaksAtAnySize);
+    EXPECT_TRUE(m.theory_any_size);
+    ASSERT_TRUE(m.above.has_value());
+    EXPECT_EQ(m.above->size, Duration::millis(1).ns);  // the smallest searched
+    EXPECT_EQ(finding_of_replay(m.above->replay_command, algorithm + "-crash-above"), "latent");
+  }
+}
+
+// Theory says never for both: a cut release times out and ends the hold; a
+// grant's reply later than the command timeout is given up.
+TEST(Margin, PartitionAndDelaySpikeNeverBreakAsTheorySays) {
+  for (const auto& [algorithm, kind] :
+       std::vector<std::pair<std::string, Kind>>{{"set-nx-lua", Kind::kPartition},
+                                                 {"zk-recipe", Kind::kPartition},
+                                                 {"set-nx-lua", Kind::kDelaySpike}}) {
+    SCOPED_TRACE(algorithm + " " + to_string(kind));
+    const auto m = measure(algorithm, kind);
+    EXPECT_EQ(m.outcome, Bisection::Outcome::kNeverBreaks);
+    EXPECT_FALSE(m.theory.has_value());
+    EXPECT_EQ(m.theory_formula.rfind("never: ", 0), 0u) << m.theory_formula;
+    EXPECT_EQ(m.probes, 3);  // the fault-free run and the two ends
+  }
+}
+
+// --vary: five points, each within 1 % of its own theory (ttl - hold), in
+// margin.json; margin.html draws them.
+TEST(Margin, VaryTtlMeasuresFivePointsBesideTheory) {
+  const fs::path out = scratch_dir.path() / "vary";
+  const Outcome o =
+      locksim("margin --algorithm set-nx-lua --fault pause --vary ttl=4s..8s --quiet --out " +
+              out.string());
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  const auto j = nlohmann::json::parse(slurp(out / "margin.json"));
+  ASSERT_EQ(j["vary"]["param"], "ttl");
+  const auto& points = j["vary"]["series"][0]["points"];
+  ASSERT_EQ(points.size(), 5u);
+  EXPECT_EQ(points[0]["value"], "4s");
+  EXPECT_EQ(points[4]["value"], "8s");
+  for (const auto& p : points) {
+    const int64_t margin = p["margin_ns"].get<int64_t>();
+    const int64_t theory = p["theory_ns"].get<int64_t>();
+    EXPECT_LE(std::abs(margin - theory), margin / 100) << p.dump();
+  }
+  const std::string html = slurp(out / "margin.html");
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("<polyline"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
 // --- the command line -----------------------------------------------------------
 
 void expect_bad_input(const std::string& args, const std::string& must_mention) {
@@ -249,7 +325,8 @@ TEST(Margin, BadInputExitsTwoNamingIt) {
   // A kind that does not apply names it and the kinds that do.
   expect_bad_input("margin --algorithm set-nx-lua --fault client-clock",
                    "'client-clock' does not apply to set-nx-lua (kinds that apply: pause, "
-                   "server-drift)");
+                   "server-drift, partition, server-clock-step, failover-lag, crash-downtime, "
+                   "delay-spike)");
   expect_bad_input("margin --algorithm set-nx-lua --fault lunch", "unknown kind 'lunch'");
   expect_bad_input("margin --algorithm zk-recipe --fault client-clock",
                    "does not apply to zk-recipe");
@@ -266,6 +343,20 @@ TEST(Margin, BadInputExitsTwoNamingIt) {
   expect_bad_input("margin --algorithm set-nx-lua --fault pause --clients 3", "--clients");
   expect_bad_input("margin --algorithm set-nx-lua", "--fault");
   expect_bad_input("margin --algorithm mysql-center --fault pause", "--range");  // a year's ttl
+  expect_bad_input("margin --algorithm mysql-center --fault failover-lag --ttl 10s",
+                   "'failover-lag' does not apply to mysql-center");
+  expect_bad_input("margin --algorithm redlock --fault failover-lag", "--fault");
+  expect_bad_input("margin --algorithm zk-recipe --fault crash-downtime", "--fault");
+  // --vary: an unknown setting, an empty range, one the algorithm lacks.
+  expect_bad_input("margin --algorithm set-nx-lua --fault pause --vary lunch=1s..2s",
+                   "--vary: unknown setting 'lunch'");
+  expect_bad_input("margin --algorithm set-nx-lua --fault pause --vary ttl=8s..4s", "--vary");
+  expect_bad_input("margin --algorithm set-nx-lua --fault pause --vary ttl=4s..4s", "--vary");
+  expect_bad_input("margin --algorithm set-nx-lua --fault pause --vary ttl", "--vary");
+  expect_bad_input("margin --algorithm set-nx-lua --fault pause --vary drift-factor=0.01..0.05",
+                   "--vary: set-nx-lua has no setting 'drift-factor'");
+  expect_bad_input("margin --algorithm redlock --fault pause --vary drift-factor=0.01..0.05",
+                   "--vary: drift-factor does not move the pause margin");
 }
 
 TEST(Margin, SameInputGivesTheSameMarginJsonBytes) {

@@ -57,7 +57,8 @@ TEST(MarginsReport, RerunsAndAnyJobsGiveTheSameBytes) {
     EXPECT_EQ(first, slurp(c / file));
   }
   const auto j = nlohmann::json::parse(slurp(a / "margins.json"));
-  ASSERT_EQ(j["cells"].size(), 2u + 4u + 1u);  // set-nx-lua 2 kinds, redlock 4, zk-recipe 1
+  // set-nx-lua 7 kinds, redlock 8, zk-recipe 2.
+  ASSERT_EQ(j["cells"].size(), 7u + 8u + 2u);
   for (const auto& cell : j["cells"]) {
     EXPECT_LE(cell["probes"].get<int>(), locksim::harness::margin::kRunsPerMarginMax);
     EXPECT_TRUE(cell.contains("lease_note"));
@@ -74,15 +75,48 @@ TEST(MarginsReport, RerunsAndAnyJobsGiveTheSameBytes) {
       EXPECT_NE(html.find(first_fault), std::string::npos) << first_fault;
     }
   }
+  // Every cell that broke links its above-the-edge run's timeline, written.
+  for (const auto& cell : j["cells"]) {
+    if (cell["above"].is_null()) continue;
+    const std::string timeline = cell["timeline"].get<std::string>();
+    EXPECT_NE(html.find("href=\"" + timeline + "\""), std::string::npos) << timeline;
+    EXPECT_NE(slurp(a / timeline).find("<svg"), std::string::npos) << timeline;
+    EXPECT_EQ(slurp(a / timeline), slurp(c / timeline)) << timeline;
+  }
   EXPECT_NE(html.find("class=\"never\""), std::string::npos);  // redlock server-drift-one
   EXPECT_NE(html.find("class=\"m3\""), std::string::npos);     // a pause: 80 % of the lease
+}
+
+// --vary drift-factor: Redlock's quorum and all-masters drift cells at five
+// factors, in margins.json's "vary" and plotted in margins.html.
+TEST(MarginsReport, VaryDrawsEachMovedCellAtFivePoints) {
+  const fs::path out = scratch_dir.path() / "vary";
+  ASSERT_EQ(locksim("margins --algorithms redlock --vary drift-factor=0.01..0.03 --quiet "
+                    "--jobs 2 --out " +
+                    out.string())
+                .exit_code,
+            0);
+  const auto j = nlohmann::json::parse(slurp(out / "margins.json"));
+  EXPECT_EQ(j["cells"].size(), 8u);           // the table is unchanged
+  ASSERT_EQ(j["vary"]["series"].size(), 2u);  // server-drift, server-drift-all
+  for (const auto& series : j["vary"]["series"]) {
+    ASSERT_EQ(series["points"].size(), 5u);
+    EXPECT_EQ(series["points"][0]["value"], "0.01");
+    for (const auto& p : series["points"]) EXPECT_EQ(p["outcome"], "found") << p.dump();
+  }
+  const std::string html = slurp(out / "margins.html");
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("How the margin moves with drift-factor"), std::string::npos);
 }
 
 TEST(MarginsReport, BadInputExitsTwoNamingTheFlag) {
   for (const auto& [args, flag] : std::vector<std::pair<std::string, std::string>>{
            {"margins --algorithms nope", "--algorithms"},
            {"margins --algorithms set-nx-lua --jobs 999", "--jobs"},
-           {"margins --algorithms set-nx-lua --jobs -1", "--jobs"}}) {
+           {"margins --algorithms set-nx-lua --jobs -1", "--jobs"},
+           {"margins --algorithms set-nx-lua --vary ttl=9s..3s", "--vary"},
+           {"margins --algorithms set-nx-lua --vary nope=1s..2s", "--vary"},
+           {"margins --algorithms set-nx-lua --vary drift-factor=0.01..0.02", "--vary"}}) {
     const Outcome o = locksim(args);
     EXPECT_EQ(o.exit_code, 2) << args << "\n" << o.err;
     EXPECT_EQ(locksim::testing::count_lines(o.err), 1u) << args << "\n" << o.err;

@@ -42,6 +42,7 @@ const std::map<std::string, Example>& examples() {
       {"--clients", {"3", "0", "", Json::object()}},
       {"--hold", {"500ms..900ms", "3s..1s", "", Json::object()}},
       {"--retry-pause", {"120ms", "-1s", "", Json::object()}},
+      {"--idle", {"1s..2s", "3s..1s", "", Json::object()}},
       {"--hold-within-validity", {"true", "", "", Json::object()}},
       {"--param", {"max-attempts=7", "max-attempts", "", Json::object()}},
       {"--stuck-after", {"4s", "0s", "", Json::object()}},

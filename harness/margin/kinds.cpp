@@ -7,6 +7,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "faults/nemesis.h"
+#include "harness/margin/lease_faults.h"
 #include "harness/profile_deployment.h"
 
 namespace locksim::harness::margin {
@@ -107,6 +108,8 @@ Theory drift_theory(const RunConfig& base, Kind kind) {
                                             format_seconds((ttl - reserve).ns) + " - 1) x 1e6"};
 }
 
+}  // namespace
+
 Theory session_theory(const RunConfig& base, TimePoint held_from, std::optional<int64_t> last) {
   const Duration timeout = base.zookeeper.negotiate(base.zookeeper.session_timeout);
   const Duration tick = base.zookeeper.tick;
@@ -119,10 +122,26 @@ Theory session_theory(const RunConfig& base, TimePoint held_from, std::optional<
   const int64_t deadline = ((*last + timeout.ns) / tick.ns + 1) * tick.ns;
   return {deadline - start.ns, "(floor((last heard " + format_seconds(*last) + " + T " +
                                    format_duration(timeout) + ") / tick " + format_duration(tick) +
-                                   ") + 1) x tick - pause start " + format_seconds(start.ns)};
+                                   ") + 1) x tick - fault start " + format_seconds(start.ns)};
 }
 
-}  // namespace
+std::vector<std::string> quorum_servers(const RunConfig& config) {
+  return drift_targets(config, Kind::kServerDrift);
+}
+
+std::vector<std::string> lease_servers(const RunConfig& config) {
+  std::vector<std::string> out;
+  if (session_algorithm(config.algorithm)) {
+    for (int i = 1; i <= config.zookeeper.servers; ++i) out.push_back("zk-" + std::to_string(i));
+  } else if (config.algorithm.rfind("mysql-", 0) == 0) {
+    out.push_back("mysql-1");
+  } else {
+    for (int i = 1; i <= resolved_topology(config).masters; ++i) {
+      out.push_back("redis-" + std::to_string(i));
+    }
+  }
+  return out;
+}
 
 bool session_lock(const RunConfig& config) {
   return session_algorithm(config.algorithm);
@@ -144,18 +163,32 @@ const char* to_string(Kind kind) {
       return "server-drift-all";
     case Kind::kServerDriftOne:
       return "server-drift-one";
+    case Kind::kPartition:
+      return "partition";
+    case Kind::kServerClockStep:
+      return "server-clock-step";
+    case Kind::kFailoverLag:
+      return "failover-lag";
+    case Kind::kCrashDowntime:
+      return "crash-downtime";
+    case Kind::kDelaySpike:
+      return "delay-spike";
   }
   return "?";
 }
 
 const std::vector<Kind>& all_kinds() {
-  static const std::vector<Kind> kinds = {Kind::kPause, Kind::kClientClock, Kind::kServerDrift,
-                                          Kind::kServerDriftAll, Kind::kServerDriftOne};
+  static const std::vector<Kind> kinds = {
+      Kind::kPause,          Kind::kClientClock, Kind::kServerDrift,     Kind::kServerDriftAll,
+      Kind::kServerDriftOne, Kind::kPartition,   Kind::kServerClockStep, Kind::kFailoverLag,
+      Kind::kCrashDowntime,  Kind::kDelaySpike};
   return kinds;
 }
 
 Unit unit_of(Kind kind) {
-  return kind == Kind::kPause || kind == Kind::kClientClock ? Unit::kNanos : Unit::kPpm;
+  const bool drift =
+      kind == Kind::kServerDrift || kind == Kind::kServerDriftAll || kind == Kind::kServerDriftOne;
+  return drift ? Unit::kPpm : Unit::kNanos;
 }
 
 const char* unit_name(Unit unit) {
@@ -180,6 +213,16 @@ std::vector<Kind> kinds_for(const std::string& algorithm) {
     out.push_back(Kind::kServerDriftAll);
     out.push_back(Kind::kServerDriftOne);
   }
+  if (has_param(algorithm, "ttl") || session_algorithm(algorithm)) out.push_back(Kind::kPartition);
+  if (server_expiry_lock(algorithm)) out.push_back(Kind::kServerClockStep);
+  // A replica to fail over to: a single-master Redis lock (Redlock's masters
+  // have none by design).
+  const algorithms::AlgorithmSpec* spec = spec_of(algorithm);
+  const bool redis_lease =
+      spec != nullptr && spec->backend == "redis" && has_param(algorithm, "ttl");
+  if (redis_lease && !has_param(algorithm, "quorum")) out.push_back(Kind::kFailoverLag);
+  if (redis_lease) out.push_back(Kind::kCrashDowntime);
+  if (server_expiry_lock(algorithm)) out.push_back(Kind::kDelaySpike);
   return out;
 }
 
@@ -233,6 +276,10 @@ Duration pause_start(const RunConfig& base, TimePoint held_from) {
 RunConfig with_fault(const RunConfig& base, Kind kind, int64_t size, TimePoint held_from) {
   RunConfig c = base;
   if (size == 0) return c;
+  if (is_lease_fault(kind)) {
+    add_lease_fault(c, kind, size, held_from);
+    return c;
+  }
   faults::FaultEvent e;
   e.node = faults::Nemesis::kHolder;
   if (kind == Kind::kPause) {
@@ -265,6 +312,7 @@ RunConfig with_fault(const RunConfig& base, Kind kind, int64_t size, TimePoint h
 Theory theory_of(const RunConfig& base, Kind kind, TimePoint held_from,
                  std::optional<int64_t> last_heard) {
   if (unit_of(kind) == Unit::kPpm) return drift_theory(base, kind);
+  if (is_lease_fault(kind)) return lease_fault_theory(base, kind);
   if (session_lock(base)) return session_theory(base, held_from, last_heard);
   const Duration lease = lease_of(base);
   const Duration hold = base.workload.hold_min;

@@ -34,7 +34,20 @@ Duration pause_start(const RunConfig& base, TimePoint held_from);
 struct Theory {
   std::optional<int64_t> size;  // in the kind's unit; none: never breaks, or not known
   std::string formula;          // how, with the numbers put in
+  bool any_size = false;        // it breaks at any size (size is then none)
 };
+
+// The servers a lone holder's grant writes to: every Redis master, the
+// MySQL primary, every ZooKeeper server.
+std::vector<std::string> lease_servers(const RunConfig& config);
+
+// The Redis masters whose keys make the lease: a quorum (the algorithm's,
+// or N/2+1; the one master of a single-server lock).
+std::vector<std::string> quorum_servers(const RunConfig& config);
+
+// A ZooKeeper lock's deadline for a fault starting at pause_start(): the
+// session expires on the tick after the last packet heard + the timeout.
+Theory session_theory(const RunConfig& base, TimePoint held_from, std::optional<int64_t> last);
 
 // The theory for `kind` on the probes' `base`. For a session lock it needs
 // `last_heard_ns`: when the leader last heard the holder before the pause, as

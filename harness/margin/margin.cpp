@@ -6,6 +6,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/margin/kinds.h"
+#include "harness/margin/lease_faults.h"
 #include "harness/run.h"
 
 namespace locksim::harness::margin {
@@ -37,6 +38,7 @@ RunConfig probe_base(const MarginRequest& request) {
   c.workload.clients = 1;
   c.faults.events.clear();
   c.profile.clear();
+  prepare_deployment(c, request.kind);
   const Duration lease = lease_of(request.base);
   if (unit_of(request.kind) == Unit::kPpm && holds_to_validity(c)) {
     // Redlock's holder works to the end of its validity: the position its
@@ -56,7 +58,7 @@ RunConfig probe_base(const MarginRequest& request) {
 }  // namespace
 
 void set_default_range(MarginRequest& request) {
-  request.range_lo = 0;
+  request.range_lo = default_range_lo(request.kind);
   request.range_hi =
       unit_of(request.kind) == Unit::kNanos ? (lease_of(request.base) * 2).ns : kDriftPpmMax;
 }
@@ -105,6 +107,12 @@ std::string position_text(const RunConfig& base, Kind kind) {
       return "the pause starts 1ms before the release (the worst case: the whole hold is spent)";
     case Kind::kClientClock:
       return "the holder's clock steps back between its first and second hold";
+    case Kind::kPartition:
+    case Kind::kServerClockStep:
+    case Kind::kFailoverLag:
+    case Kind::kCrashDowntime:
+    case Kind::kDelaySpike:
+      return lease_fault_position(kind);
     default:
       return holds_to_validity(base) ? "fast from the start; the holder works to the end of its "
                                        "validity (the worst case)"
@@ -132,9 +140,10 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
   int probe_number = 0;
   const Probe probe = [&](int64_t steps) {
     const int64_t size = steps * step;
-    const SimRunReport r = simulate_and_check(with_fault(base, request.kind, size, held_from));
+    const RunConfig config = with_fault(base, request.kind, size, held_from);
+    const SimRunReport r = simulate_and_check(config);
     const bool broke = failed(r.result);
-    seen[steps] = ConfirmingRun{size, broke, r.result.replay_command};
+    seen[steps] = ConfirmingRun{size, broke, r.result.replay_command, config};
     if (broke && !last_heard) last_heard = last_heard_ns(r.result.backend_notes);
     if (progress) progress(++probe_number, size, broke);
     return broke;
@@ -150,6 +159,7 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
   const Theory theory = theory_of(base, request.kind, held_from, last_heard);
   m.theory = theory.size;
   m.theory_formula = theory.formula;
+  m.theory_any_size = theory.any_size;
   if (session_lock(base)) m.tick = base.zookeeper.tick;
   m.position = position_text(base, request.kind);
   return m;

@@ -52,6 +52,34 @@ enum class Kind {
   // The same on one master of several (Redlock): the others keep a quorum,
   // so theory says it never breaks however fast that clock runs.
   kServerDriftOne,
+  // The holder is cut from the servers that hold its lease (both ways) 1 ms
+  // before its release, for the size: the worst position, as for kPause.
+  // Theory: never. Unlike a pause, the holder's own clock runs on: its
+  // release times out (the client's command timeout, well inside the
+  // ttl - hold the lease has left) and that ends the hold. A lock that
+  // breaks anyway breaks another way (docs/measurements.md: GETSET).
+  kPartition,
+  // Mid first hold the clocks of the servers that hold the lease (a quorum
+  // for Redlock) step forward by the size: the key's deadline, read on the
+  // stepped clock, comes that much sooner in true time. Theory: ttl - hold,
+  // whatever the position in the hold (the step moves the deadline by its
+  // size whenever it comes, as long as the key still lives).
+  kServerClockStep,
+  // The size is the replication lag of one replica; the master crashes (for
+  // good) 500 ms after the grant and a quick failover promotes the replica.
+  // Theory: the grant's write reached the replica only if lag < the time
+  // from the write to the crash, so it breaks at lag = crash - grant.
+  kFailoverLag,
+  // Mid first hold the servers that hold the lease crash and restart after
+  // the size (for Redlock: enough masters that the rest are no quorum).
+  // Without fsync a restart comes back empty: it breaks at any size.
+  kCrashDowntime,
+  // Every message between the holder and its servers is delayed by the size
+  // from its first acquire until the grant's reply: the key is set a delay
+  // before the client learns it holds. A grant believed that late would
+  // break at lease - hold, but the client's command timeout (500 ms) gives
+  // up on any reply later than itself: theory says never.
+  kDelaySpike,
 };
 
 const char* to_string(Kind kind);  // "pause", "client-clock", "server-drift", ...
@@ -117,6 +145,7 @@ struct ConfirmingRun {
   int64_t size = 0;            // in the kind's unit
   bool failed = false;         // exposure or overlap seen
   std::string replay_command;  // `locksim run ...`, pasteable
+  RunConfig config;            // the same run, to draw it again (a timeline)
 };
 
 struct MarginResult {
@@ -133,6 +162,7 @@ struct MarginResult {
   // session, when no run expired one to say when the server last heard).
   std::optional<int64_t> theory;
   std::string theory_formula;        // "ttl - hold = 10s - 2s"
+  bool theory_any_size = false;      // theory says it breaks at any size
   Duration tick = Duration::zero();  // ZooKeeper's tick, for the margin in ticks; else zero
   std::string position;              // where the fault sits, in words
   int probes = 0;                    // runs, the fault-free one included

@@ -72,9 +72,37 @@ void work(Shared& s) {
   }
 }
 
+// The varied cells: each table cell the setting applies to, at each value.
+std::vector<MarginCell> varied_cells(const std::vector<MarginCell>& table, const Vary& vary) {
+  std::vector<MarginCell> out;
+  for (const MarginCell& cell : table) {
+    const std::string& algorithm = cell.request.base.algorithm;
+    if (!has_vary_param(algorithm, vary.param) || !vary_moves(vary.param, cell.request.kind)) {
+      continue;
+    }
+    for (size_t i = 0; i < vary.values.size(); ++i) {
+      MarginCell point = cell;
+      apply_vary(point.request.base, vary.param, vary.values[i]);
+      point.vary_param = vary.param;
+      point.vary_value = vary.values[i];
+      point.vary_x = vary.xs[i];
+      set_default_range(point.request);
+      validate(point.request);
+      out.push_back(std::move(point));
+    }
+  }
+  if (out.empty()) {
+    throw ConfigError("--vary: none of the algorithms has '" + vary.param +
+                      "' with a fault kind it moves (expected e.g. ttl for set-nx-lua, "
+                      "drift-factor for redlock, session-timeout for zk-recipe)");
+  }
+  return out;
+}
+
 }  // namespace
 
-std::vector<MarginCell> plan_margins(const std::vector<std::string>& algorithms, uint64_t seed) {
+std::vector<MarginCell> plan_margins(const std::vector<std::string>& algorithms, uint64_t seed,
+                                     const Vary* vary) {
   std::vector<MarginCell> out;
   for (const std::string& algorithm : algorithms) {
     if (algorithms::find_algorithm(algorithm) == nullptr) {
@@ -91,6 +119,10 @@ std::vector<MarginCell> plan_margins(const std::vector<std::string>& algorithms,
     }
   }
   if (out.empty()) throw ConfigError("--algorithms: no fault kind applies to any of them");
+  if (vary != nullptr) {
+    std::vector<MarginCell> points = varied_cells(out, *vary);
+    for (MarginCell& p : points) out.push_back(std::move(p));
+  }
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "harness/margin/margin.h"
+#include "harness/margin/vary.h"
 
 namespace locksim::harness::margin {
 
@@ -22,6 +23,11 @@ struct MarginCell {
   // "ttl 10s (the default)", "ttl 10s (default 1y: longer than a run may be)",
   // "session timeout 10s (tick 2s)": the lease the row is measured against.
   std::string lease_note;
+  // With --vary: the setting's value this cell is measured at, and the same
+  // as a number for the plot; "" for a cell of the table.
+  std::string vary_param;
+  std::string vary_value;
+  double vary_x = 0.0;
 };
 
 // The fixed hold of every cell: short beside a 10 s lease, as margin's default.
@@ -32,9 +38,13 @@ inline constexpr Duration kTableTtlMax = Duration::seconds(60);
 inline constexpr Duration kTableTtlFallback = Duration::seconds(10);
 
 // The cells for `algorithms` (each must exist; in the order given) on `seed`:
-// every kind that applies, in all_kinds() order. Throws ConfigError naming
-// --algorithms for an unknown name, or for a list no kind applies to.
-std::vector<MarginCell> plan_margins(const std::vector<std::string>& algorithms, uint64_t seed);
+// every kind that applies, in all_kinds() order. With `vary`, after them
+// the same cells at each of its values, for every cell whose algorithm has
+// the setting and whose kind it moves (vary.h): kVaryPoints cells each.
+// Throws ConfigError naming --algorithms for an unknown name, or for a list
+// no kind applies to, and naming --vary when no cell has the setting.
+std::vector<MarginCell> plan_margins(const std::vector<std::string>& algorithms, uint64_t seed,
+                                     const Vary* vary = nullptr);
 
 // After each cell: how many are done, of how many, and the one just done.
 using CellDoneFn = std::function<void(size_t done, size_t total, const MarginCell& cell)>;

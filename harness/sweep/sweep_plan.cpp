@@ -8,6 +8,7 @@
 #include "harness/profile_deployment.h"
 #include "harness/settings.h"
 #include "harness/sweep/sweep.h"
+#include "harness/workload_draw.h"
 
 namespace locksim::harness {
 
@@ -65,6 +66,9 @@ RunConfig SweepPlan::config_of(const std::string& algorithm, const std::string& 
     LOCKSIM_ASSERT_MSG(row != nullptr, "an algorithm's sweep setting is a row of the table");
     row->parse(c, text, algorithm + " sweep setting " + path);
   }
+  // The seed's workload (a swarm sweep's): drawn here, so the run's replay
+  // command carries the drawn values.
+  c = with_drawn_workload(c);
   if (!c.profile.empty()) {
     // A column that needs longer runs gets them (its replay commands say so).
     // The lease as the run will have it (a profile may draw one).
@@ -152,6 +156,9 @@ nlohmann::ordered_json plan_to_json(const SweepPlan& plan, bool with_shard) {
     j["shard"] = std::to_string(plan.shard_index) + "/" + std::to_string(plan.shard_count);
   }
   j["settings"] = settings_to_json(plan.base);
+  // Not a setting (a run replays by the values drawn), so kept beside them;
+  // a plan written before it existed ran the fixed workload.
+  j["swarm"] = plan.base.workload.draw;
   return j;
 }
 
@@ -170,6 +177,7 @@ SweepPlan plan_from_json(const nlohmann::json& j, const std::string& source) {
           parse_shard(j.at("shard").get<std::string>(), source + ": shard");
     }
     plan.base = base_from_json(j.at("settings"), source + ": settings");
+    plan.base.workload.draw = j.value("swarm", false);
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(source + ": not a sweep plan (" + e.what() + ")");
   }

@@ -1,0 +1,171 @@
+#include "harness/margin/lease_faults.h"
+
+#include "env/assert.h"
+#include "env/parse.h"
+#include "faults/nemesis.h"
+
+namespace locksim::harness::margin {
+
+namespace {
+
+Duration micros_floor(Duration d) {
+  return Duration::micros(d.ns / 1000);
+}
+
+// Mid first hold, in whole microseconds: inside the hold whatever its length.
+Duration mid_hold(const RunConfig& base, TimePoint held_from) {
+  return micros_floor((held_from - TimePoint{}) + base.workload.hold_min / 2);
+}
+
+// The crash of crash-downtime: the lease's servers if one holds it, else
+// just enough masters that the others are no quorum (N - quorum + 1).
+std::vector<std::string> crash_targets(const RunConfig& config) {
+  const std::vector<std::string> all = lease_servers(config);
+  const size_t quorum = quorum_servers(config).size();
+  LOCKSIM_ASSERT(quorum >= 1 && quorum <= all.size());
+  const size_t count = all.size() - quorum + 1;
+  return {all.begin(), all.begin() + static_cast<std::ptrdiff_t>(count)};
+}
+
+Theory ttl_minus_hold(const RunConfig& base, const std::string& why) {
+  const Duration lease = lease_of(base);
+  const Duration hold = base.workload.hold_min;
+  return {(lease - hold).ns,
+          "ttl - hold = " + format_duration(lease) + " - " + format_duration(hold) + why, false};
+}
+
+}  // namespace
+
+bool is_lease_fault(Kind kind) {
+  return kind == Kind::kPartition || kind == Kind::kServerClockStep || kind == Kind::kFailoverLag ||
+         kind == Kind::kCrashDowntime || kind == Kind::kDelaySpike;
+}
+
+void prepare_deployment(RunConfig& config, Kind kind) {
+  if (kind != Kind::kFailoverLag) return;
+  config.redis.replicas = 1;
+  config.redis.failover = true;
+  config.redis.down_after = kFailoverDownAfter;
+  config.redis.discovery_delay = kFailoverDiscovery;
+}
+
+void add_lease_fault(RunConfig& config, Kind kind, int64_t size, TimePoint held_from) {
+  LOCKSIM_ASSERT(is_lease_fault(kind) && size > 0);
+  faults::FaultEvent e;
+  e.node = faults::Nemesis::kHolder;
+  switch (kind) {
+    case Kind::kPartition:
+      // The pause's position: 1 ms before the release, the whole hold spent.
+      e.kind = faults::FaultKind::kPartition;
+      e.at = pause_start(config, held_from);
+      e.duration = Duration{size};
+      e.side_a = {faults::Nemesis::kHolder};
+      e.side_b = lease_servers(config);
+      config.faults.events.push_back(e);
+      return;
+    case Kind::kServerClockStep:
+      e.kind = faults::FaultKind::kJumpClock;
+      e.at = mid_hold(config, held_from);
+      e.jump = Duration{size};
+      for (const std::string& server : quorum_servers(config)) {
+        e.node = server;
+        config.faults.events.push_back(e);
+      }
+      return;
+    case Kind::kFailoverLag:
+      // The size is the deployment's lag; the fault is the master's crash.
+      config.redis.replication_lag = Duration{size};
+      e.kind = faults::FaultKind::kCrash;
+      e.node = "redis-1";
+      e.at = micros_floor((held_from - TimePoint{}) + kFailoverCrashAfter);
+      config.faults.events.push_back(e);
+      return;
+    case Kind::kCrashDowntime:
+      e.kind = faults::FaultKind::kCrash;
+      e.at = mid_hold(config, held_from);
+      e.duration = Duration{size};
+      for (const std::string& server : crash_targets(config)) {
+        e.node = server;
+        config.faults.events.push_back(e);
+      }
+      return;
+    case Kind::kDelaySpike:
+      // From the start (the lone client's first acquire) until the grant's
+      // reply, which is sent a delay later: request and reply both wait.
+      e.kind = faults::FaultKind::kDelay;
+      e.at = Duration::zero();
+      e.duration = micros_floor((held_from - TimePoint{}) + Duration{size});
+      e.delay = Duration{size};
+      e.side_a = {"c1"};
+      e.side_b = lease_servers(config);
+      config.faults.events.push_back(e);
+      return;
+    default:
+      LOCKSIM_ASSERT_MSG(false, "not a lease fault");
+  }
+}
+
+Theory lease_fault_theory(const RunConfig& base, Kind kind) {
+  switch (kind) {
+    case Kind::kPartition:
+      return {std::nullopt,
+              "never: the release the cut holds up times out (the client's command timeout) "
+              "and ends the hold, while the lease still has " +
+                  format_duration(lease_of(base) - base.workload.hold_min) + " to run",
+              false};
+    case Kind::kServerClockStep:
+      return ttl_minus_hold(base, " (the step brings the key's deadline that much sooner)");
+    case Kind::kFailoverLag:
+      return {kFailoverCrashAfter.ns,
+              "crash - grant = " + format_duration(kFailoverCrashAfter) +
+                  " (the grant's write reaches the replica only if the lag is shorter)",
+              false};
+    case Kind::kCrashDowntime:
+      return {std::nullopt,
+              "any size: without fsync a restarted server comes back empty, and " +
+                  std::to_string(crash_targets(base).size()) + " of " +
+                  std::to_string(lease_servers(base).size()) +
+                  " down leave no quorum of keys for the holder",
+              true};
+    case Kind::kDelaySpike:
+      // A late grant would break at ttl - hold, but no reply that late is
+      // taken: the client's command timeout gives up on it first.
+      return {std::nullopt,
+              "never: a grant's reply later than the command timeout " +
+                  format_duration(base.redis.timeout) +
+                  " is given up (the acquire fails); a faster one leaves the key ttl - hold = " +
+                  format_duration(lease_of(base) - base.workload.hold_min) + " to outlive",
+              false};
+    default:
+      break;
+  }
+  LOCKSIM_ASSERT_MSG(false, "not a lease fault");
+  return {};
+}
+
+std::string lease_fault_position(Kind kind) {
+  switch (kind) {
+    case Kind::kPartition:
+      return "the cut starts 1ms before the release (the worst case: the whole hold is spent)";
+    case Kind::kServerClockStep:
+      return "the servers' clocks step forward mid-hold (any point before the release gives the "
+             "same edge)";
+    case Kind::kFailoverLag:
+      return "the master crashes " + format_duration(kFailoverCrashAfter) +
+             " after the grant; its replica is promoted " +
+             format_duration(kFailoverDownAfter + kFailoverDiscovery) + " later";
+    case Kind::kCrashDowntime:
+      return "the crash comes mid-hold";
+    case Kind::kDelaySpike:
+      return "from the first acquire to the grant's reply (both ways)";
+    default:
+      break;
+  }
+  return "";
+}
+
+int64_t default_range_lo(Kind kind) {
+  return kind == Kind::kCrashDowntime ? Duration::millis(1).ns : 0;
+}
+
+}  // namespace locksim::harness::margin
