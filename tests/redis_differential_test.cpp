@@ -29,18 +29,19 @@
 #include "algorithms/set_nx_lua.h"
 #include "live/hiredis_connection.h"
 #include "live/redis_process.h"
+#include "redis_differential.h"
 #include "sim/redis/server.h"
 #include "sim/redis/sha1.h"
 #include "sim/rng.h"
 
-namespace locksim {
-inline void PrintTo(const Reply& reply, std::ostream* os) {
-  *os << reply.to_string();
-}
-}  // namespace locksim
-
 namespace locksim::sim::redis {
 namespace {
+
+using differential::replies_match;
+using differential::show;
+using differential::Tolerance;
+using differential::wall_ms;
+using differential::wall_now;
 
 constexpr int kSeeds = 5;
 constexpr int kCommandsPerSeed = 250;
@@ -102,25 +103,11 @@ const std::vector<std::string> kScripts = {
     "counter = 1 return counter",
 };
 
-enum class Tolerance { kExact, kPttl, kTtl };
-
 struct Step {
   std::vector<std::string> argv;
   Tolerance tolerance = Tolerance::kExact;
   bool compares_deadlines = false;  // EXPIRE GT/LT
 };
-
-int64_t wall_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-TimePoint wall_now() {
-  return TimePoint::from_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::system_clock::now().time_since_epoch())
-                                .count());
-}
 
 class CommandGenerator {
  public:
@@ -317,27 +304,6 @@ class CommandGenerator {
   Rng rng_;
 };
 
-bool replies_match(const Reply& real, const Reply& sim, Tolerance tolerance) {
-  if (real == sim) return true;
-  if (tolerance == Tolerance::kExact) return false;
-  if (real.kind != Reply::Kind::kInteger || sim.kind != Reply::Kind::kInteger) return false;
-  if (real.integer < 0 || sim.integer < 0) return false;  // -1 / -2 are exact answers
-  const int64_t slack = tolerance == Tolerance::kPttl ? 50 : 1;
-  return std::llabs(real.integer - sim.integer) <= slack;
-}
-
-std::string show(const std::vector<std::string>& argv) {
-  std::string out;
-  for (const auto& a : argv) {
-    std::string shown = a;
-    for (char& c : shown) {
-      if (c == '\n') c = ' ';
-    }
-    out += (out.empty() ? "" : " ") + ("'" + shown + "'");
-  }
-  return out;
-}
-
 // Rebuilds the simulated keyspace from the real server's (GET + PTTL per key).
 void resync(live::HiredisConnection& real, Server& sim) {
   std::map<std::string, Entry> keys;
@@ -500,104 +466,6 @@ TEST(RedisDifferentialTest, EveryLockCommandOnMissingLiveAndExpiredKeys) {
           << "real: " << real_reply.to_string() << "\nsim:  " << sim_reply.to_string();
       // The state after the command must agree too.
       EXPECT_EQ(real.command({"GET", k}), sim.execute({"GET", k}, wall_now()));
-    }
-  }
-}
-
-// Hashes (HSET HGET HEXISTS HDEL HINCRBY) and TYPE, as a Redisson-like
-// re-entrant lock uses them, with their errors: WRONGTYPE both ways, a bad
-// increment, a field that is not an integer, overflow, a hash emptied by HDEL
-// (deleted, TTL and all), and the lock's own scripts.
-TEST(RedisDifferentialTest, HashCommandsAndTheirErrors) {
-  std::unique_ptr<live::RedisProcess> process;
-  try {
-    process = live::RedisProcess::start();
-  } catch (const std::exception& e) {
-    FAIL() << "needs a real redis-server on $PATH (scripts/setup installs it): " << e.what();
-  }
-  live::HiredisConnection real("127.0.0.1", process->port(), Duration::seconds(5), "real-redis");
-  Server sim(1);
-  const std::string acquire =
-      "if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) "
-      "then redis.call('hincrby', KEYS[1], ARGV[2], 1) redis.call('pexpire', KEYS[1], ARGV[1]) "
-      "return nil end return redis.call('pttl', KEYS[1])";
-  const std::string release =
-      "if redis.call('hexists', KEYS[1], ARGV[2]) == 0 then return nil end "
-      "local n = redis.call('hincrby', KEYS[1], ARGV[2], -1) "
-      "if n > 0 then redis.call('pexpire', KEYS[1], ARGV[1]) return 0 end "
-      "redis.call('del', KEYS[1]) return 1";
-  using Argv = std::vector<std::string>;
-  const std::vector<std::vector<Argv>> sequences = {
-      {{"HINCRBY", "h", "c1", "1"},
-       {"HINCRBY", "h", "c1", "1"},
-       {"HGET", "h", "c1"},
-       {"HEXISTS", "h", "c1"},
-       {"HEXISTS", "h", "c2"},
-       {"HEXISTS", "nokey", "c1"},
-       {"TYPE", "h"},
-       {"TYPE", "nokey"},
-       {"HDEL", "h", "c1", "c2"},
-       {"EXISTS", "h"},
-       {"TYPE", "h"}},
-      {{"HSET", "h", "f", "v", "g", "w"},
-       {"HSET", "h", "f", "x"},
-       {"HSET", "h", "f"},
-       {"HGET", "h", "f"},
-       {"HGET", "h", "nofield"},
-       {"HGET", "nokey", "f"},
-       {"HINCRBY", "h", "f", "1"},
-       {"HINCRBY", "h", "g", "x"},
-       {"HINCRBY", "h", "n", "1.5"},
-       {"HINCRBY", "h", "n", "9223372036854775807"},
-       {"HINCRBY", "h", "n", "1"}},
-      {{"SET", "s", "v"},
-       {"HINCRBY", "s", "f", "1"},
-       {"HSET", "s", "f", "v"},
-       {"HGET", "s", "f"},
-       {"HEXISTS", "s", "f"},
-       {"HDEL", "s", "f"},
-       {"TYPE", "s"}},
-      {{"HSET", "h", "f", "v"},
-       {"GET", "h"},
-       {"GETSET", "h", "v"},
-       {"INCR", "h"},
-       {"SET", "h", "v", "GET"},
-       {"SET", "h", "v", "NX"},
-       {"SETNX", "h", "v"},
-       {"TYPE", "h"},
-       {"SET", "h", "v"},
-       {"TYPE", "h"},
-       {"GET", "h"}},
-      {{"HINCRBY", "h", "c1", "1"},
-       {"PEXPIRE", "h", "60000"},
-       {"HINCRBY", "h", "c1", "-1"},
-       {"HDEL", "h", "c1"},
-       {"PTTL", "h"},
-       {"EXISTS", "h"}},
-      {{"EVAL", acquire, "1", "lock", "60000", "c1"},
-       {"EVAL", acquire, "1", "lock", "60000", "c1"},
-       {"EVAL", acquire, "1", "lock", "60000", "c2"},
-       {"HGET", "lock", "c1"},
-       {"EVAL", release, "1", "lock", "60000", "c2"},
-       {"EVAL", release, "1", "lock", "60000", "c1"},
-       {"EVAL", release, "1", "lock", "60000", "c1"},
-       {"EXISTS", "lock"},
-       {"SET", "lock", "x"},
-       {"EVAL", acquire, "1", "lock", "60000", "c1"}},
-  };
-  for (const auto& sequence : sequences) {
-    ASSERT_TRUE(real.command({"FLUSHALL"}).is_ok());
-    sim.restore({});
-    for (const Argv& argv : sequence) {
-      SCOPED_TRACE(show(argv));
-      const Reply real_reply = real.command(argv);
-      const Reply sim_reply = sim.execute(argv, wall_now());
-      // A PTTL, and a refused acquire (the script returns the PTTL), read the
-      // clock: within the differential test's PTTL tolerance.
-      const bool reads_ttl = argv[0] == "PTTL" || (argv[0] == "EVAL" && real_reply.integer > 0);
-      EXPECT_TRUE(
-          replies_match(real_reply, sim_reply, reads_ttl ? Tolerance::kPttl : Tolerance::kExact))
-          << "real: " << real_reply.to_string() << "\nsim:  " << sim_reply.to_string();
     }
   }
 }
