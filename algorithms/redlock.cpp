@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "algorithms/param_reader.h"
+#include "algorithms/quorum_text.h"
 #include "algorithms/set_nx_lua.h"  // make_token, kReleaseScript
 #include "env/assert.h"
 #include "env/parse.h"  // format_duration, ConfigError
@@ -60,26 +61,13 @@ const AlgorithmSpec& redlock_spec() {
 
 namespace {
 
-// "3 of 5 nodes (quorum 3)"
-std::string count_text(size_t count, size_t n, size_t quorum) {
-  return std::to_string(count) + " of " + std::to_string(n) + " nodes (quorum " +
-         std::to_string(quorum) + ")";
-}
-
-// What step 2 found on the nodes.
-struct SetTally {
-  size_t locked = 0;       // nodes that answered OK
-  size_t io_errors = 0;    // nodes that did not answer
-  std::string last_error;  // "redis-3: <error>" of the last node that errored
-};
-
 // Step 2: SET on every node, in order, even after a quorum is reached — the
 // documentation's clients do, so a slow node costs time on every acquire.
 // Marks in `may_hold` every node where our key may now be.
-SetTally set_on_every_node(Env& env, const std::string& resource, const std::string& token,
-                           const std::string& ttl_ms, std::vector<bool>& may_hold) {
+QuorumTally set_on_every_node(Env& env, const std::string& resource, const std::string& token,
+                              const std::string& ttl_ms, std::vector<bool>& may_hold) {
   LOCKSIM_ASSERT(may_hold.size() == env.redis_count());
-  SetTally tally;
+  QuorumTally tally;
   for (size_t i = 0; i < may_hold.size(); ++i) {
     const Reply r = env.redis(i).command({"SET", resource, token, "NX", "PX", ttl_ms});
     if (r.is_ok() || r.is_io_error()) may_hold[i] = true;  // a lost reply may hide an OK
@@ -91,18 +79,6 @@ SetTally set_on_every_node(Env& env, const std::string& resource, const std::str
     }
   }
   return tally;
-}
-
-// Why a round that ended with `tally` and `validity` did not win.
-std::string failed_round_detail(const SetTally& tally, size_t n, size_t quorum, Duration validity,
-                                Duration elapsed) {
-  if (tally.locked >= quorum) {
-    return "locked " + count_text(tally.locked, n, quorum) + " but validity " +
-           format_duration(validity) + " <= 0 after " + format_duration(elapsed);
-  }
-  return "locked " + count_text(tally.locked, n, quorum) +
-         (tally.io_errors > 0 ? ", " + std::to_string(tally.io_errors) + " did not answer" : "") +
-         (tally.last_error.empty() ? "" : "; last error " + tally.last_error);
 }
 
 }  // namespace
@@ -165,7 +141,7 @@ AcquireResult Redlock::acquire(Env& env, const std::string& resource) {
   for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
     const TimePoint t1 = env.now();  // step 1: the client's clock, as the reference clients
-    const SetTally tally = set_on_every_node(env, resource, token, ttl_ms, may_hold);  // step 2
+    const QuorumTally tally = set_on_every_node(env, resource, token, ttl_ms, may_hold);  // step 2
     // Steps 3 and 4. A clock stepped back during step 2 makes elapsed
     // negative and validity larger than the TTL: faithful, and a known flaw.
     const Duration elapsed = env.now() - t1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "algorithms/quorum_text.h"
 #include "algorithms/set_nx_lua.h"  // make_token
 #include "env/assert.h"
 #include "env/parse.h"  // format_duration
@@ -31,12 +32,6 @@ std::string value_of(const std::string& name, const Placeholders& p) {
   if (name == "{client}") return p.client;
   LOCKSIM_ASSERT_MSG(name == "{attempt}", "validation admits only the known placeholders");
   return std::to_string(p.attempt);
-}
-
-// "3 of 5 nodes (quorum 3)", worded as redlock.cpp words it.
-std::string count_text(size_t count, size_t n, size_t quorum) {
-  return std::to_string(count) + " of " + std::to_string(n) + " nodes (quorum " +
-         std::to_string(quorum) + ")";
 }
 
 }  // namespace
@@ -196,28 +191,6 @@ ReleaseResult ScriptedLock::release(Env& env, const Lease& lease) {
   return {Outcome::kFail, def_->release.refused};
 }
 
-namespace {
-
-// What the acquire step found on the masters (redlock.cpp's SetTally).
-struct Tally {
-  size_t locked = 0;
-  size_t io_errors = 0;
-  std::string last_error;
-};
-
-std::string failed_round_detail(const Tally& tally, size_t n, size_t quorum, Duration validity,
-                                Duration elapsed) {
-  if (tally.locked >= quorum) {
-    return "locked " + count_text(tally.locked, n, quorum) + " but validity " +
-           format_duration(validity) + " <= 0 after " + format_duration(elapsed);
-  }
-  return "locked " + count_text(tally.locked, n, quorum) +
-         (tally.io_errors > 0 ? ", " + std::to_string(tally.io_errors) + " did not answer" : "") +
-         (tally.last_error.empty() ? "" : "; last error " + tally.last_error);
-}
-
-}  // namespace
-
 // The N-master steps, in redlock.cpp's order of calls and with its words.
 AcquireResult ScriptedLock::acquire_quorum(Env& env, const std::string& resource) const {
   const size_t n = env.redis_count();
@@ -230,7 +203,7 @@ AcquireResult ScriptedLock::acquire_quorum(Env& env, const std::string& resource
     result.attempts = attempt;
     p.attempt = attempt;
     const TimePoint t1 = env.now();
-    Tally tally;
+    QuorumTally tally;
     for (size_t i = 0; i < n; ++i) {
       const Reply r = run_step(env.redis(i), def_->acquire, p);
       const bool ok = matches(def_->acquire.success, r, p);
