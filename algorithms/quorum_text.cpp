@@ -1,5 +1,7 @@
 #include "algorithms/quorum_text.h"
 
+#include <algorithm>
+
 #include "env/parse.h"  // format_duration
 
 namespace locksim::algorithms {
@@ -18,6 +20,16 @@ std::string failed_round_detail(const QuorumTally& tally, size_t n, size_t quoru
   return "locked " + count_text(tally.locked, n, quorum) +
          (tally.io_errors > 0 ? ", " + std::to_string(tally.io_errors) + " did not answer" : "") +
          (tally.last_error.empty() ? "" : "; last error " + tally.last_error);
+}
+
+std::string unanswered_unlock_text(size_t unanswered) {
+  if (unanswered == 0) return "";
+  return "; unlock got no answer from " + std::to_string(unanswered) + " nodes";
+}
+
+Outcome failed_acquire_outcome(const std::vector<bool>& may_hold, size_t quorum) {
+  const auto left = static_cast<size_t>(std::count(may_hold.begin(), may_hold.end(), true));
+  return left >= quorum ? Outcome::kUnknown : Outcome::kFail;
 }
 
 }  // namespace locksim::algorithms

@@ -1,11 +1,13 @@
 // What a quorum lock (Redlock, a scripted lock on N masters) says about a
-// round, in the words its histories use: one place, so the scripted version of
-// Redlock writes byte for byte the details the built-in one writes.
+// round and decides after the last one, in the words its histories use: one place, so the scripted
+// version of Redlock writes byte for byte the details the built-in one writes.
 #pragma once
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
+#include "algorithms/lock_algorithm.h"
 #include "env/time.h"
 
 namespace locksim::algorithms {
@@ -23,5 +25,16 @@ std::string count_text(size_t count, size_t n, size_t quorum);
 // Why a round that ended with `tally` and `validity` did not win.
 std::string failed_round_detail(const QuorumTally& tally, size_t n, size_t quorum,
                                 Duration validity, Duration elapsed);
+
+// "; unlock got no answer from 2 nodes", or "" when every node answered.
+std::string unanswered_unlock_text(size_t unanswered);
+
+// The outcome of an acquire whose every round failed, `may_hold` marking the
+// nodes where a key of ours may be left. The token is the same in every
+// attempt, so each unlock also covered the SETs of earlier attempts. Keys
+// left on fewer than a quorum are no lock (they only delay others until they
+// expire): the acquire cleanly did not happen (kFail). On a quorum they are,
+// in effect, a lock nobody knows it holds, until the TTL (kUnknown).
+Outcome failed_acquire_outcome(const std::vector<bool>& may_hold, size_t quorum);
 
 }  // namespace locksim::algorithms

@@ -156,18 +156,10 @@ AcquireResult Redlock::acquire(Env& env, const std::string& resource) {
     result.detail = failed_round_detail(tally, n, quorum, validity, elapsed);
     // Step 5. A SET that timed out may have landed; the unlock clears it.
     const size_t unanswered = unlock_all(env, resource, token, may_hold);
-    if (unanswered > 0) {
-      result.detail += "; unlock got no answer from " + std::to_string(unanswered) + " nodes";
-    }
+    result.detail += unanswered_unlock_text(unanswered);
     params_.retry.backoff_after(env, attempt);
   }
-  // The token is the same in every attempt, so each unlock also covered the
-  // SETs of earlier attempts. Our keys left behind on fewer than a quorum of
-  // nodes are no lock (they only delay others until they expire): the
-  // acquire cleanly did not happen. On a quorum they are, in effect, a lock
-  // nobody knows it holds, until the TTL: the outcome is unknown.
-  const size_t left = static_cast<size_t>(std::count(may_hold.begin(), may_hold.end(), true));
-  result.outcome = left >= quorum ? Outcome::kUnknown : Outcome::kFail;
+  result.outcome = failed_acquire_outcome(may_hold, quorum);
   return result;
 }
 

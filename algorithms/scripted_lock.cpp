@@ -226,13 +226,10 @@ AcquireResult ScriptedLock::acquire_quorum(Env& env, const std::string& resource
     }
     result.detail = failed_round_detail(tally, n, quorum, validity, elapsed);
     const size_t unanswered = unlock_all(env, p, may_hold);
-    if (unanswered > 0) {
-      result.detail += "; unlock got no answer from " + std::to_string(unanswered) + " nodes";
-    }
+    result.detail += unanswered_unlock_text(unanswered);
     params_.retry.backoff_after(env, attempt);
   }
-  const size_t left = static_cast<size_t>(std::count(may_hold.begin(), may_hold.end(), true));
-  result.outcome = left >= quorum ? Outcome::kUnknown : Outcome::kFail;
+  result.outcome = failed_acquire_outcome(may_hold, quorum);
   return result;
 }
 

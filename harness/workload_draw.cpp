@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "algorithms/registry.h"
+#include "algorithms/param_lookup.h"
 #include "env/assert.h"
 #include "env/parse.h"
 #include "faults/profile.h"
@@ -48,19 +48,12 @@ struct DrawBounds {
   ShapeWeights weights;
 };
 
-bool has_param(const RunConfig& config, const char* name) {
-  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
-  LOCKSIM_ASSERT_MSG(spec != nullptr, "validated before the draw");
-  return std::any_of(spec->params.begin(), spec->params.end(),
-                     [name](const auto& p) { return p.name == name; });
-}
-
 DrawBounds bounds_of(const RunConfig& config) {
   const auto parts = faults::parse_profile(config.profile, "--profile");
   DrawBounds b;
   b.lease = profile_lease(config);
   b.session = !ttl_param(config).has_value();
-  b.careful = has_param(config, "drift-factor");
+  b.careful = algorithms::has_param(config.algorithm, "drift-factor");
   b.lease_past_run = b.lease > config.duration;
   b.lease_drawn = b.lease_past_run && !b.session && faults::must_outlast_lease(parts) &&
                   config.algorithm_params.count("ttl") == 0;

@@ -7,12 +7,15 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "env/reply.h"
 #include "env/time.h"
+#include "live/redis_process.h"
 
 namespace locksim {
 inline void PrintTo(const Reply& reply, std::ostream* os) {
@@ -55,6 +58,20 @@ inline std::string show(const std::vector<std::string>& argv) {
     out += (out.empty() ? "" : " ") + ("'" + shown + "'");
   }
   return out;
+}
+
+// A real redis-server 7.0 for the test, or nullptr with `why` set: the test
+// fails with it (CI and scripts/setup install the Debian package redis-server).
+inline std::unique_ptr<live::RedisProcess> start_real_redis(std::string& why) {
+  try {
+    return live::RedisProcess::start();
+  } catch (const std::exception& e) {
+    why = std::string(
+              "the differential test needs a real redis-server 7.0 on $PATH (Debian "
+              "package redis-server; scripts/setup installs it): ") +
+          e.what();
+    return nullptr;
+  }
 }
 
 }  // namespace locksim::sim::redis::differential

@@ -343,14 +343,9 @@ bool touches_expired_key(const Server& sim, const std::vector<std::string>& argv
 }
 
 TEST(RedisDifferentialTest, SimulatedServerAnswersLikeRedisServer) {
-  std::unique_ptr<live::RedisProcess> process;
-  try {
-    process = live::RedisProcess::start();
-  } catch (const std::exception& e) {
-    FAIL() << "the differential test needs a real redis-server 7.0 on $PATH (Debian package "
-              "redis-server; CI installs it): "
-           << e.what();
-  }
+  std::string why;
+  const std::unique_ptr<live::RedisProcess> process = differential::start_real_redis(why);
+  ASSERT_NE(process, nullptr) << why;
   live::HiredisConnection real("127.0.0.1", process->port(), Duration::seconds(5), "real-redis");
   const Reply info = real.command({"PING"});
   ASSERT_EQ(info, Reply::status("PONG")) << "the real server does not answer";
@@ -414,12 +409,9 @@ TEST(RedisDifferentialTest, SimulatedServerAnswersLikeRedisServer) {
 // missing key, a live key and an expired (not yet collected) key: the cases
 // where a simulator is most tempted to be approximately right.
 TEST(RedisDifferentialTest, EveryLockCommandOnMissingLiveAndExpiredKeys) {
-  std::unique_ptr<live::RedisProcess> process;
-  try {
-    process = live::RedisProcess::start();
-  } catch (const std::exception& e) {
-    FAIL() << "needs a real redis-server on $PATH (scripts/setup installs it): " << e.what();
-  }
+  std::string why;
+  const std::unique_ptr<live::RedisProcess> process = differential::start_real_redis(why);
+  ASSERT_NE(process, nullptr) << why;
   live::HiredisConnection real("127.0.0.1", process->port(), Duration::seconds(5), "real-redis");
   Server sim(1);
   const std::string k = "locksim:lock";

@@ -24,12 +24,9 @@ using differential::wall_now;
 // increment, a field that is not an integer, overflow, a hash emptied by HDEL
 // (deleted, TTL and all), and the lock's own scripts.
 TEST(RedisDifferentialTest, HashCommandsAndTheirErrors) {
-  std::unique_ptr<live::RedisProcess> process;
-  try {
-    process = live::RedisProcess::start();
-  } catch (const std::exception& e) {
-    FAIL() << "needs a real redis-server on $PATH (scripts/setup installs it): " << e.what();
-  }
+  std::string why;
+  const std::unique_ptr<live::RedisProcess> process = differential::start_real_redis(why);
+  ASSERT_NE(process, nullptr) << why;
   live::HiredisConnection real("127.0.0.1", process->port(), Duration::seconds(5), "real-redis");
   Server sim(1);
   const std::string acquire =

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "algorithms/param_lookup.h"
 #include "algorithms/registry.h"
 #include "env/assert.h"
 #include "env/parse.h"
@@ -18,14 +19,7 @@ const algorithms::AlgorithmSpec* spec_of(const std::string& algorithm) {
   return algorithms::find_algorithm(algorithm);
 }
 
-bool has_param(const std::string& algorithm, std::string_view name) {
-  const algorithms::AlgorithmSpec* spec = spec_of(algorithm);
-  if (spec == nullptr) return false;
-  for (const algorithms::ParamInfo& p : spec->params) {
-    if (p.name == name) return true;
-  }
-  return false;
-}
+using algorithms::has_param;
 
 // The parameter as given, or its default ("" for an unknown one).
 std::string param_text(const RunConfig& config, const std::string& name) {
