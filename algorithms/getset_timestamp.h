@@ -73,7 +73,7 @@ class GetsetTimestamp : public LockAlgorithm {
   // The key never expires; its value is the lease's end on the writer's clock.
   StoreShape store_shape(const std::string& resource, size_t redis_servers) const override {
     (void)redis_servers;
-    return StoreShape{resource, 1, true};
+    return StoreShape{resource, 1, true, false};
   }
 
   const Params& params() const { return params_; }

@@ -71,6 +71,10 @@ struct StoreShape {
   std::string key;                    // Redis key, MySQL Flock_name, ZooKeeper lock node
   size_t quorum = 1;                  // Redis masters that must grant (Redlock's quorum)
   bool value_is_deadline_ms = false;  // the value is the lease's end on the writer's clock (GETSET)
+  // The holder the store keeps starts with the writer's client name and ':'
+  // (make_token), so a grant can be told to whom it went the moment the
+  // store records it. Not GETSET's timestamp, nor a ZooKeeper node.
+  bool holder_names_client = true;
 };
 
 class LockAlgorithm {

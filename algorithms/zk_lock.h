@@ -80,7 +80,7 @@ class ZkLock : public LockAlgorithm {
   // The lock is the recipe's parent node: free when it has no children.
   StoreShape store_shape(const std::string& resource, size_t redis_servers) const override {
     (void)redis_servers;
-    return StoreShape{zk_lock_path(resource), 1, false};
+    return StoreShape{zk_lock_path(resource), 1, false, false};
   }
 
  private:

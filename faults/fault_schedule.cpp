@@ -1,5 +1,6 @@
 #include "faults/fault_schedule.h"
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <sstream>
@@ -64,32 +65,40 @@ std::string signed_duration(Duration d) {
 
 }  // namespace
 
+std::string FaultEvent::when() const {
+  std::string out = format_duration(at);
+  if (after_grant) {
+    out += " on grant";
+    if (*after_grant > Duration::zero()) out += "+" + format_duration(*after_grant);
+  }
+  return out;
+}
+
 std::string FaultEvent::describe() const {
   std::string out;
   switch (kind) {
     case FaultKind::kPause:
-      return "pause " + node + " at " + format_duration(at) + " for " + format_duration(duration);
+      return "pause " + node + " at " + when() + " for " + format_duration(duration);
     case FaultKind::kSetDrift:
-      return "drift " + node + " at " + format_duration(at) + " " + (drift_ppm >= 0 ? "+" : "") +
+      return "drift " + node + " at " + when() + " " + (drift_ppm >= 0 ? "+" : "") +
              std::to_string(drift_ppm) + "ppm";
     case FaultKind::kJumpClock:
-      return "jump " + node + " at " + format_duration(at) + " " + signed_duration(jump);
+      return "jump " + node + " at " + when() + " " + signed_duration(jump);
     case FaultKind::kCrash:
-      out = "crash " + node + " at " + format_duration(at);
+      out = "crash " + node + " at " + when();
       if (duration > Duration::zero()) out += " for " + format_duration(duration);
       return out;
     case FaultKind::kPartition:
-      out = "partition " + join(side_a) + (one_way ? "->" : "|") + join(side_b) + " at " +
-            format_duration(at);
+      out = "partition " + join(side_a) + (one_way ? "->" : "|") + join(side_b) + " at " + when();
       if (duration > Duration::zero()) out += " for " + format_duration(duration);
       return out;
     case FaultKind::kHeal:
-      return "heal at " + format_duration(at);
+      return "heal at " + when();
     case FaultKind::kDelay:
-      return "delay " + join(side_a) + "|" + join(side_b) + " at " + format_duration(at) + " for " +
+      return "delay " + join(side_a) + "|" + join(side_b) + " at " + when() + " for " +
              format_duration(duration) + " by " + format_duration(delay);
     case FaultKind::kLoss:
-      out = "loss " + join(side_a) + "|" + join(side_b) + " at " + format_duration(at) + " " +
+      out = "loss " + join(side_a) + "|" + join(side_b) + " at " + when() + " " +
             format_rate(loss_probability);
       if (duration > Duration::zero()) out += " for " + format_duration(duration);
       return out;
@@ -220,6 +229,22 @@ void parse_node_fault(const std::vector<std::string>& w, FaultEvent& e, const st
   }
 }
 
+// "on grant" or "on grant+D" right after "at T": taken out of `w`, so the
+// rest reads as without it.
+void take_grant_trigger(std::vector<std::string>& w, FaultEvent& e, const std::string& f,
+                        const Bad& bad) {
+  if (w.size() < 6 || w[4] != "on") return;
+  const std::string& g = w[5];
+  if (g == "grant") {
+    e.after_grant = Duration::zero();
+  } else if (g.rfind("grant+", 0) == 0) {
+    e.after_grant = parse_duration(g.substr(6), f);
+  } else {
+    throw bad("'on grant' or 'on grant+D' after 'at T'");
+  }
+  w.erase(w.begin() + 4, w.begin() + 6);
+}
+
 }  // namespace
 
 FaultEvent parse_fault(std::string_view text, std::string_view field) {
@@ -243,6 +268,7 @@ FaultEvent parse_fault(std::string_view text, std::string_view field) {
     throw bad("'pause|drift|jump|crash|partition|delay|loss TARGET at T ...' or 'heal at T'");
   }
   e.at = parse_duration(w[3], f);
+  take_grant_trigger(w, e, f, bad);
   if (verb == "pause" || verb == "drift" || verb == "jump" || verb == "crash") {
     parse_node_fault(w, e, f, bad);
   } else if (verb == "partition") {
@@ -258,6 +284,15 @@ FaultEvent parse_fault(std::string_view text, std::string_view field) {
     parse_loss(w, e, f, bad);
   } else {
     throw bad("one of pause, drift, jump, crash, partition, delay, loss, heal");
+  }
+  const auto grantee = [](const std::string& n) { return n == kGranteeTarget; };
+  const bool names_grantee = grantee(e.node) ||
+                             std::any_of(e.side_a.begin(), e.side_a.end(), grantee) ||
+                             std::any_of(e.side_b.begin(), e.side_b.end(), grantee);
+  if (names_grantee && !e.after_grant) {
+    throw bad(
+        "'on grant' after the time for a fault on @grantee (the client the lock is granted "
+        "to), such as 'partition @grantee|redis-1 at 5s on grant for 10s'");
   }
   return e;
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,9 @@ enum class FaultKind {
 
 const char* to_string(FaultKind k);
 
+// The target of a fault that waits for a grant: the client granted.
+inline constexpr const char* kGranteeTarget = "@grantee";
+
 struct FaultEvent {
   Duration at;  // true time since the run started
   FaultKind kind = FaultKind::kPause;
@@ -39,9 +43,18 @@ struct FaultEvent {
   bool one_way = false;               // kPartition: A->B
   Duration delay = Duration::zero();  // kDelay: the latency added
   double loss_probability = 0.0;      // kLoss: the rate, in [0, 1]
+  // Set: the fault waits, from `at`, for the lock's next grant (the moment
+  // its store records a new holder, before the grant's reply leaves) and
+  // fires this long after it. How a schedule meets a lock where it is
+  // fragile without knowing when the clients will take it: a partition that
+  // holds the grant's reply, a crash before the grant is replicated. A
+  // target "@grantee" names the client granted (and requires this).
+  std::optional<Duration> after_grant;
 
   // "pause c1 at 5s for 12s" — the same syntax parse_fault() reads.
   std::string describe() const;
+  // "5s", or "5s on grant+200ms" for a fault that waits for a grant.
+  std::string when() const;
 
   // Its targets, then its parameters: the :value of the :nemesis op that
   // records it in the history (history/history.h lists them all):
@@ -72,6 +85,10 @@ struct FaultSchedule {
 //   heal at T
 //   delay A,B|C,D at T for D by X     (X more latency both ways for D, order kept)
 //   loss A,B|C,D at T RATE [for D]    (RATE in [0, 1]: retransmission delays)
+// and, in any but heal, "at T on grant" or "at T on grant+D": from T, wait
+// for the lock's next grant and fire then (or D after it); the target
+// "@grantee" is the client granted, as in 'partition @grantee|redis-1 at 5s
+// on grant for 10s'.
 // Throws ConfigError naming `field`.
 FaultEvent parse_fault(std::string_view text, std::string_view field);
 

@@ -19,6 +19,7 @@ Nemesis::Nemesis(sim::World& world, sim::Network& net, std::map<std::string, sim
 std::string Nemesis::resolve(const std::string& name) const {
   if (name == kHolder) return holder_ ? holder_() : std::string();
   if (name == kPrimary) return primary_ ? primary_() : std::string();
+  if (name == kGrantee) return grantee_;
   return name;
 }
 
@@ -43,12 +44,17 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
     auto check = [&](const std::string& name) {
       if (name == kHolder && holder_) return;
       if (name == kPrimary && primary_) return;
+      if (name == kGrantee && grant_watch_) return;
       if (nodes_.count(name) == 0) {
         throw ConfigError(field + ": no node named '" + name + "' (nodes: " + known + ")");
       }
     };
     if (e.at < Duration::zero()) throw ConfigError(field + ": expected a time >= 0");
     if (e.duration < Duration::zero()) throw ConfigError(field + ": expected a duration >= 0");
+    if (e.after_grant && (!grant_watch_ || *e.after_grant < Duration::zero())) {
+      throw ConfigError(field + (grant_watch_ ? ": expected 'on grant+D' with D >= 0"
+                                              : ": 'on grant' needs a run that watches the lock"));
+    }
     if (e.kind == FaultKind::kPartition || e.kind == FaultKind::kDelay ||
         e.kind == FaultKind::kLoss) {
       for (const auto& n : e.side_a) check(n);
@@ -68,14 +74,64 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
     }
   }
   for (const FaultEvent& e : schedule.events) {
-    world_.at(TimePoint{} + e.at, [this, e] { apply(e); });
+    world_.at(TimePoint{} + e.at, [this, e] {
+      if (e.after_grant) {
+        await_grant(e);
+      } else {
+        apply(e);
+      }
+    });
   }
+}
+
+void Nemesis::await_grant(const FaultEvent& e) {
+  LOCKSIM_ASSERT(e.after_grant && grant_watch_);
+  const uint64_t id = next_awaiting_++;
+  awaiting_.emplace(id, Awaiting{e, false});
+  grant_watch_([this, id](std::string grantee) {
+    const auto it = awaiting_.find(id);
+    // Pair of the emplace above: a watch fires each request once.
+    LOCKSIM_ASSERT_MSG(it != awaiting_.end() && !it->second.granted,
+                       "a grant fires a waiting fault once");
+    it->second.granted = true;
+    auto fire = [this, id, grantee] {
+      const auto waiting = awaiting_.find(id);
+      LOCKSIM_ASSERT(waiting != awaiting_.end() && waiting->second.granted);
+      const FaultEvent fault = waiting->second.fault;
+      awaiting_.erase(waiting);
+      grantee_ = grantee;
+      apply(fault);
+      grantee_.clear();
+    };
+    if (*it->second.fault.after_grant == Duration::zero()) {
+      fire();
+    } else {
+      world_.after(*it->second.fault.after_grant, fire);
+    }
+  });
+}
+
+void Nemesis::finish() {
+  for (const auto& [id, a] : awaiting_) {
+    report_skip(a.fault, a.granted ? "the run ended before grant+D" : "no grant after its time");
+  }
+  awaiting_.clear();
+}
+
+std::string_view Nemesis::unresolved_note(const FaultEvent& e) {
+  auto names = [&e](const char* target) {
+    return e.node == target || std::count(e.side_a.begin(), e.side_a.end(), target) > 0 ||
+           std::count(e.side_b.begin(), e.side_b.end(), target) > 0;
+  };
+  if (names(kPrimary)) return "no primary to name";
+  if (names(kGrantee)) return "the lock's store does not name the client it granted";
+  return "nobody holds the lock";
 }
 
 void Nemesis::apply(const FaultEvent& event) {
   FaultEvent e = event;
   if (!resolve_targets(e)) {
-    report_skip(event, event.node == kPrimary ? "no primary to name" : "nobody holds the lock");
+    report_skip(event, unresolved_note(event));
     return;
   }
   const char* const f = to_string(e.kind);

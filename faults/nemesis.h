@@ -71,15 +71,34 @@ class Nemesis {
   // Before install().
   void set_primary_lookup(PrimaryLookup lookup) { primary_ = std::move(lookup); }
 
+  // "@grantee": the client the lock is granted to, for a fault that waits
+  // for a grant (FaultEvent::after_grant). A GrantWatch is asked once per
+  // such fault, at its time, and must call `fired` once, in an event of its
+  // own at the instant of the lock's next grant, with the client granted (""
+  // when the store's record names no client). Needs set_grant_watch().
+  static constexpr const char* kGrantee = kGranteeTarget;
+  using GrantWatch = std::function<void(std::function<void(std::string grantee)> fired)>;
+  // Before install().
+  void set_grant_watch(GrantWatch watch) { grant_watch_ = std::move(watch); }
+
+  // Reports each fault still waiting for a grant ("no grant after its
+  // time") or for its time after one ("the run ended before grant+D") as a
+  // skip. Once, at the run's end, before the history is closed.
+  void finish();
+
   // Checks every name and value, then schedules every event. Throws
   // ConfigError naming `field_prefix[i]` for the first bad event.
   void install(const FaultSchedule& schedule, const std::string& field_prefix);
 
  private:
   sim::Node& node(const std::string& name);
-  // Resolves "@holder" and "@primary"; "" when there is nobody to name.
+  // Resolves "@holder", "@primary" and "@grantee"; "" when there is nobody to name.
   std::string resolve(const std::string& name) const;
   void apply(const FaultEvent& e);
+  // A fault with after_grant, at its time: waits for the grant, then applies.
+  void await_grant(const FaultEvent& e);
+  // Why `e`'s targets named nobody, for its skip.
+  static std::string_view unresolved_note(const FaultEvent& e);
   // Resolves `e`'s targets in place; false when one of them names nobody.
   bool resolve_targets(FaultEvent& e) const;
   // Reports that `scheduled` (as written, naming @holder or @primary) was skipped.
@@ -117,6 +136,16 @@ class Nemesis {
   std::map<std::string, sim::Node*> nodes_;
   HolderLookup holder_;
   PrimaryLookup primary_;
+  GrantWatch grant_watch_;
+  std::string grantee_;  // while a fault fired by a grant is applied: the client granted
+  // Faults waiting for their grant, or granted and waiting out their
+  // after_grant, by a number of their own (finish()'s skips).
+  struct Awaiting {
+    FaultEvent fault;
+    bool granted = false;
+  };
+  std::map<uint64_t, Awaiting> awaiting_;
+  uint64_t next_awaiting_ = 1;
   StepSink sink_;
 };
 

@@ -19,7 +19,9 @@ namespace {
 class Draw {
  public:
   Draw(uint64_t seed, const std::string& part, const DeploymentView& view)
-      : rng_(sim::Rng(seed).split("profile/" + part)), view_(view) {
+      : rng_(sim::Rng(seed).split("profile/" + part)),
+        aim_(sim::Rng(seed).split("profile/" + part + "/aim")),
+        view_(view) {
     LOCKSIM_ASSERT_MSG(!view.clients.empty() && !view.servers.empty(),
                        "a profile needs clients and servers to aim at");
     LOCKSIM_ASSERT(view.run_length > Duration::zero() && view.lease > Duration::zero());
@@ -63,12 +65,16 @@ class Draw {
     return out;
   }
   sim::Rng& rng() { return rng_; }
+  // A stream of its own for where a fault is aimed (on a grant), so that
+  // aiming a fault never changes the profile's other draws.
+  sim::Rng& aim() { return aim_; }
   const std::vector<std::string>& primaries() const {
     return view_.primaries.empty() ? view_.servers : view_.primaries;
   }
 
  private:
   sim::Rng rng_;
+  sim::Rng aim_;
   const DeploymentView& view_;
 };
 
@@ -159,10 +165,18 @@ void failover(Draw& d, std::vector<FaultEvent>& out) {
   std::vector<std::string> left = d.primaries();
   const int64_t count = d.between(1, static_cast<int64_t>(left.size()));
   const Duration at = d.time(5, 30);
+  // Half the seeds wait for a grant, then crash within 20-200 ms of it: after
+  // its reply has reached the client, before a replica 250 ms or more behind
+  // has it.
+  const std::optional<Duration> after_grant =
+      d.aim().chance(0.5) ? std::optional(Duration::millis(d.aim().between(20, 200)))
+                          : std::nullopt;
   for (int64_t i = 0; i < count; ++i) {
     const std::string node = d.pick(left);
     left.erase(std::find(left.begin(), left.end(), node));
-    FaultEvent e = event(FaultKind::kCrash, at + Duration::millis(d.between(0, 300)), node);
+    const Duration offset = Duration::millis(d.between(0, 300));
+    FaultEvent e = event(FaultKind::kCrash, after_grant ? at : at + offset, node);
+    if (after_grant) e.after_grant = *after_grant + offset;
     e.duration = d.millis(Duration::seconds(2), Duration::seconds(4));
     out.push_back(e);
   }
@@ -222,11 +236,19 @@ void partition(Draw& d, std::vector<FaultEvent>& out) {
   in.retransmission_limit = d.view().retransmission_limit;
   const bool aim_at_holder = d.chance(50);
   for (FaultEvent& e : draw_network_faults(d.rng(), in).events) {
+    // Half the cuts wait for a grant, so that they hold its reply: a late
+    // grant. A cut of the holder then cuts the client granted, where the
+    // store names it.
+    const bool at_grant = e.kind == FaultKind::kPartition && d.aim().chance(0.5);
     for (auto* side : {&e.side_a, &e.side_b}) {
       const auto& clients = d.view().clients;
       if (aim_at_holder && side->size() == 1 &&
           std::find(clients.begin(), clients.end(), side->front()) != clients.end()) {
-        *side = {"@holder"};
+        const bool grantee = at_grant && d.view().grants_name_clients;
+        *side = {grantee ? kGranteeTarget : "@holder"};
+        if (grantee) e.after_grant = Duration::zero();
+      } else if (at_grant && *side == clients) {
+        e.after_grant = Duration::zero();
       }
     }
     // Whole milliseconds, so the schedule prints and reads back exactly.

@@ -42,6 +42,9 @@ struct DeploymentView {
   // TCP's: a partition longer than this breaks connections instead of
   // delaying them (sim/connection.h).
   Duration retransmission_limit = Duration::millis(924'600);
+  // The lock's store names the client a grant went to (FaultEvent::
+  // after_grant, "@grantee"): false for GETSET and ZooKeeper.
+  bool grants_name_clients = false;
 };
 
 // The profiles, in the matrix's column order: none, client-clock,

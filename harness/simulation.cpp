@@ -7,6 +7,7 @@
 #include "env/assert.h"
 #include "harness/backends.h"
 #include "harness/exposure_monitor.h"
+#include "harness/grant_watch.h"
 #include "harness/lock_tracer.h"
 #include "harness/profile_deployment.h"
 #include "harness/settings.h"
@@ -162,15 +163,20 @@ struct SimRun {
   std::unique_ptr<sim::StoreNode> store;  // the guarded resource, if any
   std::vector<std::unique_ptr<ResourceConnection>> store_connections;
   std::unique_ptr<ExposureMonitor> exposure;
-  std::unique_ptr<LockTracer> tracer;  // only when the run is explained or drawn
+  std::unique_ptr<LockTracer> tracer;       // only when the run is explained or drawn
+  std::unique_ptr<GrantWatch> grant_watch;  // for faults "on grant"
   sim::World world;
 };
 
 // The lock as it sits in the store, as the algorithm writes it: what the
 // exposure monitor and the lock tracer ask the servers about.
+algorithms::StoreShape store_shape(const SimRun& run) {
+  return run.algorithm->store_shape(run.config.workload.resource,
+                                    static_cast<size_t>(resolved_topology(run.config).masters));
+}
+
 sim::LockProbe lock_probe(const SimRun& run) {
-  const algorithms::StoreShape shape = run.algorithm->store_shape(
-      run.config.workload.resource, static_cast<size_t>(resolved_topology(run.config).masters));
+  const algorithms::StoreShape shape = store_shape(run);
   return sim::LockProbe{shape.key, shape.quorum, shape.value_is_deadline_ms};
 }
 
@@ -229,9 +235,10 @@ faults::FaultSchedule install_faults(SimRun& run) {
   const size_t servers = by_name.size();
   faults::FaultSchedule drawn;
   if (!run.config.profile.empty()) {
-    drawn = faults::generate_schedule(
-        faults::parse_profile(run.config.profile, "--profile"), run.config.seed,
-        deployment_view(run.config, by_name, run.deployment->roles()));
+    faults::DeploymentView view = deployment_view(run.config, by_name, run.deployment->roles());
+    view.grants_name_clients = store_shape(run).holder_names_client;
+    drawn = faults::generate_schedule(faults::parse_profile(run.config.profile, "--profile"),
+                                      run.config.seed, view);
   }
   for (auto& n : run.client_nodes) by_name[n->name()] = n.get();
   const size_t stores = run.store ? 1 : 0;
@@ -253,6 +260,13 @@ faults::FaultSchedule install_faults(SimRun& run) {
     const sim::Deployment::Roles roles = deployment->roles();
     return roles.primaries.empty() ? std::string() : roles.primaries.front();
   });
+  std::vector<std::string> clients;
+  for (auto& n : run.client_nodes) clients.push_back(n->name());
+  run.grant_watch =
+      std::make_unique<GrantWatch>(run.world, *run.deployment, lock_probe(run), std::move(clients));
+  GrantWatch* watch = run.grant_watch.get();
+  run.nemesis->set_grant_watch(
+      [watch](std::function<void(std::string)> fired) { watch->arm(std::move(fired)); });
   run.nemesis->install(run.config.faults, run.config.fault_field_prefix());
   // Names come from the deployment itself, so an error here is a bug.
   run.nemesis->install(drawn, "--profile");
@@ -302,6 +316,7 @@ SimOutput run_simulation(const PreparedRun& prepared, bool trace_lock) {
   start_clients(run);
 
   run.world.run_until(TimePoint{} + config.duration);
+  run.nemesis->finish();
   out.events = run.world.events_executed();
   out.exposure = run.exposure->finish(run.world.now());
   if (run.tracer) out.lock_trace = run.tracer->finish(run.world.now());

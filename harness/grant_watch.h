@@ -1,0 +1,55 @@
+// Tells the nemesis when the lock is next granted, and to whom: what a fault
+// "at T on grant" waits for (faults/fault_schedule.h, Nemesis::GrantWatch).
+//
+// A grant is the moment the lock's store records a new holder: the token a
+// quorum of serving servers hold as a live lock (sim::Deployment::
+// lock_states) changes to a new one — a key set, a row committed, a lower
+// lock node. That is before the grant's reply leaves the server, so a fault
+// fired there can hold the reply (a partition) or lose what is not yet
+// replicated (a crash a little later). The client granted is the token's
+// prefix where the algorithm writes one ("c3:…", algorithms::make_token);
+// GETSET's timestamp and ZooKeeper's node name none ("").
+//
+// Like the exposure monitor it only reads state, and it looks only while a
+// fault waits: a run without such faults pays nothing, and its history is
+// the same with or without the watch.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/backend.h"
+#include "sim/world.h"
+
+namespace locksim::harness {
+
+class GrantWatch {
+ public:
+  // `clients`: the client node names a token's prefix may name. `world` and
+  // `deployment` must outlive it, and `world` must not run events after it
+  // is gone.
+  GrantWatch(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe,
+             std::vector<std::string> clients);
+
+  // Calls `fired` once, in an event of its own at the instant of the next
+  // grant after now, with the client granted ("" when the token names none).
+  // Never, if no grant comes before the run ends.
+  void arm(std::function<void(std::string grantee)> fired);
+
+ private:
+  void look();
+  // The token a quorum of serving servers hold as a live lock now, or "".
+  std::string granted_token();
+  std::string client_of(const std::string& token) const;
+
+  sim::World& world_;
+  sim::Deployment& deployment_;
+  sim::LockProbe probe_;
+  std::vector<std::string> clients_;
+  std::vector<std::function<void(std::string)>> waiting_;
+  std::string granted_;  // the token granted at the last look, while anyone waits
+  bool observing_ = false;
+};
+
+}  // namespace locksim::harness
