@@ -81,7 +81,7 @@ int64_t ppm_over(Duration a, Duration b) {
   return static_cast<int64_t>(std::ceil(ppm));
 }
 
-Theory drift_theory(const RunConfig& base, Kind kind) {
+Theory drift_theory(const RunConfig& base, Kind kind, const FaultFree& seen) {
   const Duration ttl = lease_of(base);
   if (kind == Kind::kServerDriftOne && drift_targets(base, Kind::kServerDrift).size() > 1) {
     return {std::nullopt, "never: the other " +
@@ -93,13 +93,45 @@ Theory drift_theory(const RunConfig& base, Kind kind) {
     return {ppm_over(ttl, hold), "(ttl / hold - 1) x 1e6 = (" + format_duration(ttl) + " / " +
                                      format_duration(hold) + " - 1) x 1e6"};
   }
+  // The holder works to the end of its validity, t1 + ttl - (ttl x
+  // drift-factor + 2 ms) by its clock, and the quorum's last key lives from
+  // its own SET, a few hops after t1: what it must outlive is the time from
+  // that SET to the release, both read from the fault-free run.
+  LOCKSIM_ASSERT_MSG(seen.quorum_life_max.has_value(), "the fault-free run set a quorum of keys");
+  const Duration life = *seen.quorum_life_max;
   const double factor = std::stod(param_text(base, "drift-factor"));
   const Duration reserve =
       Duration{static_cast<int64_t>(std::llround(static_cast<double>(ttl.ns) * factor))} +
       Duration::millis(2);
-  return {ppm_over(ttl, ttl - reserve), "(ttl / (ttl - (ttl x drift-factor + 2ms)) - 1) x 1e6 = (" +
-                                            format_duration(ttl) + " / " +
-                                            format_seconds((ttl - reserve).ns) + " - 1) x 1e6"};
+  LOCKSIM_ASSERT(life > Duration::zero() && life <= ttl - reserve);
+  return {ppm_over(ttl, life),
+          "(ttl / max over holds (release - the quorum's last SET) - 1) x 1e6 = (" +
+              format_duration(ttl) + " / " + format_seconds(life.ns) +
+              " - 1) x 1e6: the validity ttl - (ttl x drift-factor + 2ms) = " +
+              format_seconds((ttl - reserve).ns) + " from t1, less the " +
+              format_seconds((ttl - reserve - life).ns) + " from t1 to that SET"};
+}
+
+// A client-clock step of S: the second acquire writes a deadline S early,
+// which must still lie past its release. A MySQL DATETIME keeps whole
+// seconds (the fraction is truncated), so the stored deadline is
+// floor(t + ttl - S), t the acquire's clock reading: it falls to or below the
+// release R once S > t + ttl - ceil(R), up to a second below ttl - hold.
+Theory client_clock_theory(const RunConfig& base, const FaultFree& seen) {
+  const Duration lease = lease_of(base);
+  const Duration hold = base.workload.hold_min;
+  const bool whole_seconds = base.algorithm.rfind("mysql-", 0) == 0;
+  if (!whole_seconds || !seen.second_acquire || !seen.second_release) {
+    return {(lease - hold).ns,
+            "ttl - hold = " + format_duration(lease) + " - " + format_duration(hold)};
+  }
+  const int64_t second = Duration::seconds(1).ns;
+  const int64_t release_ceil = (seen.second_release->ns + second - 1) / second * second;
+  const int64_t size = seen.second_acquire->ns + lease.ns - release_ceil;
+  return {size, "acquire + ttl - ceil(release) = " + format_seconds(seen.second_acquire->ns) +
+                    " + " + format_duration(lease) + " - " + format_seconds(release_ceil) +
+                    " (the DATETIME deadline keeps whole seconds: ttl - hold = " +
+                    format_duration(lease - hold) + " less the acquire's fraction of a second)"};
 }
 
 }  // namespace
@@ -210,11 +242,14 @@ std::vector<Kind> kinds_for(const std::string& algorithm) {
   if (has_param(algorithm, "ttl") || session_algorithm(algorithm)) out.push_back(Kind::kPartition);
   if (server_expiry_lock(algorithm)) out.push_back(Kind::kServerClockStep);
   // A replica to fail over to: a single-master Redis lock (Redlock's masters
-  // have none by design).
+  // have none by design) or the MySQL table's primary.
   const algorithms::AlgorithmSpec* spec = spec_of(algorithm);
   const bool redis_lease =
       spec != nullptr && spec->backend == "redis" && has_param(algorithm, "ttl");
-  if (redis_lease && !has_param(algorithm, "quorum")) out.push_back(Kind::kFailoverLag);
+  const bool mysql_lease = spec != nullptr && spec->backend == "mysql";
+  if ((redis_lease && !has_param(algorithm, "quorum")) || mysql_lease) {
+    out.push_back(Kind::kFailoverLag);
+  }
   if (redis_lease) out.push_back(Kind::kCrashDowntime);
   if (server_expiry_lock(algorithm)) out.push_back(Kind::kDelaySpike);
   return out;
@@ -303,11 +338,12 @@ RunConfig with_fault(const RunConfig& base, Kind kind, int64_t size, TimePoint h
   return c;
 }
 
-Theory theory_of(const RunConfig& base, Kind kind, TimePoint held_from,
+Theory theory_of(const RunConfig& base, Kind kind, const FaultFree& seen,
                  std::optional<int64_t> last_heard) {
-  if (unit_of(kind) == Unit::kPpm) return drift_theory(base, kind);
+  if (unit_of(kind) == Unit::kPpm) return drift_theory(base, kind, seen);
   if (is_lease_fault(kind)) return lease_fault_theory(base, kind);
-  if (session_lock(base)) return session_theory(base, held_from, last_heard);
+  if (session_lock(base)) return session_theory(base, seen.held_from, last_heard);
+  if (kind == Kind::kClientClock) return client_clock_theory(base, seen);
   const Duration lease = lease_of(base);
   const Duration hold = base.workload.hold_min;
   return {(lease - hold).ns,

@@ -31,6 +31,28 @@ RunConfig with_fault(const RunConfig& base, Kind kind, int64_t size, TimePoint h
 // command reads "at 2000522us", not a nanosecond count.
 Duration pause_start(const RunConfig& base, TimePoint held_from);
 
+// What the fault-free run of a margin's base shows that a theory needs: the
+// instants its mechanism turns on, read once before the search (a run is
+// identical up to its first fault, so every probe shares them).
+struct FaultFree {
+  TimePoint held_from;   // the lone client's first hold began (true time)
+  TimePoint held_until;  // and ended: its release
+  // The longest a hold's quorum of keys must live: over every hold of the
+  // run, from when the last key of its quorum was set (the lock trace: the
+  // q-th lease server to store its token) to its release. Redlock sets its
+  // keys one master after another, a few network hops after t1, and each
+  // hold's hops differ by their jitter, so the worst hold decides.
+  std::optional<Duration> quorum_life_max;
+  // The second acquire's invoke and the second hold's release, where the run
+  // has them: a client-clock step moves the deadline that acquire writes.
+  std::optional<TimePoint> second_acquire;
+  std::optional<TimePoint> second_release;
+};
+
+// The base run without a fault, traced: what FaultFree says. Throws
+// std::runtime_error when the lone client never holds the lock.
+FaultFree observe_fault_free(const RunConfig& base);
+
 struct Theory {
   std::optional<int64_t> size;  // in the kind's unit; none: never breaks, or not known
   std::string formula;          // how, with the numbers put in
@@ -52,7 +74,7 @@ Theory session_theory(const RunConfig& base, TimePoint held_from, std::optional<
 // The theory for `kind` on the probes' `base`. For a session lock it needs
 // `last_heard_ns`: when the leader last heard the holder before the pause, as
 // the run that expired the session noted it (none if no run did).
-Theory theory_of(const RunConfig& base, Kind kind, TimePoint held_from,
+Theory theory_of(const RunConfig& base, Kind kind, const FaultFree& seen,
                  std::optional<int64_t> last_heard_ns);
 
 // The last packet heard from the expired session, read from a run's backend

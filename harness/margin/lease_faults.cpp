@@ -41,8 +41,25 @@ bool is_lease_fault(Kind kind) {
          kind == Kind::kCrashDowntime || kind == Kind::kDelaySpike;
 }
 
+namespace {
+
+bool mysql_lock(const RunConfig& config) {
+  return config.algorithm.rfind("mysql-", 0) == 0;
+}
+
+}  // namespace
+
 void prepare_deployment(RunConfig& config, Kind kind) {
   if (kind != Kind::kFailoverLag) return;
+  if (mysql_lock(config)) {
+    // The monitor promotes the replica as Sentinel does for Redis: after the
+    // same down-after, the clients follow the same discovery delay later.
+    config.mysql.replicas = 1;
+    config.mysql.failover = true;
+    config.mysql.down_after = kFailoverDownAfter;
+    config.mysql.discovery_delay = kFailoverDiscovery;
+    return;
+  }
   config.redis.replicas = 1;
   config.redis.failover = true;
   config.redis.down_after = kFailoverDownAfter;
@@ -73,10 +90,15 @@ void add_lease_fault(RunConfig& config, Kind kind, int64_t size, TimePoint held_
       }
       return;
     case Kind::kFailoverLag:
-      // The size is the deployment's lag; the fault is the master's crash.
-      config.redis.replication_lag = Duration{size};
+      // The size is the deployment's lag; the fault is the primary's crash.
       e.kind = faults::FaultKind::kCrash;
-      e.node = "redis-1";
+      if (mysql_lock(config)) {
+        config.mysql.replication_lag = Duration{size};
+        e.node = "mysql-1";
+      } else {
+        config.redis.replication_lag = Duration{size};
+        e.node = "redis-1";
+      }
       e.at = micros_floor((held_from - TimePoint{}) + kFailoverCrashAfter);
       config.faults.events.push_back(e);
       return;
@@ -151,7 +173,7 @@ std::string lease_fault_position(Kind kind) {
       return "the servers' clocks step forward mid-hold (any point before the release gives the "
              "same edge)";
     case Kind::kFailoverLag:
-      return "the master crashes " + format_duration(kFailoverCrashAfter) +
+      return "the primary crashes " + format_duration(kFailoverCrashAfter) +
              " after the grant; its replica is promoted " +
              format_duration(kFailoverDownAfter + kFailoverDiscovery) + " later";
     case Kind::kCrashDowntime:

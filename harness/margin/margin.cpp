@@ -1,5 +1,6 @@
 #include "harness/margin/margin.h"
 
+#include <algorithm>
 #include <map>
 #include <stdexcept>
 
@@ -20,16 +21,6 @@ bool failed(const RunResult& r) {
   }
   LOCKSIM_ASSERT_MSG(r.exposure.supported, "every TTL backend answers the exposure question");
   return r.exposure.intervals_exposed > 0 || r.mutex.kind == checkers::Verdict::Kind::kInvalid;
-}
-
-// The start of the lone client's first hold in the fault-free run.
-TimePoint first_hold(const RunConfig& base) {
-  const SimRunReport r = simulate_and_check(base);
-  for (const history::HeldInterval& h : r.result.history.held) {
-    if (h.client == 0) return h.start;
-  }
-  throw std::runtime_error("the lone client never held the lock in the fault-free run (" +
-                           r.result.replay_command + ")");
 }
 
 // The margin runs' own settings on top of the user's.
@@ -55,7 +46,69 @@ RunConfig probe_base(const MarginRequest& request) {
   return c;
 }
 
+// When the q-th of the lease's servers first stored `token` as held, from
+// the lock trace; none if fewer than q ever did.
+std::optional<TimePoint> quorum_set_at(const RunConfig& base, const checkers::LockTrace& trace,
+                                       const std::string& token) {
+  const std::vector<std::string> servers = lease_servers(base);
+  std::map<std::string, TimePoint> first;  // server -> when it first held the token
+  for (const checkers::LockChange& c : trace.changes) {
+    if (c.after.kind != checkers::ServerLock::Kind::kHeld || c.after.holder != token) continue;
+    if (std::find(servers.begin(), servers.end(), c.after.server) == servers.end()) continue;
+    first.emplace(c.after.server, c.at);
+  }
+  const size_t quorum = quorum_servers(base).size();
+  if (first.size() < quorum) return std::nullopt;
+  std::vector<TimePoint> at;
+  for (const auto& [server, t] : first) at.push_back(t);
+  std::sort(at.begin(), at.end());
+  return at[quorum - 1];
+}
+
 }  // namespace
+
+FaultFree observe_fault_free(const RunConfig& base) {
+  RunExtras extras;
+  extras.trace_lock = true;  // the lock trace leaves the run as it is (explain_test)
+  const SimRunReport r = simulate_and_check(base, extras);
+  const history::History& h = r.result.history;
+  std::vector<const history::HeldInterval*> holds;
+  for (const history::HeldInterval& held : h.held) {
+    if (held.client == 0) holds.push_back(&held);
+  }
+  if (holds.empty()) {
+    throw std::runtime_error("the lone client never held the lock in the fault-free run (" +
+                             r.result.replay_command + ")");
+  }
+  FaultFree seen;
+  seen.held_from = holds[0]->start;
+  seen.held_until = holds[0]->end;
+  LOCKSIM_ASSERT(holds[0]->acquire_index >= 0);
+  for (const history::HeldInterval* held : holds) {
+    if (!r.result.lock_trace.supported || held->acquire_index < 0) break;
+    const std::string& token = h.ops.at(static_cast<size_t>(held->acquire_index)).token;
+    const std::optional<TimePoint> set = quorum_set_at(base, r.result.lock_trace, token);
+    if (!set || held->end_reason != history::HeldInterval::EndReason::kRelease) continue;
+    seen.quorum_life_max =
+        std::max(seen.quorum_life_max.value_or(Duration::zero()), held->end - *set);
+  }
+  if (holds.size() >= 2) {
+    // The second acquire's invoke: the last acquire invoke of client 0
+    // before its :ok.
+    const int64_t ok = holds[1]->acquire_index;
+    for (int64_t i = ok; i >= 0; --i) {
+      const history::Op& op = h.ops[static_cast<size_t>(i)];
+      if (op.client == 0 && history::is_client_op(op) && op.f == history::OpF::kAcquire &&
+          op.type == history::OpType::kInvoke) {
+        seen.second_acquire = TimePoint{op.time_ns};
+        break;
+      }
+    }
+    seen.second_release = holds[1]->end;
+  }
+  LOCKSIM_ASSERT(seen.held_from <= seen.held_until);
+  return seen;
+}
 
 void set_default_range(MarginRequest& request) {
   request.range_lo = default_range_lo(request.kind);
@@ -125,7 +178,8 @@ std::string position_text(const RunConfig& base, Kind kind) {
 MarginResult measure_margin(const MarginRequest& request, const ProgressFn& progress) {
   validate(request);
   const RunConfig base = probe_base(request);
-  const TimePoint held_from = first_hold(base);
+  const FaultFree fault_free = observe_fault_free(base);
+  const TimePoint held_from = fault_free.held_from;
   MarginResult m;
   m.algorithm = base.algorithm;
   m.kind = request.kind;
@@ -156,7 +210,7 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
   if (b.above >= 0) m.above = seen.at(b.above);
   LOCKSIM_ASSERT(!m.below || !m.below->failed);
   LOCKSIM_ASSERT(!m.above || m.above->failed);
-  const Theory theory = theory_of(base, request.kind, held_from, last_heard);
+  const Theory theory = theory_of(base, request.kind, fault_free, last_heard);
   m.theory = theory.size;
   m.theory_formula = theory.formula;
   m.theory_any_size = theory.any_size;

@@ -72,6 +72,14 @@ Vary parse_vary(std::string_view text) {
     even_durations(v, text, range);
   } else if (v.param == "drift-factor") {
     even_factors(v, text, range);
+  } else if (v.param == "replication-lag") {
+    // Said apart from an unknown setting: a user reading the list
+    // expects it, and the answer is where to look instead.
+    throw ConfigError(
+        "--vary: replication-lag is the size failover-lag searches (its margin is the largest "
+        "lag a grant survives: locksim margin --fault failover-lag); no kind's margin moves "
+        "with it (expected one of " +
+        std::string(kVaryParams) + ")");
   } else {
     throw ConfigError("--vary: unknown setting '" + v.param + "' (expected one of " +
                       std::string(kVaryParams) + ")");
