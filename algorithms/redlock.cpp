@@ -44,6 +44,9 @@ const AlgorithmSpec& redlock_spec() {
         {"drift-factor", "0.01", "validity = ttl - elapsed - (ttl * drift-factor + 2ms)"},
         {kMaxAttemptsParam, "3", "rounds over all nodes per acquire before giving up"},
         {kRetryParam, "50ms..200ms", "random delay between rounds, uniform in the range"},
+        {"token", "per-attempt",
+         "per-attempt (the documentation: unique to every lock request) or per-acquire (one "
+         "for all rounds, as redlock-py, redlock-rb and node-redlock do)"},
     };
     s.make = [](const ParamValues& values, const std::string& prefix) {
       const ParamReader r(redlock_spec(), values, prefix);
@@ -52,6 +55,12 @@ const AlgorithmSpec& redlock_spec() {
       p.quorum = read_quorum(r);
       p.drift_factor = r.parse_double("drift-factor", 0.0, 1.0, "[0, 1)");
       p.retry = read_retry_policy(r);
+      const std::string token = r.text("token");
+      if (token != "per-attempt" && token != "per-acquire") {
+        throw ConfigError(r.field("token") + ": expected per-attempt or per-acquire, got '" +
+                          token + "'");
+      }
+      p.token_per_attempt = token == "per-attempt";
       return std::unique_ptr<LockAlgorithm>(new Redlock(p));
     };
     return s;
@@ -132,7 +141,7 @@ AcquireResult Redlock::acquire(Env& env, const std::string& resource) {
   AcquireResult result;
   LOCKSIM_ASSERT_MSG(validate(n).empty(), "the harness runs check_servers() before any acquire");
   const size_t quorum = quorum_for(n);
-  const std::string token = make_token(env);  // step 1, kept across attempts
+  std::string token = make_token(env);  // step 1 (again each round, unless per-acquire)
   const std::string ttl_ms = std::to_string(params_.ttl.to_ms());
   // Nodes where a key of ours may exist: a SET of this acquire got OK or no
   // answer there, and no unlock has answered since.
@@ -140,6 +149,7 @@ AcquireResult Redlock::acquire(Env& env, const std::string& resource) {
 
   for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
+    if (attempt > 1 && params_.token_per_attempt) token = make_token(env);
     const TimePoint t1 = env.now();  // step 1: the client's clock, as the reference clients
     const QuorumTally tally = set_on_every_node(env, resource, token, ttl_ms, may_hold);  // step 2
     // Steps 3 and 4. A clock stepped back during step 2 makes elapsed

@@ -6,7 +6,8 @@
 // connection the Env has, N = env.redis_count().
 //
 // Steps (numbered as in the documentation):
-//   1. token := a value unique to this acquire. t1 := the client's clock now.
+//   1. token := a value unique to this attempt ("unique across all clients
+//      and all lock requests"). t1 := the client's clock now.
 //   2. For each node in turn: SET key token NX PX ttl_ms. Each request is
 //      bounded by the connection's own timeout, which must be small compared
 //      with the TTL, so a dead node costs little of the lease.
@@ -19,9 +20,17 @@
 //   5. Otherwise unlock *every* node — also those whose SET seemed to fail,
 //      since a timed-out SET may have landed — with the compare-and-delete
 //      script, then wait a random delay and go back to step 1, up to
-//      max_attempts. (The token stays the same across attempts, as in
-//      redlock-py, so each attempt's unlock also clears any late SET of an
-//      earlier attempt.)
+//      max_attempts. The reference clients (redlock-py, redlock-rb,
+//      node-redlock) keep one token for every attempt of an acquire
+//      (parameter token=per-acquire): each attempt's unlock then also clears
+//      a late SET of an earlier one, but an earlier attempt's unlock that
+//      arrives late — held by a slow link — deletes the key a later attempt
+//      of the same client set, which then holds the lock on fewer than a
+//      quorum of nodes, and a second client takes it (the
+//      redlock-retry-token scenario). A fresh token per attempt (the
+//      default) cannot be deleted that way; a late SET of an earlier
+//      attempt then sits on its node until its TTL: a delay, not a second
+//      holder.
 //   A failed acquire is reported as unknown (Jepsen's :info) only if our key
 //   may still be on a quorum of nodes: those whose SET did not definitely
 //   fail and whose last unlock got no answer. Fewer than that is no lock.
@@ -68,6 +77,7 @@ class Redlock : public LockAlgorithm {
     size_t quorum = 0;           // 0: a majority of the nodes, N/2+1
     double drift_factor = 0.01;  // in [0, 1)
     RetryPolicy retry = {3, Duration::millis(50), Duration::millis(200)};  // rounds, steps 1-5
+    bool token_per_attempt = true;  // false: one token for all attempts (the reference clients)
   };
 
   static constexpr const char* kName = "redlock";

@@ -202,6 +202,8 @@ AcquireResult ScriptedLock::acquire_quorum(Env& env, const std::string& resource
   for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
     p.attempt = attempt;
+    // A token per round, as redlock.cpp's default (token=per-attempt).
+    if (attempt > 1) p.token = make_token(env);
     const TimePoint t1 = env.now();
     QuorumTally tally;
     for (size_t i = 0; i < n; ++i) {

@@ -179,9 +179,10 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
   s->add_option("--duration", f.duration, "virtual length of every run (default 20s)");
   s->add_option("--out", f.out, "output directory")->required();
   s->add_flag("--quiet", f.quiet, "no progress line");
-  s->add_flag("--swarm", f.swarm,
-              "draw each run's workload from its seed (clients, holds, idle gaps, retry pause: "
-              "docs/reference/faults.md, \"Swarm workloads\") instead of the fixed one");
+  s->add_flag("--swarm,!--fixed-workload", f.swarm,
+              "draw each run's workload from its seed (the default: clients, holds, idle gaps, "
+              "retry pause: docs/reference/faults.md, \"Swarm workloads\"); --fixed-workload: "
+              "locksim run's fixed workload in every run");
   s->add_flag("--histories", f.histories,
               "also keep each run's history in --out/histories/ALGORITHM/PROFILE/SEED.jsonl");
   s->add_flag("--shrink", f.shrink,

@@ -41,10 +41,10 @@ struct SweepFlags {
   std::string out;
   bool quiet = false;
   bool histories = false;  // --histories: keep each run's history.jsonl
-  // --swarm: each run's workload drawn from its seed (harness/workload_draw.h)
-  // instead of `locksim run`'s fixed one. Off by default until the reference
-  // matrix is re-measured with it (issue 27).
-  bool swarm = false;
+  // Each run's workload drawn from its seed (harness/workload_draw.h), the
+  // default: a fixed workload never meets some faults where they bite.
+  // --fixed-workload: `locksim run`'s fixed one instead.
+  bool swarm = true;
   // --shrink: shrink each cell's first counterexample (the seed its timeline
   // draws) into --out/shrunk/, at most shrink_runs_max candidate runs each
   // (locksim shrink's --max-runs default: measured to finish every cell of

@@ -68,7 +68,7 @@ std::string signed_duration(Duration d) {
 std::string FaultEvent::when() const {
   std::string out = format_duration(at);
   if (after_grant) {
-    out += " on grant";
+    out += unless_held ? " on held" : " on grant";
     if (*after_grant > Duration::zero()) out += "+" + format_duration(*after_grant);
   }
   return out;
@@ -229,18 +229,20 @@ void parse_node_fault(const std::vector<std::string>& w, FaultEvent& e, const st
   }
 }
 
-// "on grant" or "on grant+D" right after "at T": taken out of `w`, so the
-// rest reads as without it.
+// "on grant", "on grant+D", "on held" or "on held+D" right after "at T":
+// taken out of `w`, so the rest reads as without it.
 void take_grant_trigger(std::vector<std::string>& w, FaultEvent& e, const std::string& f,
                         const Bad& bad) {
   if (w.size() < 6 || w[4] != "on") return;
   const std::string& g = w[5];
-  if (g == "grant") {
+  const std::string word = g.rfind("held", 0) == 0 ? "held" : "grant";
+  e.unless_held = word == "held";
+  if (g == word) {
     e.after_grant = Duration::zero();
-  } else if (g.rfind("grant+", 0) == 0) {
-    e.after_grant = parse_duration(g.substr(6), f);
+  } else if (g.rfind(word + "+", 0) == 0) {
+    e.after_grant = parse_duration(g.substr(word.size() + 1), f);
   } else {
-    throw bad("'on grant' or 'on grant+D' after 'at T'");
+    throw bad("'on grant', 'on grant+D', 'on held' or 'on held+D' after 'at T'");
   }
   w.erase(w.begin() + 4, w.begin() + 6);
 }
@@ -289,7 +291,7 @@ FaultEvent parse_fault(std::string_view text, std::string_view field) {
   const bool names_grantee = grantee(e.node) ||
                              std::any_of(e.side_a.begin(), e.side_a.end(), grantee) ||
                              std::any_of(e.side_b.begin(), e.side_b.end(), grantee);
-  if (names_grantee && !e.after_grant) {
+  if (names_grantee && (!e.after_grant || e.unless_held)) {
     throw bad(
         "'on grant' after the time for a fault on @grantee (the client the lock is granted "
         "to), such as 'partition @grantee|redis-1 at 5s on grant for 10s'");

@@ -50,10 +50,17 @@ struct FaultEvent {
   // holds the grant's reply, a crash before the grant is replicated. A
   // target "@grantee" names the client granted (and requires this).
   std::optional<Duration> after_grant;
+  // With after_grant ("on held+D"): fire at `at` at once if a client holds
+  // the lock then, and wait for the next grant only if nobody does. How a
+  // swarm schedule meets a lock that is free most of the time without
+  // losing the faults that would have met a long hold (a grant may never
+  // come after a hold that lasts to the run's end).
+  bool unless_held = false;
 
   // "pause c1 at 5s for 12s" — the same syntax parse_fault() reads.
   std::string describe() const;
-  // "5s", or "5s on grant+200ms" for a fault that waits for a grant.
+  // "5s", or "5s on grant+200ms" for a fault that waits for a grant ("5s on
+  // held+200ms" for one that waits only when nobody holds).
   std::string when() const;
 
   // Its targets, then its parameters: the :value of the :nemesis op that

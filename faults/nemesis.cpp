@@ -75,7 +75,8 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
   }
   for (const FaultEvent& e : schedule.events) {
     world_.at(TimePoint{} + e.at, [this, e] {
-      if (e.after_grant) {
+      const bool held = e.unless_held && holder_ && !holder_().empty();
+      if (e.after_grant && !held) {
         await_grant(e);
       } else {
         apply(e);

@@ -238,7 +238,9 @@ void partition(Draw& d, std::vector<FaultEvent>& out) {
   for (FaultEvent& e : draw_network_faults(d.rng(), in).events) {
     // Half the cuts wait for a grant, so that they hold its reply: a late
     // grant. A cut of the holder then cuts the client granted, where the
-    // store names it.
+    // store names it; elsewhere (GETSET, ZooKeeper) the holder 50 ms after
+    // the grant, a fresh holder with its whole hold ahead of it instead of
+    // whoever holds at the drawn time, if anyone does.
     const bool at_grant = e.kind == FaultKind::kPartition && d.aim().chance(0.5);
     for (auto* side : {&e.side_a, &e.side_b}) {
       const auto& clients = d.view().clients;
@@ -246,7 +248,7 @@ void partition(Draw& d, std::vector<FaultEvent>& out) {
           std::find(clients.begin(), clients.end(), side->front()) != clients.end()) {
         const bool grantee = at_grant && d.view().grants_name_clients;
         *side = {grantee ? kGranteeTarget : "@holder"};
-        if (grantee) e.after_grant = Duration::zero();
+        if (at_grant) e.after_grant = grantee ? Duration::zero() : Duration::millis(50);
       } else if (at_grant && *side == clients) {
         e.after_grant = Duration::zero();
       }
@@ -376,6 +378,27 @@ std::optional<Duration> profile_client_timeout(const std::vector<std::string>& p
   return timeout;
 }
 
+namespace {
+
+// Half the faults of an idle lock's schedule that do not wait for a grant
+// already fire at their time only if a client holds the lock then, and else
+// wait for the next grant and fire 50-500 ms after it ("on held+D"): by then
+// the client granted has its reply and holds, so the fault meets a holder
+// (or the servers while one holds). From a stream of its own, two draws per
+// fault whatever its kind, so every other draw is what it was.
+void aim_at_grants(uint64_t seed, std::vector<FaultEvent>& events) {
+  sim::Rng rng = sim::Rng(seed).split("profile/idle-aim");
+  for (FaultEvent& e : events) {
+    const bool aim = rng.between(0, 1) == 0;
+    const Duration after = Duration::millis(rng.between(50, 500));
+    if (!aim || e.kind == FaultKind::kHeal || e.after_grant) continue;
+    e.after_grant = after;
+    e.unless_held = true;
+  }
+}
+
+}  // namespace
+
 FaultSchedule generate_schedule(const std::vector<std::string>& parts, uint64_t seed,
                                 const DeploymentView& view) {
   FaultSchedule schedule;
@@ -385,6 +408,7 @@ FaultSchedule generate_schedule(const std::vector<std::string>& parts, uint64_t 
     Draw draw(seed, part, view);
     it->second(draw, schedule.events);
   }
+  if (view.idle_lock) aim_at_grants(seed, schedule.events);
   std::stable_sort(schedule.events.begin(), schedule.events.end(),
                    [](const FaultEvent& a, const FaultEvent& b) { return a.at < b.at; });
   for (const FaultEvent& e : schedule.events) {

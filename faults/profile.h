@@ -45,6 +45,12 @@ struct DeploymentView {
   // The lock's store names the client a grant went to (FaultEvent::
   // after_grant, "@grantee"): false for GETSET and ZooKeeper.
   bool grants_name_clients = false;
+  // The workload leaves the lock free for long stretches (idle gaps between
+  // holds, fewer clients than locksim run's fixed five): a fault at a drawn
+  // instant would often meet nobody, so half the faults wait for the next
+  // grant instead (generate_schedule). False for the fixed workload, whose
+  // schedules stay what they were.
+  bool idle_lock = false;
 };
 
 // The profiles, in the matrix's column order: none, client-clock,

@@ -105,6 +105,8 @@ faults::DeploymentView deployment_view(const RunConfig& config,
   view.lease = std::max(profile_lease(config), Duration::millis(1));
   view.run_length = config.duration;
   view.retransmission_limit = config.tcp.retransmission_limit;
+  view.idle_lock = config.workload.idle_max > Duration::zero() ||
+                   config.workload.clients < WorkloadParams{}.clients;
   LOCKSIM_ASSERT(!view.servers.empty() && !view.clients.empty());
   return view;
 }

@@ -89,7 +89,20 @@ Shape draw_shape(sim::Rng& rng, const ShapeWeights& weights) {
 struct Drawn {
   WorkloadParams workload;
   std::optional<Duration> ttl;
+  // Long or edge holds: the run is made long enough for every client to
+  // hold twice (a clock fault on a client that never holds after it meets
+  // nobody).
+  bool long_holds = false;
 };
+
+// Room for each client's turn twice at the longest hold (and its idle gap),
+// at most kLongRunMax: the virtual time a long hold costs is cheap (a held
+// lock sends little), the wall time of a 60 s run is still a few ms.
+constexpr Duration kLongRunMax = Duration::seconds(60);
+Duration turns_run(const WorkloadParams& w) {
+  const Duration turn = w.hold_max + w.idle_max;
+  return std::min(kLongRunMax, turn * (2 * static_cast<int64_t>(w.clients)));
+}
 
 // Holds as a share of a lease the draw may own (a drawn lease), else of the
 // lock's own lease, capped so that a run sees several holds.
@@ -144,6 +157,7 @@ Drawn draw(sim::Rng& rng, const DrawBounds& b) {
     draw_long_hold(rng, b, 600, 850, d);
   }
   d.workload.hold_within_validity = b.careful;
+  d.long_holds = shape == Shape::kLong || shape == Shape::kEdge;
   LOCKSIM_ASSERT(d.workload.hold_min <= d.workload.hold_max);
   LOCKSIM_ASSERT(d.workload.idle_min <= d.workload.idle_max);
   return d;
@@ -171,6 +185,8 @@ RunConfig with_drawn_workload(const RunConfig& config) {
   }
   if (w.retry_pause == defaults.retry_pause) w.retry_pause = d.workload.retry_pause;
   if (!w.hold_within_validity) w.hold_within_validity = d.workload.hold_within_validity;
+  // Only ever longer: a profile's own minimum (profile_min_run) still holds.
+  if (d.long_holds) out.duration = std::max(out.duration, whole_ms(turns_run(w)));
   if (d.ttl && out.algorithm_params.count("ttl") == 0) {
     out.algorithm_params["ttl"] = format_duration(*d.ttl);
   }

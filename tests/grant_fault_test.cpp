@@ -46,7 +46,7 @@ TEST(GrantFault, ReadsBackAndNamesWhatIsWrong) {
   for (const char* text :
        {"partition @grantee|redis-1 at 5s on grant for 10s",
         "partition redis-1->@grantee at 5s on grant", "crash @primary at 12s on grant+150ms for 3s",
-        "pause @grantee at 1s on grant for 2s"}) {
+        "pause @grantee at 1s on grant for 2s", "pause @holder at 3s on held+200ms for 2s"}) {
     const faults::FaultEvent e = parse_fault(text, "faults[0]");
     EXPECT_EQ(e.describe(), text);
     ASSERT_TRUE(e.after_grant.has_value()) << text;
@@ -54,9 +54,12 @@ TEST(GrantFault, ReadsBackAndNamesWhatIsWrong) {
   EXPECT_EQ(*parse_fault("crash redis-1 at 2s on grant+150ms", "f").after_grant,
             Duration::millis(150));
   EXPECT_FALSE(parse_fault("crash redis-1 at 2s for 1s", "f").after_grant.has_value());
+  EXPECT_TRUE(parse_fault("crash redis-1 at 2s on held", "f").unless_held);
+  EXPECT_FALSE(parse_fault("crash redis-1 at 2s on grant", "f").unless_held);
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"partition @grantee|redis-1 at 5s for 10s", "'on grant' after the time for a fault on"},
-      {"crash redis-1 at 5s on grunt", "'on grant' or 'on grant+D' after 'at T'"},
+      {"crash redis-1 at 5s on grunt", "'on grant', 'on grant+D', 'on held' or 'on held+D'"},
+      {"partition @grantee|redis-1 at 5s on held for 10s", "'on grant' after the time"},
       {"crash redis-1 at 5s on grant+soon", "faults[1]"},
   };
   for (const auto& [text, expected] : bad) {
@@ -153,6 +156,37 @@ TEST(GrantFault, WhatTheRunEndsBeforeIsASkipAtTheEnd) {
   ASSERT_EQ(ops.size(), 1u);
   EXPECT_EQ(ops[0].f, history::OpF::kSkip);
   EXPECT_EQ(ops[0].detail, "the run ended before grant+D");
+}
+
+// "on held+D": at its time if a client holds the lock then; else D after
+// the next grant. A quiet lock (one client, long idle gaps) is free at 1.5 s
+// and held at the first grant after it; a busy one is held at its time.
+TEST(GrantFault, OnHeldFiresAtItsTimeWhenHeldAndElseAfterTheNextGrant) {
+  RunConfig c;
+  c.seed = 5;
+  c.duration = Duration::seconds(30);
+  c.workload.clients = 1;
+  c.workload.hold_min = c.workload.hold_max = Duration::seconds(1);
+  c.workload.idle_min = c.workload.idle_max = Duration::seconds(3);
+  c.faults.events.push_back(parse_fault("pause @holder at 1500ms on held+200ms for 100ms", "f"));
+  const history::History quiet = simulate_and_check(c).result.history;
+  std::vector<history::Op> ops = nemesis_ops(quiet);
+  ASSERT_GE(ops.size(), 1u) << history::to_jsonl(quiet);
+  EXPECT_EQ(ops[0].f, history::OpF::kPause) << history::to_jsonl(quiet);
+  // The second hold starts after the 3 s idle gap: the fault waited for it.
+  ASSERT_GE(quiet.held.size(), 2u);
+  // The grant is the SET at the server, a reply's latency before the
+  // client's hold starts: the pause fires 200 ms after it.
+  EXPECT_GT(ops[0].time_ns, quiet.held[1].start.ns + Duration::millis(150).ns);
+  EXPECT_LE(ops[0].time_ns, quiet.held[1].start.ns + Duration::millis(200).ns);
+
+  c.workload.idle_min = c.workload.idle_max = Duration::zero();
+  c.workload.hold_min = c.workload.hold_max = Duration::seconds(3);
+  const history::History busy = simulate_and_check(c).result.history;
+  ops = nemesis_ops(busy);
+  ASSERT_GE(ops.size(), 1u);
+  EXPECT_EQ(ops[0].f, history::OpF::kPause);
+  EXPECT_EQ(ops[0].time_ns, Duration::millis(1500).ns) << "held at its time: no wait";
 }
 
 }  // namespace

@@ -6,7 +6,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "tests/locksim_binary.h"
 
@@ -63,10 +66,19 @@ TEST(SweepCli, HistoriesAreWhatRunWritesForTheSameRun) {
     EXPECT_NE(e.path().extension(), ".tmp") << e.path();
   }
   EXPECT_EQ(kept, 36u);  // 2 algorithms x 3 profiles x 6 seeds
-  const Outcome run = locksim(
-      "run --algorithm naive-setnx --profile crash-restart --seed 4 "
-      "--duration 10s --quiet --out " +
-      single.string());
+  // The run's own replay command, as the sweep wrote it (the drawn workload
+  // with it): what a user pastes to see the run again.
+  std::string replay;
+  std::istringstream runs(slurp(dir / "runs.jsonl"));
+  for (std::string line; std::getline(runs, line);) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    if (j["algorithm"] == "naive-setnx" && j["profile"] == "crash-restart" && j["seed"] == 4) {
+      replay = j["replay"].get<std::string>();
+    }
+  }
+  ASSERT_EQ(replay.rfind("locksim run ", 0), 0u) << replay;
+  const Outcome run =
+      locksim(replay.substr(std::string("locksim ").size()) + " --quiet --out " + single.string());
   ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 1) << run.err;
   EXPECT_EQ(slurp(dir / "histories" / "naive-setnx" / "crash-restart" / "4.jsonl"),
             slurp(single / "history.jsonl"));
