@@ -26,11 +26,11 @@
 //      a late SET of an earlier one, but an earlier attempt's unlock that
 //      arrives late — held by a slow link — deletes the key a later attempt
 //      of the same client set, which then holds the lock on fewer than a
-//      quorum of nodes, and a second client takes it (the
-//      redlock-retry-token scenario). A fresh token per attempt (the
-//      default) cannot be deleted that way; a late SET of an earlier
-//      attempt then sits on its node until its TTL: a delay, not a second
-//      holder.
+//      quorum of nodes, and a second client takes it (a partition sweep
+//      found it: docs/measurements.md, "Swarm workloads"). A fresh token
+//      per attempt (the default) cannot be deleted that way; a late SET of
+//      an earlier attempt then sits on its node until its TTL: a delay, not
+//      a second holder.
 //   A failed acquire is reported as unknown (Jepsen's :info) only if our key
 //   may still be on a quorum of nodes: those whose SET did not definitely
 //   fail and whose last unlock got no answer. Fewer than that is no lock.

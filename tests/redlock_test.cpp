@@ -8,6 +8,7 @@
 
 #include "algorithms/redlock.h"
 #include "algorithms/set_nx_lua.h"  // kReleaseScript
+#include "env/parse.h"              // ConfigError
 #include "tests/algorithm_test_env.h"
 
 namespace locksim::algorithms {
@@ -89,6 +90,39 @@ TEST(Redlock, ThreeOfFiveNodesDownFailsAndUnlocksTheNodesItGot) {
   for (Duration d : env.sleeps) {
     EXPECT_GE(d, Duration::millis(50));
     EXPECT_LE(d, Duration::millis(200));
+  }
+}
+
+// Each round's SETs carry the token of that round: a fresh one per attempt
+// by default, so an earlier round's unlock delivered late cannot delete a
+// later round's key; one for the whole acquire with token=per-acquire, as
+// the reference clients do.
+TEST(Redlock, TokenIsFreshPerAttemptUnlessPerAcquire) {
+  for (const bool per_attempt : {true, false}) {
+    SCOPED_TRACE(per_attempt ? "per-attempt" : "per-acquire");
+    Cluster cluster(kNodes);
+    FakeEnv env(cluster, "c1");
+    for (size_t i : {0, 2, 4}) env.faults(i).set_down(true);
+    Redlock::Params p;
+    p.token_per_attempt = per_attempt;
+    Redlock(p).acquire(env, kKey);
+    std::vector<std::string> tokens;  // the value of each SET to node 1, in order
+    for (const Argv& argv : env.conn(1).sent) {
+      if (argv.at(0) == "SET") tokens.push_back(argv.at(2));
+    }
+    ASSERT_EQ(tokens.size(), 3u);
+    EXPECT_EQ(tokens[0] != tokens[1] && tokens[1] != tokens[2], per_attempt);
+    EXPECT_EQ(tokens[0] == tokens[1] && tokens[1] == tokens[2], !per_attempt);
+  }
+  // The parameter as a user gives it, and a value it does not take.
+  const AlgorithmSpec& spec = redlock_spec();
+  EXPECT_NO_THROW(spec.make({{"token", "per-acquire"}}, "--"));
+  try {
+    spec.make({{"token", "per-lock"}}, "--");
+    ADD_FAILURE() << "accepted token=per-lock";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("token"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("per-attempt or per-acquire"), std::string::npos);
   }
 }
 

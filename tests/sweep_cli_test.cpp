@@ -346,7 +346,7 @@ TEST(SweepCli, AMergeMissingAShardCannotPassTheGate) {
 TEST(SweepCli, TooFewSeedsIsNotJudgedRatherThanALostDetection) {
   const fs::path dir = scratch("few");
   const Outcome o = locksim(
-      "sweep --algorithms redlock,zk-recipe --profiles server-clock,partition "
+      "sweep --algorithms redlock,zk-curator --profiles server-clock,partition "
       "--seeds 1..5 --expect " +
       std::string(LOCKSIM_SOURCE_DIR) + "/expectations/reference.json --out " + dir.string());
   EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
@@ -354,7 +354,7 @@ TEST(SweepCli, TooFewSeedsIsNotJudgedRatherThanALostDetection) {
       "redlock × server-clock (not enough seeds: a violation is expected within 30 seeds, the "
       "sweep has 5)";
   EXPECT_NE(o.out.find("not judged (1): " + why), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("not gated, expected any or nothing (1): zk-recipe × partition"),
+  EXPECT_NE(o.out.find("not gated, expected any or nothing (1): zk-curator × partition"),
             std::string::npos)
       << o.out;
   EXPECT_EQ(o.out.find("lost detection"), std::string::npos) << o.out;
