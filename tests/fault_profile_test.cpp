@@ -54,6 +54,46 @@ TEST(FaultProfile, SameSeedSameScheduleOtherSeedsDiffer) {
   }
 }
 
+// A lock left idle (DeploymentView::idle_lock) gets about half of its
+// faults 'on held+D' (D 50-500 ms), the rest as drawn; the other draws are
+// what they were, so without the flag the schedule is unchanged.
+TEST(FaultProfile, AnIdleLockHasHalfItsFaultsOnHeld) {
+  int aimed = 0, faults = 0;
+  for (const auto& name : locksim::faults::profile_names()) {
+    if (name == "none") continue;
+    for (uint64_t seed = 1; seed <= 20; ++seed) {
+      DeploymentView idle = view();
+      idle.idle_lock = true;
+      const auto parts = parse_profile(name, "--profile");
+      const auto plain = generate_schedule(parts, seed, view());
+      const auto aimed_at = generate_schedule(parts, seed, idle);
+      ASSERT_EQ(plain.events.size(), aimed_at.events.size()) << name << " seed " << seed;
+      for (size_t i = 0; i < plain.events.size(); ++i) {
+        const auto& a = plain.events[i];
+        const auto& b = aimed_at.events[i];
+        EXPECT_FALSE(a.unless_held);
+        EXPECT_EQ(a.at, b.at);
+        if (a.kind == FaultKind::kHeal || a.after_grant) {
+          EXPECT_EQ(a.describe(), b.describe()) << "a heal, or already on a grant";
+          continue;
+        }
+        ++faults;
+        if (!b.unless_held) {
+          EXPECT_EQ(a.describe(), b.describe());
+          continue;
+        }
+        ++aimed;
+        ASSERT_TRUE(b.after_grant.has_value());
+        EXPECT_GE(*b.after_grant, locksim::Duration::millis(50));
+        EXPECT_LE(*b.after_grant, locksim::Duration::millis(500));
+        EXPECT_NE(b.describe().find(" on held+"), std::string::npos) << b.describe();
+      }
+    }
+  }
+  EXPECT_GT(aimed, faults * 4 / 10) << aimed << " of " << faults;
+  EXPECT_LT(aimed, faults * 6 / 10) << aimed << " of " << faults;
+}
+
 TEST(FaultProfile, EveryEventIsInsideTheRunAndReadsBack) {
   for (const auto& name : locksim::faults::profile_names()) {
     for (uint64_t seed = 1; seed <= 50; ++seed) {

@@ -1,4 +1,4 @@
-// Swarm workloads (harness/workload_draw.h): what a `sweep --swarm` user relies
+// Swarm workloads (harness/workload_draw.h): what a `sweep` user relies
 // on — a drawn run replays byte for byte from its replay command's values,
 // what they gave is kept, the shapes all occur, no drawn hold outruns a TTL
 // lease on its own, and an idle gap is really left idle.
@@ -76,6 +76,26 @@ TEST(WorkloadDraw, EveryShapeOccursAndNoDrawnHoldOutrunsATtlLease) {
   EXPECT_EQ(shapes.size(), 4u);
 }
 
+// A seed that draws long holds gets a run in which every client can hold
+// twice (at most 60 s); the others keep the sweep's run.
+TEST(WorkloadDraw, LongHoldsGetARunForEveryClientToHoldTwice) {
+  int long_seeds = 0;
+  for (uint64_t seed = 1; seed <= 100; ++seed) {
+    const RunConfig before = drawn("zk-recipe", "client-clock", seed);
+    const RunConfig c = with_drawn_workload(before);
+    const WorkloadParams& w = c.workload;
+    const Duration turns = (w.hold_max + w.idle_max) * (2 * static_cast<int64_t>(w.clients));
+    if (w.hold_min >= Duration::seconds(4)) {
+      ++long_seeds;
+      EXPECT_EQ(c.duration, std::max(before.duration, std::min(turns, Duration::seconds(60))))
+          << "seed " << seed;
+    } else {
+      EXPECT_EQ(c.duration, before.duration) << "seed " << seed;
+    }
+  }
+  EXPECT_GT(long_seeds, 10);
+}
+
 // A quiet lock's gaps outlast the failover deployment's replication lag, so a
 // grant can follow a free period long enough for the replica to have the
 // release and not the grant.
@@ -113,7 +133,7 @@ TEST(WorkloadDraw, AnIdleGapSeparatesAReleaseFromTheNextAcquire) {
   EXPECT_GE(gaps, 5);
 }
 
-// A `sweep --swarm` run's replay command gives the drawn values, and the plan
+// A sweep run's replay command gives the drawn values, and the plan
 // keeps the choice across a resume (sweep.json's "swarm").
 TEST(WorkloadDraw, ASwarmSweepsRunsReplayByTheirDrawnValues) {
   SweepPlan plan;
