@@ -171,6 +171,20 @@ TEST(Margin, RedlockServerDriftOnAQuorumOrAllBreaksJustAboveItsDriftFactor) {
   }
 }
 
+// A slow client clock: the careful holder works to the end of its validity
+// by that clock, so it holds (ttl - reserve) / (1 - r) of true time from t1
+// while the keys live ttl from their SETs. Its drift factor (1 %) is what it
+// allows, less the few hops before the quorum's last SET.
+TEST(Margin, RedlockClientDriftBreaksAtItsDriftFactor) {
+  const auto m = measure("redlock", Kind::kClientDrift);
+  expect_confirmed_near_theory(m);
+  ASSERT_TRUE(m.theory.has_value());
+  EXPECT_GT(*m.theory, 10'000) << m.theory_formula;  // above 1 %: the 2 ms of the reserve
+  EXPECT_LT(*m.theory, 10'600) << m.theory_formula;
+  EXPECT_NE(m.above->replay_command.find("drift c1 at 0s -"), std::string::npos)
+      << m.above->replay_command;
+}
+
 // One master's clock cannot break Redlock: the other four keep a quorum. The
 // search says so over the whole range the fault syntax takes.
 TEST(Margin, RedlockServerDriftOnOneMasterNeverBreaksWithinRange) {

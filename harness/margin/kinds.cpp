@@ -81,7 +81,18 @@ int64_t ppm_over(Duration a, Duration b) {
   return static_cast<int64_t>(std::ceil(ppm));
 }
 
+// The reserve Redlock keeps back from its validity: ttl x drift-factor + 2 ms.
+Duration validity_reserve(const RunConfig& base) {
+  const double factor = std::stod(param_text(base, "drift-factor"));
+  return Duration{
+             static_cast<int64_t>(std::llround(static_cast<double>(lease_of(base).ns) * factor))} +
+         Duration::millis(2);
+}
+
+Theory client_drift_theory(const RunConfig& base, const FaultFree& seen);
+
 Theory drift_theory(const RunConfig& base, Kind kind, const FaultFree& seen) {
+  if (kind == Kind::kClientDrift) return client_drift_theory(base, seen);
   const Duration ttl = lease_of(base);
   if (kind == Kind::kServerDriftOne && drift_targets(base, Kind::kServerDrift).size() > 1) {
     return {std::nullopt, "never: the other " +
@@ -99,10 +110,7 @@ Theory drift_theory(const RunConfig& base, Kind kind, const FaultFree& seen) {
   // that SET to the release, both read from the fault-free run.
   LOCKSIM_ASSERT_MSG(seen.quorum_life_max.has_value(), "the fault-free run set a quorum of keys");
   const Duration life = *seen.quorum_life_max;
-  const double factor = std::stod(param_text(base, "drift-factor"));
-  const Duration reserve =
-      Duration{static_cast<int64_t>(std::llround(static_cast<double>(ttl.ns) * factor))} +
-      Duration::millis(2);
+  const Duration reserve = validity_reserve(base);
   LOCKSIM_ASSERT(life > Duration::zero() && life <= ttl - reserve);
   return {ppm_over(ttl, life),
           "(ttl / max over holds (release - the quorum's last SET) - 1) x 1e6 = (" +
@@ -110,6 +118,31 @@ Theory drift_theory(const RunConfig& base, Kind kind, const FaultFree& seen) {
               " - 1) x 1e6: the validity ttl - (ttl x drift-factor + 2ms) = " +
               format_seconds((ttl - reserve).ns) + " from t1, less the " +
               format_seconds((ttl - reserve - life).ns) + " from t1 to that SET"};
+}
+
+// A careful holder whose clock runs slow by r works (ttl - reserve) / (1 - r)
+// of true time from t1; the quorum's last key, set delta after t1, lives ttl.
+// It breaks once the first outlasts the second: r = 1 - (ttl - reserve) /
+// (ttl + delta), delta read from the run above the edge (the exposed hold's:
+// a slow clock moves when each later hold starts, and with it the jitter of
+// its SETs' hops, so no fault-free hold can stand in for it).
+Theory client_drift_theory(const RunConfig& base, const FaultFree& seen) {
+  const Duration ttl = lease_of(base);
+  const Duration reserve = validity_reserve(base);
+  if (!seen.exposed_quorum_delay) {
+    return {std::nullopt,
+            "(1 - (ttl - (ttl x drift-factor + 2ms)) / (ttl + delta)) x 1e6, delta "
+            "the time from t1 to the quorum's last SET (no run broke to read it)"};
+  }
+  const Duration delta = *seen.exposed_quorum_delay;
+  LOCKSIM_ASSERT(delta >= Duration::zero() && delta < ttl);
+  const double kept =
+      static_cast<double>((ttl - reserve).ns) / static_cast<double>((ttl + delta).ns);
+  const int64_t ppm = static_cast<int64_t>(std::ceil((1.0 - kept) * 1e6));
+  return {ppm, "(1 - (ttl - (ttl x drift-factor + 2ms)) / (ttl + delta)) x 1e6 = (1 - " +
+                   format_seconds((ttl - reserve).ns) + " / " + format_seconds((ttl + delta).ns) +
+                   ") x 1e6, delta the " + format_seconds(delta.ns) +
+                   " from t1 to the quorum's last SET"};
 }
 
 // A client-clock step of S: the second acquire writes a deadline S early,
@@ -189,6 +222,8 @@ const char* to_string(Kind kind) {
       return "server-drift-all";
     case Kind::kServerDriftOne:
       return "server-drift-one";
+    case Kind::kClientDrift:
+      return "client-drift";
     case Kind::kPartition:
       return "partition";
     case Kind::kServerClockStep:
@@ -205,15 +240,15 @@ const char* to_string(Kind kind) {
 
 const std::vector<Kind>& all_kinds() {
   static const std::vector<Kind> kinds = {
-      Kind::kPause,          Kind::kClientClock, Kind::kServerDrift,     Kind::kServerDriftAll,
-      Kind::kServerDriftOne, Kind::kPartition,   Kind::kServerClockStep, Kind::kFailoverLag,
-      Kind::kCrashDowntime,  Kind::kDelaySpike};
+      Kind::kPause,          Kind::kClientClock,   Kind::kServerDrift, Kind::kServerDriftAll,
+      Kind::kServerDriftOne, Kind::kClientDrift,   Kind::kPartition,   Kind::kServerClockStep,
+      Kind::kFailoverLag,    Kind::kCrashDowntime, Kind::kDelaySpike};
   return kinds;
 }
 
 Unit unit_of(Kind kind) {
-  const bool drift =
-      kind == Kind::kServerDrift || kind == Kind::kServerDriftAll || kind == Kind::kServerDriftOne;
+  const bool drift = kind == Kind::kServerDrift || kind == Kind::kServerDriftAll ||
+                     kind == Kind::kServerDriftOne || kind == Kind::kClientDrift;
   return drift ? Unit::kPpm : Unit::kNanos;
 }
 
@@ -239,6 +274,8 @@ std::vector<Kind> kinds_for(const std::string& algorithm) {
     out.push_back(Kind::kServerDriftAll);
     out.push_back(Kind::kServerDriftOne);
   }
+  // A careful client that holds to the end of its validity by its own clock.
+  if (has_param(algorithm, "drift-factor")) out.push_back(Kind::kClientDrift);
   if (has_param(algorithm, "ttl") || session_algorithm(algorithm)) out.push_back(Kind::kPartition);
   if (server_expiry_lock(algorithm)) out.push_back(Kind::kServerClockStep);
   // A replica to fail over to: a single-master Redis lock (Redlock's masters
@@ -324,6 +361,14 @@ RunConfig with_fault(const RunConfig& base, Kind kind, int64_t size, TimePoint h
     const Duration at = (held_from - TimePoint{}) + base.workload.hold_min / 2;
     e.at = Duration::micros(at.ns / 1000);
     e.jump = -Duration{size};
+    c.faults.events.push_back(e);
+  } else if (kind == Kind::kClientDrift) {
+    // From the start, on the lone client (nobody holds at 0 s, so not
+    // @holder): every validity it counts runs long in true time.
+    e.kind = faults::FaultKind::kSetDrift;
+    e.at = Duration::zero();
+    e.node = "c1";
+    e.drift_ppm = -size;
     c.faults.events.push_back(e);
   } else {
     // From the start: every key the run sets lives by the fast clocks.

@@ -43,6 +43,11 @@ struct FaultFree {
   // keys one master after another, a few network hops after t1, and each
   // hold's hops differ by their jitter, so the worst hold decides.
   std::optional<Duration> quorum_life_max;
+  // For a fault on the client's own clock, which moves when each later hold
+  // starts (and so the jitter of its SETs' hops): the time from the exposed
+  // hold's acquire (t1) to its quorum's last SET, read from the run above
+  // the edge, as a session lock's `last heard` is.
+  std::optional<Duration> exposed_quorum_delay;
   // The second acquire's invoke and the second hold's release, where the run
   // has them: a client-clock step moves the deadline that acquire writes.
   std::optional<TimePoint> second_acquire;

@@ -65,6 +65,37 @@ std::optional<TimePoint> quorum_set_at(const RunConfig& base, const checkers::Lo
   return at[quorum - 1];
 }
 
+// The invoke time of the acquire that completed at op `ok` (its client's
+// last acquire :invoke before it).
+std::optional<TimePoint> acquire_invoked(const history::History& h, int64_t ok) {
+  const int client = h.ops.at(static_cast<size_t>(ok)).client;
+  for (int64_t i = ok; i >= 0; --i) {
+    const history::Op& op = h.ops[static_cast<size_t>(i)];
+    if (op.client == client && history::is_client_op(op) && op.f == history::OpF::kAcquire &&
+        op.type == history::OpType::kInvoke) {
+      return TimePoint{op.time_ns};
+    }
+  }
+  return std::nullopt;
+}
+
+// From the run above the edge, traced: the exposed hold's time from its
+// acquire to its quorum's last SET (none if the run shows no such hold).
+std::optional<Duration> exposed_quorum_delay(const RunConfig& config) {
+  RunExtras extras;
+  extras.trace_lock = true;
+  const SimRunReport r = simulate_and_check(config, extras);
+  const history::History& h = r.result.history;
+  if (r.result.exposure.windows.empty() || !r.result.lock_trace.supported) return std::nullopt;
+  const int64_t ok = r.result.exposure.windows.front().acquire_index;
+  if (ok < 0) return std::nullopt;
+  const std::string& token = h.ops.at(static_cast<size_t>(ok)).token;
+  const std::optional<TimePoint> set = quorum_set_at(config, r.result.lock_trace, token);
+  const std::optional<TimePoint> t1 = acquire_invoked(h, ok);
+  if (!set || !t1 || *set < *t1) return std::nullopt;
+  return *set - *t1;
+}
+
 }  // namespace
 
 FaultFree observe_fault_free(const RunConfig& base) {
@@ -166,6 +197,9 @@ std::string position_text(const RunConfig& base, Kind kind) {
     case Kind::kCrashDowntime:
     case Kind::kDelaySpike:
       return lease_fault_position(kind);
+    case Kind::kClientDrift:
+      return "the holder's clock slow from the start; it works to the end of its validity by that "
+             "clock (the worst case)";
     default:
       return holds_to_validity(base) ? "fast from the start; the holder works to the end of its "
                                        "validity (the worst case)"
@@ -178,7 +212,7 @@ std::string position_text(const RunConfig& base, Kind kind) {
 MarginResult measure_margin(const MarginRequest& request, const ProgressFn& progress) {
   validate(request);
   const RunConfig base = probe_base(request);
-  const FaultFree fault_free = observe_fault_free(base);
+  FaultFree fault_free = observe_fault_free(base);
   const TimePoint held_from = fault_free.held_from;
   MarginResult m;
   m.algorithm = base.algorithm;
@@ -210,6 +244,9 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
   if (b.above >= 0) m.above = seen.at(b.above);
   LOCKSIM_ASSERT(!m.below || !m.below->failed);
   LOCKSIM_ASSERT(!m.above || m.above->failed);
+  if (request.kind == Kind::kClientDrift && m.above) {
+    fault_free.exposed_quorum_delay = exposed_quorum_delay(m.above->config);
+  }
   const Theory theory = theory_of(base, request.kind, fault_free, last_heard);
   m.theory = theory.size;
   m.theory_formula = theory.formula;

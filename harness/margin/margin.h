@@ -52,6 +52,14 @@ enum class Kind {
   // The same on one master of several (Redlock): the others keep a quorum,
   // so theory says it never breaks however fast that clock runs.
   kServerDriftOne,
+  // From the run's start the holder's own clock runs slow by the size, in
+  // ppm, for a lock whose careful client holds to the end of the validity it
+  // computes (Redlock): by that clock it holds (ttl - (ttl x drift-factor +
+  // 2 ms)) / (1 - ppm / 1e6) of true time from t1, while the quorum's keys,
+  // set a few hops after t1 (delta), live ttl by correct clocks. Theory:
+  // ppm = (1 - (ttl - reserve) / (ttl + delta)) x 1e6, delta from the
+  // fault-free run (the smallest over its holds): its drift factor's edge.
+  kClientDrift,
   // The holder is cut from the servers that hold its lease (both ways) 1 ms
   // before its release, for the size: the worst position, as for kPause.
   // Theory: never. Unlike a pause, the holder's own clock runs on: its

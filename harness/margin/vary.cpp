@@ -100,7 +100,10 @@ bool has_vary_param(const std::string& algorithm, const std::string& param) {
 }
 
 bool vary_moves(const std::string& param, Kind kind) {
-  if (param == "drift-factor") return kind == Kind::kServerDrift || kind == Kind::kServerDriftAll;
+  if (param == "drift-factor") {
+    return kind == Kind::kServerDrift || kind == Kind::kServerDriftAll ||
+           kind == Kind::kClientDrift;
+  }
   if (param == "session-timeout") return kind == Kind::kPause;
   return kind == Kind::kPause || kind == Kind::kClientClock || kind == Kind::kServerClockStep;
 }
