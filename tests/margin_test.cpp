@@ -258,6 +258,18 @@ TEST(Margin, ServerClockStepWithinOnePercentOfTheory) {
   }
 }
 
+// On every master the edge is the quorum's; on one of five, never: the other
+// four keep a quorum of keys.
+TEST(Margin, RedlockServerClockStepOnAllOrOneMaster) {
+  const auto all = measure("redlock", Kind::kServerClockStepAll);
+  EXPECT_EQ(all.theory, Duration::seconds(8).ns);
+  expect_confirmed_near_theory(all);
+  const auto one = measure("redlock", Kind::kServerClockStepOne);
+  EXPECT_EQ(one.outcome, Bisection::Outcome::kNeverBreaks);
+  EXPECT_FALSE(one.theory.has_value());
+  EXPECT_NE(one.theory_formula.find("never"), std::string::npos) << one.theory_formula;
+}
+
 // The master crashes 500 ms after the grant and its replica is promoted: the
 // grant survives only if it reached the replica first, a lag under 500 ms.
 TEST(Margin, FailoverLagWithinOnePercentOfTheGapFromGrantToCrash) {

@@ -57,8 +57,8 @@ TEST(MarginsReport, RerunsAndAnyJobsGiveTheSameBytes) {
     EXPECT_EQ(first, slurp(c / file));
   }
   const auto j = nlohmann::json::parse(slurp(a / "margins.json"));
-  // set-nx-lua 7 kinds, redlock 9, zk-recipe 2.
-  ASSERT_EQ(j["cells"].size(), 7u + 9u + 2u);
+  // set-nx-lua 7 kinds, redlock 11, zk-recipe 2.
+  ASSERT_EQ(j["cells"].size(), 7u + 11u + 2u);
   for (const auto& cell : j["cells"]) {
     EXPECT_LE(cell["probes"].get<int>(), locksim::harness::margin::kRunsPerMarginMax);
     EXPECT_TRUE(cell.contains("lease_note"));
@@ -97,7 +97,7 @@ TEST(MarginsReport, VaryDrawsEachMovedCellAtFivePoints) {
                 .exit_code,
             0);
   const auto j = nlohmann::json::parse(slurp(out / "margins.json"));
-  EXPECT_EQ(j["cells"].size(), 9u);           // the table is unchanged
+  EXPECT_EQ(j["cells"].size(), 11u);          // the table is unchanged
   ASSERT_EQ(j["vary"]["series"].size(), 3u);  // server-drift, server-drift-all, client-drift
   for (const auto& series : j["vary"]["series"]) {
     ASSERT_EQ(series["points"].size(), 5u);

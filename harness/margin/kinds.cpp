@@ -228,6 +228,10 @@ const char* to_string(Kind kind) {
       return "partition";
     case Kind::kServerClockStep:
       return "server-clock-step";
+    case Kind::kServerClockStepAll:
+      return "server-clock-step-all";
+    case Kind::kServerClockStepOne:
+      return "server-clock-step-one";
     case Kind::kFailoverLag:
       return "failover-lag";
     case Kind::kCrashDowntime:
@@ -239,10 +243,19 @@ const char* to_string(Kind kind) {
 }
 
 const std::vector<Kind>& all_kinds() {
-  static const std::vector<Kind> kinds = {
-      Kind::kPause,          Kind::kClientClock,   Kind::kServerDrift, Kind::kServerDriftAll,
-      Kind::kServerDriftOne, Kind::kClientDrift,   Kind::kPartition,   Kind::kServerClockStep,
-      Kind::kFailoverLag,    Kind::kCrashDowntime, Kind::kDelaySpike};
+  static const std::vector<Kind> kinds = {Kind::kPause,
+                                          Kind::kClientClock,
+                                          Kind::kServerDrift,
+                                          Kind::kServerDriftAll,
+                                          Kind::kServerDriftOne,
+                                          Kind::kClientDrift,
+                                          Kind::kPartition,
+                                          Kind::kServerClockStep,
+                                          Kind::kServerClockStepAll,
+                                          Kind::kServerClockStepOne,
+                                          Kind::kFailoverLag,
+                                          Kind::kCrashDowntime,
+                                          Kind::kDelaySpike};
   return kinds;
 }
 
@@ -278,6 +291,10 @@ std::vector<Kind> kinds_for(const std::string& algorithm) {
   if (has_param(algorithm, "drift-factor")) out.push_back(Kind::kClientDrift);
   if (has_param(algorithm, "ttl") || session_algorithm(algorithm)) out.push_back(Kind::kPartition);
   if (server_expiry_lock(algorithm)) out.push_back(Kind::kServerClockStep);
+  if (server_expiry_lock(algorithm) && has_param(algorithm, "quorum")) {
+    out.push_back(Kind::kServerClockStepAll);
+    out.push_back(Kind::kServerClockStepOne);
+  }
   // A replica to fail over to: a single-master Redis lock (Redlock's masters
   // have none by design) or the MySQL table's primary.
   const algorithms::AlgorithmSpec* spec = spec_of(algorithm);

@@ -27,6 +27,14 @@ std::vector<std::string> crash_targets(const RunConfig& config) {
   return {all.begin(), all.begin() + static_cast<std::ptrdiff_t>(count)};
 }
 
+// A step's servers: Redlock's quorum (kServerClockStep; a one-master lock's
+// one master), every master, or the first.
+std::vector<std::string> step_targets(const RunConfig& config, Kind kind) {
+  if (kind == Kind::kServerClockStepAll) return lease_servers(config);
+  if (kind == Kind::kServerClockStepOne) return {lease_servers(config).front()};
+  return quorum_servers(config);
+}
+
 Theory ttl_minus_hold(const RunConfig& base, const std::string& why) {
   const Duration lease = lease_of(base);
   const Duration hold = base.workload.hold_min;
@@ -37,8 +45,9 @@ Theory ttl_minus_hold(const RunConfig& base, const std::string& why) {
 }  // namespace
 
 bool is_lease_fault(Kind kind) {
-  return kind == Kind::kPartition || kind == Kind::kServerClockStep || kind == Kind::kFailoverLag ||
-         kind == Kind::kCrashDowntime || kind == Kind::kDelaySpike;
+  return kind == Kind::kPartition || kind == Kind::kServerClockStep ||
+         kind == Kind::kServerClockStepAll || kind == Kind::kServerClockStepOne ||
+         kind == Kind::kFailoverLag || kind == Kind::kCrashDowntime || kind == Kind::kDelaySpike;
 }
 
 namespace {
@@ -81,10 +90,12 @@ void add_lease_fault(RunConfig& config, Kind kind, int64_t size, TimePoint held_
       config.faults.events.push_back(e);
       return;
     case Kind::kServerClockStep:
+    case Kind::kServerClockStepAll:
+    case Kind::kServerClockStepOne:
       e.kind = faults::FaultKind::kJumpClock;
       e.at = mid_hold(config, held_from);
       e.jump = Duration{size};
-      for (const std::string& server : quorum_servers(config)) {
+      for (const std::string& server : step_targets(config, kind)) {
         e.node = server;
         config.faults.events.push_back(e);
       }
@@ -136,6 +147,15 @@ Theory lease_fault_theory(const RunConfig& base, Kind kind) {
                   format_duration(lease_of(base) - base.workload.hold_min) + " to run",
               false};
     case Kind::kServerClockStep:
+    case Kind::kServerClockStepAll:
+      return ttl_minus_hold(base, " (the step brings the key's deadline that much sooner)");
+    case Kind::kServerClockStepOne:
+      if (lease_servers(base).size() > 1) {
+        return {std::nullopt,
+                "never: the other " + std::to_string(lease_servers(base).size() - 1) +
+                    " masters keep a quorum of keys however far one clock steps",
+                false};
+      }
       return ttl_minus_hold(base, " (the step brings the key's deadline that much sooner)");
     case Kind::kFailoverLag:
       return {kFailoverCrashAfter.ns,
@@ -170,6 +190,8 @@ std::string lease_fault_position(Kind kind) {
     case Kind::kPartition:
       return "the cut starts 1ms before the release (the worst case: the whole hold is spent)";
     case Kind::kServerClockStep:
+    case Kind::kServerClockStepAll:
+    case Kind::kServerClockStepOne:
       return "the servers' clocks step forward mid-hold (any point before the release gives the "
              "same edge)";
     case Kind::kFailoverLag:

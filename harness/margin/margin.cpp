@@ -193,6 +193,8 @@ std::string position_text(const RunConfig& base, Kind kind) {
       return "the holder's clock steps back between its first and second hold";
     case Kind::kPartition:
     case Kind::kServerClockStep:
+    case Kind::kServerClockStepAll:
+    case Kind::kServerClockStepOne:
     case Kind::kFailoverLag:
     case Kind::kCrashDowntime:
     case Kind::kDelaySpike:

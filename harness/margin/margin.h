@@ -73,6 +73,11 @@ enum class Kind {
   // whatever the position in the hold (the step moves the deadline by its
   // size whenever it comes, as long as the key still lives).
   kServerClockStep,
+  // The same step on every master (Redlock): the edge is the quorum's.
+  kServerClockStepAll,
+  // The same step on one master of several (Redlock): the others keep a
+  // quorum, so theory says it never breaks however far that clock steps.
+  kServerClockStepOne,
   // The size is the replication lag of one replica; the master crashes (for
   // good) 500 ms after the grant and a quick failover promotes the replica.
   // Theory: the grant's write reached the replica only if lag < the time

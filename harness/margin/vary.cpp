@@ -105,7 +105,8 @@ bool vary_moves(const std::string& param, Kind kind) {
            kind == Kind::kClientDrift;
   }
   if (param == "session-timeout") return kind == Kind::kPause;
-  return kind == Kind::kPause || kind == Kind::kClientClock || kind == Kind::kServerClockStep;
+  return kind == Kind::kPause || kind == Kind::kClientClock || kind == Kind::kServerClockStep ||
+         kind == Kind::kServerClockStepAll;
 }
 
 void apply_vary(RunConfig& config, const std::string& param, const std::string& value) {
