@@ -56,13 +56,13 @@ std::string kinds_text(const std::vector<Kind>& kinds) {
   return out.empty() ? "none" : out;
 }
 
-// The masters a drift of `kind` runs fast: a quorum (the algorithm's, or
-// N/2+1), every one, or the first.
-std::vector<std::string> drift_targets(const RunConfig& config, Kind kind) {
+}  // namespace
+
+std::vector<std::string> clock_targets(const RunConfig& config, Kind kind) {
   const int masters = resolved_topology(config).masters;
   int count = masters;
-  if (kind == Kind::kServerDriftOne) count = 1;
-  if (kind == Kind::kServerDrift) {
+  if (kind == Kind::kServerDriftOne || kind == Kind::kServerClockStepOne) count = 1;
+  if (kind == Kind::kServerDrift || kind == Kind::kServerClockStep) {
     const std::string quorum = param_text(config, "quorum");
     count = quorum.empty() || quorum == "auto"
                 ? masters / 2 + 1
@@ -73,6 +73,12 @@ std::vector<std::string> drift_targets(const RunConfig& config, Kind kind) {
   for (int i = 1; i <= count; ++i) out.push_back("redis-" + std::to_string(i));
   return out;
 }
+
+bool mysql_lock(const RunConfig& config) {
+  return config.algorithm.rfind("mysql-", 0) == 0;
+}
+
+namespace {
 
 // Ceil of a / b - 1 in ppm, for 0 < b <= a.
 int64_t ppm_over(Duration a, Duration b) {
@@ -94,7 +100,7 @@ Theory client_drift_theory(const RunConfig& base, const FaultFree& seen);
 Theory drift_theory(const RunConfig& base, Kind kind, const FaultFree& seen) {
   if (kind == Kind::kClientDrift) return client_drift_theory(base, seen);
   const Duration ttl = lease_of(base);
-  if (kind == Kind::kServerDriftOne && drift_targets(base, Kind::kServerDrift).size() > 1) {
+  if (kind == Kind::kServerDriftOne && quorum_servers(base).size() > 1) {
     return {std::nullopt, "never: the other " +
                               std::to_string(resolved_topology(base).masters - 1) +
                               " masters keep a quorum of keys whatever one clock does"};
@@ -153,7 +159,7 @@ Theory client_drift_theory(const RunConfig& base, const FaultFree& seen) {
 Theory client_clock_theory(const RunConfig& base, const FaultFree& seen) {
   const Duration lease = lease_of(base);
   const Duration hold = base.workload.hold_min;
-  const bool whole_seconds = base.algorithm.rfind("mysql-", 0) == 0;
+  const bool whole_seconds = mysql_lock(base);  // a DATETIME deadline
   if (!whole_seconds || !seen.second_acquire || !seen.second_release) {
     return {(lease - hold).ns,
             "ttl - hold = " + format_duration(lease) + " - " + format_duration(hold)};
@@ -185,14 +191,14 @@ Theory session_theory(const RunConfig& base, TimePoint held_from, std::optional<
 }
 
 std::vector<std::string> quorum_servers(const RunConfig& config) {
-  return drift_targets(config, Kind::kServerDrift);
+  return clock_targets(config, Kind::kServerDrift);
 }
 
 std::vector<std::string> lease_servers(const RunConfig& config) {
   std::vector<std::string> out;
   if (session_algorithm(config.algorithm)) {
     for (int i = 1; i <= config.zookeeper.servers; ++i) out.push_back("zk-" + std::to_string(i));
-  } else if (config.algorithm.rfind("mysql-", 0) == 0) {
+  } else if (mysql_lock(config)) {
     out.push_back("mysql-1");
   } else {
     for (int i = 1; i <= resolved_topology(config).masters; ++i) {
@@ -392,7 +398,7 @@ RunConfig with_fault(const RunConfig& base, Kind kind, int64_t size, TimePoint h
     e.kind = faults::FaultKind::kSetDrift;
     e.at = Duration::zero();
     e.drift_ppm = size;
-    for (const std::string& server : drift_targets(base, kind)) {
+    for (const std::string& server : clock_targets(base, kind)) {
       e.node = server;
       c.faults.events.push_back(e);
     }

@@ -15,6 +15,15 @@
 
 namespace locksim::harness::margin {
 
+// True for the MySQL table's locks (a DATETIME deadline, a monitor that
+// fails the primary over).
+bool mysql_lock(const RunConfig& config);
+
+// The masters a server clock fault of `kind` moves: a quorum (the
+// algorithm's, or N/2+1; a one-master lock's one master) for server-drift and
+// server-clock-step, every one for the -all kinds, the first for -one.
+std::vector<std::string> clock_targets(const RunConfig& config, Kind kind);
+
 // True for a lock whose lease is a ZooKeeper session (no ttl parameter).
 bool session_lock(const RunConfig& config);
 
@@ -35,8 +44,7 @@ Duration pause_start(const RunConfig& base, TimePoint held_from);
 // instants its mechanism turns on, read once before the search (a run is
 // identical up to its first fault, so every probe shares them).
 struct FaultFree {
-  TimePoint held_from;   // the lone client's first hold began (true time)
-  TimePoint held_until;  // and ended: its release
+  TimePoint held_from;  // the lone client's first hold began (true time)
   // The longest a hold's quorum of keys must live: over every hold of the
   // run, from when the last key of its quorum was set (the lock trace: the
   // q-th lease server to store its token) to its release. Redlock sets its

@@ -27,14 +27,6 @@ std::vector<std::string> crash_targets(const RunConfig& config) {
   return {all.begin(), all.begin() + static_cast<std::ptrdiff_t>(count)};
 }
 
-// A step's servers: Redlock's quorum (kServerClockStep; a one-master lock's
-// one master), every master, or the first.
-std::vector<std::string> step_targets(const RunConfig& config, Kind kind) {
-  if (kind == Kind::kServerClockStepAll) return lease_servers(config);
-  if (kind == Kind::kServerClockStepOne) return {lease_servers(config).front()};
-  return quorum_servers(config);
-}
-
 Theory ttl_minus_hold(const RunConfig& base, const std::string& why) {
   const Duration lease = lease_of(base);
   const Duration hold = base.workload.hold_min;
@@ -49,14 +41,6 @@ bool is_lease_fault(Kind kind) {
          kind == Kind::kServerClockStepAll || kind == Kind::kServerClockStepOne ||
          kind == Kind::kFailoverLag || kind == Kind::kCrashDowntime || kind == Kind::kDelaySpike;
 }
-
-namespace {
-
-bool mysql_lock(const RunConfig& config) {
-  return config.algorithm.rfind("mysql-", 0) == 0;
-}
-
-}  // namespace
 
 void prepare_deployment(RunConfig& config, Kind kind) {
   if (kind != Kind::kFailoverLag) return;
@@ -95,7 +79,7 @@ void add_lease_fault(RunConfig& config, Kind kind, int64_t size, TimePoint held_
       e.kind = faults::FaultKind::kJumpClock;
       e.at = mid_hold(config, held_from);
       e.jump = Duration{size};
-      for (const std::string& server : step_targets(config, kind)) {
+      for (const std::string& server : clock_targets(config, kind)) {
         e.node = server;
         config.faults.events.push_back(e);
       }

@@ -113,7 +113,6 @@ FaultFree observe_fault_free(const RunConfig& base) {
   }
   FaultFree seen;
   seen.held_from = holds[0]->start;
-  seen.held_until = holds[0]->end;
   LOCKSIM_ASSERT(holds[0]->acquire_index >= 0);
   for (const history::HeldInterval* held : holds) {
     if (!r.result.lock_trace.supported || held->acquire_index < 0) break;
@@ -123,21 +122,12 @@ FaultFree observe_fault_free(const RunConfig& base) {
     seen.quorum_life_max =
         std::max(seen.quorum_life_max.value_or(Duration::zero()), held->end - *set);
   }
-  if (holds.size() >= 2) {
-    // The second acquire's invoke: the last acquire invoke of client 0
-    // before its :ok.
-    const int64_t ok = holds[1]->acquire_index;
-    for (int64_t i = ok; i >= 0; --i) {
-      const history::Op& op = h.ops[static_cast<size_t>(i)];
-      if (op.client == 0 && history::is_client_op(op) && op.f == history::OpF::kAcquire &&
-          op.type == history::OpType::kInvoke) {
-        seen.second_acquire = TimePoint{op.time_ns};
-        break;
-      }
-    }
+  if (holds.size() >= 2 && holds[1]->acquire_index >= 0) {
+    seen.second_acquire = acquire_invoked(h, holds[1]->acquire_index);
     seen.second_release = holds[1]->end;
+    LOCKSIM_ASSERT(!seen.second_acquire || *seen.second_acquire <= seen.second_release);
   }
-  LOCKSIM_ASSERT(seen.held_from <= seen.held_until);
+  LOCKSIM_ASSERT(seen.held_from <= holds[0]->end);
   return seen;
 }
 
