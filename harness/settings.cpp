@@ -26,7 +26,14 @@ std::vector<Setting> general_settings() {
       "--algorithm", "algorithm", K::kText, "NAME", "lock algorithm (see locksim list)", true};
   algorithm.parse = [](RunConfig& c, const std::string& text, const std::string& field) {
     install_script_loader();  // "script:FILE.json" (harness/script_file.h)
-    if (algorithms::find_algorithm(text) == nullptr) {
+    const algorithms::AlgorithmSpec* spec = nullptr;
+    try {
+      spec = algorithms::find_algorithm(text);
+    } catch (const ConfigError& e) {
+      // The script file's own error names that file; say which setting led there.
+      throw ConfigError(field + ": " + e.what());
+    }
+    if (spec == nullptr) {
       throw ConfigError(field + ": expected one of " + algorithms::algorithm_names() + ", got '" +
                         text + "'");
     }

@@ -125,6 +125,18 @@ TEST(ScriptedLock, AMissingFileExitsTwo) {
   EXPECT_NE(o.err.find("/nonexistent/lock.json: cannot read"), std::string::npos) << o.err;
 }
 
+// Found by scenario_fuzz: the script's own error named only the script file,
+// not the scenario and field that pointed at it.
+TEST(ScriptedLock, AScenarioNamingAMissingScriptNamesItsFileAndField) {
+  const std::string path =
+      scratch_dir.write("points-at-missing.json", R"({"algorithm": "script:/nonexistent/x.json"})");
+  const Outcome o = locksim("run --scenario " + path);
+  EXPECT_EQ(o.exit_code, 2) << o.err;
+  EXPECT_EQ(testing::count_lines(o.err), 1u) << o.err;
+  EXPECT_NE(o.err.find(path + ": algorithm: /nonexistent/x.json: cannot read"), std::string::npos)
+      << o.err;
+}
+
 TEST(ScriptedLock, ListShowsTheFilesParametersAndParamChangesThem) {
   const Outcome o = locksim("list script:" + example("naive-setnx.json"));
   ASSERT_EQ(o.exit_code, 0) << o.err;
