@@ -100,7 +100,14 @@ std::string format_seconds(int64_t ns) {
   const uint64_t ms = (mag % 1000000000u) / 1000000u;
   std::string frac = std::to_string(ms);
   frac.insert(0, 3 - frac.size(), '0');
-  return (negative ? "-" : "") + std::to_string(mag / 1000000000u) + "." + frac + "s";
+  // Appended in order, not `"-" + std::string`: gcc 12's -O3 warns falsely
+  // (-Wrestrict) on inserting a literal at the front.
+  std::string out = negative ? "-" : "";
+  out += std::to_string(mag / 1000000000u);
+  out += '.';
+  out += frac;
+  out += 's';
+  return out;
 }
 
 std::string format_span(int64_t ns) {

@@ -9,8 +9,10 @@ TimePoint LocalClock::local(TimePoint true_now) const {
   // time already reached: reading before it would extrapolate backwards.
   LOCKSIM_ASSERT_MSG(true_now >= base_true_, "a clock read before its last change");
   const int64_t delta_ns = true_now.ns - base_true_.ns;
-  // 128-bit so a long run at high drift cannot overflow the product.
-  const Int128 skew = static_cast<Int128>(delta_ns) * drift_ppm_ / 1'000'000;
+  // 128-bit so a long run at high drift cannot overflow the product; a clock
+  // without drift (most of them) skips the division.
+  const Int128 skew =
+      drift_ppm_ == 0 ? 0 : static_cast<Int128>(delta_ns) * drift_ppm_ / 1'000'000;
   const TimePoint local{base_local_.ns + delta_ns + static_cast<int64_t>(skew)};
   // |drift| < 100% makes the rate positive: between changes local time
   // never goes back (only jump() steps it, and it rebases).
@@ -23,7 +25,8 @@ TimePoint LocalClock::true_when(TimePoint target, TimePoint true_now) const {
   // Invert the line, then settle the rounding of local()'s integer skew: the
   // answer is the first nanosecond whose reading reaches `target`.
   const Int128 behind_ns = static_cast<Int128>(target.ns) - base_local_.ns;
-  const Int128 delta_ns = behind_ns * 1'000'000 / (1'000'000 + drift_ppm_);
+  const Int128 delta_ns =
+      drift_ppm_ == 0 ? behind_ns : behind_ns * 1'000'000 / (1'000'000 + drift_ppm_);
   if (delta_ns > Duration::max().ns - base_true_.ns) return TimePoint{Duration::max().ns};
   TimePoint t{base_true_.ns + static_cast<int64_t>(delta_ns)};
   if (t < true_now) t = true_now;

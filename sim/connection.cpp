@@ -92,11 +92,11 @@ ConnectionState Connection::state() const {
   return net_.connection_state(id_);
 }
 
-void Connection::to_server(std::function<void()> message) {
+void Connection::to_server(Callback message) {
   net_.send_on(id_, true, std::move(message));
 }
 
-void Connection::to_client(std::function<void()> message) {
+void Connection::to_client(Callback message) {
   net_.send_on(id_, false, std::move(message));
 }
 

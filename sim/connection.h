@@ -35,6 +35,7 @@
 #include <optional>
 
 #include "env/time.h"
+#include "sim/callback.h"
 
 namespace locksim::sim {
 
@@ -72,7 +73,7 @@ struct Packet {
   TimePoint sent;           // when the sender wrote it
   TimePoint ready;          // earliest arrival: sent + latency (+ loss and delay spikes)
   uint64_t connection = 0;  // 0: the nodes' implicit peer link (see Network::send)
-  std::function<void()> message;
+  Callback message;
 };
 
 // One direction between two nodes: a FIFO of packets. Owned by the network;
@@ -150,8 +151,8 @@ class Connection {
   // Queues `message` to run at the server (resp. client) node, after every
   // earlier one in that direction. On a connection that is no longer open it
   // is dropped: nothing can be written to a dead socket.
-  void to_server(std::function<void()> message);
-  void to_client(std::function<void()> message);
+  void to_server(Callback message);
+  void to_client(Callback message);
 
   // The client closes: what it already sent still reaches the server, in
   // order (a client cannot recall bytes); what the server sends after is

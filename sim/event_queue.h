@@ -10,18 +10,18 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <utility>
 #include <vector>
 
 #include "env/assert.h"
 #include "env/time.h"
+#include "sim/callback.h"
 
 namespace locksim::sim {
 
 class EventQueue {
  public:
-  using Action = std::function<void()>;
+  using Action = Callback;
 
   struct Event {
     TimePoint at;
@@ -32,7 +32,17 @@ class EventQueue {
   // Precondition: `at` is not before the last popped event's time.
   void push(TimePoint at, Action action) {
     LOCKSIM_ASSERT_MSG(at >= last_popped_, "an event scheduled before the last one run");
-    heap_.push_back(Event{at, next_seq_++, std::move(action)});
+    LOCKSIM_ASSERT_MSG(heap_.size() < kPendingMax, "too many pending events");
+    uint32_t slot;
+    if (free_.empty()) {
+      slot = static_cast<uint32_t>(actions_.size());
+      actions_.push_back(std::move(action));
+    } else {
+      slot = free_.back();
+      free_.pop_back();
+      actions_[slot] = std::move(action);
+    }
+    heap_.push_back(Entry{at, next_seq_++, slot});
     sift_up(heap_.size() - 1);
   }
 
@@ -48,9 +58,9 @@ class EventQueue {
   // Removes and returns the earliest event (ties: the first pushed).
   Event pop() {
     LOCKSIM_ASSERT(!heap_.empty());
-    Event top = std::move(heap_.front());
+    const Entry top = heap_.front();
     if (heap_.size() > 1) {
-      heap_.front() = std::move(heap_.back());
+      heap_.front() = heap_.back();
       heap_.pop_back();
       sift_down(0);
       // Heap order, spot-checked where it matters: the new front does not
@@ -61,39 +71,61 @@ class EventQueue {
     }
     LOCKSIM_ASSERT_MSG(top.at >= last_popped_, "event time went back");
     last_popped_ = top.at;
-    return top;
+    // The slot is free for the next push: which slot an event sits in never
+    // decides its order, (time, seq) alone does.
+    free_.push_back(top.slot);
+    return Event{top.at, top.seq, std::move(actions_[top.slot])};
   }
 
   // Drops every pending event. Time does not go back: last_popped() stays.
-  void clear() { heap_.clear(); }
+  void clear() {
+    heap_.clear();
+    actions_.clear();
+    free_.clear();
+  }
 
  private:
-  static bool before(const Event& a, const Event& b) {
+  // Far above any run's need (a run keeps a few thousand); a runaway that
+  // schedules without bound stops here rather than exhausting memory.
+  static constexpr size_t kPendingMax = size_t{1} << 26;
+
+  // The heap moves these 24-byte entries; the actions stay where they are.
+  struct Entry {
+    TimePoint at;
+    uint64_t seq;
+    uint32_t slot;
+  };
+  static bool before(const Entry& a, const Entry& b) {
     return a.at < b.at || (a.at == b.at && a.seq < b.seq);
   }
   void sift_up(size_t i) {
+    const Entry moving = heap_[i];
     while (i > 0) {
       const size_t parent = (i - 1) / 2;
-      if (!before(heap_[i], heap_[parent])) break;
-      std::swap(heap_[i], heap_[parent]);
+      if (!before(moving, heap_[parent])) break;
+      heap_[i] = heap_[parent];
       i = parent;
     }
+    heap_[i] = moving;
   }
   void sift_down(size_t i) {
     const size_t n = heap_.size();
+    const Entry moving = heap_[i];
     for (;;) {
       const size_t l = 2 * i + 1;
+      if (l >= n) break;
       const size_t r = l + 1;
-      size_t m = i;
-      if (l < n && before(heap_[l], heap_[m])) m = l;
-      if (r < n && before(heap_[r], heap_[m])) m = r;
-      if (m == i) return;
-      std::swap(heap_[i], heap_[m]);
+      const size_t m = r < n && before(heap_[r], heap_[l]) ? r : l;
+      if (!before(heap_[m], moving)) break;
+      heap_[i] = heap_[m];
       i = m;
     }
+    heap_[i] = moving;
   }
 
-  std::vector<Event> heap_;
+  std::vector<Entry> heap_;
+  std::vector<Action> actions_;  // by slot; an empty one is free
+  std::vector<uint32_t> free_;   // slots to reuse
   uint64_t next_seq_ = 0;
   TimePoint last_popped_{};
 };

@@ -212,12 +212,12 @@ Duration Network::draw_latency(const Node& from, const Node& to) {
   return latency;
 }
 
-void Network::send(const Node& from, Node& to, std::function<void()> message) {
+void Network::send(const Node& from, Node& to, Callback message) {
   enqueue(from, to, 0, std::move(message));
 }
 
 void Network::enqueue(const Node& from, Node& to, uint64_t connection,
-                      std::function<void()> message) {
+                      Callback message) {
   LOCKSIM_ASSERT(message != nullptr);
   ++sent_;
   const Duration latency = draw_latency(from, to);
@@ -386,7 +386,7 @@ uint64_t Network::open_connection(Node& client, Node& server) {
   return id;
 }
 
-void Network::send_on(uint64_t connection, bool to_server, std::function<void()> message) {
+void Network::send_on(uint64_t connection, bool to_server, Callback message) {
   auto it = connections_.find(connection);
   LOCKSIM_ASSERT_MSG(it != connections_.end(), "a send on an unknown connection");
   ConnectionRecord& c = it->second;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "env/time.h"
+#include "sim/callback.h"
 #include "sim/connection.h"
 #include "sim/rng.h"
 
@@ -100,11 +101,11 @@ class Network {
   // (the long-lived connection a replication link or a quorum channel keeps):
   // it runs via to.deliver() on arrival, after every earlier message from
   // `from` to `to`.
-  void send(const Node& from, Node& to, std::function<void()> message);
+  void send(const Node& from, Node& to, Callback message);
 
   // --- Connections (used by sim::Connection; see there). ---
   uint64_t open_connection(Node& client, Node& server);
-  void send_on(uint64_t connection, bool to_server, std::function<void()> message);
+  void send_on(uint64_t connection, bool to_server, Callback message);
   void close_connection(uint64_t connection);
   ConnectionState connection_state(uint64_t connection) const;
   void set_failure_handler(uint64_t connection, std::function<void(ConnectionState)> handler);
@@ -145,7 +146,7 @@ class Network {
   const LinkParams& link(const Node& a, const Node& b) const;
   Stream& stream(const Node& from, const Node& to, uint64_t connection);
   Duration draw_latency(const Node& from, const Node& to);
-  void enqueue(const Node& from, Node& to, uint64_t connection, std::function<void()> message);
+  void enqueue(const Node& from, Node& to, uint64_t connection, Callback message);
   void schedule_pump(Stream& s, TimePoint at);
   void pump(Stream& s);
   void deliver(Stream& s, Packet p);

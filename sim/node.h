@@ -16,6 +16,7 @@
 #include <functional>
 #include <string>
 
+#include "sim/callback.h"
 #include "sim/clock.h"
 
 namespace locksim::sim {
@@ -42,7 +43,7 @@ class Node {
 
   // Hands a message to the node: handled now if running, queued if paused,
   // dropped if crashed (the sender's timeout covers it).
-  void deliver(std::function<void()> message);
+  void deliver(Callback message);
 
   // Fault requests. Each changes the state only along an allowed transition
   // (pause: running -> paused; resume: paused -> running; crash: running or
@@ -76,7 +77,7 @@ class Node {
   std::string name_;
   LocalClock clock_;
   State state_ = State::kRunning;
-  std::deque<std::function<void()>> queued_;
+  std::deque<Callback> queued_;
 };
 
 }  // namespace locksim::sim

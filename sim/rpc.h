@@ -66,9 +66,10 @@ struct CallResult {
 
 // Precondition (asserted): `conn` is open; timeout positive or kNoTimeout.
 // Must be called from a fiber on conn.client().
-template <class Response>
-CallResult<Response> call(World& world, Connection& conn, std::function<Response()> handler,
-                          Duration timeout) {
+// `handler` is any callable returning Response (a lambda stays a lambda: no
+// std::function, so no allocation for it).
+template <class Response, class Handler>
+CallResult<Response> call(World& world, Connection& conn, Handler handler, Duration timeout) {
   LOCKSIM_ASSERT_MSG(timeout > Duration::zero(), "an RPC needs a positive timeout (or none)");
   LOCKSIM_ASSERT_MSG(conn.open(), "an RPC on a connection that is not open");
   struct State {

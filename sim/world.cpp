@@ -91,9 +91,17 @@ void World::block(Waiter& w) {
 
 void World::sleep(Duration d) {
   LOCKSIM_ASSERT_MSG(d >= Duration::zero(), "a negative sleep");
-  auto w = std::make_shared<Waiter>();
-  at(now_ + d, [this, w] { signal(*w); });
-  block(*w);
+  // The fiber's own sleep waiter, not one allocated per sleep. A sleep ends
+  // only by its timer or by cancellation, and a cancelled fiber never sleeps
+  // again, so the count keeps a stale timer from waking a later sleep.
+  FiberRecord& f = current();
+  f.sleep_waiter.signaled = false;
+  const uint64_t sleep = ++f.sleeps;
+  FiberRecord* fp = &f;
+  at(now_ + d, [this, fp, sleep] {
+    if (fp->sleeps == sleep) signal(fp->sleep_waiter);
+  });
+  block(f.sleep_waiter);
 }
 
 void World::signal(Waiter& w) {

@@ -160,6 +160,8 @@ struct FiberRecord {
   bool wake_held = false;  // signalled while its node was paused
   bool scheduled = false;  // handed to the scheduler, not yet resumed
   bool finished = false;
+  Waiter sleep_waiter;  // World::sleep's, reused by each sleep
+  uint64_t sleeps = 0;  // sleeps begun: the current one's number
 };
 
 }  // namespace locksim::sim

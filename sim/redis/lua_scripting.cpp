@@ -130,8 +130,19 @@ lua_State* LuaScripting::state() {
   return L;
 }
 
+const std::string& LuaScripting::sha_of(const std::string& body) {
+  for (const ShaMemo& m : sha_memo_) {
+    if (!m.sha.empty() && m.body == body) return m.sha;
+  }
+  ShaMemo& m = sha_memo_[sha_memo_next_];
+  sha_memo_next_ = (sha_memo_next_ + 1) % kShaMemoEntries;
+  m.body = body;
+  m.sha = sha1_hex(body);
+  return m.sha;
+}
+
 LuaScripting::LoadResult LuaScripting::load(const std::string& body) {
-  std::string sha = sha1_hex(body);
+  std::string sha = sha_of(body);
   if (exists(sha)) return {sha, std::nullopt};
   lua_State* L = state();
   if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {

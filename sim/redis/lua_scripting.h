@@ -29,6 +29,7 @@
 // registered into Lua.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -94,8 +95,21 @@ class LuaScripting {
   // result or error on top of the stack (left there).
   Reply script_reply(const std::string& sha, int status);
 
+  // The SHA-1 hex of `body`, from the memo when it holds the body.
+  const std::string& sha_of(const std::string& body);
+
   lua_State* lua_ = nullptr;
   std::map<std::string, std::string> bodies_;  // sha -> body, sorted: order never leaks
+  // The last bodies hashed: a lock runs two or three scripts over and over,
+  // and hashing each EVAL's body was a tenth of a Redis run. A memo hit or
+  // miss changes only the cost, never a reply.
+  struct ShaMemo {
+    std::string body;
+    std::string sha;  // empty: the entry is unused
+  };
+  static constexpr size_t kShaMemoEntries = 4;
+  std::array<ShaMemo, kShaMemoEntries> sha_memo_;
+  size_t sha_memo_next_ = 0;  // the entry a miss replaces (round robin)
   uint64_t instruction_limit_ = kDefaultInstructionLimit;
 
   // Per-run state, valid only while run() executes.

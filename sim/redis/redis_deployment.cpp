@@ -71,9 +71,8 @@ TimePoint at_ms(int64_t unix_ms, bool after) {
 
 }  // namespace
 
-ServerLockState RedisDeployment::server_state(RedisNode& server, bool serving,
-                                              const LockProbe& probe) const {
-  ServerLockState out{server.node().name(), ServerLockState::Kind::kAbsent, "", serving};
+RedisDeployment::Seen RedisDeployment::see(RedisNode& server, const LockProbe& probe) const {
+  Seen out;
   // A crashed or frozen server answers nobody: no grant from it now.
   if (!server.node().running()) {
     out.kind = ServerLockState::Kind::kDown;
@@ -85,7 +84,7 @@ ServerLockState RedisDeployment::server_state(RedisNode& server, bool serving,
   const TimePoint now = world_.now();
   // A hash lock (Redisson's) is held by its field's owner.
   const auto& hash = it->second.hash;
-  out.holder = hash && !hash->empty() ? hash->begin()->first : it->second.value;
+  out.holder = hash && !hash->empty() ? &hash->begin()->first : &it->second.value;
   out.kind = ServerLockState::Kind::kExpired;
   if (Keyspace::is_expired(it->second, server.node().local_now().to_ms())) return out;
   if (it->second.expire_at_ms) {  // expired once the server's clock passes that millisecond
@@ -110,13 +109,23 @@ ServerLockState RedisDeployment::server_state(RedisNode& server, bool serving,
   return out;
 }
 
+ServerLockState RedisDeployment::server_state(RedisNode& server, bool serving,
+                                              const LockProbe& probe) const {
+  const Seen seen = see(server, probe);
+  ServerLockState out{server.node().name(), seen.kind, "", serving};
+  if (seen.holder != nullptr) out.holder = *seen.holder;
+  out.expires = seen.expires;
+  return out;
+}
+
 std::optional<LockExposure> RedisDeployment::lock_free_for_fresh_contender(const LockProbe& probe) {
   LOCKSIM_ASSERT_MSG(probe.quorum >= 1 && probe.quorum <= groups_.size(),
                      "the quorum is checked against the masters before the run");
   size_t free = 0;
   TimePoint until = LockExposure::kNoChange;  // any group's change may change the count
   for (auto& g : groups_) {
-    const ServerLockState s = server_state(g->current_primary(), true, probe);
+    // After every event of a hold: see() copies no name or holder.
+    const Seen s = see(g->current_primary(), probe);
     free += s.kind == ServerLockState::Kind::kAbsent || s.kind == ServerLockState::Kind::kExpired;
     if (s.kind == ServerLockState::Kind::kHeld) until = std::min(until, s.expires);
   }

@@ -49,7 +49,14 @@ class RedisDeployment : public Deployment {
   std::vector<std::unique_ptr<ReplicaGroup>> groups_;
 
   // The lock on one server, judged by that server's clock (and, for a
-  // GETSET deadline, a correct clock's).
+  // GETSET deadline, a correct clock's): see() without copying a string
+  // (the exposure monitor's per-event question), server_state() with names.
+  struct Seen {
+    ServerLockState::Kind kind = ServerLockState::Kind::kAbsent;
+    TimePoint expires = LockExposure::kNoChange;  // as ServerLockState::expires
+    const std::string* holder = nullptr;          // in the server's keyspace; kHeld, kExpired
+  };
+  Seen see(RedisNode& server, const LockProbe& probe) const;
   ServerLockState server_state(RedisNode& server, bool serving, const LockProbe& probe) const;
 };
 

@@ -1,9 +1,7 @@
 // SHA-1 (FIPS 180-4), used only to name Lua scripts the way Redis does.
 //
-// Why our own: the script cache is keyed by the SHA-1 hex digest of the script
-// body (EVALSHA, SCRIPT LOAD, redis.sha1hex), and pulling in a crypto library
-// for 80 lines of well-specified code is not worth the dependency. SHA-1 is not
-// used here for security.
+// OpenSSL's (libcrypto), as the project uses the kept library for SHA-1.
+// SHA-1 is not used here for security.
 #pragma once
 
 #include <array>

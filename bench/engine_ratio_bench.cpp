@@ -1,0 +1,112 @@
+// The engine's overhead as one number per algorithm: what a whole run spends
+// per simulated event, divided by the two things an event cannot do without
+// (one event-queue push + pop, one fiber switch through the SimScheduler).
+// A ratio of 1 would be a run that does nothing but its essential parts; the
+// rest is the model's own work (a Redis command, an InnoDB lock) plus the
+// engine's overhead. All three are measured inside one benchmark, in one
+// binary, so machines and builds never mix in a ratio. Run:
+//   build/locksim_bench --benchmark_filter=BM_PerEventRatio
+#include <benchmark/benchmark.h>
+
+#include <boost/fiber/all.hpp>
+
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "harness/simulation.h"
+#include "sim/event_queue.h"
+#include "sim/rng.h"
+#include "sim/scheduler.h"
+
+namespace {
+
+using locksim::Duration;
+using locksim::TimePoint;
+using Clock = std::chrono::steady_clock;
+
+double ns_since(Clock::time_point start, uint64_t items) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start);
+  return static_cast<double>(ns.count()) / static_cast<double>(items);
+}
+
+// One push and one pop through a heap of ~1000 pending events (a many-client
+// run's size), with an action of a typical event's size.
+double push_pop_ns() {
+  constexpr uint64_t kOps = 2'000'000;
+  locksim::sim::EventQueue q;
+  locksim::sim::Rng rng(1);
+  for (int i = 0; i < 1000; ++i) q.push(TimePoint{rng.between(0, 1'000'000)}, [] {});
+  uint64_t sink = 0;
+  const auto start = Clock::now();
+  for (uint64_t i = 0; i < kOps; ++i) {
+    auto e = q.pop();
+    sink += e.seq;
+    const int64_t at = e.at.ns + rng.between(0, 1'000'000);
+    q.push(TimePoint{at}, [p = &sink, i] { *p += i; });
+  }
+  const double ns = ns_since(start, kOps);
+  benchmark::DoNotOptimize(sink);
+  return ns;
+}
+
+// One switch between two client fibers under the SimScheduler, on a thread
+// of its own (Boost keeps one scheduling algorithm per thread).
+double fiber_switch_ns() {
+  constexpr int kYields = 500'000;
+  double ns = 0;
+  std::thread t([&] {
+    locksim::sim::Rng rng(1);
+    locksim::sim::SimScheduler& s = locksim::sim::SimScheduler::for_this_thread();
+    s.attach(locksim::sim::SchedulePolicy::kSeeded, &rng);
+    auto body = [] {
+      for (int i = 0; i < kYields; ++i) boost::this_fiber::yield();
+    };
+    const auto start = Clock::now();
+    boost::fibers::fiber a(body), b(body);
+    a.join();
+    b.join();
+    ns = ns_since(start, 2 * static_cast<uint64_t>(kYields));
+    s.detach();
+  });
+  t.join();
+  return ns;
+}
+
+void BM_PerEventRatio(benchmark::State& state, std::string algorithm) {
+  uint64_t events = 0, seed = 1;
+  Clock::duration runs{};
+  for (auto _ : state) {
+    locksim::harness::RunConfig c;
+    c.algorithm = algorithm;
+    c.seed = seed++;
+    c.duration = Duration::seconds(60);
+    c.workload.clients = 5;
+    const auto start = Clock::now();
+    events += locksim::harness::run_simulation(locksim::harness::prepare_run(c)).events;
+    runs += Clock::now() - start;
+  }
+  // After the timed loop: the parts are measured, not counted in its time.
+  const double pop_ns = push_pop_ns();
+  const double switch_ns = fiber_switch_ns();
+  const double event_ns =
+      static_cast<double>(std::chrono::duration_cast<std::chrono::nanoseconds>(runs).count()) /
+      static_cast<double>(events);
+  state.counters["events_per_run"] =
+      benchmark::Counter(static_cast<double>(events), benchmark::Counter::kAvgIterations);
+  state.counters["event_ns"] = event_ns;
+  state.counters["push_pop_ns"] = pop_ns;
+  state.counters["switch_ns"] = switch_ns;
+  state.counters["ratio"] = event_ns / (pop_ns + switch_ns);
+}
+
+BENCHMARK_CAPTURE(BM_PerEventRatio, set_nx_lua, std::string("set-nx-lua"))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PerEventRatio, redlock, std::string("redlock"))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PerEventRatio, mysql_center, std::string("mysql-center"))
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PerEventRatio, zk_curator, std::string("zk-curator"))
+    ->Unit(benchmark::kMillisecond);
+
+}  // namespace
