@@ -72,11 +72,17 @@ template <class Response, class Handler>
 CallResult<Response> call(World& world, Connection& conn, Handler handler, Duration timeout) {
   LOCKSIM_ASSERT_MSG(timeout > Duration::zero(), "an RPC needs a positive timeout (or none)");
   LOCKSIM_ASSERT_MSG(conn.open(), "an RPC on a connection that is not open");
+  // Shared with the events in flight, which may outlive this call. The
+  // handler and the reply wait in it, so each event captures only a few
+  // words (sim/callback.h keeps those inline: no allocation per message).
   struct State {
+    explicit State(Handler h) : handler(std::move(h)) {}
+    Handler handler;
     Waiter waiter;
     CallResult<Response> result;
+    std::optional<Response> staged;  // the reply, from the server's handling to its arrival
   };
-  auto state = std::make_shared<State>();
+  auto state = std::make_shared<State>(std::move(handler));
   const TimePoint deadline =
       timeout == kNoTimeout ? TimePoint{} + kNoTimeout : world.now() + timeout;
   Node& server = conn.server();
@@ -84,24 +90,29 @@ CallResult<Response> call(World& world, Connection& conn, Handler handler, Durat
   // client may have given up and destroyed it before the request arrives.
   Network& net = conn.network();
   const uint64_t id = conn.id();
-  conn.on_failure([&world, state](ConnectionState why) {
-    if (state->waiter.signaled) return;
-    state->result.outcome =
-        why == ConnectionState::kBroken ? CallOutcome::kBroken : CallOutcome::kReset;
-    world.signal(state->waiter);
+  // A raw pointer: the handler is cleared below before this call returns, so
+  // it never runs once `state` may be gone.
+  State* const s = state.get();
+  conn.on_failure([&world, s](ConnectionState why) {
+    if (s->waiter.signaled) return;
+    s->result.outcome = why == ConnectionState::kBroken ? CallOutcome::kBroken : CallOutcome::kReset;
+    world.signal(s->waiter);
   });
-  conn.to_server([&world, &server, &net, id, state, deadline, handler = std::move(handler)] {
+  conn.to_server([&world, &server, &net, id, state, deadline] {
     // Node::deliver runs a message only on a running node.
     LOCKSIM_ASSERT_MSG(server.running(), "a request handled by a node that is not running");
-    Response r = handler();
+    // One request, one handling (the network never duplicates): one reply.
+    LOCKSIM_ASSERT_MSG(!state->staged.has_value(), "a request handled twice");
+    state->staged.emplace(state->handler());
     // A closed, reset or broken connection drops the reply in the network.
-    net.send_on(id, false, [&world, state, deadline, r = std::move(r)]() mutable {
+    net.send_on(id, false, [&world, state, deadline] {
       if (state->waiter.signaled) return;  // timed out already
       // Pair of the timeout event: had the deadline passed, it would have
       // signalled first.
       LOCKSIM_ASSERT_MSG(world.now() <= deadline, "a reply accepted after the timeout");
+      LOCKSIM_ASSERT(state->staged.has_value());
       state->result.outcome = CallOutcome::kReply;
-      state->result.reply = std::move(r);
+      state->result.reply = std::move(state->staged);
       world.signal(state->waiter);
     });
   });

@@ -53,6 +53,9 @@ class SimScheduler final : public boost::fibers::algo::algorithm {
   void detach();
 
   bool has_ready_workers() const { return !workers_.empty(); }
+  // A client fiber is about to end: let the dispatcher free it at the next
+  // chance (see pick_next).
+  void fiber_ending() { release_pending_ = true; }
   uint64_t switches() const { return switches_; }
 
   void awakened(boost::fibers::context* ctx) noexcept override;
@@ -71,6 +74,7 @@ class SimScheduler final : public boost::fibers::algo::algorithm {
   SchedulePolicy policy_ = SchedulePolicy::kFifo;
   Rng* rng_ = nullptr;
   bool attached_ = false;
+  bool release_pending_ = false;
   uint64_t switches_ = 0;
 };
 

@@ -40,6 +40,7 @@ void World::spawn(std::string name, Node* node, std::function<void()> body) {
                                   boost::fibers::fixedsize_stack(options_.fiber_stack_bytes),
                                   [this, r, body = std::move(body)] {
                                     r->context = boost::fibers::context::active();
+                                    running_ = r;
                                     const bool fresh = by_context_.emplace(r->context, r).second;
                                     LOCKSIM_ASSERT_MSG(fresh, "two fibers share one context");
                                     try {
@@ -56,13 +57,17 @@ void World::spawn(std::string name, Node* node, std::function<void()> body) {
                                     by_context_.erase(r->context);
                                     LOCKSIM_ASSERT(r->blocked_on == nullptr);
                                     r->finished = true;
+                                    scheduler_.fiber_ending();
                                   });
 }
 
 FiberRecord& World::current() {
-  auto it = by_context_.find(boost::fibers::context::active());
-  LOCKSIM_ASSERT_MSG(it != by_context_.end(), "blocking call outside a World fiber");
-  return *it->second;
+  // A fiber starts running only at its start and on a return from suspend()
+  // in block(): both set running_, so no lookup is needed; the context check
+  // keeps that claim honest on every call.
+  LOCKSIM_ASSERT_MSG(running_ != nullptr && running_->context == boost::fibers::context::active(),
+                     "blocking call outside a World fiber");
+  return *running_;
 }
 
 void World::block(Waiter& w) {
@@ -80,6 +85,7 @@ void World::block(Waiter& w) {
   // runs once (asserted), never spins.
   while (!w.signaled && !f.cancelled) {
     f.context->suspend();
+    running_ = &f;
     LOCKSIM_ASSERT_MSG(f.scheduled && (w.signaled || f.cancelled),
                        "a blocked fiber resumed without a reason");
     f.scheduled = false;

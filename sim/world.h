@@ -143,6 +143,7 @@ class World {
   uint64_t events_ = 0;
   bool shut_down_ = false;
   std::vector<std::unique_ptr<FiberRecord>> fibers_;  // creation order
+  FiberRecord* running_ = nullptr;                    // the fiber that ran last (current())
   // Lookup only (never iterated), so pointer order cannot leak into behaviour.
   std::unordered_map<const boost::fibers::context*, FiberRecord*> by_context_;
   std::vector<std::string> errors_;
