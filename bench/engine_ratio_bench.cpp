@@ -102,8 +102,7 @@ void BM_PerEventRatio(benchmark::State& state, std::string algorithm) {
 
 BENCHMARK_CAPTURE(BM_PerEventRatio, set_nx_lua, std::string("set-nx-lua"))
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_PerEventRatio, redlock, std::string("redlock"))
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PerEventRatio, redlock, std::string("redlock"))->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_PerEventRatio, mysql_center, std::string("mysql-center"))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_PerEventRatio, zk_curator, std::string("zk-curator"))

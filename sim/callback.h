@@ -27,8 +27,9 @@ class Callback {
 
   Callback() noexcept = default;
   Callback(std::nullptr_t) noexcept {}  // NOLINT: as std::function
-  template <class F, class D = std::decay_t<F>,
-            class = std::enable_if_t<!std::is_same_v<D, Callback> && std::is_invocable_r_v<void, D&>>>
+  template <
+      class F, class D = std::decay_t<F>,
+      class = std::enable_if_t<!std::is_same_v<D, Callback> && std::is_invocable_r_v<void, D&>>>
   Callback(F&& f) {  // NOLINT: implicit, as std::function
     if constexpr (kInline<D>) {
       ::new (static_cast<void*>(buf_)) D(std::forward<F>(f));
@@ -70,19 +71,18 @@ class Callback {
   };
 
   template <class D>
-  static constexpr bool kInline = sizeof(D) <= kInlineBytes &&
-                                  alignof(D) <= alignof(std::max_align_t) &&
-                                  std::is_nothrow_move_constructible_v<D>;
+  static constexpr bool kInline =
+      sizeof(D) <= kInlineBytes &&
+      alignof(D) <= alignof(std::max_align_t) && std::is_nothrow_move_constructible_v<D>;
 
   template <class D>
-  static constexpr Ops kInlineOps{
-      [](void* b) { (*std::launder(static_cast<D*>(b)))(); },
-      [](void* from, void* to) noexcept {
-        D* f = std::launder(static_cast<D*>(from));
-        ::new (to) D(std::move(*f));
-        f->~D();
-      },
-      [](void* b) noexcept { std::launder(static_cast<D*>(b))->~D(); }};
+  static constexpr Ops kInlineOps{[](void* b) { (*std::launder(static_cast<D*>(b)))(); },
+                                  [](void* from, void* to) noexcept {
+                                    D* f = std::launder(static_cast<D*>(from));
+                                    ::new (to) D(std::move(*f));
+                                    f->~D();
+                                  },
+                                  [](void* b) noexcept { std::launder(static_cast<D*>(b))->~D(); }};
   template <class D>
   static constexpr Ops kHeapOps{
       [](void* b) { (**static_cast<D**>(b))(); },

@@ -11,8 +11,7 @@ TimePoint LocalClock::local(TimePoint true_now) const {
   const int64_t delta_ns = true_now.ns - base_true_.ns;
   // 128-bit so a long run at high drift cannot overflow the product; a clock
   // without drift (most of them) skips the division.
-  const Int128 skew =
-      drift_ppm_ == 0 ? 0 : static_cast<Int128>(delta_ns) * drift_ppm_ / 1'000'000;
+  const Int128 skew = drift_ppm_ == 0 ? 0 : static_cast<Int128>(delta_ns) * drift_ppm_ / 1'000'000;
   const TimePoint local{base_local_.ns + delta_ns + static_cast<int64_t>(skew)};
   // |drift| < 100% makes the rate positive: between changes local time
   // never goes back (only jump() steps it, and it rebases).

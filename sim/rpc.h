@@ -95,7 +95,8 @@ CallResult<Response> call(World& world, Connection& conn, Handler handler, Durat
   State* const s = state.get();
   conn.on_failure([&world, s](ConnectionState why) {
     if (s->waiter.signaled) return;
-    s->result.outcome = why == ConnectionState::kBroken ? CallOutcome::kBroken : CallOutcome::kReset;
+    s->result.outcome =
+        why == ConnectionState::kBroken ? CallOutcome::kBroken : CallOutcome::kReset;
     world.signal(s->waiter);
   });
   conn.to_server([&world, &server, &net, id, state, deadline] {
