@@ -14,6 +14,7 @@
 #include <string>
 #include <thread>
 
+#include "bench/five_client_run.h"
 #include "harness/simulation.h"
 #include "sim/event_queue.h"
 #include "sim/rng.h"
@@ -77,13 +78,9 @@ void BM_PerEventRatio(benchmark::State& state, std::string algorithm) {
   uint64_t events = 0, seed = 1;
   Clock::duration runs{};
   for (auto _ : state) {
-    locksim::harness::RunConfig c;
-    c.algorithm = algorithm;
-    c.seed = seed++;
-    c.duration = Duration::seconds(60);
-    c.workload.clients = 5;
     const auto start = Clock::now();
-    events += locksim::harness::run_simulation(locksim::harness::prepare_run(c)).events;
+    events +=
+        locksim::harness::run_simulation(locksim::bench::five_client_run(algorithm, seed++)).events;
     runs += Clock::now() - start;
   }
   // After the timed loop: the parts are measured, not counted in its time.

@@ -119,7 +119,8 @@ BENCHMARK(BM_Linearizability)
     ->Args({1'000'000, 5, 0, 0})
     ->Args({1'000'000, 5, 0, 1})
     ->Args({1'000'000, 1, 1, 0})
-    ->ArgsProduct({{1'000, 10'000, 40'000}, {0, 1, 5}, {0}, {0}})  // docs/reference/settings.md's table
+    ->ArgsProduct(
+        {{1'000, 10'000, 40'000}, {0, 1, 5}, {0}, {0}})  // docs/reference/settings.md's table
     ->Unit(benchmark::kMillisecond);
 
 // docs/measurements.md's table: the built-in checker against Knossos (wgl) on the same
@@ -153,8 +154,8 @@ void BM_KnossosVsBuiltin(benchmark::State& state) {
     state.counters["knossos_s"] = run.seconds;
     state.counters["knossos_MB"] = static_cast<double>(run.peak_rss_bytes) / 1e6;
     state.counters["agree"] = k.kind == v.kind ? 1 : 0;
-    state.SetLabel(std::string(to_string(v.kind)) + " / Knossos " +
-                   to_string(k.kind) + (k.why.empty() ? "" : " (" + k.why + ")"));
+    state.SetLabel(std::string(to_string(v.kind)) + " / Knossos " + to_string(k.kind) +
+                   (k.why.empty() ? "" : " (" + k.why + ")"));
   }
   std::remove(file.c_str());
 }

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "algorithms/set_nx_lua.h"
+#include "bench/five_client_run.h"
 #include "harness/simulation.h"
 #include "sim/event_queue.h"
 #include "sim/redis/server.h"
@@ -130,12 +131,8 @@ BENCHMARK(BM_SimRedis_EvalCompareAndDelete);
 void BM_FiveClientRun(benchmark::State& state, std::string algorithm, bool trace_lock = false) {
   uint64_t events = 0, acquisitions = 0, seed = 1;
   for (auto _ : state) {
-    locksim::harness::RunConfig c;
-    c.algorithm = algorithm;
-    c.seed = seed++;
-    c.duration = Duration::seconds(60);
-    c.workload.clients = 5;
-    const auto out = locksim::harness::run_simulation(locksim::harness::prepare_run(c), trace_lock);
+    const auto out = locksim::harness::run_simulation(
+        locksim::bench::five_client_run(algorithm, seed++), trace_lock);
     events += out.events;
     for (const auto& op : out.history.ops) {
       acquisitions +=

@@ -16,8 +16,8 @@
 
 #include "algorithms/registry.h"
 #include "env/assert.h"
-#include "history/history.h"
 #include "harness/simulation.h"
+#include "history/history.h"
 #include "sim/client_env.h"
 #include "sim/mysql/mysql_deployment.h"
 #include "sim/network.h"

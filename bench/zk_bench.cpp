@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "algorithms/zk_lock.h"
-#include "history/history.h"
 #include "harness/workload.h"
+#include "history/history.h"
 #include "sim/client_env.h"
 #include "sim/network.h"
 #include "sim/world.h"
