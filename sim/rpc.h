@@ -134,4 +134,70 @@ CallResult<Response> call(World& world, Connection& conn, Handler handler, Durat
   return std::move(state->result);
 }
 
+// The server's side of a deferred call: hands over the reply, once.
+template <class Response>
+using Respond = std::function<void(Response)>;
+
+// As call(), for a request the server may answer later: a blocking command
+// (Redis's WAIT). `handler(respond)` runs at the server node when the request
+// arrives, and someone must call `respond(reply)` at most once, on the
+// server node's main context (the handler itself, or a later event there).
+// The reply then travels back on the connection as call()'s does; if the
+// connection is no longer open by then, it is dropped, and a respond that
+// never comes leaves the caller to its timeout or the connection's failure.
+// Same preconditions as call().
+template <class Response, class Handler>
+CallResult<Response> call_deferred(World& world, Connection& conn, Handler handler,
+                                   Duration timeout) {
+  LOCKSIM_ASSERT_MSG(timeout > Duration::zero(), "an RPC needs a positive timeout (or none)");
+  LOCKSIM_ASSERT_MSG(conn.open(), "an RPC on a connection that is not open");
+  struct State {
+    Waiter waiter;
+    CallResult<Response> result;
+    bool responded = false;
+  };
+  auto state = std::make_shared<State>();
+  const TimePoint deadline =
+      timeout == kNoTimeout ? TimePoint{} + kNoTimeout : world.now() + timeout;
+  Network& net = conn.network();
+  const uint64_t id = conn.id();
+  State* const s = state.get();  // the handler is cleared before this call returns
+  conn.on_failure([&world, s](ConnectionState why) {
+    if (s->waiter.signaled) return;
+    s->result.outcome =
+        why == ConnectionState::kBroken ? CallOutcome::kBroken : CallOutcome::kReset;
+    world.signal(s->waiter);
+  });
+  Respond<Response> respond = [&world, &net, id, state, deadline](Response reply) {
+    LOCKSIM_ASSERT_MSG(!state->responded, "a deferred request answered twice");
+    state->responded = true;
+    auto staged = std::make_shared<Response>(std::move(reply));
+    net.send_on(id, false, [&world, state, staged, deadline] {
+      if (state->waiter.signaled) return;  // timed out or failed already
+      LOCKSIM_ASSERT_MSG(world.now() <= deadline, "a reply accepted after the timeout");
+      state->result.outcome = CallOutcome::kReply;
+      state->result.reply = std::move(*staged);
+      world.signal(state->waiter);
+    });
+  };
+  conn.to_server([handler = std::move(handler), respond = std::move(respond)]() mutable {
+    handler(std::move(respond));
+  });
+  if (timeout != kNoTimeout) {
+    world.after(timeout, [&world, state, deadline] {
+      LOCKSIM_ASSERT(world.now() == deadline);
+      if (!state->waiter.signaled) world.signal(state->waiter);
+    });
+  }
+  try {
+    world.block(state->waiter);
+  } catch (...) {
+    conn.on_failure({});
+    throw;
+  }
+  conn.on_failure({});
+  LOCKSIM_ASSERT((state->result.outcome == CallOutcome::kReply) == state->result.reply.has_value());
+  return std::move(state->result);
+}
+
 }  // namespace locksim::sim

@@ -1,68 +1,27 @@
 // The command bodies of the simulated Redis server, each following the
-// corresponding function of Redis 7.0 (t_string.c, expire.c, db.c, eval.c)
-// closely enough to give the same reply and the same error text.
+// corresponding function of Redis 7.0 (t_string.c, expire.c, db.c, eval.c,
+// t_hash.c) closely enough to give the same reply and the same error text.
+// Lists, sorted sets and pub/sub are in commands_list.cpp, commands_zset.cpp
+// and commands_pubsub.cpp.
 #include <climits>
 #include <optional>
 
 #include "env/assert.h"
+#include "sim/redis/command_util.h"
 #include "sim/redis/server.h"
 #include "sim/redis/sha1.h"
 
 namespace locksim::sim::redis {
 namespace {
 
-const Reply kNotInteger = Reply::error("ERR value is not an integer or out of range");
-const Reply kSyntaxError = Reply::error("ERR syntax error");
 const Reply kNoScript = Reply::error("NOSCRIPT No matching script. Please use EVAL.");
-const Reply kWrongType =
-    Reply::error("WRONGTYPE Operation against a key holding the wrong kind of value");
-
-std::string lowercase(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
-}
 
 Reply invalid_expire(const std::string& command) {
   return Reply::error("ERR invalid expire time in '" + command + "' command");
 }
 
-Reply wrong_arity(const std::string& full_name) {
-  return Reply::error("ERR wrong number of arguments for '" + full_name + "' command");
-}
-
-// Redis' string2ll: strict decimal, no spaces, no '+', no leading zeros, no
-// "-0", at most 20 characters, within int64. Everything Redis reads as an
-// integer (values for INCR, TTLs, numkeys) goes through it.
-std::optional<int64_t> string2ll(const std::string& s) {
-  constexpr size_t kLengthMax = 20;  // LONG_STR_SIZE - 1
-  if (s.empty() || s.size() > kLengthMax) return std::nullopt;
-  if (s == "0") return 0;
-  size_t i = 0;
-  const bool negative = s[0] == '-';
-  if (negative) {
-    ++i;
-    if (i == s.size()) return std::nullopt;
-  }
-  if (s[i] < '1' || s[i] > '9') return std::nullopt;
-  uint64_t v = 0;
-  for (; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return std::nullopt;
-    const uint64_t digit = static_cast<uint64_t>(s[i] - '0');
-    if (v > (UINT64_MAX - digit) / 10) return std::nullopt;
-    v = v * 10 + digit;
-  }
-  if (negative) {
-    if (v > static_cast<uint64_t>(INT64_MAX) + 1) return std::nullopt;
-    return static_cast<int64_t>(0 - v);  // two's complement; exact for INT64_MIN
-  }
-  if (v > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-  return static_cast<int64_t>(v);
-}
-
 Reply bulk_or_nil(const Entry* entry) {
-  if (entry != nullptr && entry->hash) return kWrongType;
+  if (entry != nullptr && entry->type() != KeyType::kString) return kWrongType;
   return entry != nullptr ? Reply::bulk(entry->value) : Reply::nil();
 }
 
@@ -281,7 +240,7 @@ Reply Server::cmd_incrby(const Argv& argv, int64_t now_ms) {
 Reply Server::incr_generic(const std::string& key, int64_t increment, int64_t now_ms) {
   Entry* entry = keyspace_.find(key, now_ms);
   int64_t old_value = 0;
-  if (entry != nullptr && entry->hash) return kWrongType;
+  if (entry != nullptr && entry->type() != KeyType::kString) return kWrongType;
   if (entry != nullptr) {
     const std::optional<int64_t> parsed = string2ll(entry->value);
     if (!parsed) return kNotInteger;
@@ -395,17 +354,12 @@ Reply Server::cmd_script(const Argv& argv, int64_t /*now_ms*/) {
 Reply Server::cmd_type(const Argv& argv, int64_t now_ms) {
   const Entry* entry = keyspace_.find(argv[1], now_ms);
   if (entry == nullptr) return Reply::status("none");
-  return Reply::status(entry->hash ? "hash" : "string");
+  return Reply::status(type_name(entry->type()));
 }
 
 std::map<std::string, std::string>* Server::hash_for_write(const std::string& key, int64_t now_ms) {
   Entry* entry = keyspace_.find(key, now_ms);
-  if (entry == nullptr) {
-    keyspace_.put(key, "", std::nullopt);
-    entry = keyspace_.find(key, now_ms);
-    LOCKSIM_ASSERT(entry != nullptr);
-    entry->hash.emplace();
-  }
+  if (entry == nullptr) entry = &keyspace_.create(key, KeyType::kHash);
   return entry->hash ? &*entry->hash : nullptr;
 }
 

@@ -6,6 +6,29 @@
 
 namespace locksim::sim::redis {
 
+KeyType Entry::type() const {
+  const int aggregates = (hash ? 1 : 0) + (list ? 1 : 0) + (zset ? 1 : 0);
+  LOCKSIM_ASSERT_MSG(aggregates <= 1, "a key holding two types at once");
+  if (hash) return KeyType::kHash;
+  if (list) return KeyType::kList;
+  if (zset) return KeyType::kZSet;
+  return KeyType::kString;
+}
+
+const char* type_name(KeyType type) {
+  switch (type) {
+    case KeyType::kString:
+      return "string";
+    case KeyType::kHash:
+      return "hash";
+    case KeyType::kList:
+      return "list";
+    case KeyType::kZSet:
+      return "zset";
+  }
+  return "none";
+}
+
 Entry* Keyspace::find(const std::string& key, int64_t now_ms) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
@@ -22,9 +45,34 @@ Entry* Keyspace::find(const std::string& key, int64_t now_ms) {
 void Keyspace::put(const std::string& key, std::string value, std::optional<int64_t> expire_at_ms) {
   Entry& entry = entries_[key];
   entry.value = std::move(value);
-  entry.hash.reset();  // SET over a hash makes it a string
+  // SET over any other type makes it a string.
+  entry.hash.reset();
+  entry.list.reset();
+  entry.zset.reset();
   entry.expire_at_ms = expire_at_ms;
   index_expiry(key, expire_at_ms);
+}
+
+Entry& Keyspace::create(const std::string& key, KeyType type) {
+  const auto [it, inserted] = entries_.try_emplace(key);
+  LOCKSIM_ASSERT_MSG(inserted, "creating a key that is already there");
+  Entry& entry = it->second;
+  switch (type) {
+    case KeyType::kHash:
+      entry.hash.emplace();
+      break;
+    case KeyType::kList:
+      entry.list.emplace();
+      break;
+    case KeyType::kZSet:
+      entry.zset.emplace();
+      break;
+    case KeyType::kString:
+      LOCKSIM_ASSERT_MSG(false, "create() makes aggregates; put() makes strings");
+  }
+  // A new key has no expiry, so the volatile index is untouched.
+  LOCKSIM_ASSERT(entry.type() == type && !entry.expire_at_ms);
+  return entry;
 }
 
 void Keyspace::set_expire(const std::string& key, std::optional<int64_t> expire_at_ms) {

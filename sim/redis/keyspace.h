@@ -1,4 +1,5 @@
-// The simulated Redis keyspace: string (or hash) values with optional absolute expiry.
+// The simulated Redis keyspace: string, hash, list or sorted-set values with
+// optional absolute expiry.
 //
 // Expiry is stored, as in Redis, as an absolute unix time in milliseconds on
 // the server's own clock. So a clock that jumps or drifts on the server moves
@@ -16,26 +17,45 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "sim/redis/sorted_set.h"
 #include "sim/rng.h"
 
 namespace locksim::sim::redis {
 
+// What a key holds, as TYPE names it.
+enum class KeyType { kString, kHash, kList, kZSet };
+
 // One key's state. `expire_at_ms` is absolute unix-ms on the server clock.
+//
+// The type is which optional is engaged: none, a string (`value`); at most
+// one of the others (asserted by type()), and then `value` is unused. A
+// command meeting the wrong type answers WRONGTYPE, as Redis does. Optionals
+// rather than a variant keep `entry.value` and `Entry{value, expiry}` (what
+// the string commands and the tests use) as they were.
 struct Entry {
   std::string value;
   std::optional<int64_t> expire_at_ms;
-  // Engaged: the key holds a hash (its fields; `value` unused), as HINCRBY
-  // and HSET make it. String commands then answer WRONGTYPE, as Redis does.
+  // A hash's fields, as HSET and HINCRBY make it.
   std::optional<std::map<std::string, std::string>> hash = std::nullopt;
+  // A list, head first, as RPUSH makes it. Never empty: an emptied list is
+  // deleted, as Redis deletes it.
+  std::optional<std::deque<std::string>> list = std::nullopt;
+  // A sorted set, as ZADD makes it. Never empty, for the same reason.
+  std::optional<SortedSet> zset = std::nullopt;
 
+  KeyType type() const;
   bool operator==(const Entry&) const = default;
 };
+
+// TYPE's word for `type`: "string", "hash", "list", "zset".
+const char* type_name(KeyType type);
 
 class Keyspace {
  public:
@@ -48,8 +68,14 @@ class Keyspace {
   // expired at `now_ms` (lazy expiry), so callers never see a dead key.
   Entry* find(const std::string& key, int64_t now_ms);
 
-  // Inserts or overwrites `key`. `expire_at_ms` nullopt means no expiry.
+  // Inserts or overwrites `key` with a string. `expire_at_ms` nullopt means no expiry.
   void put(const std::string& key, std::string value, std::optional<int64_t> expire_at_ms);
+
+  // A new key of `type` (not a string), empty and without expiry, for a
+  // command that creates it (HSET, RPUSH, ZADD). Precondition (asserted):
+  // `key` is not there. The caller fills it before the command ends: an
+  // empty aggregate must not outlive the command.
+  Entry& create(const std::string& key, KeyType type);
 
   // Changes the expiry of an existing key (nullopt removes it). The key must exist.
   void set_expire(const std::string& key, std::optional<int64_t> expire_at_ms);

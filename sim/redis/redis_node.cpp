@@ -10,17 +10,24 @@ namespace locksim::sim::redis {
 
 namespace {
 
+std::string lower(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
 // Commands a replica refuses, as redis-server does with replica-read-only yes.
 // EVAL/EVALSHA are refused outright: every script locksim's algorithms send
-// may write, and Redis refuses a writing script on a replica.
+// may write, and Redis refuses a writing script on a replica. (What reaches
+// the replicas is not this list but the keyspace shipments: any change ships.)
 bool is_write_command(const std::string& name) {
-  static const char* const kWrites[] = {"set",     "setnx",    "getset",    "del",     "expire",
-                                        "pexpire", "expireat", "pexpireat", "persist", "incr",
-                                        "decr",    "incrby",   "eval",      "evalsha"};
-  std::string lower = name;
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  static const char* const kWrites[] = {
+      "set",     "setnx", "getset", "del",    "expire", "pexpire", "expireat", "pexpireat",
+      "persist", "incr",  "decr",   "incrby", "eval",   "evalsha", "hset",     "hdel",
+      "hincrby", "rpush", "lpop",   "lrem",   "zadd",   "zincrby", "zrem"};
+  const std::string name_lower = lower(name);
   return std::any_of(std::begin(kWrites), std::end(kWrites),
-                     [&](const char* w) { return lower == w; });
+                     [&](const char* w) { return name_lower == w; });
 }
 
 }  // namespace
@@ -29,8 +36,11 @@ RedisNode::RedisNode(World& world, Network& net, std::string name, uint64_t seed
                      const Topology& topology, Duration clock_offset)
     : ReplicatedNode(world, net, std::move(name), clock_offset, topology.replication_lag),
       world_(world),
+      net_(net),
       topology_(topology),
       server_(std::make_unique<Server>(seed)) {
+  server_->set_publication_sink(
+      [this](const Server::Publication& publication) { publications_.push_back(publication); });
   node().on_crash = [this] { on_crash(); };
   node().on_restart = [this] { on_restart(); };
   schedule_active_expiry();
@@ -38,9 +48,28 @@ RedisNode::RedisNode(World& world, Network& net, std::string name, uint64_t seed
   if (topology_.persistence == Persistence::kRdb) schedule_periodic_save(topology_.rdb_interval);
 }
 
-Reply RedisNode::execute(const std::vector<std::string>& argv) {
+bool RedisNode::is_blocking_command(const std::string& name) {
+  return lower(name) == "wait";
+}
+
+void RedisNode::execute_blocking(const std::vector<std::string>& argv, uint64_t client,
+                                 Respond respond) {
+  if (argv.empty() || !is_blocking_command(argv[0])) {
+    respond(execute(argv, client));
+    return;
+  }
+  block_wait(argv, client, std::move(respond));
+}
+
+Reply RedisNode::execute(const std::vector<std::string>& argv, uint64_t client) {
   // Commands arrive through Node::deliver, which runs them only when up.
   LOCKSIM_ASSERT_MSG(node().running(), "a command executed on a node that is not running");
+  if (!argv.empty() && is_blocking_command(argv[0])) {
+    ++commands_;
+    std::optional<Reply> now = wait_now(argv, client);
+    // A client that may not block gets the count as it stands.
+    return now ? std::move(*now) : Reply::integer_reply(count_acks(offset_of(client)));
+  }
   ++commands_;
   if (role() == Role::kReplica) {
     if (!argv.empty() && is_write_command(argv[0])) {
@@ -52,11 +81,50 @@ Reply RedisNode::execute(const std::vector<std::string>& argv) {
     Keys before = server_->keys();
     Reply r = server_->execute(argv, node().local_now());
     if (server_->keys() != before) server_->restore(std::move(before));
+    propagate_publications();  // a replica's own PUBLISH stays here, as in Redis
     return r;
   }
+  const uint64_t shipped_before = shipped_seq();
   Reply r = server_->execute(argv, node().local_now());
   after_write();
+  if (shipped_seq() != shipped_before) note_client_write(client);
+  propagate_publications();
   return r;
+}
+
+void RedisNode::propagate_publications() {
+  if (publications_.empty()) return;
+  std::vector<Server::Publication> published = std::move(publications_);
+  publications_.clear();
+  for (const Server::Publication& publication : published) {
+    if (on_publication) on_publication(publication);
+    if (!ships()) continue;
+    for (RedisNode* replica : replicas()) {
+      send_along_stream(*replica, [this, replica, publication] {
+        replica->replay_publication(this, publication);
+      });
+    }
+  }
+}
+
+void RedisNode::replay_publication(const RedisNode* from, const Server::Publication& publication) {
+  // Only from the master this replica follows now (a message from a former
+  // one, still on the wire, belongs to a stream it has left).
+  if (role() != Role::kReplica || primary() != from) return;
+  server_->publish(publication.channel, publication.message);
+  propagate_publications();  // delivers here; a replica does not propagate
+}
+
+void RedisNode::send_along_stream(RedisNode& replica, Callback message) {
+  const uint64_t incarnation = incarnation_;
+  RedisNode* target = &replica;
+  world_.after(topology_.replication_lag, [this, target, incarnation,
+                                           message = std::move(message)]() mutable {
+    node().deliver([this, target, incarnation, message = std::move(message)]() mutable {
+      if (incarnation_ != incarnation || role() != Role::kPrimary) return;
+      net_.send(node(), target->node(), std::move(message));
+    });
+  });
 }
 
 void RedisNode::after_write() {
@@ -80,6 +148,22 @@ void RedisNode::on_crash() {
   LOCKSIM_ASSERT(node().crashed());
   server_->flush_all();
   ++incarnation_;
+  publications_.clear();
+  // The process died with its clients: their connections were reset, so no
+  // blocked WAIT is answered. Its master sees the replication link reset.
+  drop_master_state(false);
+  if (role() == Role::kReplica && primary() != nullptr) primary()->forget_replica_ack(name());
+}
+
+void RedisNode::on_promoted() {
+  last_shipped_ = server_->keys();
+  drop_master_state(false);  // a replica has no WAIT state; nothing stale either
+}
+
+void RedisNode::on_following(bool was_primary) {
+  // Called before the switch: primary() is still the master being left.
+  if (primary() != nullptr) primary()->forget_replica_ack(name());
+  if (was_primary) drop_master_state(true);
 }
 
 void RedisNode::on_restart() {
@@ -148,8 +232,18 @@ Reply GroupConnection::command(const std::vector<std::string>& argv) {
   if (!conn_) {
     if (std::optional<Reply> failed = connect(*target)) return std::move(*failed);
   }
-  CallResult<Reply> r = call<Reply>(
-      world_, *conn_, [target, argv] { return target->execute(argv); }, timeout_);
+  const uint64_t client = conn_->id();
+  CallResult<Reply> r =
+      !argv.empty() && RedisNode::is_blocking_command(argv[0])
+          ? call_deferred<Reply>(
+                world_, *conn_,
+                [target, argv, client](RedisNode::Respond respond) {
+                  target->execute_blocking(argv, client, std::move(respond));
+                },
+                timeout_)
+          : call<Reply>(
+                world_, *conn_, [target, argv, client] { return target->execute(argv, client); },
+                timeout_);
   switch (r.outcome) {
     case CallOutcome::kReply:
       // io_error means "no reply": a server never answers with one.

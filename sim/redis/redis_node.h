@@ -20,14 +20,34 @@
 //     second (AOF everysec), everything acknowledged (AOF always), or the
 //     last snapshot (RDB). Keys whose absolute expiry passed while the node
 //     was down are gone after the restart, as in Redis.
+//   - PUBLISH on a master is propagated to its replicas along the
+//     replication stream (the same lag, the same peer link, after the
+//     keyspace shipment of the same command), where it is published again to
+//     the replica's own subscribers, as Redis propagates it.
+//   - WAIT blocks here, not in the pure Server, because it needs replicas,
+//     time and a reply that comes later (redis_node_wait.cpp). Each client
+//     connection's write offset is the sequence number of the shipment its
+//     last write caused (Redis's c->woff; shipments are Redis's replication
+//     offset here). A replica acknowledges the shipment it has applied when
+//     asked: a blocked WAIT sends GETACK along the replication stream, as
+//     Redis does, and asks again every kAckPeriod while anyone waits (Redis
+//     replicas ack every second on their own; here only while someone waits,
+//     so that a run without WAIT sends not one message more). WAIT counts the
+//     current replicas whose last acknowledgement reached the client's
+//     offset, answers at once when enough did, and otherwise when enough do
+//     or at its timeout; timeout 0 waits at most kWaitForeverMax.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "env/redis_connection.h"
+#include "sim/callback.h"
 #include "sim/connection.h"
 #include "sim/network.h"
 #include "sim/node.h"
@@ -48,13 +68,49 @@ class RedisNode : public ReplicatedNode<RedisNode, std::map<std::string, Server:
   Server& server() { return *server_; }
   uint64_t commands_executed() const { return commands_; }
 
-  // Executes one client command now, at the node. Runs on the main context.
-  Reply execute(const std::vector<std::string>& argv);
+  // Executes one client command now, at the node, for the client on
+  // connection `client` (sim::Connection::id(); 0: a caller without one, as
+  // the tests' direct calls). Runs on the main context. WAIT here never
+  // blocks: it answers at once with the replicas that have acknowledged, as
+  // Redis answers a client that may not block.
+  Reply execute(const std::vector<std::string>& argv, uint64_t client = 0);
+
+  // As execute(), for a command that may block (WAIT): the reply goes to
+  // `respond` now or later, on this node's main context, at most once (never
+  // if the node crashes first: the connection's reset tells the client).
+  using Respond = std::function<void(Reply)>;
+  void execute_blocking(const std::vector<std::string>& argv, uint64_t client, Respond respond);
+
+  // Whether `name` (any case) is WAIT, the one command that may block.
+  static bool is_blocking_command(const std::string& name);
+
+  // Every message published on this node's server (by a client, a script,
+  // or replayed from its master), with its receivers: where a later step
+  // delivers to subscribed connections; tests observe it. Set by the owner.
+  std::function<void(const Server::Publication&)> on_publication;
+
+  // Master: the last acknowledged shipment of each replica that has acked
+  // (by name), and the WAITs blocked now. For tests and reports.
+  const std::map<std::string, uint64_t>& replica_acks() const { return replica_acks_; }
+  size_t blocked_waits() const { return waiters_.size(); }
 
   // Redis's hz 10: the active expiry cycle runs every 100 ms.
   static constexpr Duration kActiveExpiryPeriod = Duration::millis(100);
   // appendfsync everysec: the background fsync runs once a second.
   static constexpr Duration kFsyncPeriod = Duration::seconds(1);
+  // How often a master asks its replicas for acknowledgements while a WAIT
+  // blocks: Redis replicas send REPLCONF ACK once a second.
+  static constexpr Duration kAckPeriod = Duration::seconds(1);
+  // WAIT with timeout 0 waits "forever"; here at most this long, so that
+  // every blocked WAIT ends and its record goes (a run is far shorter).
+  static constexpr Duration kWaitForeverMax = Duration::seconds(24 * 3600);
+  // Blocked WAITs a master keeps, at most; past it a WAIT answers at once as
+  // if it could not block (a client that blocks this many times over while
+  // its earlier WAITs still wait is broken). Closed connections' WAITs are
+  // dropped first, as Redis frees a disconnected client.
+  static constexpr size_t kBlockedWaitsMax = 1024;
+  // Client write offsets a master keeps before it forgets closed connections'.
+  static constexpr size_t kClientOffsetsMax = 1024;
 
  private:
   using Keys = std::map<std::string, Server::Entry>;
@@ -67,21 +123,77 @@ class RedisNode : public ReplicatedNode<RedisNode, std::map<std::string, Server:
   void schedule_active_expiry();
   void schedule_periodic_save(Duration period);
 
+  // --- pub/sub propagation ---
+  // Master: sends each publication the last command made to every replica
+  // along the replication stream; forgets them in any role.
+  void propagate_publications();
+  // Replica: publishes a master's message again here.
+  void replay_publication(const RedisNode* from, const Server::Publication& publication);
+  // Runs `message` at `replica` the way a shipment scheduled now reaches
+  // it: it leaves this master's process replication_lag later (unless this
+  // node crashed or was demoted in between) on the two nodes' peer link, so
+  // it arrives after every shipment scheduled before it.
+  void send_along_stream(RedisNode& replica, Callback message);
+
+  // --- WAIT (redis_node_wait.cpp) ---
+  struct Waiter {
+    uint64_t client = 0;
+    uint64_t offset = 0;  // the client's write offset when it blocked
+    int64_t numreplicas = 0;
+    Respond respond;
+  };
+  // WAIT's answer now (an error, or enough replicas acknowledged), or
+  // nullopt when it would block.
+  std::optional<Reply> wait_now(const std::vector<std::string>& argv, uint64_t client);
+  void block_wait(const std::vector<std::string>& argv, uint64_t client, Respond respond);
+  // The client's write offset; 0 for a client that has not written.
+  uint64_t offset_of(uint64_t client) const;
+  // Replicas (current ones) whose last acknowledgement reached `offset`.
+  int64_t count_acks(uint64_t offset) const;
+  void note_client_write(uint64_t client);
+  void request_acks();
+  void on_getack(const RedisNode* from, uint64_t from_incarnation);
+  void on_ack(const RedisNode* replica, uint64_t applied, uint64_t incarnation);
+  // Answers every blocked WAIT that now has enough acknowledgements.
+  void unblock_acknowledged();
+  void finish_wait(uint64_t id);
+  // Drops blocked WAITs and offsets of connections that are no longer open.
+  void forget_closed_clients();
+  // The replica `name` is gone from this master (its process died, or it
+  // follows another): its acknowledgement no longer counts.
+  void forget_replica_ack(const std::string& name);
+  // This node stops being a master: blocked WAITs get Redis's UNBLOCKED
+  // error, and every client offset and replica acknowledgement is forgotten.
+  void drop_master_state(bool unblock_waiters);
+
   // ReplicatedNode's hooks.
   uint64_t incarnation() const { return incarnation_; }
   const Keys& shipment() const { return server_->keys(); }
   void install_shipment(const Keys& snapshot, uint64_t seq);
   // A new master's replicas join with a full copy: only later changes ship.
-  void on_promoted() { last_shipped_ = server_->keys(); }
-  void on_following(bool /*was_primary*/) {}
+  void on_promoted();
+  void on_following(bool was_primary);
 
   World& world_;
+  Network& net_;
   Topology topology_;
   std::unique_ptr<Server> server_;
   Keys last_shipped_;         // master: the keyspace as last shipped
   uint64_t incarnation_ = 0;  // bumped by each crash
   Keys disk_;                 // what persistence would reload
   uint64_t commands_ = 0;
+  // What the command running now published (the server's sink fills it).
+  std::vector<Server::Publication> publications_;
+
+  // WAIT's state, all on the master (redis_node_wait.cpp). Ordered maps:
+  // blocked WAITs are answered in the order they blocked.
+  std::map<uint64_t, uint64_t> client_offsets_;   // connection -> write offset
+  std::map<std::string, uint64_t> replica_acks_;  // replica name -> applied shipment
+  std::map<uint64_t, Waiter> waiters_;            // by blocking order
+  uint64_t waiters_blocked_ = 0;                  // numbers the waiters
+  std::optional<TimePoint> acks_requested_at_;    // one GETACK round per instant
+  bool ack_timer_armed_ = false;
+  uint64_t ack_timer_epoch_ = 0;  // bumped to disarm a pending ack timer
 };
 
 // A master with its replicas and, when failover is on, the Sentinel-like

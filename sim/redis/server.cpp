@@ -3,16 +3,10 @@
 #include "sim/redis/server.h"
 
 #include "env/assert.h"
+#include "sim/redis/command_util.h"
 
 namespace locksim::sim::redis {
 namespace {
-
-std::string lowercase(std::string s) {
-  for (char& c : s) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-  return s;
-}
 
 std::string map_newlines(std::string s) {
   for (char& c : s) {
@@ -73,6 +67,20 @@ const std::map<std::string, Server::Command>& Server::command_table() {
       {"hexists", {3, false, &Server::cmd_hexists}},
       {"hdel", {-3, false, &Server::cmd_hdel}},
       {"hincrby", {4, false, &Server::cmd_hincrby}},
+      {"rpush", {-3, false, &Server::cmd_rpush}},
+      {"lpop", {-2, false, &Server::cmd_lpop}},
+      {"lindex", {3, false, &Server::cmd_lindex}},
+      {"lrem", {4, false, &Server::cmd_lrem}},
+      {"llen", {2, false, &Server::cmd_llen}},
+      {"lrange", {4, false, &Server::cmd_lrange}},
+      {"zadd", {-4, false, &Server::cmd_zadd}},
+      {"zincrby", {4, false, &Server::cmd_zincrby}},
+      {"zscore", {3, false, &Server::cmd_zscore}},
+      {"zrem", {-3, false, &Server::cmd_zrem}},
+      {"zcard", {2, false, &Server::cmd_zcard}},
+      {"zrange", {-4, false, &Server::cmd_zrange}},
+      {"publish", {3, false, &Server::cmd_publish}},
+      {"wait", {3, true, &Server::cmd_wait}},
   };
   return table;
 }
@@ -123,7 +131,14 @@ void Server::restore(std::map<std::string, Entry> keys) {
 void Server::flush_all() {
   keyspace_.clear();
   scripting_.restart();
+  channels_.clear();  // subscribers are connections, and a restart closed them all
   LOCKSIM_ASSERT(keyspace_.size() == 0 && scripting_.scripts().empty());
+}
+
+Entry* Server::find_typed(const std::string& key, int64_t now_ms, KeyType type, bool* wrong_type) {
+  Entry* entry = keyspace_.find(key, now_ms);
+  *wrong_type = entry != nullptr && entry->type() != type;
+  return *wrong_type ? nullptr : entry;
 }
 
 }  // namespace locksim::sim::redis

@@ -11,14 +11,23 @@
 // Supported: SET (NX XX GET KEEPTTL EX PX EXAT PXAT), SETNX, GET, GETSET, DEL,
 // EXISTS, EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT (NX XX GT LT), PERSIST, PTTL,
 // TTL, INCR, DECR, INCRBY, DBSIZE, PING, EVAL, EVALSHA, SCRIPT LOAD|EXISTS|
-// FLUSH|KILL. Values are strings only. Any other command is an unknown command.
+// FLUSH|KILL; TYPE; hashes HSET HGET HEXISTS HDEL HINCRBY; lists RPUSH LPOP
+// LINDEX LREM LLEN LRANGE; sorted sets ZADD (NX XX GT LT CH INCR) ZSCORE ZREM
+// ZRANGE (by rank, REV, WITHSCORES) ZCARD ZINCRBY; PUBLISH; WAIT (answered
+// here as by a master without replicas; RedisNode makes it block and count
+// its replicas' acknowledgements). These are the commands Redisson's locks
+// (RLock, RFencedLock, RedissonFairLock) send. Any other command is an
+// unknown command; docs/reference/simulated-redis.md lists what is simplified.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "env/reply.h"
@@ -67,6 +76,44 @@ class Server {
   // command `lowercase_name` here: script files are checked against it.
   static bool implements(const std::string& lowercase_name, bool from_script);
 
+  // --- Pub/sub: the subscription registry (commands_pubsub.cpp) ---
+  //
+  // SUBSCRIBE and UNSUBSCRIBE as server-side bookkeeping, called from C++: a
+  // subscriber is whatever the caller numbers (a client connection, once the
+  // node wires connections to it). Channels only: no patterns (PSUBSCRIBE).
+  using SubscriberId = uint64_t;
+  // True when `subscriber` was not yet subscribed to `channel`.
+  bool subscribe(SubscriberId subscriber, const std::string& channel);
+  // True when it was.
+  bool unsubscribe(SubscriberId subscriber, const std::string& channel);
+  // Every channel of `subscriber` (a closed connection); returns how many.
+  size_t unsubscribe_all(SubscriberId subscriber);
+  size_t subscribers(const std::string& channel) const;
+
+  // One message published here, with whom it reached (in subscriber order).
+  struct Publication {
+    std::string channel;
+    std::string message;
+    std::vector<SubscriberId> receivers;
+  };
+  // Called once per message published on this server (PUBLISH from a client
+  // or a script, or publish() below), while the command runs: the node
+  // delivers and propagates from it. None set: messages only count.
+  using PublicationSink = std::function<void(const Publication&)>;
+  void set_publication_sink(PublicationSink sink) { publication_sink_ = std::move(sink); }
+  // PUBLISH's body: hands the message to the sink and returns how many
+  // subscribers it reached. Also how a replica replays a master's PUBLISH.
+  int64_t publish(const std::string& channel, const std::string& message);
+
+  // --- WAIT (commands_pubsub.cpp) ---
+  struct WaitRequest {
+    int64_t numreplicas = 0;
+    int64_t timeout_ms = 0;  // >= 0; 0 means "block until enough replicas acknowledged"
+  };
+  // waitCommand's argument checks, with redis-server 7.0's error texts.
+  // Precondition: argv has WAIT's arity (3).
+  static std::variant<WaitRequest, Reply> parse_wait(const std::vector<std::string>& argv);
+
  private:
   using Argv = std::vector<std::string>;
   using Handler = Reply (Server::*)(const Argv& argv, int64_t now_ms);
@@ -105,6 +152,28 @@ class Server {
   // The hash at `key` for a write, created empty if missing; nullptr when
   // the key holds a string (WRONGTYPE).
   std::map<std::string, std::string>* hash_for_write(const std::string& key, int64_t now_ms);
+  // Lists (t_list.c), in commands_list.cpp.
+  Reply cmd_rpush(const Argv& argv, int64_t now_ms);
+  Reply cmd_lpop(const Argv& argv, int64_t now_ms);
+  Reply cmd_lindex(const Argv& argv, int64_t now_ms);
+  Reply cmd_lrem(const Argv& argv, int64_t now_ms);
+  Reply cmd_llen(const Argv& argv, int64_t now_ms);
+  Reply cmd_lrange(const Argv& argv, int64_t now_ms);
+  // Sorted sets (t_zset.c), in commands_zset.cpp.
+  Reply cmd_zadd(const Argv& argv, int64_t now_ms);
+  Reply cmd_zincrby(const Argv& argv, int64_t now_ms);
+  Reply cmd_zscore(const Argv& argv, int64_t now_ms);
+  Reply cmd_zrem(const Argv& argv, int64_t now_ms);
+  Reply cmd_zcard(const Argv& argv, int64_t now_ms);
+  Reply cmd_zrange(const Argv& argv, int64_t now_ms);
+  // zaddGenericCommand, which ZINCRBY shares (`incr` forced on).
+  Reply zadd_generic(const Argv& argv, int64_t now_ms, bool incr);
+  // PUBLISH and WAIT, in commands_pubsub.cpp.
+  Reply cmd_publish(const Argv& argv, int64_t now_ms);
+  Reply cmd_wait(const Argv& argv, int64_t now_ms);
+  // The live entry at `key` if it holds `type`; else nullptr, with
+  // *wrong_type telling a key of another type (WRONGTYPE) from no key.
+  Entry* find_typed(const std::string& key, int64_t now_ms, KeyType type, bool* wrong_type);
   Reply cmd_incr(const Argv& argv, int64_t now_ms);
   Reply cmd_decr(const Argv& argv, int64_t now_ms);
   Reply cmd_incrby(const Argv& argv, int64_t now_ms);
@@ -123,6 +192,10 @@ class Server {
   Keyspace keyspace_;
   Rng expire_rng_;
   LuaScripting scripting_;
+  // channel -> its subscribers; both ordered, so delivery order is the same
+  // in every run. A channel without subscribers is not kept.
+  std::map<std::string, std::set<SubscriberId>> channels_;
+  PublicationSink publication_sink_;
 };
 
 }  // namespace locksim::sim::redis
