@@ -132,12 +132,14 @@ ReplyPattern parse_pattern(const Json& v, const Where& w) {
 std::set<ReplyPattern::Kind> reply_kinds(const std::vector<std::string>& argv) {
   using K = ReplyPattern::Kind;
   static const std::set<std::string> integers = {
-      "setnx",   "del",     "exists", "expire", "pexpire", "expireat", "pexpireat",
-      "persist", "ttl",     "pttl",   "incr",   "decr",    "incrby",   "dbsize",
-      "hincrby", "hexists", "hdel",   "hset",   "hlen"};
+      "setnx", "del",   "exists", "expire", "pexpire", "expireat", "pexpireat", "persist", "ttl",
+      "pttl",  "incr",  "decr",   "incrby", "dbsize",  "hincrby",  "hexists",   "hdel",    "hset",
+      "hlen",  "rpush", "lrem",   "llen",   "zcard",   "zrem",     "publish",   "wait"};
   const std::string name = lowercase(argv.front());
   if (integers.count(name) != 0) return {K::kInteger};
-  if (name == "get" || name == "getset" || name == "hget") return {K::kBulk, K::kNil};
+  if (name == "get" || name == "getset" || name == "hget" || name == "lindex" || name == "zscore") {
+    return {K::kBulk, K::kNil};
+  }
   if (name == "set") {
     for (const std::string& a : argv) {
       if (lowercase(a) == "get") return {K::kBulk, K::kNil, K::kStatus};

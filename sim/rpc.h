@@ -8,6 +8,10 @@
 // server, broken by the retransmission limit). A reply that arrives after the
 // caller gave up is ignored, but the server did the work: that is exactly
 // the "unknown outcome" a lock client must live with.
+//
+// call_deferred is the same exchange for a request the server answers later
+// (a blocking command, Redis's WAIT): its handler gets a way to reply instead
+// of returning the reply.
 #pragma once
 
 #include <algorithm>

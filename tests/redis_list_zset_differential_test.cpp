@@ -123,8 +123,8 @@ TEST(RedisListZsetDifferentialTest, ListCommandsAndTheirErrors) {
   });
 }
 
-// ZADD (plain and every option) ZINCRBY ZSCORE ZREM ZCARD ZRANGE, with the
-// score forms Redis prints differently, bad scores, NaN results, emptying.
+// ZADD ZINCRBY ZSCORE ZREM ZCARD ZRANGE, with every score form Redis prints
+// differently, ties ordered by member, NaN results, emptying.
 TEST(RedisListZsetDifferentialTest, SortedSetCommandsAndScoreFormatting) {
   compare_sequences({
       {{"ZADD", "z", "1", "a", "2", "b", "1.5", "c"},
@@ -170,6 +170,13 @@ TEST(RedisListZsetDifferentialTest, SortedSetCommandsAndScoreFormatting) {
        {"ZREM", "z", "c", "d", "aa", "new", "", "never"},
        {"EXISTS", "z"},
        {"TYPE", "missing2"}},
+  });
+}
+
+// ZADD's options (alone and combined, on present, missing and new members)
+// and every argument error of the sorted-set commands, in Redis's order.
+TEST(RedisListZsetDifferentialTest, ZaddOptionsAndSortedSetErrors) {
+  compare_sequences({
       {{"ZADD", "z", "NX", "5", "a", "6", "new"},
        {"ZADD", "z", "NX", "7", "a"},
        {"ZADD", "z", "XX", "8", "a", "9", "new2"},

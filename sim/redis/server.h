@@ -17,7 +17,7 @@
 // here as by a master without replicas; RedisNode makes it block and count
 // its replicas' acknowledgements). These are the commands Redisson's locks
 // (RLock, RFencedLock, RedissonFairLock) send. Any other command is an
-// unknown command; docs/reference/simulated-redis.md lists what is simplified.
+// unknown command; docs/explanation/redis.md lists what is simplified.
 #pragma once
 
 #include <cstdint>
@@ -62,8 +62,8 @@ class Server {
   const std::map<std::string, Entry>& keys() const { return keyspace_.entries(); }
   // Replaces the keyspace (an RDB/AOF load, a full resync). Scripts are kept.
   void restore(std::map<std::string, Entry> keys);
-  // Forgets everything, scripts and the math.random stream included: a crash
-  // and restart without persistence.
+  // Forgets everything, scripts, subscriptions and the math.random stream
+  // included: a crash and restart without persistence.
   void flush_all();
   size_t dbsize() const { return keyspace_.size(); }
 

@@ -10,7 +10,7 @@
 // a zero score is stored as +0: small sorted sets, the only kind a lock keeps,
 // are listpack-encoded in Redis 7.0, which stores -0 as the integer 0 and so
 // answers "0" for it (a skiplist-encoded set, past 128 members, would answer
-// "-0"; see docs/reference/simulated-redis.md).
+// "-0"; see docs/explanation/redis.md).
 #pragma once
 
 #include <cstddef>
