@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 #include "env/assert.h"
 #include "sim/rpc.h"
@@ -142,14 +143,14 @@ std::optional<Reply> GroupConnection::connect(RedisNode& target) {
   return std::nullopt;
 }
 
-Reply GroupConnection::command(const std::vector<std::string>& argv) {
+Reply GroupConnection::command(std::vector<std::string> argv) {
   RedisNode* target = &group_.published_primary();
   if (conn_ && (conn_target_ != target || !conn_->open())) drop_connection();
   if (!conn_) {
     if (std::optional<Reply> failed = connect(*target)) return std::move(*failed);
   }
   CallResult<Reply> r = call<Reply>(
-      world_, *conn_, [target, argv] { return target->execute(argv); }, timeout_);
+      world_, *conn_, [target, argv = std::move(argv)] { return target->execute(argv); }, timeout_);
   switch (r.outcome) {
     case CallOutcome::kReply:
       // io_error means "no reply": a server never answers with one.
