@@ -68,7 +68,7 @@ std::optional<TimePoint> written_at(const LockTrace& trace, const std::string& t
 // enough that a hold (heard .. `hold_end`) that fits in the whole lease
 // outlasted what was left of it. A hold longer than the whole lease would
 // have outlasted it however early its grant came: that is not a late grant.
-bool late_share(TimePoint written, TimePoint heard, TimePoint e, TimePoint hold_end) {
+bool grant_came_late(TimePoint written, TimePoint heard, TimePoint e, TimePoint hold_end) {
   if (heard <= written) return false;
   return (heard - written) * 2 > (e - written) || hold_end - heard <= e - written;
 }
@@ -91,7 +91,7 @@ Cause expiry_cause(const History& h, const LockTrace& trace, const LockChange& c
     text += "; " + holder + "'s clock had been moved (" + history::describe_nemesis_op(*own) +
             "), so it judged its lease longer than the store kept it";
   } else if (const std::optional<TimePoint> written = written_at(trace, c.before.holder, e);
-             written && late_share(*written, holder_start, e, holder_end)) {
+             written && grant_came_late(*written, holder_start, e, holder_end)) {
     // The lease started when the server wrote the key; the client heard of it
     // much later, so what it believed was its lease was mostly gone already.
     out.mechanism = Mechanism::kLateGrant;
