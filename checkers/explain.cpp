@@ -63,15 +63,20 @@ std::optional<TimePoint> written_at(const LockTrace& trace, const std::string& t
   return out;
 }
 
-// The grant reached its client after more than half of the lease, written
-// at `written` and expired at `e`, had passed.
-bool late_share(TimePoint written, TimePoint heard, TimePoint e) {
-  return heard > written && (heard - written) * 2 > (e - written);
+// The grant reached its client late enough to matter: after more than half
+// of the lease (written at `written`, expired at `e`) had passed, or late
+// enough that a hold (heard .. `hold_end`) that fits in the whole lease
+// outlasted what was left of it. A hold longer than the whole lease would
+// have outlasted it however early its grant came: that is not a late grant.
+bool grant_came_late(TimePoint written, TimePoint heard, TimePoint e, TimePoint hold_end) {
+  if (heard <= written) return false;
+  return (heard - written) * 2 > (e - written) || hold_end - heard <= e - written;
 }
 
 // An expiry by a server's clock at `e` of `holder`'s lock: why so early.
 Cause expiry_cause(const History& h, const LockTrace& trace, const LockChange& c,
-                   const std::string& holder, TimePoint holder_start, TimePoint e) {
+                   const std::string& holder, TimePoint holder_start, TimePoint holder_end,
+                   TimePoint e) {
   const std::string& server = c.after.server;
   Cause out;
   std::string text = "the lock expired on " + server + " by its own clock";
@@ -86,7 +91,7 @@ Cause expiry_cause(const History& h, const LockTrace& trace, const LockChange& c
     text += "; " + holder + "'s clock had been moved (" + history::describe_nemesis_op(*own) +
             "), so it judged its lease longer than the store kept it";
   } else if (const std::optional<TimePoint> written = written_at(trace, c.before.holder, e);
-             written && late_share(*written, holder_start, e)) {
+             written && grant_came_late(*written, holder_start, e, holder_end)) {
     // The lease started when the server wrote the key; the client heard of it
     // much later, so what it believed was its lease was mostly gone already.
     out.mechanism = Mechanism::kLateGrant;
@@ -187,7 +192,7 @@ Cause store_let_go(const ExplainInput& in, const HeldInterval& a, TimePoint e) {
   }
   for (const LockChange* c : at_e) {
     if (c->after.serving && c->before.kind == K::kHeld && c->after.kind == K::kExpired)
-      return expiry_cause(h, *in.trace, *c, holder, a.start, e);
+      return expiry_cause(h, *in.trace, *c, holder, a.start, a.end, e);
   }
   return Cause{Mechanism::kUndetermined,
                {{e, "the store stopped protecting " + holder +

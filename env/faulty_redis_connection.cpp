@@ -35,14 +35,14 @@ void FaultyRedisConnection::lose_command(const std::string& name) {
   fail_command(name, Reply::io_error(lost_text_));
 }
 
-Reply FaultyRedisConnection::command(const std::vector<std::string>& argv) {
+Reply FaultyRedisConnection::command(std::vector<std::string> argv) {
   LOCKSIM_ASSERT_MSG(!argv.empty(), "a command has a name");
   if (down_) return Reply::io_error(lost_text_);
   if (!failed_commands_.empty()) {
     const auto rule = failed_commands_.find(upper(argv[0]));
     if (rule != failed_commands_.end()) return rule->second;
   }
-  Reply reply = RedisConnectionWrapper::command(argv);
+  Reply reply = RedisConnectionWrapper::command(std::move(argv));
   if (replies_to_lose_ > 0) {
     --replies_to_lose_;
     return Reply::io_error(lost_text_);

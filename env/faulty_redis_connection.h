@@ -26,6 +26,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/redis_connection.h"
@@ -37,7 +38,7 @@ class RedisConnectionWrapper : public RedisConnection {
  public:
   explicit RedisConnectionWrapper(RedisConnection& target) : target_(target) {}
 
-  Reply command(const std::vector<std::string>& argv) override { return target_.command(argv); }
+  Reply command(std::vector<std::string> argv) override { return target_.command(std::move(argv)); }
   std::string server_name() const override { return target_.server_name(); }
 
   // The wrapped connection.
@@ -57,7 +58,7 @@ class FaultyRedisConnection : public RedisConnectionWrapper {
   // (neither reaches the target), then a lost reply (the target executed the
   // command). With no fault set, exactly target().command(argv).
   // Precondition: argv is not empty.
-  Reply command(const std::vector<std::string>& argv) override;
+  Reply command(std::vector<std::string> argv) override;
 
   // While down, every command returns Reply::io_error(lost_text) without
   // reaching the target. Lost replies are not counted down meanwhile.

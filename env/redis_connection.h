@@ -21,7 +21,9 @@ class RedisConnection {
   // fiber in the simulation, a thread live). Never throws for server or
   // transport trouble: a timeout or a broken link is Reply::Kind::kIoError.
   // May throw sim::Cancelled when the simulation tears the client down.
-  virtual Reply command(const std::vector<std::string>& argv) = 0;
+  // `argv` is taken by value: the simulation keeps it with the request in
+  // flight, so a temporary ({"GET", key}) reaches the server without a copy.
+  virtual Reply command(std::vector<std::string> argv) = 0;
 
   // Human-readable name of the server ("redis-1"), for messages.
   virtual std::string server_name() const = 0;

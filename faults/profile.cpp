@@ -380,18 +380,19 @@ std::optional<Duration> profile_client_timeout(const std::vector<std::string>& p
 
 namespace {
 
-// Half the faults of an idle lock's schedule that do not wait for a grant
-// already fire at their time only if a client holds the lock then, and else
-// wait for the next grant and fire 50-500 ms after it ("on held+D"): by then
+// Every fault of an idle lock's schedule that does not wait for a grant
+// already fires at its time only if a client holds the lock then, and else
+// waits for the next grant and fires 50-500 ms after it ("on held+D"): by then
 // the client granted has its reply and holds, so the fault meets a holder
-// (or the servers while one holds). From a stream of its own, two draws per
+// (or the servers while one holds). A fault that met a free lock instead
+// found nothing a fixed workload's would not: the drawn workload keeps the
+// fault coverage of the fixed one. From a stream of its own, one draw per
 // fault whatever its kind, so every other draw is what it was.
 void aim_at_grants(uint64_t seed, std::vector<FaultEvent>& events) {
   sim::Rng rng = sim::Rng(seed).split("profile/idle-aim");
   for (FaultEvent& e : events) {
-    const bool aim = rng.between(0, 1) == 0;
     const Duration after = Duration::millis(rng.between(50, 500));
-    if (!aim || e.kind == FaultKind::kHeal || e.after_grant) continue;
+    if (e.kind == FaultKind::kHeal || e.after_grant) continue;
     e.after_grant = after;
     e.unless_held = true;
   }

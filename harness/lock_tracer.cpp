@@ -1,6 +1,7 @@
 #include "harness/lock_tracer.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "env/assert.h"
 
@@ -45,7 +46,8 @@ LockTracer::LockTracer(sim::World& world, sim::Deployment& deployment, sim::Lock
 
 void LockTracer::look() {
   if (!trace_.supported) return;
-  std::vector<sim::ServerLockState> now_states = deployment_.lock_states(probe_);
+  std::vector<sim::ServerLockState>& now_states = now_;  // keeps its strings' room
+  deployment_.fill_lock_states(probe_, now_states);
   LOCKSIM_ASSERT_MSG(now_states.size() == last_.size(), "a deployment keeps its servers");
   const TimePoint now = world_.now();
   for (size_t i = 0; i < now_states.size(); ++i) {
@@ -63,7 +65,7 @@ void LockTracer::look() {
     const checkers::ServerLock before = plain(was), after = plain(is);
     if (!(before == after)) trace_.changes.push_back(checkers::LockChange{at, before, after});
   }
-  last_ = std::move(now_states);
+  std::swap(last_, now_);
 }
 
 checkers::LockTrace LockTracer::finish(TimePoint end) {

@@ -36,6 +36,7 @@ class LockTracer {
   sim::Deployment& deployment_;
   sim::LockProbe probe_;
   std::vector<sim::ServerLockState> last_;
+  std::vector<sim::ServerLockState> now_;  // look()'s buffer, swapped with last_
   checkers::LockTrace trace_;
 };
 

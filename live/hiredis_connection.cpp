@@ -133,7 +133,7 @@ std::string HiredisConnection::ensure_connected() {
   return "";
 }
 
-Reply HiredisConnection::command(const std::vector<std::string>& argv) {
+Reply HiredisConnection::command(std::vector<std::string> argv) {
   if (argv.empty()) return Reply::error("ERR locksim: empty command");
   const std::string where = name_ + " (" + host_ + ":" + std::to_string(port_) + "): ";
 

@@ -34,7 +34,7 @@ class HiredisConnection : public RedisConnection {
 
   // Sends argv as one binary-safe command (redisCommandArgv). At most one
   // connect attempt per call, so a dead server costs at most ~2 timeouts.
-  Reply command(const std::vector<std::string>& argv) override;
+  Reply command(std::vector<std::string> argv) override;
 
   std::string server_name() const override { return name_; }
 

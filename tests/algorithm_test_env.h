@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/env.h"
@@ -59,7 +60,7 @@ class ServerConnection : public RedisConnection {
  public:
   ServerConnection(Cluster& cluster, size_t index) : cluster_(cluster), index_(index) {}
 
-  Reply command(const Argv& argv) override {
+  Reply command(Argv argv) override {
     return cluster_.servers.at(index_)->execute(argv, cluster_.true_now);
   }
   std::string server_name() const override { return "redis-" + std::to_string(index_ + 1); }
@@ -77,7 +78,7 @@ class ObservedConnection : public RedisConnectionWrapper {
   ObservedConnection(FakeEnv& env, Cluster& cluster, size_t index, RedisConnection& inner)
       : RedisConnectionWrapper(inner), env_(env), cluster_(cluster), index_(index) {}
 
-  Reply command(const Argv& argv) override;  // defined after FakeEnv
+  Reply command(Argv argv) override;  // defined after FakeEnv
 
   Duration latency = Duration::zero();  // true time each command takes
   std::vector<Argv> sent;               // every command, answered or not
@@ -141,11 +142,11 @@ class FakeEnv : public Env {
   std::vector<std::unique_ptr<ClientConnection>> connections_;
 };
 
-inline Reply ObservedConnection::command(const Argv& argv) {
+inline Reply ObservedConnection::command(Argv argv) {
   sent.push_back(argv);
   if (env_.before_command) env_.before_command(index_, argv);
   cluster_.true_now += latency;
-  return RedisConnectionWrapper::command(argv);
+  return RedisConnectionWrapper::command(std::move(argv));
 }
 
 // The command names in `sent`, in order.

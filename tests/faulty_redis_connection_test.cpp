@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/assert.h"
@@ -22,9 +23,9 @@ using algorithms::ServerConnection;
 class CountingConnection : public RedisConnectionWrapper {
  public:
   using RedisConnectionWrapper::RedisConnectionWrapper;
-  Reply command(const Argv& argv) override {
+  Reply command(Argv argv) override {
     ++reached;
-    return RedisConnectionWrapper::command(argv);
+    return RedisConnectionWrapper::command(std::move(argv));
   }
   int reached = 0;
 };

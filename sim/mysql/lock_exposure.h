@@ -25,6 +25,10 @@ namespace locksim::sim::mysql {
 // the caller's to set.
 ServerLockState row_lock_state(const Engine& engine, const std::string& lock_name,
                                TimePoint correct_now, TimePoint true_now);
+// The same, written over `out`'s kind, holder and expires (its holder string
+// keeps its room; `server` and `serving` are left as they are).
+void fill_row_lock_state(const Engine& engine, const std::string& lock_name, TimePoint correct_now,
+                         TimePoint true_now, ServerLockState& out);
 
 LockExposure row_exposure(const Engine& engine, const std::string& lock_name, TimePoint correct_now,
                           TimePoint true_now);

@@ -78,21 +78,29 @@ std::optional<LockExposure> MysqlDeployment::lock_free_for_fresh_contender(const
 }
 
 std::vector<ServerLockState> MysqlDeployment::lock_states(const LockProbe& probe) {
+  std::vector<ServerLockState> out;
+  fill_lock_states(probe, out);
+  return out;
+}
+
+void MysqlDeployment::fill_lock_states(const LockProbe& probe, std::vector<ServerLockState>& out) {
   const TimePoint now = world_.now();
   const MysqlNode* published = &group_->published_primary();
-  std::vector<ServerLockState> out;
-  for (const auto& s : servers_) {
-    ServerLockState state;
-    if (s->node().running()) {
-      state = row_lock_state(s->engine(), probe.key, kLocalEpoch + (now - TimePoint{}), now);
+  out.resize(servers_.size());
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    MysqlNode& s = *servers_[i];
+    ServerLockState& state = out[i];  // assigned over: its strings keep their room
+    if (s.node().running()) {
+      fill_row_lock_state(s.engine(), probe.key, kLocalEpoch + (now - TimePoint{}), now, state);
     } else {
       state.kind = ServerLockState::Kind::kDown;
+      state.holder.clear();
+      state.expires = LockExposure::kNoChange;
     }
-    state.server = s->node().name();
-    state.serving = s.get() == published;
-    out.push_back(std::move(state));
+    state.server = s.node().name();
+    state.serving = &s == published;
   }
-  return out;
+  LOCKSIM_ASSERT(out.size() == servers_.size());
 }
 
 std::vector<BackendNote> MysqlDeployment::notes() const {

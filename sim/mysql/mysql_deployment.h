@@ -34,6 +34,7 @@ class MysqlDeployment : public Deployment {
   std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override;
   // Every server's committed row, primary first.
   std::vector<ServerLockState> lock_states(const LockProbe& probe) override;
+  void fill_lock_states(const LockProbe& probe, std::vector<ServerLockState>& out) override;
   // Semi-synchronous fallbacks to asynchronous replication, when any.
   std::vector<BackendNote> notes() const override;
   // The crashed process's kernel resets its connection: the server rolls the

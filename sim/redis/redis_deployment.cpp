@@ -109,13 +109,18 @@ RedisDeployment::Seen RedisDeployment::see(RedisNode& server, const LockProbe& p
   return out;
 }
 
-ServerLockState RedisDeployment::server_state(RedisNode& server, bool serving,
-                                              const LockProbe& probe) const {
+void RedisDeployment::server_state(RedisNode& server, bool serving, const LockProbe& probe,
+                                   ServerLockState& out) const {
   const Seen seen = see(server, probe);
-  ServerLockState out{server.node().name(), seen.kind, "", serving};
-  if (seen.holder != nullptr) out.holder = *seen.holder;
+  out.server = server.node().name();  // assignments: the strings keep their room
+  out.kind = seen.kind;
+  if (seen.holder != nullptr) {
+    out.holder = *seen.holder;
+  } else {
+    out.holder.clear();
+  }
+  out.serving = serving;
   out.expires = seen.expires;
-  return out;
 }
 
 std::optional<LockExposure> RedisDeployment::lock_free_for_fresh_contender(const LockProbe& probe) {
@@ -136,14 +141,20 @@ std::optional<LockExposure> RedisDeployment::lock_free_for_fresh_contender(const
 
 std::vector<ServerLockState> RedisDeployment::lock_states(const LockProbe& probe) {
   std::vector<ServerLockState> out;
+  fill_lock_states(probe, out);
+  return out;
+}
+
+void RedisDeployment::fill_lock_states(const LockProbe& probe, std::vector<ServerLockState>& out) {
   const size_t per_group = static_cast<size_t>(topology_.replicas) + 1;
   LOCKSIM_ASSERT(servers_.size() == groups_.size() * per_group);
+  out.resize(servers_.size());
   for (size_t i = 0; i < servers_.size(); ++i) {
     RedisNode& server = *servers_[i];
     const bool serving = &groups_[i / per_group]->current_primary() == &server;
-    out.push_back(server_state(server, serving, probe));
+    server_state(server, serving, probe, out[i]);
   }
-  return out;
+  LOCKSIM_ASSERT(out.size() == servers_.size());
 }
 
 }  // namespace locksim::sim::redis

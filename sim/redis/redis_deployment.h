@@ -35,6 +35,7 @@ class RedisDeployment : public Deployment {
   std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override;
   // Every server, masters and replicas, group by group.
   std::vector<ServerLockState> lock_states(const LockProbe& probe) override;
+  void fill_lock_states(const LockProbe& probe, std::vector<ServerLockState>& out) override;
   // Primaries: each group's first master; the observer: the sentinel.
   Roles roles() const override;
 
@@ -50,14 +51,16 @@ class RedisDeployment : public Deployment {
 
   // The lock on one server, judged by that server's clock (and, for a
   // GETSET deadline, a correct clock's): see() without copying a string
-  // (the exposure monitor's per-event question), server_state() with names.
+  // (the exposure monitor's per-event question), server_state() with names,
+  // written over `out` so its strings keep their room (the tracer's question).
   struct Seen {
     ServerLockState::Kind kind = ServerLockState::Kind::kAbsent;
     TimePoint expires = LockExposure::kNoChange;  // as ServerLockState::expires
     const std::string* holder = nullptr;          // in the server's keyspace; kHeld, kExpired
   };
   Seen see(RedisNode& server, const LockProbe& probe) const;
-  ServerLockState server_state(RedisNode& server, bool serving, const LockProbe& probe) const;
+  void server_state(RedisNode& server, bool serving, const LockProbe& probe,
+                    ServerLockState& out) const;
 };
 
 }  // namespace locksim::sim::redis

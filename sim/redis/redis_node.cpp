@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 #include "env/assert.h"
 #include "sim/rpc.h"
@@ -232,24 +233,26 @@ std::optional<Reply> GroupConnection::connect(RedisNode& target) {
   return std::nullopt;
 }
 
-Reply GroupConnection::command(const std::vector<std::string>& argv) {
+Reply GroupConnection::command(std::vector<std::string> argv) {
   RedisNode* target = &group_.published_primary();
   if (conn_ && (conn_target_ != target || !conn_->open())) drop_connection();
   if (!conn_) {
     if (std::optional<Reply> failed = connect(*target)) return std::move(*failed);
   }
   const uint64_t client = conn_->id();
+  // Blocking commands (WAIT) answer later, from the node; the others answer at once.
+  const bool blocking = !argv.empty() && RedisNode::is_blocking_command(argv[0]);
   CallResult<Reply> r =
-      !argv.empty() && RedisNode::is_blocking_command(argv[0])
-          ? call_deferred<Reply>(
-                world_, *conn_,
-                [target, argv, client](RedisNode::Respond respond) {
-                  target->execute_blocking(argv, client, std::move(respond));
-                },
-                timeout_)
-          : call<Reply>(
-                world_, *conn_, [target, argv, client] { return target->execute(argv, client); },
-                timeout_);
+      blocking ? call_deferred<Reply>(
+                     world_, *conn_,
+                     [target, argv = std::move(argv), client](RedisNode::Respond respond) {
+                       target->execute_blocking(argv, client, std::move(respond));
+                     },
+                     timeout_)
+               : call<Reply>(
+                     world_, *conn_,
+                     [target, argv = std::move(argv), client] { return target->execute(argv, client); },
+                     timeout_);
   switch (r.outcome) {
     case CallOutcome::kReply:
       // io_error means "no reply": a server never answers with one.

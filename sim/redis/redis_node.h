@@ -226,7 +226,7 @@ class GroupConnection : public RedisConnection {
   // `timeout` is positive or kNoTimeout.
   GroupConnection(World& world, Network& net, Node& client, ReplicaGroup& group, Duration timeout);
 
-  Reply command(const std::vector<std::string>& argv) override;
+  Reply command(std::vector<std::string> argv) override;
   std::string server_name() const override { return group_.name(); }
 
  private:

@@ -2,6 +2,9 @@
 // runs. The command bodies are in commands.cpp.
 #include "sim/redis/server.h"
 
+#include <array>
+#include <string_view>
+
 #include "env/assert.h"
 #include "sim/redis/command_util.h"
 
@@ -37,9 +40,9 @@ Server::Server(uint64_t seed) : expire_rng_(Rng(seed).split("active-expire")) {}
 
 Server::~Server() = default;
 
-const std::map<std::string, Server::Command>& Server::command_table() {
+const std::map<std::string, Server::Command, std::less<>>& Server::command_table() {
   // Arity and flags as in Redis 7.0's command table.
-  static const std::map<std::string, Command> table = {
+  static const std::map<std::string, Command, std::less<>> table = {
       {"get", {2, false, &Server::cmd_get}},
       {"set", {-3, false, &Server::cmd_set}},
       {"setnx", {3, false, &Server::cmd_setnx}},
@@ -85,10 +88,23 @@ const std::map<std::string, Server::Command>& Server::command_table() {
   return table;
 }
 
-const Server::Command* Server::find_command(const std::string& lowercase_name) {
+const Server::Command* Server::find_command(std::string_view lowercase_name) {
   const auto& table = command_table();
   auto it = table.find(lowercase_name);
   return it == table.end() ? nullptr : &it->second;
+}
+
+const Server::Command* Server::find_any_case(const std::string& name) {
+  // Every command on every event passes here: lower-case it on the stack.
+  // No command name is longer than the buffer, so a longer one is unknown.
+  constexpr size_t kNameMax = 32;
+  if (name.size() > kNameMax) return nullptr;
+  std::array<char, kNameMax> lower{};
+  for (size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    lower[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  return find_command(std::string_view(lower.data(), name.size()));
 }
 
 bool Server::implements(const std::string& lowercase_name, bool from_script) {
@@ -99,11 +115,10 @@ bool Server::implements(const std::string& lowercase_name, bool from_script) {
 Reply Server::execute(const std::vector<std::string>& argv, TimePoint now) {
   // Redis ignores an empty command line; a command vector is never empty in practice.
   if (argv.empty()) return Reply::error("ERR empty command");
-  const std::string name = lowercase(argv[0]);
-  const Command* command = find_command(name);
+  const Command* command = find_any_case(argv[0]);
   if (command == nullptr) return unknown_command(argv);
   if (!arity_ok(command->arity, argv.size())) {
-    return Reply::error("ERR wrong number of arguments for '" + name + "' command");
+    return Reply::error("ERR wrong number of arguments for '" + lowercase(argv[0]) + "' command");
   }
   return (this->*command->handler)(argv, now.to_ms());
 }
@@ -111,7 +126,7 @@ Reply Server::execute(const std::vector<std::string>& argv, TimePoint now) {
 Reply Server::execute_from_script(const Argv& argv, int64_t now_ms) {
   // The scripting layer answers an argument-less redis.call itself.
   LOCKSIM_ASSERT(!argv.empty());
-  const Command* command = find_command(lowercase(argv[0]));
+  const Command* command = find_any_case(argv[0]);
   if (command == nullptr) return Reply::error("ERR Unknown Redis command called from script");
   if (!arity_ok(command->arity, argv.size())) {
     return Reply::error("ERR Wrong number of args calling Redis command from script");

@@ -27,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -122,8 +123,11 @@ class Server {
     bool noscript;  // not callable from a script
     Handler handler;
   };
-  static const std::map<std::string, Command>& command_table();
-  static const Command* find_command(const std::string& lowercase_name);
+  // Ordered by name; std::less<> looks a name up without making a string.
+  static const std::map<std::string, Command, std::less<>>& command_table();
+  static const Command* find_command(std::string_view lowercase_name);
+  // The command `name` names in any letter case, or nullptr; allocates nothing.
+  static const Command* find_any_case(const std::string& name);
 
   // A command issued by redis.call/redis.pcall inside a script.
   Reply execute_from_script(const Argv& argv, int64_t now_ms);
