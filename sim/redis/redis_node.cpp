@@ -243,16 +243,17 @@ Reply GroupConnection::command(std::vector<std::string> argv) {
   // Blocking commands (WAIT) answer later, from the node; the others answer at once.
   const bool blocking = !argv.empty() && RedisNode::is_blocking_command(argv[0]);
   CallResult<Reply> r =
-      blocking ? call_deferred<Reply>(
-                     world_, *conn_,
-                     [target, argv = std::move(argv), client](RedisNode::Respond respond) {
-                       target->execute_blocking(argv, client, std::move(respond));
-                     },
-                     timeout_)
-               : call<Reply>(
-                     world_, *conn_,
-                     [target, argv = std::move(argv), client] { return target->execute(argv, client); },
-                     timeout_);
+      blocking
+          ? call_deferred<Reply>(
+                world_, *conn_,
+                [target, argv = std::move(argv), client](RedisNode::Respond respond) {
+                  target->execute_blocking(argv, client, std::move(respond));
+                },
+                timeout_)
+          : call<Reply>(
+                world_, *conn_,
+                [target, argv = std::move(argv), client] { return target->execute(argv, client); },
+                timeout_);
   switch (r.outcome) {
     case CallOutcome::kReply:
       // io_error means "no reply": a server never answers with one.
