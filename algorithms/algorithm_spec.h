@@ -37,6 +37,11 @@ struct AlgorithmSpec {
   std::function<std::unique_ptr<LockAlgorithm>(const ParamValues& values,
                                                const std::string& field_prefix)>
       make;
+  // The parameter holding a lease the client's process keeps renewing
+  // (Redisson's watchdog-timeout): what a fault must outlast to break the
+  // lock, as a session timeout is. Empty: the lease is the `ttl` parameter,
+  // or the backend's (harness/backends.h).
+  std::string renewed_lease_param;
 };
 
 }  // namespace locksim::algorithms

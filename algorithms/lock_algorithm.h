@@ -5,6 +5,7 @@
 // the Lease it returns and in the Env it is given.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,6 +16,16 @@
 #include "env/env.h"
 
 namespace locksim::algorithms {
+
+// The background renewal of one lease (Redisson's watchdog): shared by the
+// holder, whose release stops it, and the task of the client's process that
+// renews. Atomic because live mode runs the task on a thread of its own.
+struct LeaseRenewal {
+  std::atomic<bool> stopped{false};  // set by release: the task ends at its next wake
+  std::atomic<int64_t> renewals{0};  // renewals the store confirmed
+  std::atomic<int64_t> failures{0};  // renewals that got no answer or an error (tried again)
+  std::atomic<bool> lost{false};     // a renewal found the lock gone and stopped, telling nobody
+};
 
 // What a client holds after a successful acquire.
 //
@@ -29,6 +40,9 @@ struct Lease {
   std::optional<uint64_t> fence;         // fencing token, where the algorithm has one
   TimePoint acquired_local;              // client-clock time the acquire began
   Duration validity = Duration::zero();  // how long the client may assume it holds
+  // Set when the client's process renews the lease in the background (the
+  // validity then counts from the last renewal the client cannot see).
+  std::shared_ptr<LeaseRenewal> renewal = nullptr;
 };
 
 // The invariant above: non-empty resource and token.

@@ -313,7 +313,10 @@ AlgorithmSpec scripted_lock_spec(std::shared_ptr<const ScriptedLockDef> def) {
   s.default_masters = static_cast<int>(def->masters);
   s.make = [def](const ParamValues& values, const std::string& prefix) {
     // The spec is rebuilt here: ParamReader wants one that outlives it.
-    const AlgorithmSpec spec{def->name, def->summary, def->params, 1, "redis", {}, nullptr};
+    AlgorithmSpec spec;
+    spec.name = def->name;
+    spec.summary = def->summary;
+    spec.params = def->params;
     const ParamReader r(spec, values, prefix);
     ScriptedLock::Params p;
     p.ttl = r.positive_duration("ttl");

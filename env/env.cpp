@@ -15,6 +15,11 @@ SqlConnection& Env::sql() {
   throw std::logic_error("this Env has no MySQL connection (a MySQL algorithm on another backend)");
 }
 
+void Env::start_task(const std::string& name, std::function<void(Env&)> /*body*/) {
+  throw std::logic_error("this Env cannot start a task (\"" + name +
+                         "\"): no process beside the client");
+}
+
 int64_t random_between(Env& env, int64_t lo, int64_t hi) {
   return uniform_between([&env] { return env.random(); }, lo, hi);
 }

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "env/redis_connection.h"
@@ -51,6 +52,18 @@ class Env {
 
   // A name unique among the clients of one run ("c3"), for lock tokens.
   virtual std::string client_name() const = 0;
+
+  // Starts `body` as a task of the client's process, beside the caller: what
+  // a client library runs on a timer thread of its own (Redisson's lock
+  // watchdog). It runs while the caller blocks, and it is paused, crashed and
+  // ended with the process (never with the caller's work alone); it never
+  // outlives the run. It gets an Env of its own for as long as it runs: the
+  // same client name and clock, a random stream and connections of its own
+  // to the same servers, as a library's connection pool gives its timer.
+  // `body` returns to end the task and must let the Env's exceptions pass (a
+  // crash or the end of the run ends it with one). `name` is for logs.
+  // Default: throws std::logic_error (an Env without tasks).
+  virtual void start_task(const std::string& name, std::function<void(Env& task)> body);
 };
 
 // Uniform integer in [lo, hi] from env.random(), without std distributions

@@ -81,6 +81,19 @@ std::optional<Duration> ttl_param(const RunConfig& config) {
 
 Duration profile_lease(const RunConfig& config) {
   if (const std::optional<Duration> ttl = ttl_param(config)) return *ttl;
+  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
+  LOCKSIM_ASSERT_MSG(spec != nullptr, "validated before the run");
+  if (!spec->renewed_lease_param.empty()) {  // renewed like a session: the renewed lease
+    const std::string& name = spec->renewed_lease_param;
+    const auto given = config.algorithm_params.find(name);
+    for (const auto& p : spec->params) {
+      if (p.name != name) continue;
+      const std::string& text =
+          given != config.algorithm_params.end() ? given->second : p.default_value;
+      return parse_duration(text, config.param_field_prefix() + name);
+    }
+    LOCKSIM_ASSERT_MSG(false, "renewed_lease_param names one of the algorithm's parameters");
+  }
   const BackendSpec& backend = backend_of(config);
   const Duration lease = backend.lease ? backend.lease(config) : Duration::seconds(10);
   LOCKSIM_ASSERT(lease > Duration::zero());

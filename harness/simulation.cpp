@@ -221,6 +221,13 @@ void build(SimRun& run) {
     sim::ClientConnections conns = run.deployment->connect(node);
     run.envs.push_back(std::make_unique<sim::ClientEnv>(world, node, world.rng().split(node.name()),
                                                         std::move(conns.redis)));
+    if (run.envs.back()->redis_count() > 0) {
+      // A task of the client's process (Redisson's watchdog) dials the same
+      // servers over connections of its own.
+      sim::Deployment* deployment = run.deployment.get();
+      run.envs.back()->set_connection_maker(
+          [deployment, &node] { return deployment->connect(node).redis; });
+    }
     if (conns.zk) run.envs.back()->set_zk(std::move(conns.zk));
     run.envs.back()->set_sql(std::move(conns.sql));
   }

@@ -1,6 +1,7 @@
 #include "live/live_env.h"
 
 #include <chrono>
+#include <cstdio>
 #include <thread>
 
 #include "env/assert.h"
@@ -16,11 +17,23 @@ sim::Rng client_rng(uint64_t seed, int client) {
   return root.split("live/c" + std::to_string(client));
 }
 
+// Thrown out of a task's sleep when its client's Env goes: ends the task.
+struct TaskStopped {};
+
 }  // namespace
 
 LiveEnv::LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration command_timeout,
                  uint64_t seed)
-    : client_(client), rng_(client_rng(seed, client)) {
+    : LiveEnv(client, servers, command_timeout, client_rng(seed, client),
+              std::make_shared<TaskStop>()) {}
+
+LiveEnv::LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration command_timeout,
+                 sim::Rng rng, std::shared_ptr<TaskStop> stop)
+    : client_(client),
+      servers_(servers),
+      command_timeout_(command_timeout),
+      rng_(rng),
+      stop_(std::move(stop)) {
   LOCKSIM_ASSERT(client >= 0);
   connections_.reserve(servers.size());
   for (size_t i = 0; i < servers.size(); ++i) {
@@ -42,9 +55,51 @@ TimePoint LiveEnv::now() {
   return t;
 }
 
+LiveEnv::~LiveEnv() {
+  if (tasks_.empty()) return;
+  {
+    const std::lock_guard<std::mutex> lock(stop_->mutex);
+    stop_->stopped = true;
+  }
+  stop_->changed.notify_all();
+  for (Task& t : tasks_) t.thread.join();
+}
+
 void LiveEnv::sleep(Duration d) {
   LOCKSIM_ASSERT_MSG(d >= Duration::zero(), "an algorithm slept a negative time");
-  if (d.ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(d.ns));
+  // A real sleep that ends early when the client's Env goes (a task's only).
+  std::unique_lock<std::mutex> lock(stop_->mutex);
+  const bool stopped = stop_->changed.wait_for(lock, std::chrono::nanoseconds(d.ns),
+                                               [this] { return stop_->stopped; });
+  if (stopped) throw TaskStopped{};
+}
+
+void LiveEnv::start_task(const std::string& name, std::function<void(Env&)> body) {
+  LOCKSIM_ASSERT_MSG(body != nullptr, "a task has a body");
+  // Reap the tasks that returned, so a long run keeps a handful of threads.
+  for (size_t i = 0; i < tasks_.size();) {
+    if (tasks_[i].done->load()) {
+      tasks_[i].thread.join();
+      tasks_.erase(tasks_.begin() + static_cast<std::ptrdiff_t>(i));
+    } else {
+      ++i;
+    }
+  }
+  auto env = std::unique_ptr<LiveEnv>(
+      new LiveEnv(client_, servers_, command_timeout_, rng_.split("task/" + name), stop_));
+  auto done = std::make_shared<std::atomic<bool>>(false);
+  std::thread thread([env = std::move(env), body = std::move(body), done, name] {
+    try {
+      body(*env);
+    } catch (const TaskStopped&) {
+      // The client's Env went: the normal end of a task still running.
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "locksim: task %s of %s: %s\n", name.c_str(), env->client_name().c_str(),
+                   e.what());
+    }
+    done->store(true);
+  });
+  tasks_.push_back(Task{std::move(thread), std::move(done)});
 }
 
 RedisConnection& LiveEnv::redis(size_t i) {

@@ -7,9 +7,13 @@
 // though the interleaving is not.
 #pragma once
 
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -30,6 +34,10 @@ class LiveEnv : public Env {
   // command (a stopped server becomes an io_error after that long).
   LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration command_timeout,
           uint64_t seed);
+  // Stops the client's tasks (their sleeps end at once) and joins them.
+  ~LiveEnv() override;
+  LiveEnv(const LiveEnv&) = delete;
+  LiveEnv& operator=(const LiveEnv&) = delete;
 
   // steady_clock, as nanoseconds since its (arbitrary) epoch. Never jumps:
   // clock faults in live mode are injected into the servers, not the clients.
@@ -39,10 +47,31 @@ class LiveEnv : public Env {
   RedisConnection& redis(size_t i) override;
   size_t redis_count() const override { return connections_.size(); }
   std::string client_name() const override { return "c" + std::to_string(client_); }
+  // A thread of its own, with a LiveEnv of its own (its own connections and
+  // stream); its sleeps end early, with an exception that ends the task,
+  // when this Env is destroyed.
+  void start_task(const std::string& name, std::function<void(Env& task)> body) override;
 
  private:
+  // Shared by a client's Env and its tasks' Envs: set once, on destruction.
+  struct TaskStop {
+    std::mutex mutex;
+    std::condition_variable changed;
+    bool stopped = false;
+  };
+  struct Task {
+    std::thread thread;
+    std::shared_ptr<std::atomic<bool>> done;
+  };
+  LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration command_timeout,
+          sim::Rng rng, std::shared_ptr<TaskStop> stop);
+
   int client_;
+  std::vector<ServerAddress> servers_;
+  Duration command_timeout_;
   sim::Rng rng_;
+  std::shared_ptr<TaskStop> stop_;  // a task's Env: its client's; a client's: its own
+  std::vector<Task> tasks_;
   TimePoint last_now_{};  // the last now() reading: it never goes back
   std::vector<std::unique_ptr<HiredisConnection>> connections_;
 };

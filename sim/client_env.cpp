@@ -1,12 +1,18 @@
 #include "sim/client_env.h"
 
+#include <stdexcept>
+
 #include "env/assert.h"
 
 namespace locksim::sim {
 
 ClientEnv::ClientEnv(World& world, Node& node, Rng rng,
                      std::vector<std::unique_ptr<RedisConnection>> redis)
-    : world_(world), node_(node), rng_(rng), redis_(std::move(redis)) {
+    : world_(world),
+      node_(node),
+      rng_(rng),
+      redis_(std::move(redis)),
+      task_rng_(Rng(rng).split("tasks")) {
   for (const auto& connection : redis_) LOCKSIM_ASSERT(connection != nullptr);
 }
 
@@ -23,6 +29,64 @@ ZkConnection& ClientEnv::zk() {
 SqlConnection& ClientEnv::sql() {
   if (sql_ == nullptr) return Env::sql();  // throws: no MySQL in this run
   return *sql_;
+}
+
+void ClientEnv::start_task(const std::string& name, std::function<void(Env&)> body) {
+  if (connection_maker_ == nullptr) Env::start_task(name, std::move(body));  // throws
+  LOCKSIM_ASSERT_MSG(body != nullptr, "a task has a body");
+  // Runners are bounded by the tasks alive at once (a watchdog outlives its
+  // lock by at most one period): a client that needs more is a bug.
+  constexpr size_t kRunnersMax = 16;
+  TaskRunner* runner = nullptr;
+  for (auto& r : runners_) {
+    if (!r->busy) {
+      runner = r.get();
+      break;
+    }
+  }
+  if (runner == nullptr) {
+    LOCKSIM_ASSERT_MSG(runners_.size() < kRunnersMax, "a client's process runs too many tasks");
+    auto made = std::make_unique<TaskRunner>();
+    made->env =
+        std::make_unique<ClientEnv>(world_, node_, task_rng_.split("runner"), connection_maker_());
+    runners_.push_back(std::move(made));
+    runner = runners_.back().get();
+  }
+  LOCKSIM_ASSERT(!runner->busy && runner->job == nullptr);
+  runner->job = std::move(body);
+  runner->busy = true;
+  if (runner->alive) {
+    world_.signal(runner->idle);
+  } else {
+    runner->alive = true;
+    runner->idle = Waiter{};
+    world_.spawn(node_.name() + "/" + name, &node_, [this, runner] { run_tasks(*runner); });
+  }
+  LOCKSIM_ASSERT(runner->busy && runner->alive);
+}
+
+void ClientEnv::run_tasks(TaskRunner& runner) {
+  // However the fiber ends (a crash, the end of the run), the runner is free
+  // for a fresh fiber.
+  struct Ended {
+    TaskRunner& r;
+    ~Ended() {
+      r.alive = false;
+      r.busy = false;
+      r.job = nullptr;
+    }
+  } ended{runner};
+  while (true) {
+    if (!runner.busy) {
+      runner.idle.signaled = false;
+      world_.block(runner.idle);  // until start_task hands over a job
+    }
+    LOCKSIM_ASSERT(runner.busy && runner.job != nullptr);
+    std::function<void(Env&)> job = std::move(runner.job);
+    runner.job = nullptr;
+    job(*runner.env);
+    runner.busy = false;
+  }
 }
 
 }  // namespace locksim::sim

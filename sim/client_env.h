@@ -2,6 +2,7 @@
 // virtual sleeps, a seeded stream of its own, and its connections.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,6 +29,18 @@ class ClientEnv : public Env {
   SqlConnection& sql() override;
   bool has_sql() const override { return sql_ != nullptr; }
 
+  // Runs `body` on a task fiber of the client's node (paused and crashed with
+  // it), with a task Env whose Redis connections the connection maker made.
+  // Task fibers are pooled: a task that returned leaves its fiber and Env to
+  // the next one, so a client that locks a thousand times makes a handful.
+  // Precondition: a connection maker is set (else std::logic_error).
+  void start_task(const std::string& name, std::function<void(Env& task)> body) override;
+
+  // Makes the Redis connections of a task's Env (the deployment's connect()
+  // for this client's node). None: the Env cannot start tasks.
+  using ConnectionMaker = std::function<std::vector<std::unique_ptr<RedisConnection>>()>;
+  void set_connection_maker(ConnectionMaker maker) { connection_maker_ = std::move(maker); }
+
   // Gives the client its ZooKeeper handle (the ZooKeeper backend does).
   void set_zk(std::unique_ptr<ZkConnection> zk) { zk_ = std::move(zk); }
   // Gives the client its MySQL session (the MySQL backend does); null: none.
@@ -40,6 +53,23 @@ class ClientEnv : public Env {
   std::vector<std::unique_ptr<RedisConnection>> redis_;
   std::unique_ptr<ZkConnection> zk_;
   std::unique_ptr<SqlConnection> sql_;
+
+  // One pooled task fiber and its Env. Idle: alive, no job, blocked on
+  // `idle`. A crash of the node ends the fiber (alive = false); the next
+  // task that takes this runner starts a fresh fiber over the same Env.
+  struct TaskRunner {
+    std::unique_ptr<ClientEnv> env;
+    std::function<void(Env&)> job;  // set from start_task until the fiber takes it
+    Waiter idle;
+    bool alive = false;
+    bool busy = false;  // a job is handed over or running
+  };
+  void run_tasks(TaskRunner& runner);
+  ConnectionMaker connection_maker_;
+  // Split off a copy of the client's stream, so that making it draws nothing
+  // from the client's own (an algorithm without tasks sees the same numbers).
+  Rng task_rng_;
+  std::vector<std::unique_ptr<TaskRunner>> runners_;  // creation order: the pick is deterministic
 };
 
 }  // namespace locksim::sim

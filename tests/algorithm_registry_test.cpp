@@ -30,15 +30,16 @@ std::string config_error(const std::string& name, ParamValues values) {
 }
 
 TEST(Registry, EveryAlgorithmBuildsWithItsDefaults) {
-  for (const char* name : {"set-nx-lua", "naive-setnx", "getset-timestamp", "redlock", "zk-recipe",
-                           "zk-curator", "zk-herd"}) {
+  for (const char* name : {"set-nx-lua", "naive-setnx", "getset-timestamp", "redlock", "redisson",
+                           "redisson-leased", "redisson-fenced", "zk-recipe", "zk-curator", "zk-herd"}) {
     const std::unique_ptr<LockAlgorithm> a = build(name);
     ASSERT_NE(a, nullptr);
     EXPECT_EQ(a->name(), name);
   }
   EXPECT_EQ(algorithm_names(),
-            "set-nx-lua, set-nx-lua-fenced, naive-setnx, getset-timestamp, redlock, mysql-v1, "
-            "mysql-center, mysql-segmented, zk-recipe, zk-curator, zk-herd");
+            "set-nx-lua, set-nx-lua-fenced, naive-setnx, getset-timestamp, redlock, redisson, "
+            "redisson-leased, redisson-fenced, mysql-v1, mysql-center, mysql-segmented, zk-recipe, "
+            "zk-curator, zk-herd");
 
   const auto naive = build("naive-setnx");
   const NaiveSetnx::Params& np = dynamic_cast<NaiveSetnx&>(*naive).params();

@@ -67,6 +67,13 @@ const std::map<std::string, std::string> kScenarioMechanisms = {
     // explain times its grant from the acquire's start (a limitation of the
     // story, not of the run: the cause is the pause that stopped the watchdog).
     {"reentrant-hash-gc-pause", "late-grant"},
+    {"redisson-fenced-failover", "failover-lost-lock"},
+    {"redisson-gc-pause-25s", "pause-outlasted-lease"},
+    {"redisson-leased-long-holds", "hold-outlasted-lease"},
+    // What explain says today: the lease ran out under a holder still at
+    // work. True, but the cause is the cut that kept the watchdog's renewals
+    // from the server; explain does not yet read renewals (issue 24's note).
+    {"redisson-partition", "hold-outlasted-lease"},
     {"set-nx-lua-clock-jump", "server-clock-jumped"},
     {"set-nx-lua-delay-spike", "late-grant"},
     {"set-nx-lua-failover-fenced", "failover-lost-lock"},
@@ -210,6 +217,20 @@ const std::map<std::string, std::string> kShrunkMechanisms = {
     {"redlock/failover", "restart-lost-lock"},
     {"redlock/pause", "pause-outlasted-lease"},
     {"redlock/server-clock", "server-clock-jumped"},
+    {"redisson/crash-restart", "restart-lost-lock"},
+    {"redisson/failover", "restart-lost-lock"},
+    {"redisson/pause", "pause-outlasted-lease"},
+    {"redisson/server-clock", "server-clock-jumped"},
+    {"redisson-fenced/crash-restart", "restart-lost-lock"},
+    {"redisson-fenced/failover", "restart-lost-lock"},
+    {"redisson-fenced/partition", "hold-outlasted-lease"},
+    {"redisson-fenced/pause", "pause-outlasted-lease"},
+    {"redisson-fenced/server-clock", "server-clock-jumped"},
+    {"redisson-leased/crash-restart", "restart-lost-lock"},
+    {"redisson-leased/failover", "restart-lost-lock"},
+    {"redisson-leased/partition", "late-grant"},
+    {"redisson-leased/pause", "pause-outlasted-lease"},
+    {"redisson-leased/server-clock", "server-clock-jumped"},
     {"set-nx-lua/crash-restart", "restart-lost-lock"},
     {"set-nx-lua/failover", "restart-lost-lock"},
     {"set-nx-lua-fenced/crash-restart", "restart-lost-lock"},

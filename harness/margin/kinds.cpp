@@ -45,6 +45,13 @@ bool server_expiry_lock(const std::string& algorithm) {
          !client_clock_lock(algorithm);
 }
 
+// A lease its client's process renews (Redisson's watchdog): a pause stops
+// the renewals with the process.
+bool renewed_lease_algorithm(const std::string& algorithm) {
+  const algorithms::AlgorithmSpec* spec = spec_of(algorithm);
+  return spec != nullptr && !spec->renewed_lease_param.empty();
+}
+
 bool session_algorithm(const std::string& algorithm) {
   const algorithms::AlgorithmSpec* spec = spec_of(algorithm);
   return spec != nullptr && spec->backend == "zookeeper";
@@ -173,6 +180,18 @@ Theory client_clock_theory(const RunConfig& base, const FaultFree& seen) {
                     format_duration(lease - hold) + " less the acquire's fraction of a second)"};
 }
 
+// The watchdog renews every lease / 3 from the grant; the pause starts 1 ms
+// before the release, so the last renewal before it was (hold - 1 ms) mod
+// period ago, and the lease it set runs out lease - that after it.
+Theory renewed_pause_theory(Duration lease, Duration hold) {
+  const Duration period = lease / 3;
+  LOCKSIM_ASSERT(period > Duration::zero() && hold > Duration::millis(1));
+  const Duration since = Duration{(hold - Duration::millis(1)).ns % period.ns};
+  return {(lease - since).ns, "lease - ((hold - 1ms) mod (lease / 3)) = " + format_duration(lease) +
+                                  " - " + format_seconds(since.ns) +
+                                  " (the watchdog's last renewal before the pause)"};
+}
+
 }  // namespace
 
 Theory session_theory(const RunConfig& base, TimePoint held_from, std::optional<int64_t> last) {
@@ -286,7 +305,10 @@ std::string format_size(Kind kind, int64_t size) {
 
 std::vector<Kind> kinds_for(const std::string& algorithm) {
   std::vector<Kind> out;
-  if (has_param(algorithm, "ttl") || session_algorithm(algorithm)) out.push_back(Kind::kPause);
+  if (has_param(algorithm, "ttl") || session_algorithm(algorithm) ||
+      renewed_lease_algorithm(algorithm)) {
+    out.push_back(Kind::kPause);
+  }
   if (client_clock_lock(algorithm)) out.push_back(Kind::kClientClock);
   if (server_expiry_lock(algorithm)) out.push_back(Kind::kServerDrift);
   if (server_expiry_lock(algorithm) && has_param(algorithm, "quorum")) {
@@ -350,6 +372,7 @@ std::pair<int64_t, int64_t> parse_range(std::string_view text, Kind kind) {
 
 Duration lease_of(const RunConfig& config) {
   if (const std::optional<Duration> ttl = ttl_param(config)) return *ttl;
+  if (renewed_lease_algorithm(config.algorithm)) return profile_lease(config);
   if (session_algorithm(config.algorithm)) {
     return config.zookeeper.negotiate(config.zookeeper.session_timeout);
   }
@@ -414,6 +437,7 @@ Theory theory_of(const RunConfig& base, Kind kind, const FaultFree& seen,
   if (kind == Kind::kClientClock) return client_clock_theory(base, seen);
   const Duration lease = lease_of(base);
   const Duration hold = base.workload.hold_min;
+  if (renewed_lease_algorithm(base.algorithm)) return renewed_pause_theory(lease, hold);
   return {(lease - hold).ns,
           "ttl - hold = " + format_duration(lease) + " - " + format_duration(hold)};
 }

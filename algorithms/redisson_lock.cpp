@@ -1,0 +1,239 @@
+#include "algorithms/redisson_lock.h"
+
+#include <algorithm>
+
+#include "algorithms/param_reader.h"
+#include "algorithms/set_nx_lua.h"
+#include "env/assert.h"
+#include "env/parse.h"
+
+namespace locksim::algorithms {
+
+namespace {
+
+// How long a release's latch outlives it: long enough for Redisson's retries
+// (3 x 1.5 s plus their timeouts) to find it, short enough not to pile up.
+constexpr Duration kLatchExpiry = Duration::seconds(30);
+
+// The largest lease or watchdog timeout accepted: a day (PEXPIRE takes more,
+// but a run is minutes long and a longer lease only hides a typo).
+constexpr Duration kLeaseMax = Duration::seconds(86'400);
+
+Duration bounded_lease(const ParamReader& r, const std::string& name) {
+  const Duration d = r.positive_duration(name);
+  // At least 3 ms: the watchdog renews every third of it, in whole milliseconds.
+  if (d > kLeaseMax || d < Duration::millis(3)) {
+    throw ConfigError(r.field(name) + ": expected a duration from 3ms to 24h, got '" +
+                      r.text(name) + "'");
+  }
+  return d;
+}
+
+}  // namespace
+
+const AlgorithmSpec& redisson_spec() {
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s;
+    s.name = RedissonLock::kName;
+    s.summary =
+        "Redisson RLock.lock(): a hash lock whose watchdog renews it every third of "
+        "watchdog-timeout while the client's process runs";
+    s.renewed_lease_param = "watchdog-timeout";
+    s.params = {
+        {"watchdog-timeout", "30s", "the lease the watchdog keeps renewing (lockWatchdogTimeout)"},
+        {kMaxAttemptsParam, "20", "lock attempts per acquire before giving up"},
+        {kRetryParam, "50ms..150ms", "pause between attempts, cut to the lock's PTTL"},
+    };
+    s.make = [](const ParamValues& values, const std::string& prefix) {
+      const ParamReader r(redisson_spec(), values, prefix);
+      RedissonLock::Params p;
+      p.watchdog_timeout = bounded_lease(r, "watchdog-timeout");
+      p.retry = read_retry_policy(r);
+      return std::unique_ptr<LockAlgorithm>(new RedissonLock(p));
+    };
+    return s;
+  }();
+  return spec;
+}
+
+const AlgorithmSpec& redisson_leased_spec() {
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s;
+    s.name = RedissonLock::kLeasedName;
+    s.summary = "Redisson RLock.lock(leaseTime): the hash lock with a fixed lease, no watchdog";
+    s.params = {
+        {"ttl", "10s", "the lease set by each acquire (Redisson's leaseTime); nothing renews it"},
+        {kMaxAttemptsParam, "20", "lock attempts per acquire before giving up"},
+        {kRetryParam, "50ms..150ms", "pause between attempts, cut to the lock's PTTL"},
+    };
+    s.make = [](const ParamValues& values, const std::string& prefix) {
+      const ParamReader r(redisson_leased_spec(), values, prefix);
+      RedissonLock::Params p;
+      p.lease = bounded_lease(r, "ttl");
+      p.retry = read_retry_policy(r);
+      return std::unique_ptr<LockAlgorithm>(new RedissonLock(p));
+    };
+    return s;
+  }();
+  return spec;
+}
+
+const AlgorithmSpec& redisson_fenced_spec() {
+  static const AlgorithmSpec spec = [] {
+    AlgorithmSpec s;
+    s.name = RedissonLock::kFencedName;
+    s.summary =
+        "Redisson RFencedLock.lock(): RLock with its watchdog, and a token INCRed in the same "
+        "Redis with each grant";
+    s.renewed_lease_param = "watchdog-timeout";
+    s.params = redisson_spec().params;
+    // A token means nothing without a resource that checks it (as
+    // set-nx-lua-fenced's sweep runs).
+    s.sweep_settings = {{"resource.workload", "counter"}, {"resource.fencing", "read-write-check"}};
+    s.make = [](const ParamValues& values, const std::string& prefix) {
+      const ParamReader r(redisson_fenced_spec(), values, prefix);
+      RedissonLock::Params p;
+      p.watchdog_timeout = bounded_lease(r, "watchdog-timeout");
+      p.retry = read_retry_policy(r);
+      p.fenced = true;
+      return std::unique_ptr<LockAlgorithm>(new RedissonLock(p));
+    };
+    return s;
+  }();
+  return spec;
+}
+
+RedissonLock::RedissonLock(Params params) : params_(params) {
+  LOCKSIM_ASSERT(params_.lease >= Duration::zero() && params_.lease <= kLeaseMax);
+  LOCKSIM_ASSERT(params_.watchdog_timeout >= Duration::millis(3));
+  LOCKSIM_ASSERT(params_.retry.valid() && params_.release_attempts >= 1);
+}
+
+std::string RedissonLock::channel(const std::string& resource) {
+  return "redisson_lock__channel:{" + resource + "}";
+}
+
+std::string RedissonLock::latch_key(const std::string& resource, const std::string& request) {
+  return "redisson_unlock_latch:{" + resource + "}:" + request;
+}
+
+std::string RedissonLock::token_key(const std::string& resource) {
+  return "redisson_lock_token:{" + resource + "}";
+}
+
+Reply RedissonLock::try_once(RedisConnection& redis, const std::string& resource,
+                             const std::string& field, std::optional<uint64_t>* fence) const {
+  const std::string lease_ms = std::to_string(lease_of_store().to_ms());
+  if (!params_.fenced) {
+    return redis.command({"EVAL", kAcquireScript, "1", resource, lease_ms, field});
+  }
+  Reply r = redis.command(
+      {"EVAL", kFencedAcquireScript, "2", resource, token_key(resource), lease_ms, field});
+  const bool pair = r.kind == Reply::Kind::kArray && r.elements.size() == 2 &&
+                    r.elements[0].kind == Reply::Kind::kInteger &&
+                    r.elements[1].kind == Reply::Kind::kInteger;
+  if (!pair) return r;  // an error, or no reply
+  if (r.elements[0].integer == -1 && r.elements[1].integer > 0) {
+    *fence = static_cast<uint64_t>(r.elements[1].integer);
+    return Reply::nil();
+  }
+  return r.elements[0];  // refused: the PTTL
+}
+
+AcquireResult RedissonLock::acquire(Env& env, const std::string& resource) {
+  LOCKSIM_ASSERT(params_.server < env.redis_count());
+  RedisConnection& redis = env.redis(params_.server);
+  AcquireResult result;
+  const std::string field = make_token(env);
+  bool outcome_unknown = false;  // an earlier attempt got no reply: it may have landed
+
+  for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
+    result.attempts = attempt;
+    const TimePoint start = env.now();
+    std::optional<uint64_t> fence;
+    const Reply r = try_once(redis, resource, field, &fence);
+    if (r.is_nil()) {
+      LOCKSIM_ASSERT(fence.has_value() == params_.fenced);
+      result.outcome = Outcome::kOk;
+      result.lease.resource = resource;
+      result.lease.token = field;
+      result.lease.fence = fence;
+      result.lease.acquired_local = start;
+      result.lease.validity = lease_of_store() - (env.now() - start);
+      result.detail.clear();
+      if (watchdog()) {
+        auto renewal = std::make_shared<LeaseRenewal>();
+        result.lease.renewal = renewal;
+        // The task keeps its own copy of the parameters: it may outlive
+        // this call (until its next wake) and, live, run on another thread.
+        env.start_task("watchdog", [params = params_, resource, field, renewal](Env& task) {
+          renew_until_stopped(params, task, resource, field, renewal);
+        });
+      }
+      LOCKSIM_ASSERT(is_well_formed(result.lease));
+      return result;
+    }
+    result.detail = describe_failed_attempt(r, "held by another client", &outcome_unknown);
+    if (attempt == params_.retry.max_attempts) break;
+    // Step 2: wake at the retry pause or when the holder's lease runs out.
+    Duration pause{random_between(env, params_.retry.retry_min.ns, params_.retry.retry_max.ns)};
+    if (r.kind == Reply::Kind::kInteger && r.integer >= 0) {
+      pause = std::min(pause, Duration::millis(r.integer));
+    }
+    env.sleep(pause);
+  }
+  result.outcome = outcome_unknown ? Outcome::kUnknown : Outcome::kFail;
+  return result;
+}
+
+void RedissonLock::renew_until_stopped(const Params& params, Env& task, const std::string& resource,
+                                       const std::string& field,
+                                       const std::shared_ptr<LeaseRenewal>& renewal) {
+  RedisConnection& redis = task.redis(params.server);
+  const Duration period = params.watchdog_timeout / 3;
+  const std::string lease_ms = std::to_string(params.watchdog_timeout.to_ms());
+  LOCKSIM_ASSERT(period > Duration::zero());
+  while (!renewal->stopped.load()) {
+    task.sleep(period);
+    if (renewal->stopped.load()) return;
+    const Reply r = redis.command({"EVAL", kRenewScript, "1", resource, lease_ms, field});
+    if (r.is_integer(1)) {
+      renewal->renewals.fetch_add(1);
+    } else if (r.is_integer(0)) {
+      renewal->lost.store(true);  // the field is gone: stop, and tell nobody
+      return;
+    } else {
+      renewal->failures.fetch_add(1);  // logged by Redisson; tried again next period
+    }
+  }
+}
+
+ReleaseResult RedissonLock::release(Env& env, const Lease& lease) {
+  LOCKSIM_ASSERT_MSG(is_well_formed(lease), "release takes a lease acquire returned");
+  // Stopped whatever the outcome, as Redisson cancels the renewal on unlock.
+  if (lease.renewal) lease.renewal->stopped.store(true);
+  RedisConnection& redis = env.redis(params_.server);
+  const std::string latch = latch_key(lease.resource, make_token(env));
+  const std::vector<std::string> argv = {"EVAL",
+                                         kReleaseScript,
+                                         "3",
+                                         lease.resource,
+                                         channel(lease.resource),
+                                         latch,
+                                         "0",  // Redisson's UNLOCK_MESSAGE
+                                         std::to_string(lease_of_store().to_ms()),
+                                         lease.token,
+                                         std::to_string(kLatchExpiry.to_ms())};
+  Reply r;
+  for (int attempt = 1; attempt <= params_.release_attempts; ++attempt) {
+    r = redis.command(argv);
+    if (!r.is_io_error()) break;
+    if (attempt < params_.release_attempts) env.sleep(params_.release_retry);
+  }
+  if (r.is_integer(1) || r.is_integer(0)) return {Outcome::kOk, ""};
+  if (r.is_io_error()) return {Outcome::kUnknown, r.text};
+  if (r.is_error()) return {Outcome::kFail, r.text};
+  return {Outcome::kFail, "not locked by current thread (expired or taken over)"};
+}
+
+}  // namespace locksim::algorithms

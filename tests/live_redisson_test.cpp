@@ -1,0 +1,85 @@
+// Redisson's RLock live, against a real redis-server: its watchdog (a task
+// of the client's process, a thread of its own live) renews a lease much
+// shorter than every hold, so mutual exclusion holds only if the renewals
+// really reach the server; with the same lease and no watchdog, it breaks.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "algorithms/redisson_lock.h"
+#include "checkers/mutex_checker.h"
+#include "harness/workload.h"
+#include "history/history.h"
+#include "live/hiredis_connection.h"
+#include "live/live_runner.h"
+#include "live/redis_process.h"
+
+namespace locksim::live {
+namespace {
+
+struct LiveOutcome {
+  checkers::Verdict verdict;
+  int64_t acquired = 0;
+  bool key_left = true;
+};
+
+// Three clients hold 400-600 ms each for 3 s under a 300 ms lease.
+LiveOutcome run_three_clients(const algorithms::RedissonLock::Params& lock) {
+  std::unique_ptr<RedisProcess> server;
+  try {
+    server = RedisProcess::start();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "cannot start redis-server: " << e.what();
+    return {};
+  }
+  algorithms::RedissonLock algorithm(lock);
+  harness::WorkloadParams workload;
+  workload.clients = 3;
+  workload.hold_min = Duration::millis(400);
+  workload.hold_max = Duration::millis(600);
+  workload.retry_pause = Duration::millis(10);
+  workload.resource = "locksim:live-redisson";
+  std::vector<std::string> errors;
+  LiveOptions options;
+  options.errors = &errors;
+  const history::History history = run_live(algorithm, workload, {{"127.0.0.1", server->port()}},
+                                            Duration::seconds(3), /*seed=*/11, options);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  LiveOutcome out;
+  out.verdict = checkers::check_mutex(history);
+  for (const history::Op& op : history.ops) {
+    out.acquired += op.f == history::OpF::kAcquire && op.type == history::OpType::kOk;
+  }
+  HiredisConnection c("127.0.0.1", server->port(), Duration::seconds(1));
+  out.key_left = !c.command({"EXISTS", workload.resource}).is_integer(0);
+  return out;
+}
+
+algorithms::RedissonLock::Params short_lease() {
+  algorithms::RedissonLock::Params p;
+  p.watchdog_timeout = Duration::millis(300);  // renewed every 100 ms
+  p.retry.max_attempts = 200;
+  p.retry.retry_min = Duration::millis(5);
+  p.retry.retry_max = Duration::millis(20);
+  return p;
+}
+
+TEST(LiveRedisson, TheWatchdogRenewsOnARealServer) {
+  const LiveOutcome out = run_three_clients(short_lease());
+  EXPECT_EQ(out.verdict.kind, checkers::Verdict::Kind::kValid) << out.verdict.explanation;
+  EXPECT_GE(out.acquired, 3);
+  EXPECT_FALSE(out.key_left) << "every release deleted the hash";
+}
+
+TEST(LiveRedisson, TheSameLeaseWithoutTheWatchdogOverlaps) {
+  algorithms::RedissonLock::Params p = short_lease();
+  p.lease = p.watchdog_timeout;  // lock(leaseTime): nothing renews it
+  const LiveOutcome out = run_three_clients(p);
+  EXPECT_EQ(out.verdict.kind, checkers::Verdict::Kind::kInvalid)
+      << "400-600 ms holds under a 300 ms lease nobody renews must overlap";
+}
+
+}  // namespace
+}  // namespace locksim::live

@@ -1,0 +1,99 @@
+// Redisson's RLock with its watchdog (algorithms/redisson_lock.h): a pause
+// breaks it once it outlasts the 30 s lease counted from the last renewal,
+// so the pause it survives lies between 20 and 30 s and moves with where the
+// pause falls in the 10 s renewal period; without the watchdog the fixed
+// lease is all there is.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "faults/fault_schedule.h"
+#include "harness/margin/margin.h"
+#include "harness/run.h"
+
+namespace locksim::harness {
+namespace {
+
+// Two clients that each hold for 45 s (past the 30 s lease); the holder at
+// `start` pauses for `pause`.
+RunConfig paused_holder(const std::string& algorithm, Duration start, Duration pause) {
+  RunConfig c;
+  c.algorithm = algorithm;
+  c.seed = 1;
+  c.duration = Duration::seconds(100);
+  c.workload.clients = 2;
+  c.workload.hold_min = Duration::seconds(45);
+  c.workload.hold_max = Duration::seconds(45);
+  c.faults.events.push_back(faults::parse_fault("pause @holder at " +
+                                                    std::to_string(start.to_ms()) + "ms for " +
+                                                    std::to_string(pause.to_ms()) + "ms",
+                                                "f"));
+  return c;
+}
+
+checkers::Verdict::Kind mutex(const RunConfig& c) {
+  return simulate_and_check(c).result.mutex.kind;
+}
+
+constexpr auto kSafe = checkers::Verdict::Kind::kValid;
+constexpr auto kViolation = checkers::Verdict::Kind::kInvalid;
+
+// A pause that starts just after the acquire (the lease was just set) may
+// last almost the whole 30 s: the renewal due at 10 s runs when it ends.
+TEST(Redisson, APauseRightAfterARenewalBreaksTheLockOnlyNearThirtySeconds) {
+  EXPECT_EQ(mutex(paused_holder("redisson", Duration::seconds(1), Duration::millis(28'500))),
+            kSafe);
+  EXPECT_EQ(mutex(paused_holder("redisson", Duration::seconds(1), Duration::seconds(31))),
+            kViolation);
+}
+
+// A pause that starts just before the renewal due at 10 s has only 20 s left
+// of the lease set at the acquire.
+TEST(Redisson, APauseJustBeforeARenewalBreaksTheLockAfterTwentySeconds) {
+  EXPECT_EQ(mutex(paused_holder("redisson", Duration::millis(9'500), Duration::seconds(20))),
+            kSafe);
+  EXPECT_EQ(mutex(paused_holder("redisson", Duration::millis(9'500), Duration::millis(21'500))),
+            kViolation);
+}
+
+// Without faults the watchdog carries 45 s holds through a 30 s lease; with
+// the same fixed lease (no watchdog) the same holds overlap.
+TEST(Redisson, TheWatchdogCarriesHoldsPastTheLeaseAndAFixedLeaseDoesNot) {
+  RunConfig c = paused_holder("redisson", Duration::seconds(1), Duration::zero());
+  c.faults.events.clear();
+  const SimRunReport watched = simulate_and_check(c);
+  EXPECT_EQ(watched.result.mutex.kind, kSafe) << watched.result.mutex.explanation;
+  EXPECT_GE(watched.result.acquisitions, 2);
+  c.algorithm = "redisson-leased";
+  c.algorithm_params["ttl"] = "30s";
+  EXPECT_EQ(mutex(c), kViolation);
+}
+
+// `locksim margin --algorithm redisson --fault pause`: a lone holder paused
+// 1 ms before its release. The pause it survives is the 30 s lease less the
+// time since the watchdog's last renewal: ~28 s after a 2 s hold (no renewal
+// yet), ~20.1 s after a 9.9 s hold (the renewal at 10 s not yet run).
+TEST(Redisson, ThePauseMarginLiesBetweenTwentyAndThirtySecondsByTheRenewalPhase) {
+  for (const int64_t hold_ms : {2'000, 9'900}) {
+    SCOPED_TRACE("hold " + std::to_string(hold_ms) + " ms");
+    margin::MarginRequest request;
+    request.base.algorithm = "redisson";
+    request.base.seed = 7;
+    request.base.workload.hold_min = Duration::millis(hold_ms);
+    request.base.workload.hold_max = Duration::millis(hold_ms);
+    request.kind = margin::Kind::kPause;
+    margin::set_default_range(request);
+    const margin::MarginResult m = margin::measure_margin(request);
+    ASSERT_EQ(m.outcome, margin::Bisection::Outcome::kFound);
+    ASSERT_TRUE(m.above.has_value() && m.theory.has_value());
+    const int64_t expected_ns = Duration::millis(30'000 - (hold_ms - 1) % 10'000).ns;
+    EXPECT_EQ(*m.theory, expected_ns) << m.theory_formula;
+    EXPECT_LE(std::llabs(m.above->size - expected_ns), expected_ns / 100) << m.theory_formula;
+    EXPECT_GE(m.above->size, Duration::seconds(20).ns);
+    EXPECT_LE(m.above->size, Duration::seconds(30).ns);
+  }
+}
+
+}  // namespace
+}  // namespace locksim::harness
