@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "env/assert.h"
 #include "env/zk_connection.h"
 #include "sim/node.h"
 #include "sim/rng.h"
@@ -65,6 +66,13 @@ class ZkClient : public ZkConnection {
   // The session timeout this handle asks for from its next session on
   // (default: the deployment's). For tests of the negotiation.
   void request_timeout(Duration t) { requested_ = t; }
+  // Starts the server list at `first_id` instead of the seeded position (a
+  // test's zoo_deterministic_conn_order). Before the first connect only.
+  void start_list_at(int first_id) {
+    LOCKSIM_ASSERT_MSG(first_id >= 1 && first_id <= ensemble_.size(), "server ids are 1..N");
+    LOCKSIM_ASSERT_MSG(state_ == ZkSessionState::kNotStarted, "before the first connect");
+    next_server_ = first_id;
+  }
 
   // The process died: the handle dies with it, without a word to the servers
   // (its session lives on until the ensemble expires it).
