@@ -41,6 +41,10 @@ constexpr int64_t kPauseMs = kSessionMs * 8 / 10;
 constexpr int kSilencedSessions = 5;
 // Jitter allowed for a real server and client on a shared 2-core machine.
 constexpr int64_t kJitterMs = 40;
+// What "at once" means for a step that takes a handshake with the leader (a
+// session's creation is a txn, fsynced): far below the 2T/3 (2.7 s) of a
+// timeout, which is what the rules tell apart.
+constexpr int64_t kAtOnceMs = 500;
 
 constexpr int64_t kMs = 1'000'000;
 
@@ -101,7 +105,7 @@ inline void expect_pause_rule(const std::vector<PauseRecord>& r, const std::stri
     ASSERT_GE(r[i].to_connecting_ns, 0) << world << ": pause " << i << ": no CONNECTING";
     EXPECT_LE(r[i].to_connecting_ns / kMs, kJitterMs) << world << ": pause " << i;
     ASSERT_GE(r[i].to_connected_ns, 0) << world << ": pause " << i << ": the session was lost";
-    EXPECT_LT(r[i].to_connected_ns / kMs, kBackoffMs * 6 / 10)
+    EXPECT_LT(r[i].to_connected_ns / kMs, kBackoffMs - 6)
         << world << ": pause " << i << ": servers of the list are left, so no back-off";
   }
 }
@@ -112,7 +116,7 @@ inline void expect_crash_rule(const CrashRecord& r, const std::string& world) {
   ASSERT_GE(r.to_connecting_ns, 0) << world << ": the crash was never noticed";
   EXPECT_LE(r.to_connecting_ns / kMs, kJitterMs) << world << ": heard of the crash late";
   EXPECT_EQ(r.fresh_connect_error, "OK") << world;
-  EXPECT_LE(r.fresh_connect_ns / kMs, kJitterMs) << world << ": a refused connect was waited out";
+  EXPECT_LE(r.fresh_connect_ns / kMs, kAtOnceMs) << world << ": a refused connect was waited out";
 }
 
 }  // namespace locksim::zk_timing
