@@ -7,10 +7,15 @@
 // roundToNextInterval), so expiry instants sit on one grid whose phase has
 // nothing to do with when a client connected.
 // Rule 2, reconnect after a pause: a client that resumes past its receive
-// timeout (2T/3) drops the connection at once and connects to the next
-// server at once, keeping its session; the C client backs off (T/60) only
-// after it tried every server of its list ("Delaying connection after
-// exhaustively trying all servers", zookeeper.c).
+// timeout (2T/3) drops the connection and connects to the next server at
+// once, keeping its session; the C client backs off (T/60) only after it
+// tried every server of its list ("Delaying connection after exhaustively
+// trying all servers", zookeeper.c). When it notices varies: measured with
+// SIGSTOP, the C client noticed within milliseconds of the resume in about
+// half the pauses and otherwise up to a ping interval (T/3) later, as if its
+// I/O thread finished the rest of its poll() wait first; the simulated
+// client notices at once. So the rule checked is: noticed within T/3, then
+// connected again without a back-off.
 // Rule 3, a crashed server: its clients hear the reset at once, and a
 // connect to it is refused at once, so the client moves on within
 // milliseconds instead of waiting out a timeout.
@@ -35,8 +40,9 @@ namespace locksim::zk_timing {
 constexpr int64_t kTickMs = 200;
 constexpr int64_t kSessionMs = 4000;
 constexpr int64_t kBackoffMs = kSessionMs / 60;  // zookeeper.c: recv_timeout/60
-// Paused for 0.8 T: past the client's 2T/3 receive timeout, short of T.
-constexpr int64_t kPauseMs = kSessionMs * 8 / 10;
+// Paused for 0.7 T: past the client's 2T/3 receive timeout, and short of T
+// by more than most late notices (above).
+constexpr int64_t kPauseMs = kSessionMs * 7 / 10;
 // Sessions silenced at these offsets into a tick (rule 1): spread over it.
 constexpr int kSilencedSessions = 5;
 // Jitter allowed for a real server and client on a shared 2-core machine.
@@ -97,17 +103,21 @@ inline void expect_one_grid(const PhaseRecord& r, const std::string& world) {
 }
 
 // Rule 2 for one world: after each of two pauses (on the first server of
-// the list, then on the second) the client notices at once and reconnects
-// sooner than any back-off, its session alive.
+// the list, then on the second) the client notices within a ping interval
+// and, its session alive (at least once: a late notice may come after the
+// leader expired it), reconnects sooner than any back-off.
 inline void expect_pause_rule(const std::vector<PauseRecord>& r, const std::string& world) {
   ASSERT_EQ(r.size(), 2u) << world;
+  int reconnected = 0;
   for (size_t i = 0; i < r.size(); ++i) {
     ASSERT_GE(r[i].to_connecting_ns, 0) << world << ": pause " << i << ": no CONNECTING";
-    EXPECT_LE(r[i].to_connecting_ns / kMs, kJitterMs) << world << ": pause " << i;
-    ASSERT_GE(r[i].to_connected_ns, 0) << world << ": pause " << i << ": the session was lost";
-    EXPECT_LT(r[i].to_connected_ns / kMs, kBackoffMs - 6)
+    EXPECT_LE(r[i].to_connecting_ns / kMs, kSessionMs / 3 + kJitterMs) << world << ": pause " << i;
+    if (r[i].to_connected_ns < 0) continue;
+    ++reconnected;
+    EXPECT_LT((r[i].to_connected_ns - r[i].to_connecting_ns) / kMs, kBackoffMs - 6)
         << world << ": pause " << i << ": servers of the list are left, so no back-off";
   }
+  EXPECT_GE(reconnected, 1) << world << ": every pause lost the session";
 }
 
 // Rule 3 for one world: the crash is heard within milliseconds, and a
