@@ -6,9 +6,9 @@
 // child in the way), NODEEXISTS / NONODE / NOTEMPTY / BADVERSION, exists and
 // getChildren watches firing once on the events the recipe uses, ephemeral
 // nodes gone after their session closes, and the session-timeout clamp.
-// Not covered here: the time of expiry relative to the last heartbeat (the
-// C client cannot be silenced from inside this process; the simulated
-// formula is unit-tested in zk_sim_test.cpp).
+// Not covered here: timing (when sessions expire, how a client reconnects
+// after a pause or a server's crash): zk_differential_timing_test.cpp, with
+// the real clients in forked processes.
 //
 // Skips (with a message) when zookeeper is not installed, except when CI=true:
 // then it fails, so a CI machine without it cannot pass while testing nothing.

@@ -174,9 +174,13 @@ TEST(ZkSession, ExpiresOnATickBoundaryAfterTheLastPacketAndTakesItsEphemerals) {
   const auto deadline = leader.session_deadline_ns(run.zk(0).session_id());
   ASSERT_TRUE(last && deadline);
   EXPECT_EQ(*deadline, ((*last + p.session_timeout.ns) / p.tick.ns + 1) * p.tick.ns);
-  run.world().run_until(TimePoint{} + Duration::nanos(*deadline - 1));
+  // The leader's clock runs at true time (no drift) from its tick phase.
+  const int64_t phase_ns = leader.mono_ns() - run.world().now().ns;
+  ASSERT_TRUE(phase_ns >= 0 && phase_ns < p.tick.ns);
+  const TimePoint expiry = TimePoint{} + Duration::nanos(*deadline - phase_ns);
+  run.world().run_until(expiry - Duration::nanos(1));
   EXPECT_EQ(leader.tree().exists("/e").error, ZkError::kOk);
-  run.world().run_until(TimePoint{} + Duration::nanos(*deadline) + Duration::millis(5));
+  run.world().run_until(expiry + Duration::millis(5));
   EXPECT_EQ(leader.tree().exists("/e").error, ZkError::kNoNode);
   // On resuming, the client learns of the expiry when it reconnects.
   run.client(0).resume();

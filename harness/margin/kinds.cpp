@@ -194,19 +194,23 @@ Theory renewed_pause_theory(Duration lease, Duration hold) {
 
 }  // namespace
 
-Theory session_theory(const RunConfig& base, TimePoint held_from, std::optional<int64_t> last) {
+Theory session_theory(const RunConfig& base, TimePoint held_from,
+                      std::optional<SessionHeard> heard) {
   const Duration timeout = base.zookeeper.negotiate(base.zookeeper.session_timeout);
   const Duration tick = base.zookeeper.tick;
   const Duration start = pause_start(base, held_from);
-  if (!last) {
+  if (!heard) {
     return {std::nullopt, "session timeout " + format_duration(timeout) +
                               " from the last packet heard, rounded up to the tick " +
                               format_duration(tick) + " (no run expired the session)"};
   }
-  const int64_t deadline = ((*last + timeout.ns) / tick.ns + 1) * tick.ns;
-  return {deadline - start.ns, "(floor((last heard " + format_seconds(*last) + " + T " +
-                                   format_duration(timeout) + ") / tick " + format_duration(tick) +
-                                   ") + 1) x tick - fault start " + format_seconds(start.ns)};
+  // On the leader's clock, then back to true time by its offset.
+  const int64_t deadline = ((heard->last_ns + timeout.ns) / tick.ns + 1) * tick.ns;
+  return {
+      deadline - heard->clock_offset_ns - start.ns,
+      "(floor((last heard " + format_seconds(heard->last_ns) + " + T " + format_duration(timeout) +
+          ") / tick " + format_duration(tick) + ") + 1) x tick - the leader's clock offset " +
+          format_seconds(heard->clock_offset_ns) + " - fault start " + format_seconds(start.ns)};
 }
 
 std::vector<std::string> quorum_servers(const RunConfig& config) {
@@ -430,10 +434,10 @@ RunConfig with_fault(const RunConfig& base, Kind kind, int64_t size, TimePoint h
 }
 
 Theory theory_of(const RunConfig& base, Kind kind, const FaultFree& seen,
-                 std::optional<int64_t> last_heard) {
+                 std::optional<SessionHeard> heard) {
   if (unit_of(kind) == Unit::kPpm) return drift_theory(base, kind, seen);
   if (is_lease_fault(kind)) return lease_fault_theory(base, kind);
-  if (session_lock(base)) return session_theory(base, seen.held_from, last_heard);
+  if (session_lock(base)) return session_theory(base, seen.held_from, heard);
   if (kind == Kind::kClientClock) return client_clock_theory(base, seen);
   const Duration lease = lease_of(base);
   const Duration hold = base.workload.hold_min;
@@ -442,18 +446,30 @@ Theory theory_of(const RunConfig& base, Kind kind, const FaultFree& seen,
           "ttl - hold = " + format_duration(lease) + " - " + format_duration(hold)};
 }
 
-std::optional<int64_t> last_heard_ns(
+namespace {
+
+// The "3.210s" after `marker` in `text`, in ns: whole milliseconds (the
+// note's precision); none if the marker is missing.
+std::optional<int64_t> seconds_after(const std::string& text, const std::string& marker) {
+  const size_t at = text.find(marker);
+  if (at == std::string::npos) return std::nullopt;
+  const size_t from = at + marker.size();
+  const size_t end = text.find('s', from);
+  const double seconds = std::stod(text.substr(from, end - from));
+  return static_cast<int64_t>(std::llround(seconds * 1000.0)) * 1'000'000;
+}
+
+}  // namespace
+
+std::optional<SessionHeard> session_heard(
     const std::vector<std::pair<std::string, std::string>>& backend_notes) {
-  const std::string marker = "last heartbeat heard ";
   for (const auto& [key, text] : backend_notes) {
     if (key != "zookeeper.session_expired[0]") continue;
-    const size_t at = text.find(marker);
-    if (at == std::string::npos) return std::nullopt;
-    // "3.210s": whole milliseconds (the note's precision).
-    const size_t from = at + marker.size();
-    const size_t end = text.find('s', from);
-    const double seconds = std::stod(text.substr(from, end - from));
-    return static_cast<int64_t>(std::llround(seconds * 1000.0)) * 1'000'000;
+    const auto last = seconds_after(text, "last heartbeat heard ");
+    const auto deadline = seconds_after(text, ", deadline ");
+    const auto expired_at = seconds_after(text, "expired at ");
+    if (!last || !deadline || !expired_at) return std::nullopt;
+    return SessionHeard{*last, *deadline - *expired_at};
   }
   return std::nullopt;
 }

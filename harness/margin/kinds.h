@@ -80,19 +80,32 @@ std::vector<std::string> lease_servers(const RunConfig& config);
 // or N/2+1; the one master of a single-server lock).
 std::vector<std::string> quorum_servers(const RunConfig& config);
 
+// What the run that expired a ZooKeeper session noted of it, in ns: the last
+// packet the leader heard, on the leader's monotonic clock, and that clock's
+// offset from true time (its tick phase: the clock's ticks are the leader's
+// own, not multiples of tick in true time).
+struct SessionHeard {
+  int64_t last_ns = 0;
+  int64_t clock_offset_ns = 0;
+};
+
 // A ZooKeeper lock's deadline for a fault starting at pause_start(): the
-// session expires on the tick after the last packet heard + the timeout.
-Theory session_theory(const RunConfig& base, TimePoint held_from, std::optional<int64_t> last);
+// session expires on the leader's tick after the last packet heard + the
+// timeout.
+Theory session_theory(const RunConfig& base, TimePoint held_from,
+                      std::optional<SessionHeard> heard);
 
 // The theory for `kind` on the probes' `base`. For a session lock it needs
-// `last_heard_ns`: when the leader last heard the holder before the pause, as
-// the run that expired the session noted it (none if no run did).
+// `heard`: when the leader last heard the holder before the pause, as the run
+// that expired the session noted it (none if no run did).
 Theory theory_of(const RunConfig& base, Kind kind, const FaultFree& seen,
-                 std::optional<int64_t> last_heard_ns);
+                 std::optional<SessionHeard> heard);
 
-// The last packet heard from the expired session, read from a run's backend
-// notes ("zookeeper.session_expired[0]"), in ns; none without an expiry.
-std::optional<int64_t> last_heard_ns(
+// The expired session's last packet and the leader's clock offset, read from
+// a run's backend notes ("zookeeper.session_expired[0]": the offset is the
+// deadline on that clock less the true time it expired at, to the note's
+// millisecond); none without an expiry.
+std::optional<SessionHeard> session_heard(
     const std::vector<std::pair<std::string, std::string>>& backend_notes);
 
 }  // namespace locksim::harness::margin

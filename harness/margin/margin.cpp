@@ -215,7 +215,7 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
   m.range_lo = request.range_lo;
   m.range_hi = request.range_hi;
   std::map<int64_t, ConfirmingRun> seen;  // by step: the runs behind the answer
-  std::optional<int64_t> last_heard;      // a session lock's, from a run that expired it
+  std::optional<SessionHeard> heard;      // a session lock's, from a run that expired it
   const int64_t step = step_of(request.kind);
   int probe_number = 0;
   const Probe probe = [&](int64_t steps) {
@@ -224,7 +224,7 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
     const SimRunReport r = simulate_and_check(config);
     const bool broke = failed(r.result);
     seen[steps] = ConfirmingRun{size, broke, r.result.replay_command, config};
-    if (broke && !last_heard) last_heard = last_heard_ns(r.result.backend_notes);
+    if (broke && !heard) heard = session_heard(r.result.backend_notes);
     if (progress) progress(++probe_number, size, broke);
     return broke;
   };
@@ -239,7 +239,7 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
   if (request.kind == Kind::kClientDrift && m.above) {
     fault_free.exposed_quorum_delay = exposed_quorum_delay(m.above->config);
   }
-  const Theory theory = theory_of(base, request.kind, fault_free, last_heard);
+  const Theory theory = theory_of(base, request.kind, fault_free, heard);
   m.theory = theory.size;
   m.theory_formula = theory.formula;
   m.theory_any_size = theory.any_size;

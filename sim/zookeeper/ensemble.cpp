@@ -9,8 +9,15 @@ namespace locksim::sim::zookeeper {
 ZkEnsemble::ZkEnsemble(World& world, Network& net, const ZkParams& params)
     : world_(world), net_(net), params_(params) {
   params_.validate();
+  // Each server's tick phase, from a stream of its own split off a copy of
+  // the root, so the root and every stream later split from it stay as they
+  // were without it.
+  Rng root = world_.rng();
+  Rng phases = root.split("zookeeper/tick-phase");
+  const uint64_t tick_ns = static_cast<uint64_t>(params_.tick.ns);
   for (int id = 1; id <= params_.servers; ++id) {
-    servers_.push_back(std::make_unique<ZkServer>(world_, net_, *this, id, params_));
+    const Duration phase{static_cast<int64_t>(phases.below(tick_ns))};
+    servers_.push_back(std::make_unique<ZkServer>(world_, net_, *this, id, params_, phase));
   }
   quorum_heard_.assign(servers_.size(), world_.now());
   leader_heard_.assign(servers_.size(), world_.now());

@@ -31,8 +31,9 @@
 namespace locksim::sim::zookeeper {
 
 // One session the leader expired: what a report needs to say why. Times are
-// on the expiring leader's monotonic clock (ns since the run began, at its
-// drift), where the deadline was computed; `at` is true time.
+// on the expiring leader's monotonic clock (ns from its own origin, its tick
+// phase before the run began, at its drift), where the deadline was
+// computed; `at` is true time.
 struct SessionExpiry {
   SessionId session = 0;
   int leader_id = 0;

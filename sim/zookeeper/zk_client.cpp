@@ -22,10 +22,12 @@ ZkClient::ZkClient(ZkEnsemble& ensemble, Node& node, Rng rng)
       ensemble_(ensemble),
       node_(node),
       rng_(rng),
+      fresh_rng_(0),
       requested_(ensemble.params().session_timeout),
       timeout_(ensemble.params().session_timeout) {
   // The C client shuffles its server list; a seeded start does the same.
-  next_server_ = 1 + static_cast<int>(rng_.below(static_cast<uint64_t>(ensemble_.size())));
+  list_start_ = 1 + static_cast<int>(rng_.below(static_cast<uint64_t>(ensemble_.size())));
+  fresh_rng_ = rng_.split("fresh-handle");
 }
 
 ZkClient::~ZkClient() {
@@ -98,7 +100,51 @@ void ZkClient::start_session() {
   exist_watches_.clear();
   child_watches_.clear();
   set_state(ZkSessionState::kConnecting);
-  attempt(next_server_);
+  // A fresh handle walks its list from the start, as zookeeper_init's does.
+  list_next_ = 0;
+  failed_in_row_ = 0;
+  if (!started_) {
+    started_ = true;
+    // The process connects at a time of its own: how its packets fall
+    // against the leader's tick (how much its deadline is rounded up) then
+    // differs from client to client and from seed to seed.
+    const Duration delay{fresh_rng_.between(0, ensemble_.params().tick.ns - 1)};
+    first_attempt_at_ = world_.now() + delay;
+    attempt_next(delay);
+    return;
+  }
+  // A new handle shuffles its list anew.
+  list_start_ = 1 + static_cast<int>(fresh_rng_.below(static_cast<uint64_t>(ensemble_.size())));
+  attempt_next(Duration::zero());
+}
+
+int ZkClient::take_next_server() {
+  // The server at the cursor, wrapping at the end of the list.
+  const int n = ensemble_.size();
+  if (list_next_ >= n) list_next_ = 0;
+  const int index = list_next_++;
+  LOCKSIM_ASSERT(list_start_ >= 1 && list_start_ <= n);
+  return (list_start_ - 1 + index) % n + 1;
+}
+
+void ZkClient::attempt_next(Duration after) {
+  LOCKSIM_ASSERT_MSG(after >= Duration::zero(), "a wait is never negative");
+  if (after == Duration::zero()) {
+    attempt(take_next_server());
+    return;
+  }
+  // A later state change (closed, crashed, a new session) bumps the
+  // generation and so cancels this attempt.
+  const uint64_t generation = ++timer_generation_;
+  std::weak_ptr<bool> alive = alive_;
+  world_.after(after, [this, alive, generation] {
+    if (alive.expired() || !*alive.lock()) return;
+    node_.deliver([this, alive, generation] {
+      if (alive.expired() || !*alive.lock()) return;
+      if (generation != timer_generation_ || crashed_ || node_.crashed()) return;
+      if (state_ == ZkSessionState::kConnecting && conn_ == nullptr) attempt(take_next_server());
+    });
+  });
 }
 
 void ZkClient::attempt(int server_id) {
@@ -112,7 +158,6 @@ void ZkClient::attempt(int server_id) {
   c->server = &server;
   conn_ = c;
   server_id_ = server_id;
-  next_server_ = server_id % ensemble_.size() + 1;
   ConnectRequest req;
   req.session = session_;
   req.last_zxid_seen = last_zxid_;
@@ -122,8 +167,26 @@ void ZkClient::attempt(int server_id) {
   req.child_watches.assign(child_watches_.begin(), child_watches_.end());
   attempt_started_ = world_.now();
   last_recv_ = world_.now();
-  send_up([c, req] { c->server->on_connect(c, req); });
+  if (server.node().crashed()) {
+    refuse(c);
+  } else {
+    send_up([c, req] { c->server->on_connect(c, req); });
+  }
   schedule_timer();
+}
+
+void ZkClient::refuse(const std::shared_ptr<Connection>& c) {
+  // Nobody listens on a crashed process's port: its kernel answers the SYN
+  // with a reset, one round trip later, if the link lets both through (a
+  // cut link is silent, and the attempt times out after 2T/3).
+  if (!net_.connected(node_, *c->server_node)) return;
+  std::weak_ptr<bool> alive = alive_;
+  world_.after(net_.round_trip_base(node_, *c->server_node), [this, alive, c] {
+    if (alive.expired() || !*alive.lock()) return;
+    node_.deliver([this, alive, c] {
+      if (!alive.expired() && *alive.lock()) on_reset(c);
+    });
+  });
 }
 
 void ZkClient::send_up(std::function<void()> message) {
@@ -150,6 +213,7 @@ void ZkClient::on_connect_response(const std::shared_ptr<Connection>& c, const C
   if (session_ == 0) sessions_.push_back(r.session);
   session_ = r.session;
   timeout_ = r.timeout;
+  failed_in_row_ = 0;
   set_state(ZkSessionState::kConnected);
   for (auto& op : ops_) {
     if (!op->sent) send_op(*op);
@@ -169,17 +233,13 @@ void ZkClient::connection_lost() {
   server_id_ = 0;
   fail_all(ZkError::kConnectionLoss);
   set_state(ZkSessionState::kConnecting);
-  // The next server, after a pause (see ZkParams::reconnect_pause).
-  const uint64_t generation = ++timer_generation_;
-  std::weak_ptr<bool> alive = alive_;
-  world_.after(ensemble_.params().reconnect_pause, [this, alive, generation] {
-    if (alive.expired() || !*alive.lock()) return;
-    node_.deliver([this, alive, generation] {
-      if (alive.expired() || !*alive.lock()) return;
-      if (generation != timer_generation_ || crashed_ || node_.crashed()) return;
-      if (state_ == ZkSessionState::kConnecting && conn_ == nullptr) attempt(next_server_);
-    });
-  });
+  // The next server at once; a back-off only once the whole list failed in
+  // a row, so a client facing no quorum does not spin (a reset or a refusal
+  // comes back within a round trip).
+  ++failed_in_row_;
+  const bool whole_list = failed_in_row_ >= ensemble_.size();
+  if (whole_list) failed_in_row_ = 0;
+  attempt_next(whole_list ? ensemble_.params().reconnect_pause : Duration::zero());
 }
 
 void ZkClient::on_reset(const std::shared_ptr<Connection>& c) {
@@ -252,7 +312,9 @@ void ZkClient::on_timer(uint64_t generation) {
 ZkError ZkClient::connect() {
   if (crashed_ || state_ == ZkSessionState::kNotStarted) start_session();
   if (dead_error() != ZkError::kOk) return dead_error();
-  const TimePoint deadline = world_.now() + timeout_ * kConnectWaitTimeouts;
+  // Counted from the process's first attempt, which may still be ahead.
+  const TimePoint deadline =
+      std::max(world_.now(), first_attempt_at_) + timeout_ * kConnectWaitTimeouts;
   // Each wake is a state change or the deadline: bounded by the deadline.
   while (state_ == ZkSessionState::kConnecting && world_.now() < deadline) {
     auto w = std::make_shared<Waiter>();

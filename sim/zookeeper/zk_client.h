@@ -2,14 +2,21 @@
 // client process, behind the ZkConnection seam.
 //
 // It behaves as the C client does (the one live mode uses):
-//   - connects to one server at a time, starting at a seeded position in
-//     zk-1..zk-N and moving to the next after a failure (after
-//     reconnect_pause), asking for the configured session timeout T and
-//     adopting the negotiated one;
+//   - connects to one server at a time, asking for the configured session
+//     timeout T and adopting the negotiated one; the process's first
+//     connect waits a seeded draw in [0, tick), so clients start at times of
+//     their own against the servers' ticks;
+//   - walks its server list: zk-1..zk-N rotated to a seeded start (the C
+//     client shuffles it). After a lost or failed connection it connects to
+//     the next server at once, and backs off reconnect_pause only once every
+//     server of the list failed since it last connected ("Delaying connection
+//     after exhaustively trying all servers", zookeeper.c). So a client that
+//     resumes from a pause past 2T/3 reconnects within a round trip;
 //   - pings after T/3 without sending anything; declares the connection dead
 //     after 2T/3 without hearing anything (a SUSPENDED session: event
 //     kConnecting, every outstanding call fails with CONNECTIONLOSS) and
-//     tries the next server;
+//     tries the next server; a reset does the same at once, and a connect to
+//     a crashed server is refused one round trip later (its kernel answers);
 //   - learns that its session expired only when it reconnects: the server
 //     answers "expired", the handle is dead (every call: SESSIONEXPIRED)
 //     until new_session();
@@ -30,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "env/assert.h"
 #include "env/zk_connection.h"
 #include "sim/node.h"
 #include "sim/rng.h"
@@ -65,6 +73,13 @@ class ZkClient : public ZkConnection {
   // The session timeout this handle asks for from its next session on
   // (default: the deployment's). For tests of the negotiation.
   void request_timeout(Duration t) { requested_ = t; }
+  // Starts the server list at `first_id` instead of the seeded position (a
+  // test's zoo_deterministic_conn_order). Before the first connect only.
+  void start_list_at(int first_id) {
+    LOCKSIM_ASSERT_MSG(first_id >= 1 && first_id <= ensemble_.size(), "server ids are 1..N");
+    LOCKSIM_ASSERT_MSG(state_ == ZkSessionState::kNotStarted, "before the first connect");
+    list_start_ = first_id;
+  }
 
   // The process died: the handle dies with it, without a word to the servers
   // (its session lives on until the ensemble expires it).
@@ -97,7 +112,10 @@ class ZkClient : public ZkConnection {
 
   ZkReply call(Request r);
   void start_session();
+  int take_next_server();
+  void attempt_next(Duration after);
   void attempt(int server_id);
+  void refuse(const std::shared_ptr<Connection>& c);
   void send_up(std::function<void()> message);
   void send_op(Op& op);
   void connection_lost();
@@ -116,6 +134,10 @@ class ZkClient : public ZkConnection {
   ZkEnsemble& ensemble_;
   Node& node_;
   Rng rng_;
+  // Each fresh handle's draws (its connect time, its list's start), split
+  // off after the first start was drawn, so no other draw moved.
+  Rng fresh_rng_;
+  bool started_ = false;  // a first session was asked for
   ZkSessionState state_ = ZkSessionState::kNotStarted;
   SessionId session_ = 0;
   Duration requested_;
@@ -123,10 +145,17 @@ class ZkClient : public ZkConnection {
   Zxid last_zxid_ = 0;
   std::shared_ptr<Connection> conn_;
   int server_id_ = 0;
-  int next_server_ = 1;
+  // The server list: zk-<list_start_> onwards, wrapping at the end;
+  // list_next_ is the index of the next server to try.
+  int list_start_ = 1;
+  int list_next_ = 0;
+  // Servers that failed in a row since the last connection (or the handle's
+  // start): the whole list failed at size().
+  int failed_in_row_ = 0;
   TimePoint last_send_{};
   TimePoint last_recv_{};
   TimePoint attempt_started_{};
+  TimePoint first_attempt_at_{};  // when the process's first attempt is (was) due
   uint64_t timer_generation_ = 0;
   int64_t next_xid_ = 1;
   std::deque<std::shared_ptr<Op>> ops_;  // in xid order

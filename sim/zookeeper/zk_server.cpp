@@ -8,15 +8,43 @@
 
 namespace locksim::sim::zookeeper {
 
-ZkServer::ZkServer(World& world, Network& net, ZkEnsemble& ensemble, int id, const ZkParams& params)
+ZkServer::ZkServer(World& world, Network& net, ZkEnsemble& ensemble, int id, const ZkParams& params,
+                   Duration tick_phase)
     : world_(world),
       net_(net),
       ensemble_(ensemble),
       id_(id),
       params_(params),
-      node_(world, "zk-" + std::to_string(id)) {
+      node_(world, "zk-" + std::to_string(id)),
+      mono_base_ns_(tick_phase.ns) {
+  LOCKSIM_ASSERT_MSG(tick_phase >= Duration::zero() && tick_phase < params_.tick,
+                     "a tick phase lies within one tick");
   node_.on_crash = [this] { on_crash(); };
   node_.on_restart = [this] { on_restart(); };
+  schedule_session_check();
+}
+
+void ZkServer::schedule_session_check() {
+  // ZooKeeper's SessionTracker sleeps until the next bucket, a multiple of
+  // tick on the monotonic clock, and expires what it holds then.
+  const int64_t now = mono_ns();
+  const int64_t tick = params_.tick.ns;
+  const int64_t wait_mono = (now / tick + 1) * tick - now;
+  // In true time at the current drift, rounded up so the clock has reached
+  // the bucket when the check runs (a drift change meanwhile: one more check).
+  const int64_t rate = 1'000'000 + mono_ppm_;
+  LOCKSIM_ASSERT_MSG(rate > 0, "drift is validated to (-1e6, 1e6) ppm");
+  const Int128 wait_true = (static_cast<Int128>(wait_mono) * 1'000'000 + rate - 1) / rate;
+  world_.after(Duration{static_cast<int64_t>(wait_true)}, [this] {
+    schedule_session_check();
+    // A paused server's thread is frozen: it checks once, when it resumes.
+    if (session_check_queued_ || node_.crashed()) return;
+    session_check_queued_ = true;
+    node_.deliver([this] {
+      session_check_queued_ = false;
+      if (role_ == Role::kLeading) expire_sessions();
+    });
+  });
 }
 
 Zxid ZkServer::last_logged_zxid() const {
@@ -25,7 +53,8 @@ Zxid ZkServer::last_logged_zxid() const {
 
 int64_t ZkServer::mono_ns() {
   // Rebased whenever the node's drift changed since the last read, so drift
-  // counts from (about) when it was set; jumps never reach this clock.
+  // counts from (about) when it was set; jumps never reach this clock. Its
+  // origin (mono_base_ns_ at true time zero) is the server's tick phase.
   const TimePoint now = world_.now();
   const Int128 elapsed = (now - mono_base_true_).ns;
   const int64_t mono =
@@ -109,8 +138,10 @@ void ZkServer::stop_serving() {
 
 void ZkServer::on_crash() {
   stop_serving();
-  // What survives: tree_ and log_ (fsynced). What does not: the rest.
+  // What survives: tree_ and log_ (fsynced). What does not: the rest, the
+  // session check a paused node had queued among it.
   commit_index_ = tree_.last_zxid();
+  session_check_queued_ = false;
 }
 
 void ZkServer::on_restart() {
@@ -132,7 +163,6 @@ void ZkServer::periodic() {
     }
     send_ack();
   } else if (role_ == Role::kLeading) {
-    expire_sessions();
     resend_to_followers();
   }
 }

@@ -21,8 +21,12 @@
 //   - Sessions: the leader expires them on its monotonic clock, at
 //     (floor((last + T) / tick) + 1) * tick where `last` is when it heard of
 //     the client's last packet (its own, or a follower's touch report, sent
-//     every half tick as ZooKeeper's follower pings do). A wall-clock jump of
-//     the server changes nothing here; drift does (it is the oscillator).
+//     every half tick as ZooKeeper's follower pings do). It checks at each
+//     multiple of tick on that clock, as ZooKeeper's SessionTracker thread
+//     sleeps until the next bucket. The clock's origin is the server's own
+//     (a JVM's nanoTime counts from boot), so each server's buckets fall at a
+//     tick phase of their own, drawn from the seed. A wall-clock jump of the
+//     server changes nothing here; drift does (it is the oscillator).
 //     A new leader gives every session a fresh T from when it leads.
 #pragma once
 
@@ -51,8 +55,11 @@ class ZkServer {
  public:
   enum class Role { kLooking, kFollowing, kLeading };
 
-  // Server `id` (1-based) of `ensemble`, on a node named "zk-<id>".
-  ZkServer(World& world, Network& net, ZkEnsemble& ensemble, int id, const ZkParams& params);
+  // Server `id` (1-based) of `ensemble`, on a node named "zk-<id>". Its
+  // monotonic clock reads `tick_phase` when the run begins; requires
+  // 0 <= tick_phase < params.tick.
+  ZkServer(World& world, Network& net, ZkEnsemble& ensemble, int id, const ZkParams& params,
+           Duration tick_phase);
   ZkServer(const ZkServer&) = delete;
   ZkServer& operator=(const ZkServer&) = delete;
 
@@ -66,8 +73,8 @@ class ZkServer {
   // The highest zxid this server has logged (applied or not): what an
   // election compares.
   Zxid last_logged_zxid() const;
-  // The server's monotonic clock, in ns since the run began: runs at the
-  // node's drift, never jumps.
+  // The server's monotonic clock, in ns: tick_phase when the run began, then
+  // at the node's drift; never jumps.
   int64_t mono_ns();
 
   // --- Leader only (for reports and the exposure check) ---
@@ -80,7 +87,7 @@ class ZkServer {
   void lead(int64_t epoch);       // commits its own log, then serves
   void follow(ZkServer& leader);  // takes the leader's state, then serves
   void stop_serving();            // LOOKING: resets every client connection
-  void periodic();                // every half tick: touches, resends, expiry
+  void periodic();                // every half tick: touches, resends
   TimePoint role_since() const { return role_since_; }
 
   // --- From clients, run at this node in connection order ---
@@ -138,6 +145,7 @@ class ZkServer {
   void try_commit();
   void check_syncs();
   void expire_sessions();
+  void schedule_session_check();
   void resend_to_followers();
   void forward_error(int origin, ConnId conn, int64_t xid, ZkError e);
 
@@ -171,6 +179,8 @@ class ZkServer {
   TimePoint mono_base_true_{};
   int64_t mono_base_ns_ = 0;
   int64_t mono_ppm_ = 0;
+  // A session check is waiting for the paused node to resume: one is enough.
+  bool session_check_queued_ = false;
 
   // Volatile.
   std::map<ConnId, ServerConn> conns_;
