@@ -98,6 +98,11 @@ Cause expiry_cause(const History& h, const LockTrace& trace, const LockChange& c
     text += ": the server had written it at " + r::at_text(*written) + ", but " + holder +
             " heard of its grant only at " + r::at_text(holder_start) + ", with " +
             format_span((e - holder_start).ns) + " of the lease left";
+  } else if (r::partition_at(h, holder, e) != nullptr) {
+    // Cut off, the holder could neither renew its lease (a watchdog's
+    // renewals time out) nor hear that it ran out.
+    out.mechanism = Mechanism::kLeaseExpiredCutOff;
+    text += " while " + holder + " was cut off from it and still inside its critical section";
   } else {
     out.mechanism = Mechanism::kHoldOutlastedLease;
     text += " while " + holder + " was still inside its critical section";

@@ -38,6 +38,7 @@ enum class Mechanism {
   kUndetermined,          // a finding, but the records do not show its cause
   kPauseOutlastedLease,   // the holder was paused past its lease
   kHoldOutlastedLease,    // the holder worked past its lease, no fault involved
+  kLeaseExpiredCutOff,    // the lease ran out while the holder was cut off (no renewal got through)
   kServerClockFast,       // a server's clock jumped or ran fast and expired the lock early
   kHolderClockSkew,       // the holder's clock misjudged its own lease
   kContenderClockAhead,   // a contender's clock ran ahead: it judged a live lease expired

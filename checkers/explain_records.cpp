@@ -35,6 +35,7 @@ TimePoint time_of(const Op& op) {
 bool ends(const Op& end, const Op& fault) {
   if (fault.f == OpF::kPause)
     return end.f == OpF::kResume && names(end, nodes_named(fault).front());
+  if (fault.f == OpF::kHang) return end.f == OpF::kUnhang && names(end, nodes_named(fault).front());
   if (fault.f == OpF::kPartition) {
     if (end.f != OpF::kHeal) return false;
     if (end.value.empty()) return true;

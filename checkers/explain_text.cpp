@@ -22,6 +22,8 @@ constexpr MechanismText kTexts[] = {
      "the lease ran out while the holder was paused"},
     {Mechanism::kHoldOutlastedLease, "hold-outlasted-lease",
      "the lease ran out while the holder was still working (no fault froze it)"},
+    {Mechanism::kLeaseExpiredCutOff, "lease-expired-while-cut-off",
+     "the lease ran out while the holder was cut off from the servers, still working"},
     {Mechanism::kServerClockFast, "server-clock-jumped",
      "a server's clock jumped or ran fast and expired the lock early"},
     {Mechanism::kHolderClockSkew, "holder-clock-skewed",
@@ -78,6 +80,11 @@ std::string prevention(Mechanism m, const std::string& algorithm, const std::str
     case Mechanism::kHoldOutlastedLease:
     case Mechanism::kSessionExpiredPaused:
       return fencing + "; no lease can protect a holder that does not run";
+    case Mechanism::kLeaseExpiredCutOff:
+      return "a holder told when its renewals stop reaching the store, which stops work before "
+             "its lease can run out (Redisson gives no such callback; Curator's SUSPENDED does), "
+             "and " +
+             fencing;
     case Mechanism::kServerClockFast:
       return "server clocks that are slewed, never stepped (Redis expires keys by its wall clock), "
              "and " +

@@ -28,6 +28,8 @@ const char* to_string(FaultKind k) {
       return "delay";
     case FaultKind::kLoss:
       return "loss";
+    case FaultKind::kHang:
+      return "hang";
   }
   return "?";
 }
@@ -84,8 +86,9 @@ std::string FaultEvent::describe() const {
              std::to_string(drift_ppm) + "ppm";
     case FaultKind::kJumpClock:
       return "jump " + node + " at " + when() + " " + signed_duration(jump);
+    case FaultKind::kHang:
     case FaultKind::kCrash:
-      out = "crash " + node + " at " + when();
+      out = to_string(kind) + std::string(" ") + node + " at " + when();
       if (duration > Duration::zero()) out += " for " + format_duration(duration);
       return out;
     case FaultKind::kPartition:
@@ -114,6 +117,7 @@ std::vector<std::string> FaultEvent::value() const {
       return {node, (drift_ppm >= 0 ? "+" : "") + std::to_string(drift_ppm) + "ppm"};
     case FaultKind::kJumpClock:
       return {node, signed_duration(jump)};
+    case FaultKind::kHang:
     case FaultKind::kCrash:
       if (duration > Duration::zero()) return {node, format_duration(duration)};
       return {node};
@@ -223,9 +227,10 @@ void parse_node_fault(const std::vector<std::string>& w, FaultEvent& e, const st
     e.jump = parse_duration(d, f);
     if (back) e.jump = -e.jump;
   } else {
-    if (w.size() != 4 && !(w.size() == 6 && w[4] == "for")) throw bad("'crash NODE at T [for D]'");
+    if (w.size() != 4 && !(w.size() == 6 && w[4] == "for"))
+      throw bad("'" + verb + " NODE at T [for D]'");
     if (w.size() == 6) e.duration = parse_duration(w[5], f);
-    e.kind = FaultKind::kCrash;
+    e.kind = verb == "hang" ? FaultKind::kHang : FaultKind::kCrash;
   }
 }
 
@@ -267,11 +272,11 @@ FaultEvent parse_fault(std::string_view text, std::string_view field) {
     return e;
   }
   if (w.size() < 4 || w[2] != "at") {
-    throw bad("'pause|drift|jump|crash|partition|delay|loss TARGET at T ...' or 'heal at T'");
+    throw bad("'pause|drift|jump|crash|hang|partition|delay|loss TARGET at T ...' or 'heal at T'");
   }
   e.at = parse_duration(w[3], f);
   take_grant_trigger(w, e, f, bad);
-  if (verb == "pause" || verb == "drift" || verb == "jump" || verb == "crash") {
+  if (verb == "pause" || verb == "drift" || verb == "jump" || verb == "crash" || verb == "hang") {
     parse_node_fault(w, e, f, bad);
   } else if (verb == "partition") {
     if (w.size() != 4 && !(w.size() == 6 && w[4] == "for")) {
@@ -285,7 +290,7 @@ FaultEvent parse_fault(std::string_view text, std::string_view field) {
   } else if (verb == "loss") {
     parse_loss(w, e, f, bad);
   } else {
-    throw bad("one of pause, drift, jump, crash, partition, delay, loss, heal");
+    throw bad("one of pause, drift, jump, crash, hang, partition, delay, loss, heal");
   }
   const auto grantee = [](const std::string& n) { return n == kGranteeTarget; };
   const bool names_grantee = grantee(e.node) ||

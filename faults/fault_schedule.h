@@ -25,6 +25,8 @@ enum class FaultKind {
   kHeal,       // restore every cut link (a timed partition restores only its own)
   kDelay,      // add `delay` to the latency between the sides for `duration`
   kLoss,       // set the loss rate between the sides to `loss_probability` (for `duration`)
+  kHang,       // stop client `node`'s work (its critical section or its wait) while its
+               // process runs on: timers, connections, a watchdog (zero duration: for good)
 };
 
 const char* to_string(FaultKind k);

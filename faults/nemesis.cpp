@@ -62,6 +62,10 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
     } else if (e.kind != FaultKind::kHeal) {
       check(e.node);
     }
+    if (e.kind == FaultKind::kHang && !names_client(e.node)) {
+      throw ConfigError(field + ": expected a client to hang (cN, @holder or @grantee), got '" +
+                        e.node + "': a server has no work of its own to stop");
+    }
     if (e.kind == FaultKind::kDelay &&
         (e.duration <= Duration::zero() || e.delay <= Duration::zero())) {
       throw ConfigError(field + ": expected a delay with a positive duration and amount");
@@ -170,7 +174,39 @@ void Nemesis::apply(const FaultEvent& event) {
       report(f, e.value());
       net_.heal();
       return;
+    case FaultKind::kHang:
+      apply_hang(e);
+      return;
   }
+}
+
+bool Nemesis::names_client(const std::string& name) {
+  if (name == kHolder || name == kGrantee) return true;
+  // history::client_label's names: "c1", "c2", ...
+  return name.size() >= 2 && name[0] == 'c' &&
+         std::all_of(name.begin() + 1, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+void Nemesis::apply_hang(const FaultEvent& e) {
+  LOCKSIM_ASSERT(e.kind == FaultKind::kHang && e.duration >= Duration::zero());
+  sim::Node& n = node(e.node);
+  if (n.crashed()) {
+    report_skip(e, "down");
+    return;
+  }
+  report(to_string(e.kind), e.value());
+  n.hang();
+  if (e.duration == Duration::zero()) return;  // for good
+  TimePoint& until = hung_until_[n.name()];
+  until = std::max(until, world_.now() + e.duration);
+  world_.after(e.duration, [this, &n] {
+    const auto it = hung_until_.find(n.name());
+    if (it == hung_until_.end() || world_.now() < it->second) return;  // a later hang holds it
+    hung_until_.erase(it);
+    if (!n.hung()) return;  // a crash ended it
+    report("unhang", {n.name()});
+    n.unhang();
+  });
 }
 
 bool Nemesis::resolve_targets(FaultEvent& e) const {

@@ -105,6 +105,9 @@ class Nemesis {
   void report_skip(const FaultEvent& scheduled, std::string_view note);
   // The node faults with an end: a pause and its resume, a crash and its restart.
   void apply_pause(const FaultEvent& e);
+  void apply_hang(const FaultEvent& e);
+  // A name a hang may target: a client ("c3") or @holder / @grantee.
+  static bool names_client(const std::string& name);
   void apply_crash(const FaultEvent& e);
   // The link faults, each with its end (if it has a duration).
   void apply_partition(const FaultEvent& e);
@@ -130,6 +133,7 @@ class Nemesis {
   // By node name: until when its pauses hold it (a second pause of a paused
   // node extends the first instead of being cut short by its resume).
   std::map<std::string, TimePoint> paused_until_;
+  std::map<std::string, TimePoint> hung_until_;  // as paused_until_, for hangs
   // By the pair's node names (a, b) with a < b.
   std::map<std::pair<std::string, std::string>, LossLayers> loss_;
   uint64_t next_loss_fault_ = 1;

@@ -74,8 +74,8 @@ std::vector<Setting> zookeeper_rows() {
       [](auto& c) -> auto& { return c.zookeeper.election_delay; }));
   rows.push_back(bounded_duration_row(
       "--zk-reconnect-pause", "zookeeper.reconnect_pause",
-      "ZooKeeper client's pause before trying the next server", false, DurationRule::kPositive,
-      Duration::millis(1), Duration::seconds(10),
+      "ZooKeeper client's back-off once every server in its list has failed", false,
+      DurationRule::kPositive, Duration::millis(1), Duration::seconds(10),
       [](auto& c) -> auto& { return c.zookeeper.reconnect_pause; }));
   return rows;
 }

@@ -13,7 +13,7 @@ namespace {
 // In OpF order: to_string and op_f_from_string read the one list.
 constexpr const char* kFNames[] = {"acquire", "release",   "pause", "resume", "crash",
                                    "restart", "partition", "heal",  "drift",  "jump",
-                                   "delay",   "loss",      "skip"};
+                                   "delay",   "loss",      "hang",  "unhang", "skip"};
 static_assert(std::size(kFNames) == static_cast<size_t>(OpF::kSkip) + 1, "every OpF has a keyword");
 
 // `value[i]`, or "?" when a foreign history left it out (describe must not throw).
@@ -118,11 +118,12 @@ std::string describe_nemesis_op(const Op& op) {
       if (v.empty()) return "heal";
       return v.size() == 1 ? "heal " + v[0] : fmt::format("heal {}|{}", v[0], at(v, 1));
     case OpF::kCrash:
+    case OpF::kHang:
     case OpF::kPartition: {
-      // crash [node (for D)], partition [a b (for D)] or one way [a->b (for
-      // D)]: the optional delay is last.
+      // crash or hang [node (for D)], partition [a b (for D)] or one way
+      // [a->b (for D)]: the optional delay is last.
       const bool one_way = op.f == OpF::kPartition && at(v, 0).find("->") != std::string::npos;
-      const size_t targets = op.f == OpF::kCrash || one_way ? 1 : 2;
+      const size_t targets = op.f != OpF::kPartition || one_way ? 1 : 2;
       std::string out = f + " " + at(v, 0);
       if (targets == 2) out += "|" + at(v, 1);
       if (v.size() > targets) out += " for " + v[targets];

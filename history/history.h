@@ -65,6 +65,8 @@ enum class OpF {
   kJump,
   kDelay,
   kLoss,
+  kHang,  // a client's work stopped, its process running on
+  kUnhang,
   kSkip,
 };
 

@@ -118,11 +118,11 @@ int get_enum(const Json& obj, const char* field, const std::string& where,
 
 constexpr const char* kTypeNames[] = {"invoke", "ok", "fail", "info"};  // OpType order
 constexpr const char* kClientFNames[] = {"acquire", "release"};         // OpF order, from 0
-constexpr const char* kNemesisFNames[] = {"pause",     "resume", "crash", "restart",
-                                          "partition", "heal",   "drift", "jump",
-                                          "delay",     "loss",   "skip"};  // from kPause
-constexpr const char* kEndNames[] = {"release", "crash", "run-end"};       // EndReason order
-constexpr const char* kNemesisName = "nemesis";  // "process" of nemesis ops
+constexpr const char* kNemesisFNames[] = {"pause", "resume", "crash", "restart", "partition",
+                                          "heal",  "drift",  "jump",  "delay",   "loss",
+                                          "hang",  "unhang", "skip"};  // from kPause
+constexpr const char* kEndNames[] = {"release", "crash", "run-end"};   // EndReason order
+constexpr const char* kNemesisName = "nemesis";                        // "process" of nemesis ops
 
 // EDN string literal: quotes and backslashes escaped, control characters as
 // escapes EDN reads (\n \t \r, others \uXXXX).

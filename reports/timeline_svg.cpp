@@ -83,7 +83,7 @@ void draw_overlaps(const harness::RunResult& r, const Frame& f, std::string& out
 std::optional<int64_t> named_length_ns(const Op& op) {
   const std::vector<std::string>& v = op.value;
   size_t at = v.size();  // past the end: none
-  if (op.f == OpF::kPause || op.f == OpF::kCrash) at = 1;
+  if (op.f == OpF::kPause || op.f == OpF::kCrash || op.f == OpF::kHang) at = 1;
   if (op.f == OpF::kPartition) at = !v.empty() && v[0].find("->") != std::string::npos ? 1 : 2;
   if (op.f == OpF::kDelay) at = 2;
   if (op.f == OpF::kLoss) at = 3;
@@ -131,12 +131,12 @@ std::vector<FaultBand> fault_bands(const harness::RunResult& r, int64_t run_ns) 
     if (history::is_client_op(op)) continue;
     // Ends are drawn by their fault's band: resume, restart, the heal of one
     // partition, a delay's end.
-    const bool end_op = op.f == OpF::kResume || op.f == OpF::kRestart ||
+    const bool end_op = op.f == OpF::kResume || op.f == OpF::kRestart || op.f == OpF::kUnhang ||
                         (op.f == OpF::kHeal && !op.value.empty()) ||
                         (op.f == OpF::kDelay && op.value.size() < 4);
     if (end_op) continue;
-    const bool lasting = op.f == OpF::kPause || op.f == OpF::kCrash || op.f == OpF::kPartition ||
-                         named_length_ns(op).has_value();
+    const bool lasting = op.f == OpF::kPause || op.f == OpF::kCrash || op.f == OpF::kHang ||
+                         op.f == OpF::kPartition || named_length_ns(op).has_value();
     FaultBand b{op.time_ns, lasting ? band_end_ns(r, i, run_ns) : op.time_ns,
                 fmt_s(op.time_ns) + ": " + history::describe_nemesis_op(op), op.value};
     bands.push_back(std::move(b));

@@ -60,7 +60,7 @@ void ClientEnv::start_task(const std::string& name, std::function<void(Env&)> bo
   } else {
     runner->alive = true;
     runner->idle = Waiter{};
-    world_.spawn(node_.name() + "/" + name, &node_, [this, runner] { run_tasks(*runner); });
+    world_.spawn_task(node_.name() + "/" + name, &node_, [this, runner] { run_tasks(*runner); });
   }
   LOCKSIM_ASSERT(runner->busy && runner->alive);
 }

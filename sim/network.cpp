@@ -216,8 +216,7 @@ void Network::send(const Node& from, Node& to, Callback message) {
   enqueue(from, to, 0, std::move(message));
 }
 
-void Network::enqueue(const Node& from, Node& to, uint64_t connection,
-                      Callback message) {
+void Network::enqueue(const Node& from, Node& to, uint64_t connection, Callback message) {
   LOCKSIM_ASSERT(message != nullptr);
   ++sent_;
   const Duration latency = draw_latency(from, to);

@@ -66,8 +66,20 @@ void Node::resume() {
   }
 }
 
+void Node::hang() {
+  if (state_ == State::kCrashed) return;
+  hung_ = true;
+}
+
+void Node::unhang() {
+  if (!hung_) return;
+  hung_ = false;
+  if (state_ == State::kRunning) world_.release_held_wakes(*this);
+}
+
 void Node::crash() {
   if (state_ == State::kCrashed) return;
+  hung_ = false;    // the process that hung is gone
   queued_.clear();  // a paused node's queue dies with it
   enter(State::kCrashed);
   world_.cancel_fibers_of(*this);

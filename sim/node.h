@@ -7,6 +7,11 @@
 //              owner decides what survives (on_crash); restart() brings it
 //              back and lets the owner rebuild (on_restart).
 //
+// Apart from the state, a node may be hung: its work fibers (a client's
+// critical section or its wait) are frozen as by a pause, while its task
+// fibers (World::spawn_task: a library's timer, Redisson's watchdog) and
+// its messages go on. A crash ends a hang.
+//
 // Allowed transitions (transition_allowed, asserted on every change):
 //   running <-> paused,  running/paused -> crashed,  crashed -> running.
 #pragma once
@@ -57,6 +62,11 @@ class Node {
   void resume();
   void crash();
   void restart();
+  // Hang and unhang the node's work (see the top); each a no-op when it
+  // changes nothing. hang() on a crashed node does nothing.
+  void hang();
+  void unhang();
+  bool hung() const { return hung_; }
 
   // Whether `from -> to` is one of the transitions listed at the top.
   static bool transition_allowed(State from, State to);
@@ -77,6 +87,7 @@ class Node {
   std::string name_;
   LocalClock clock_;
   State state_ = State::kRunning;
+  bool hung_ = false;
   std::deque<Callback> queued_;
 };
 

@@ -28,6 +28,11 @@ void World::at(TimePoint when, EventQueue::Action action) {
   queue_.push(when, std::move(action));
 }
 
+void World::spawn_task(std::string name, Node* node, std::function<void()> body) {
+  spawn(std::move(name), node, std::move(body));
+  fibers_.back()->task = true;  // not started yet: it runs once the caller blocks
+}
+
 void World::spawn(std::string name, Node* node, std::function<void()> body) {
   LOCKSIM_ASSERT_MSG(!shut_down_, "a fiber spawned after shutdown");
   LOCKSIM_ASSERT_MSG(node == nullptr || !node->crashed(), "a fiber spawned on a crashed node");
@@ -116,18 +121,21 @@ void World::signal(Waiter& w) {
   FiberRecord* f = w.fiber;
   if (f == nullptr) return;  // nobody blocked (yet, or any more)
   LOCKSIM_ASSERT_MSG(f->blocked_on == &w, "a waiter's fiber is blocked on something else");
-  if (f->node != nullptr && f->node->paused()) {
+  if (frozen(*f)) {
     f->wake_held = true;
     return;
   }
   wake_now(*f);
 }
 
+bool World::frozen(const FiberRecord& f) {
+  return f.node != nullptr && (f.node->paused() || (f.node->hung() && !f.task));
+}
+
 void World::wake_now(FiberRecord& f) {
   if (f.context == nullptr || f.finished || f.blocked_on == nullptr || f.scheduled) return;
   // A GC pause freezes fibers: only cancellation may wake one on a paused node.
-  LOCKSIM_ASSERT_MSG(f.node == nullptr || !f.node->paused() || f.cancelled,
-                     "a fiber of a paused node made ready");
+  LOCKSIM_ASSERT_MSG(!frozen(f) || f.cancelled, "a fiber of a paused or hung node made ready");
   f.scheduled = true;
   boost::fibers::context::active()->schedule(f.context);
 }
@@ -135,7 +143,7 @@ void World::wake_now(FiberRecord& f) {
 void World::release_held_wakes(const Node& node) {
   LOCKSIM_ASSERT_MSG(node.running(), "held wakes released on a node that is not running");
   for (auto& f : fibers_) {  // creation order: deterministic
-    if (f->node == &node && f->wake_held) {
+    if (f->node == &node && f->wake_held && !frozen(*f)) {
       f->wake_held = false;
       wake_now(*f);
     }

@@ -75,6 +75,9 @@ class World {
   // exception escaping `body` is recorded in errors(), never std::terminate.
   // Precondition (asserted): not shut down, and `node` is not crashed.
   void spawn(std::string name, Node* node, std::function<void()> body);
+  // The same for a task of the node's process beside its work (a library's
+  // timer): a pause or crash of the node stops it, a hang does not.
+  void spawn_task(std::string name, Node* node, std::function<void()> body);
 
   // --- Callable only from a fiber spawned by this World (asserted). ---
   // Blocks until `w` is signalled. Throws Cancelled if the fiber is cancelled.
@@ -92,8 +95,9 @@ class World {
   // out of its current or next blocking call. Precondition (asserted): the
   // node is crashed.
   void cancel_fibers_of(const Node& node);
-  // Called by a node when it resumes from a pause: delivers the held wakes.
-  // Precondition (asserted): the node is running again.
+  // Called by a node when it resumes from a pause or is unhung: delivers the
+  // held wakes of the fibers no longer frozen. Precondition (asserted): the
+  // node is running.
   void release_held_wakes(const Node& node);
 
   // Runs events and fibers until virtual time would pass `end` or no event
@@ -132,6 +136,8 @@ class World {
  private:
   FiberRecord& current();
   void wake_now(FiberRecord& f);
+  // A GC pause freezes every fiber of a node; a hang, its work fibers only.
+  static bool frozen(const FiberRecord& f);
   void drain_ready_fibers();
 
   WorldOptions options_;
@@ -158,7 +164,8 @@ struct FiberRecord {
   boost::fibers::context* context = nullptr;
   Waiter* blocked_on = nullptr;
   bool cancelled = false;
-  bool wake_held = false;  // signalled while its node was paused
+  bool wake_held = false;  // signalled while its node was paused (or hung, for work)
+  bool task = false;       // a task of its node's process (spawn_task): a hang does not stop it
   bool scheduled = false;  // handed to the scheduler, not yet resumed
   bool finished = false;
   Waiter sleep_waiter;  // World::sleep's, reused by each sleep

@@ -459,4 +459,14 @@ TEST(CliInput, ASweepAndAnInvalidCheckSayWhatToOpenNext) {
                                         "(docs/how-to/knossos.md)");
 }
 
+// A hang stops a client's work while its process runs on: a server has no
+// work of its own, and the fault says so; a hang without its time is bad.
+TEST(CliInput, OnlyAClientCanHang) {
+  expect_bad_input(
+      "run --quiet --algorithm redisson --fault 'hang redis-1 at 1s for 2s'",
+      "--fault[0]: expected a client to hang (cN, @holder or @grantee), got 'redis-1'");
+  expect_bad_input("run --quiet --algorithm redisson --fault 'hang c1'", "--fault");
+  expect_bad_input("run --quiet --algorithm redisson-leased --ttl -5s", "--ttl");
+}
+
 }  // namespace

@@ -70,10 +70,7 @@ const std::map<std::string, std::string> kScenarioMechanisms = {
     {"redisson-fenced-failover", "failover-lost-lock"},
     {"redisson-gc-pause-25s", "pause-outlasted-lease"},
     {"redisson-leased-long-holds", "hold-outlasted-lease"},
-    // What explain says today: the lease ran out under a holder still at
-    // work. True, but the cause is the cut that kept the watchdog's renewals
-    // from the server; explain does not yet read renewals (issue 24's note).
-    {"redisson-partition", "hold-outlasted-lease"},
+    {"redisson-partition", "lease-expired-while-cut-off"},
     {"set-nx-lua-clock-jump", "server-clock-jumped"},
     {"set-nx-lua-delay-spike", "late-grant"},
     {"set-nx-lua-failover-fenced", "failover-lost-lock"},

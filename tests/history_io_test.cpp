@@ -352,7 +352,7 @@ TEST(HistoryIo, ParseErrorsForNemesisOps) {
       parse_error(
           R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"acquire","value":[]})"),
       "history.jsonl line 1: field 'f': expected one of "
-      R"(pause|resume|crash|restart|partition|heal|drift|jump|delay|loss|skip, got "acquire")");
+      R"(pause|resume|crash|restart|partition|heal|drift|jump|delay|loss|hang|unhang|skip, got "acquire")");
   EXPECT_EQ(parse_error(R"({"index":0,"time_ns":5,"process":"nemesis","type":"info","f":"pause"})"),
             "history.jsonl line 1: field 'value': missing");
   EXPECT_EQ(

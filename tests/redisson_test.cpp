@@ -70,6 +70,22 @@ TEST(Redisson, TheWatchdogCarriesHoldsPastTheLeaseAndAFixedLeaseDoesNot) {
   EXPECT_EQ(mutex(c), kViolation);
 }
 
+// A hung holder (its work stuck, its process running): the watchdog, a task
+// of the process, keeps renewing, so the lock is held for good; without the
+// watchdog the lease runs out under the hung holder, the next client takes
+// it, and the first, unhung, still believes it holds.
+TEST(Redisson, AHungHolderKeepsTheLockWithTheWatchdogAndLosesItWithout) {
+  RunConfig c = paused_holder("redisson", Duration::seconds(1), Duration::zero());
+  c.faults.events = {faults::parse_fault("hang @holder at 2s", "f")};
+  c.workload.hold_min = c.workload.hold_max = Duration::seconds(5);
+  const SimRunReport hung = simulate_and_check(c);
+  EXPECT_EQ(hung.result.mutex.kind, kSafe) << hung.result.mutex.explanation;
+  EXPECT_EQ(hung.result.acquisitions, 1) << "nobody else ever gets the lock";
+  c.algorithm = "redisson-leased";
+  c.faults.events = {faults::parse_fault("hang @holder at 2s for 20s", "f")};
+  EXPECT_EQ(mutex(c), kViolation);
+}
+
 // `locksim margin --algorithm redisson --fault pause`: a lone holder paused
 // 1 ms before its release. The pause it survives is the 30 s lease less the
 // time since the watchdog's last renewal: ~28 s after a 2 s hold (no renewal

@@ -44,7 +44,8 @@ FaultReach reach_of(const history::Op& op, int64_t run_end_ns) {
   for (size_t i = 0; i < targets && i < op.value.size(); ++i) {
     for (auto& n : split_names(op.value[i])) r.targets.push_back(std::move(n));
   }
-  const bool timed = op.f == history::OpF::kPause || op.f == history::OpF::kCrash || op.f == history::OpF::kPartition;
+  const bool timed = op.f == history::OpF::kPause || op.f == history::OpF::kCrash ||
+                     op.f == history::OpF::kPartition || op.f == history::OpF::kHang;
   if (timed && op.value.size() > targets) {
     r.to_ns = op.time_ns + parse_duration(op.value.back(), "nemesis op value").ns;
   }
@@ -53,8 +54,8 @@ FaultReach reach_of(const history::Op& op, int64_t run_end_ns) {
 }
 
 bool is_fault(history::OpF f) {
-  return f == history::OpF::kPause || f == history::OpF::kCrash || f == history::OpF::kPartition || f == history::OpF::kDrift ||
-         f == history::OpF::kJump;
+  return f == history::OpF::kPause || f == history::OpF::kCrash || f == history::OpF::kPartition ||
+         f == history::OpF::kDrift || f == history::OpF::kJump || f == history::OpF::kHang;
 }
 
 // Acquire latencies of the run (invoke to :ok, per process), into buckets.
@@ -97,7 +98,8 @@ int64_t latency_bucket_floor_ns(int bucket) {
 
 bool fault_touched_holder(const history::History& h, int64_t* faults_applied) {
   std::set<std::string> clients;
-  for (const history::HeldInterval& held : h.held) clients.insert(history::client_label(held.client));
+  for (const history::HeldInterval& held : h.held)
+    clients.insert(history::client_label(held.client));
   int64_t applied = 0;
   bool touched = false;
   for (const history::Op& op : h.ops) {
