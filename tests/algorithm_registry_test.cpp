@@ -30,8 +30,9 @@ std::string config_error(const std::string& name, ParamValues values) {
 }
 
 TEST(Registry, EveryAlgorithmBuildsWithItsDefaults) {
-  for (const char* name : {"set-nx-lua", "naive-setnx", "getset-timestamp", "redlock", "redisson",
-                           "redisson-leased", "redisson-fenced", "zk-recipe", "zk-curator", "zk-herd"}) {
+  for (const char* name :
+       {"set-nx-lua", "naive-setnx", "getset-timestamp", "redlock", "redisson", "redisson-leased",
+        "redisson-fenced", "zk-recipe", "zk-curator", "zk-herd"}) {
     const std::unique_ptr<LockAlgorithm> a = build(name);
     ASSERT_NE(a, nullptr);
     EXPECT_EQ(a->name(), name);
