@@ -22,9 +22,6 @@ namespace locksim::algorithms {
 // renews. Atomic because live mode runs the task on a thread of its own.
 struct LeaseRenewal {
   std::atomic<bool> stopped{false};  // set by release: the task ends at its next wake
-  std::atomic<int64_t> renewals{0};  // renewals the store confirmed
-  std::atomic<int64_t> failures{0};  // renewals that got no answer or an error (tried again)
-  std::atomic<bool> lost{false};     // a renewal found the lock gone and stopped, telling nobody
 };
 
 // What a client holds after a successful acquire.

@@ -1,7 +1,5 @@
 #include "algorithms/redisson_lock.h"
 
-#include <algorithm>
-
 #include "algorithms/param_reader.h"
 #include "algorithms/set_nx_lua.h"
 #include "env/assert.h"
@@ -31,75 +29,70 @@ Duration bounded_lease(const ParamReader& r, const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+constexpr const char* kWatchdogParam = "watchdog-timeout";
+
+// The three entries differ only in name, summary, which lease they read
+// (the watchdog's or a fixed `ttl`) and fencing. `self` is the entry's own
+// function: ParamReader keeps a reference to the spec it reads against.
+AlgorithmSpec variant_spec(const AlgorithmSpec& (*self)(), const char* name, const char* summary,
+                           bool watchdog, bool fenced) {
+  AlgorithmSpec s;
+  s.name = name;
+  s.summary = summary;
+  const char* lease = watchdog ? kWatchdogParam : "ttl";
+  if (watchdog) s.renewed_lease_param = kWatchdogParam;
+  s.params = {
+      watchdog ? ParamInfo{kWatchdogParam, "30s",
+                           "the lease the watchdog keeps renewing (lockWatchdogTimeout)"}
+               : ParamInfo{"ttl", "10s",
+                           "the lease set by each acquire (Redisson's leaseTime); nothing renews "
+                           "it"},
+      {kMaxAttemptsParam, "20", "lock attempts per acquire before giving up"},
+      {kRetryParam, "50ms..150ms", "pause between attempts, cut to the lock's PTTL"},
+  };
+  // A token means nothing without a resource that checks it (as
+  // set-nx-lua-fenced's sweep runs).
+  if (fenced) {
+    s.sweep_settings = {{"resource.workload", "counter"}, {"resource.fencing", "read-write-check"}};
+  }
+  s.make = [self, lease, watchdog, fenced](const ParamValues& values, const std::string& prefix) {
+    const ParamReader r(self(), values, prefix);
+    RedissonLock::Params p;
+    (watchdog ? p.watchdog_timeout : p.lease) = bounded_lease(r, lease);
+    p.retry = read_retry_policy(r);
+    p.fenced = fenced;
+    return std::unique_ptr<LockAlgorithm>(new RedissonLock(p));
+  };
+  return s;
+}
+
+}  // namespace
+
 const AlgorithmSpec& redisson_spec() {
-  static const AlgorithmSpec spec = [] {
-    AlgorithmSpec s;
-    s.name = RedissonLock::kName;
-    s.summary =
-        "Redisson RLock.lock(): a hash lock whose watchdog renews it every third of "
-        "watchdog-timeout while the client's process runs";
-    s.renewed_lease_param = "watchdog-timeout";
-    s.params = {
-        {"watchdog-timeout", "30s", "the lease the watchdog keeps renewing (lockWatchdogTimeout)"},
-        {kMaxAttemptsParam, "20", "lock attempts per acquire before giving up"},
-        {kRetryParam, "50ms..150ms", "pause between attempts, cut to the lock's PTTL"},
-    };
-    s.make = [](const ParamValues& values, const std::string& prefix) {
-      const ParamReader r(redisson_spec(), values, prefix);
-      RedissonLock::Params p;
-      p.watchdog_timeout = bounded_lease(r, "watchdog-timeout");
-      p.retry = read_retry_policy(r);
-      return std::unique_ptr<LockAlgorithm>(new RedissonLock(p));
-    };
-    return s;
-  }();
+  static const AlgorithmSpec spec =
+      variant_spec(&redisson_spec, RedissonLock::kName,
+                   "Redisson RLock.lock(): a hash lock whose watchdog renews it every third of "
+                   "watchdog-timeout while the client's process runs",
+                   /*watchdog=*/true, /*fenced=*/false);
   return spec;
 }
 
 const AlgorithmSpec& redisson_leased_spec() {
-  static const AlgorithmSpec spec = [] {
-    AlgorithmSpec s;
-    s.name = RedissonLock::kLeasedName;
-    s.summary = "Redisson RLock.lock(leaseTime): the hash lock with a fixed lease, no watchdog";
-    s.params = {
-        {"ttl", "10s", "the lease set by each acquire (Redisson's leaseTime); nothing renews it"},
-        {kMaxAttemptsParam, "20", "lock attempts per acquire before giving up"},
-        {kRetryParam, "50ms..150ms", "pause between attempts, cut to the lock's PTTL"},
-    };
-    s.make = [](const ParamValues& values, const std::string& prefix) {
-      const ParamReader r(redisson_leased_spec(), values, prefix);
-      RedissonLock::Params p;
-      p.lease = bounded_lease(r, "ttl");
-      p.retry = read_retry_policy(r);
-      return std::unique_ptr<LockAlgorithm>(new RedissonLock(p));
-    };
-    return s;
-  }();
+  static const AlgorithmSpec spec =
+      variant_spec(&redisson_leased_spec, RedissonLock::kLeasedName,
+                   "Redisson RLock.lock(leaseTime): the hash lock with a fixed lease, no watchdog",
+                   /*watchdog=*/false, /*fenced=*/false);
   return spec;
 }
 
 const AlgorithmSpec& redisson_fenced_spec() {
-  static const AlgorithmSpec spec = [] {
-    AlgorithmSpec s;
-    s.name = RedissonLock::kFencedName;
-    s.summary =
-        "Redisson RFencedLock.lock(): RLock with its watchdog, and a token INCRed in the same "
-        "Redis with each grant";
-    s.renewed_lease_param = "watchdog-timeout";
-    s.params = redisson_spec().params;
-    // A token means nothing without a resource that checks it (as
-    // set-nx-lua-fenced's sweep runs).
-    s.sweep_settings = {{"resource.workload", "counter"}, {"resource.fencing", "read-write-check"}};
-    s.make = [](const ParamValues& values, const std::string& prefix) {
-      const ParamReader r(redisson_fenced_spec(), values, prefix);
-      RedissonLock::Params p;
-      p.watchdog_timeout = bounded_lease(r, "watchdog-timeout");
-      p.retry = read_retry_policy(r);
-      p.fenced = true;
-      return std::unique_ptr<LockAlgorithm>(new RedissonLock(p));
-    };
-    return s;
-  }();
+  static const AlgorithmSpec spec = variant_spec(
+      &redisson_fenced_spec, RedissonLock::kFencedName,
+      "Redisson RFencedLock.lock(): RLock with its watchdog, and a token INCRed in the same "
+      "Redis with each grant",
+      /*watchdog=*/true, /*fenced=*/true);
   return spec;
 }
 
@@ -174,13 +167,10 @@ AcquireResult RedissonLock::acquire(Env& env, const std::string& resource) {
       return result;
     }
     result.detail = describe_failed_attempt(r, "held by another client", &outcome_unknown);
-    if (attempt == params_.retry.max_attempts) break;
     // Step 2: wake at the retry pause or when the holder's lease runs out.
-    Duration pause{random_between(env, params_.retry.retry_min.ns, params_.retry.retry_max.ns)};
-    if (r.kind == Reply::Kind::kInteger && r.integer >= 0) {
-      pause = std::min(pause, Duration::millis(r.integer));
-    }
-    env.sleep(pause);
+    std::optional<Duration> pttl;
+    if (r.kind == Reply::Kind::kInteger && r.integer >= 0) pttl = Duration::millis(r.integer);
+    params_.retry.backoff_after(env, attempt, pttl);
   }
   result.outcome = outcome_unknown ? Outcome::kUnknown : Outcome::kFail;
   return result;
@@ -197,14 +187,10 @@ void RedissonLock::renew_until_stopped(const Params& params, Env& task, const st
     task.sleep(period);
     if (renewal->stopped.load()) return;
     const Reply r = redis.command({"EVAL", kRenewScript, "1", resource, lease_ms, field});
-    if (r.is_integer(1)) {
-      renewal->renewals.fetch_add(1);
-    } else if (r.is_integer(0)) {
-      renewal->lost.store(true);  // the field is gone: stop, and tell nobody
-      return;
-    } else {
-      renewal->failures.fetch_add(1);  // logged by Redisson; tried again next period
-    }
+    // The field is gone: stop, and tell nobody. Anything but an answer
+    // (a timeout, a lost connection) is logged by Redisson and tried again
+    // at the next period.
+    if (r.is_integer(0)) return;
   }
 }
 

@@ -1,5 +1,7 @@
 #include "algorithms/retry_policy.h"
 
+#include <algorithm>
+
 #include "env/assert.h"
 
 namespace locksim::algorithms {
@@ -9,9 +11,12 @@ bool RetryPolicy::valid() const {
          retry_min <= retry_max;
 }
 
-void RetryPolicy::backoff_after(Env& env, int attempt) const {
+void RetryPolicy::backoff_after(Env& env, int attempt, std::optional<Duration> cap) const {
   LOCKSIM_ASSERT_MSG(attempt >= 1 && attempt <= max_attempts, "an attempt that was made");
-  if (attempt < max_attempts) sleep_random(env, retry_min, retry_max);
+  if (attempt == max_attempts) return;
+  if (!cap) return sleep_random(env, retry_min, retry_max);
+  const Duration drawn{random_between(env, retry_min.ns, retry_max.ns)};
+  env.sleep(std::min(drawn, *cap));
 }
 
 RetryPolicy read_retry_policy(const ParamReader& reader) {

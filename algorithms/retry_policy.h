@@ -9,6 +9,8 @@
 // keeps its own defaults and help texts.
 #pragma once
 
+#include <optional>
+
 #include "algorithms/param_reader.h"
 #include "env/env.h"
 #include "env/time.h"
@@ -32,8 +34,9 @@ struct RetryPolicy {
   // Call after attempt number `attempt` (1-based) failed: sleeps a random
   // time in [retry_min, retry_max], unless that was the last attempt (no
   // point waiting when nothing follows). Precondition: 1 <= attempt <=
-  // max_attempts.
-  void backoff_after(Env& env, int attempt) const;
+  // max_attempts. With a `cap`, sleeps at most that (a Redisson waiter also
+  // wakes when the holder's PTTL runs out); the draw is the same.
+  void backoff_after(Env& env, int attempt, std::optional<Duration> cap = std::nullopt) const;
 };
 
 // Reads `max-attempts` (a whole number in [1, kMaxAttemptsMax]) and `retry`

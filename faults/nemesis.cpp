@@ -1,6 +1,7 @@
 #include "faults/nemesis.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 
 #include "env/assert.h"
@@ -195,17 +196,37 @@ void Nemesis::apply_hang(const FaultEvent& e) {
     return;
   }
   report(to_string(e.kind), e.value());
+  // A node not hung now owes nothing to an earlier hang (a crash ended it).
+  if (!n.hung()) hung_until_.erase(n.name());
   n.hang();
-  if (e.duration == Duration::zero()) return;  // for good
-  TimePoint& until = hung_until_[n.name()];
-  until = std::max(until, world_.now() + e.duration);
-  world_.after(e.duration, [this, &n] {
-    const auto it = hung_until_.find(n.name());
-    if (it == hung_until_.end() || world_.now() < it->second) return;  // a later hang holds it
-    hung_until_.erase(it);
-    if (!n.hung()) return;  // a crash ended it
-    report("unhang", {n.name()});
-    n.unhang();
+  if (e.duration == Duration::zero()) {  // for good: no timed hang ends it
+    hung_until_[n.name()] = TimePoint{INT64_MAX};
+    return;
+  }
+  end_after(
+      hung_until_, n, e.duration, [&n] { return n.hung(); },
+      [this, &n] {
+        if (!n.hung()) return;  // a crash ended it
+        report("unhang", {n.name()});
+        n.unhang();
+      });
+}
+
+void Nemesis::end_after(std::map<std::string, TimePoint>& until, sim::Node& n, Duration d,
+                        std::function<bool()> still_on, std::function<void()> end) {
+  TimePoint& u = until[n.name()];
+  u = std::max(u, world_.now() + d);
+  world_.after(d, [this, &until, &n, still_on = std::move(still_on), end = std::move(end)] {
+    const auto it = until.find(n.name());
+    if (it == until.end()) {
+      // Two faults of one node that end at the same instant: the first end
+      // ended it (one step); this one has nothing left to end.
+      LOCKSIM_ASSERT_MSG(!still_on(), "a node faulted by the nemesis has an end time");
+      return;
+    }
+    if (world_.now() < it->second) return;  // a later fault of the kind still holds it
+    until.erase(it);
+    end();
   });
 }
 
@@ -234,21 +255,12 @@ void Nemesis::apply_pause(const FaultEvent& e) {
   sim::Node& n = node(e.node);
   report(to_string(e.kind), e.value());
   n.pause();
-  TimePoint& until = paused_until_[n.name()];
-  until = std::max(until, world_.now() + e.duration);
-  world_.after(e.duration, [this, &n] {
-    const auto it = paused_until_.find(n.name());
-    if (it == paused_until_.end()) {
-      // Two pauses of one node that end at the same instant: the first end
-      // resumed it (one resume step); this one has nothing left to end.
-      LOCKSIM_ASSERT_MSG(!n.paused(), "a node paused by the nemesis has an end time");
-      return;
-    }
-    if (world_.now() < it->second) return;  // a later pause still holds it
-    paused_until_.erase(it);
-    report("resume", {n.name()});
-    n.resume();
-  });
+  end_after(
+      paused_until_, n, e.duration, [&n] { return n.paused(); },
+      [this, &n] {
+        report("resume", {n.name()});
+        n.resume();
+      });
 }
 
 void Nemesis::apply_crash(const FaultEvent& e) {

@@ -106,6 +106,11 @@ class Nemesis {
   // The node faults with an end: a pause and its resume, a crash and its restart.
   void apply_pause(const FaultEvent& e);
   void apply_hang(const FaultEvent& e);
+  // Runs `end` once `d` has passed, unless a later fault of the same kind
+  // on `n` (its end time in `until`) holds it longer. `still_on` tells
+  // whether the fault still holds `n`: never, when its entry is gone.
+  void end_after(std::map<std::string, TimePoint>& until, sim::Node& n, Duration d,
+                 std::function<bool()> still_on, std::function<void()> end);
   // A name a hang may target: a client ("c3") or @holder / @grantee.
   static bool names_client(const std::string& name);
   void apply_crash(const FaultEvent& e);

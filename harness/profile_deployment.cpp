@@ -66,33 +66,37 @@ RunConfig with_profile_deployment(const RunConfig& config) {
   return out;
 }
 
-std::optional<Duration> ttl_param(const RunConfig& config) {
+namespace {
+
+// The duration parameter `name` of the run's algorithm: the value given, else
+// its default; none when the algorithm has no such parameter.
+std::optional<Duration> duration_param(const RunConfig& config, const std::string& name) {
   const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
   LOCKSIM_ASSERT_MSG(spec != nullptr, "validated before the run");
-  const auto given = config.algorithm_params.find("ttl");
+  const auto given = config.algorithm_params.find(name);
   if (given != config.algorithm_params.end()) {
-    return parse_duration(given->second, config.param_field_prefix() + "ttl");
+    return parse_duration(given->second, config.param_field_prefix() + name);
   }
   for (const auto& p : spec->params) {
-    if (p.name == "ttl") return parse_duration(p.default_value, "ttl");
+    if (p.name == name) return parse_duration(p.default_value, name);
   }
   return std::nullopt;
 }
 
+}  // namespace
+
+std::optional<Duration> ttl_param(const RunConfig& config) {
+  return duration_param(config, "ttl");
+}
+
 Duration profile_lease(const RunConfig& config) {
   if (const std::optional<Duration> ttl = ttl_param(config)) return *ttl;
-  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
-  LOCKSIM_ASSERT_MSG(spec != nullptr, "validated before the run");
-  if (!spec->renewed_lease_param.empty()) {  // renewed like a session: the renewed lease
-    const std::string& name = spec->renewed_lease_param;
-    const auto given = config.algorithm_params.find(name);
-    for (const auto& p : spec->params) {
-      if (p.name != name) continue;
-      const std::string& text =
-          given != config.algorithm_params.end() ? given->second : p.default_value;
-      return parse_duration(text, config.param_field_prefix() + name);
-    }
-    LOCKSIM_ASSERT_MSG(false, "renewed_lease_param names one of the algorithm's parameters");
+  // A lease the client renews: as a session, what a fault must outlast.
+  const std::string& renewed = algorithms::find_algorithm(config.algorithm)->renewed_lease_param;
+  if (!renewed.empty()) {
+    const std::optional<Duration> lease = duration_param(config, renewed);
+    LOCKSIM_ASSERT_MSG(lease.has_value(), "renewed_lease_param names one of the parameters");
+    return *lease;
   }
   const BackendSpec& backend = backend_of(config);
   const Duration lease = backend.lease ? backend.lease(config) : Duration::seconds(10);

@@ -32,7 +32,7 @@ SqlConnection& ClientEnv::sql() {
 }
 
 void ClientEnv::start_task(const std::string& name, std::function<void(Env&)> body) {
-  if (connection_maker_ == nullptr) Env::start_task(name, std::move(body));  // throws
+  if (connection_maker_ == nullptr) return Env::start_task(name, std::move(body));  // throws
   LOCKSIM_ASSERT_MSG(body != nullptr, "a task has a body");
   // Runners are bounded by the tasks alive at once (a watchdog outlives its
   // lock by at most one period): a client that needs more is a bug.

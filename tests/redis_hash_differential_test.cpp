@@ -6,29 +6,16 @@
 #include <string>
 #include <vector>
 
-#include "live/hiredis_connection.h"
-#include "live/redis_process.h"
 #include "redis_differential.h"
-#include "sim/redis/server.h"
 
 namespace locksim::sim::redis {
 namespace {
-
-using differential::replies_match;
-using differential::show;
-using differential::Tolerance;
-using differential::wall_now;
 
 // Hashes (HSET HGET HEXISTS HDEL HINCRBY) and TYPE, as a Redisson-like
 // re-entrant lock uses them, with their errors: WRONGTYPE both ways, a bad
 // increment, a field that is not an integer, overflow, a hash emptied by HDEL
 // (deleted, TTL and all), and the lock's own scripts.
 TEST(RedisDifferentialTest, HashCommandsAndTheirErrors) {
-  std::string why;
-  const std::unique_ptr<live::RedisProcess> process = differential::start_real_redis(why);
-  ASSERT_NE(process, nullptr) << why;
-  live::HiredisConnection real("127.0.0.1", process->port(), Duration::seconds(5), "real-redis");
-  Server sim(1);
   const std::string acquire =
       "if (redis.call('exists', KEYS[1]) == 0) or (redis.call('hexists', KEYS[1], ARGV[2]) == 1) "
       "then redis.call('hincrby', KEYS[1], ARGV[2], 1) redis.call('pexpire', KEYS[1], ARGV[1]) "
@@ -38,7 +25,7 @@ TEST(RedisDifferentialTest, HashCommandsAndTheirErrors) {
       "local n = redis.call('hincrby', KEYS[1], ARGV[2], -1) "
       "if n > 0 then redis.call('pexpire', KEYS[1], ARGV[1]) return 0 end "
       "redis.call('del', KEYS[1]) return 1";
-  using Argv = std::vector<std::string>;
+  using differential::Argv;
   const std::vector<std::vector<Argv>> sequences = {
       {{"HINCRBY", "h", "c1", "1"},
        {"HINCRBY", "h", "c1", "1"},
@@ -97,21 +84,9 @@ TEST(RedisDifferentialTest, HashCommandsAndTheirErrors) {
        {"SET", "lock", "x"},
        {"EVAL", acquire, "1", "lock", "60000", "c1"}},
   };
-  for (const auto& sequence : sequences) {
-    ASSERT_TRUE(real.command({"FLUSHALL"}).is_ok());
-    sim.restore({});
-    for (const Argv& argv : sequence) {
-      SCOPED_TRACE(show(argv));
-      const Reply real_reply = real.command(argv);
-      const Reply sim_reply = sim.execute(argv, wall_now());
-      // A PTTL, and a refused acquire (the script returns the PTTL), read the
-      // clock: within the differential test's PTTL tolerance.
-      const bool reads_ttl = argv[0] == "PTTL" || (argv[0] == "EVAL" && real_reply.integer > 0);
-      EXPECT_TRUE(
-          replies_match(real_reply, sim_reply, reads_ttl ? Tolerance::kPttl : Tolerance::kExact))
-          << "real: " << real_reply.to_string() << "\nsim:  " << sim_reply.to_string();
-    }
-  }
+  // A PTTL, and a refused acquire (the script returns the PTTL), read the
+  // clock: within the differential test's PTTL tolerance (the usual rule).
+  differential::compare_sequences(sequences);
 }
 
 }  // namespace

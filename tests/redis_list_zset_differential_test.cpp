@@ -8,54 +8,17 @@
 // time, so a key with a short PEXPIRE really expires in between.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "live/hiredis_connection.h"
-#include "live/redis_process.h"
 #include "redis_differential.h"
-#include "sim/redis/server.h"
 
 namespace locksim::sim::redis {
 namespace {
 
-using differential::replies_match;
-using differential::show;
-using differential::Tolerance;
-using differential::wall_now;
-using Argv = std::vector<std::string>;
-
-// Runs each sequence on a fresh keyspace on both servers and compares every
-// reply. Replies that read a remaining TTL (PTTL, or a script returning one:
-// a positive integer from an EVAL) get the PTTL tolerance.
-void compare_sequences(const std::vector<std::vector<Argv>>& sequences) {
-  std::string why;
-  const std::unique_ptr<live::RedisProcess> process = differential::start_real_redis(why);
-  ASSERT_NE(process, nullptr) << why;
-  live::HiredisConnection real("127.0.0.1", process->port(), Duration::seconds(5), "real-redis");
-  Server sim(1);
-  for (const auto& sequence : sequences) {
-    ASSERT_TRUE(real.command({"FLUSHALL"}).is_ok());
-    sim.restore({});
-    for (const Argv& argv : sequence) {
-      if (argv.size() == 2 && argv[0] == "SLEEP") {
-        std::this_thread::sleep_for(std::chrono::milliseconds(std::stoi(argv[1])));
-        continue;
-      }
-      SCOPED_TRACE(show(argv));
-      const Reply real_reply = real.command(argv);
-      const Reply sim_reply = sim.execute(argv, wall_now());
-      ASSERT_FALSE(real_reply.is_io_error()) << real_reply.text;
-      const bool reads_ttl = argv[0] == "PTTL" || (argv[0] == "EVAL" && real_reply.integer > 0);
-      EXPECT_TRUE(
-          replies_match(real_reply, sim_reply, reads_ttl ? Tolerance::kPttl : Tolerance::kExact))
-          << "real: " << real_reply.to_string() << "\nsim:  " << sim_reply.to_string();
-    }
-  }
-}
+using differential::Argv;
+using differential::compare_sequences;
 
 // RPUSH LPOP LINDEX LREM LLEN LRANGE: normal use, missing keys, counts and
 // indexes out of range or not numbers, wrong arity, emptying (the key goes).
