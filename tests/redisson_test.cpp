@@ -86,6 +86,22 @@ TEST(Redisson, AHungHolderKeepsTheLockWithTheWatchdogAndLosesItWithout) {
   EXPECT_EQ(mutex(c), kViolation);
 }
 
+// A hang for good stays for good: a later timed hang of the same client
+// ends at its time only if nothing holds the client longer.
+TEST(Redisson, AHangForGoodIsNotEndedByALaterTimedOne) {
+  RunConfig c = paused_holder("redisson", Duration::seconds(1), Duration::zero());
+  c.faults.events = {faults::parse_fault("hang c1 at 1s", "f"),
+                     faults::parse_fault("hang c1 at 2s for 1s", "f")};
+  int hangs = 0;
+  int unhangs = 0;
+  for (const history::Op& op : simulate_and_check(c).result.history.ops) {
+    hangs += op.f == history::OpF::kHang;
+    unhangs += op.f == history::OpF::kUnhang;
+  }
+  EXPECT_EQ(hangs, 2);
+  EXPECT_EQ(unhangs, 0);
+}
+
 // `locksim margin --algorithm redisson --fault pause`: a lone holder paused
 // 1 ms before its release. The pause it survives is the 30 s lease less the
 // time since the watchdog's last renewal: ~28 s after a 2 s hold (no renewal
