@@ -262,14 +262,21 @@ bool ZkLock::hold(Env& env, const Lease& lease, Duration planned) {
   ZkConnection& zk = env.zk();
   // The connection-state rule: a holder that is not connected stops.
   if (zk.state() != ZkSessionState::kConnected) return false;
+  // The work lasts `planned` of true time (LockAlgorithm::hold), but the
+  // client has only its own clock, which may jump: a wait that times out
+  // has used up all that was left, and the clock is read only to shorten what
+  // is left after an event, never to lengthen it (a clock stepped back would
+  // otherwise stretch the work, and the hold, by the step).
   const TimePoint start = env.now();
+  Duration remaining = planned;
   for (int wake = 0; wake < kWaitTurnsMax; ++wake) {
-    const Duration remaining = planned - (env.now() - start);
     if (remaining <= Duration::zero()) return true;
     const std::optional<ZkEvent> e = zk.next_event(remaining);
-    if (e && e->type == ZkEventType::kSession && zk.state() != ZkSessionState::kConnected) {
+    if (!e) return true;
+    if (e->type == ZkEventType::kSession && zk.state() != ZkSessionState::kConnected) {
       return false;
     }
+    remaining = std::min(remaining, planned - (env.now() - start));
   }
   return true;
 }

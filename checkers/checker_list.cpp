@@ -1,5 +1,8 @@
 #include "checkers/checker_list.h"
 
+#include <algorithm>
+#include <set>
+
 #include <fmt/format.h>
 
 #include "env/assert.h"
@@ -60,6 +63,33 @@ Check exposure_check(const ExposureReport& r) {
   return c;
 }
 
+// The holders whose store dropped their lease inside what they believed, and
+// whom nothing told (checkers/exposure_checker.h). Reported, never deciding:
+// with an overlap it is why the overlap happened, without one a near miss.
+Check never_told_check(const ExposureReport& r) {
+  Check c;
+  c.checker = "holder-never-told";
+  c.kind = r.never_told.empty() ? Kind::kNone : Kind::kLatent;
+  c.decides = false;
+  if (r.never_told.empty()) return c;
+  c.explanation = fmt::format(
+      "{} held interval{} lost {} lease while the holder believed it valid, and nothing told the "
+      "holder before it released.",
+      r.never_told.size(), r.never_told.size() == 1 ? "" : "s",
+      r.never_told.size() == 1 ? "its" : "their");
+  std::set<int64_t> told_of;  // one line per interval: its first window
+  for (const ExposureWindow& w : r.windows) {
+    if (!w.believed ||
+        !std::binary_search(r.never_told.begin(), r.never_told.end(), w.acquire_index))
+      continue;
+    if (!told_of.insert(w.acquire_index).second) continue;
+    add_evidence(c, fmt::format("{} (acquire op {}) believed it held; the store let go at {}",
+                                history::client_label(w.client), w.acquire_index,
+                                format_seconds(w.start.ns)));
+  }
+  return c;
+}
+
 // Exceptions inside client fibers: the history may be cut short, so a run
 // that otherwise looks valid is unknown.
 Check errors_check(const std::vector<std::string>& errors) {
@@ -82,7 +112,7 @@ Verdicts check_recorded(const Recorded& in) {
   if (in.truth) {
     v.mutex = check_mutex(h);
     v.checks.push_back(mutex_check(v.mutex));
-    v.liveness = check_liveness(h, in.stuck_after);
+    v.liveness = check_liveness(h, in.stuck_after, in.hold_max);
     v.checks.push_back(liveness_check(v.liveness));
   }
   v.linearizability.builtin = check_linearizable(h.ops, in.model);
@@ -97,6 +127,7 @@ Verdicts check_recorded(const Recorded& in) {
     LOCKSIM_ASSERT_MSG(in.truth, "exposure is measured against held intervals");
     v.exposure = check_exposure(h, *in.exposure, v.mutex);
     v.checks.push_back(exposure_check(v.exposure));
+    v.checks.push_back(never_told_check(v.exposure));
   }
   if (in.errors != nullptr) v.checks.push_back(errors_check(*in.errors));
   if (in.knossos) referee_with_knossos(h.ops, *in.knossos, lin, v);

@@ -34,6 +34,9 @@ struct Recorded {
   // history from a file, judged by the history-only checkers, which then decide.
   bool truth = true;
   Duration stuck_after = Duration::seconds(10);  // liveness: > 0
+  // The workload's longest planned hold (liveness's "stuck held" rule);
+  // zero when unknown (a history from a file), which turns that rule off.
+  Duration hold_max = Duration::zero();
   // The guarded store (simulation only): what it was, and its log in execution order.
   ResourceParams store;
   const std::vector<StoreAccess>* store_log = nullptr;

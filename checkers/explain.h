@@ -53,6 +53,7 @@ enum class Mechanism {
   kDeadlineTooFar,        // a crashed holder's deadline days ahead (the article's year)
   kOrphanNode,            // a lock node its creator never learned of (a lost create reply)
   kReleaseLost,           // a release whose outcome was unknown left the lock in place
+  kHolderKeptLock,        // the holder's work stopped, its process kept renewing the lease
 };
 
 // A stable id, e.g. "pause-outlasted-lease", "cause-not-determined".

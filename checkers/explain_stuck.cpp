@@ -100,6 +100,45 @@ bool explain_far_deadline(const ExplainInput& in, const ServerLock& s, const Op&
   return false;
 }
 
+// Stuck held (liveness_checker.h): the holder never let go. A hang of the
+// holder's work, if the history shows one, is the cause; the lease the
+// store still keeps for it at the end says who kept it alive.
+void explain_kept(const ExplainInput& in, Story& story) {
+  const LivenessVerdict& l = in.verdicts->liveness;
+  const History& h = *in.history;
+  const std::string c = history::client_label(l.held_by);
+  const Op& ok = h.ops[static_cast<size_t>(l.held_acquire_index)];
+  story.steps.push_back(StoryStep{
+      TimePoint{ok.time_ns}, c + " took the lock (acquire op " + std::to_string(ok.index) + ")"});
+  bool hung = false;
+  for (const Op& op : h.ops) {
+    if (history::is_client_op(op) || op.f != history::OpF::kHang || op.time_ns < ok.time_ns ||
+        op.value.empty() || op.value[0] != c)
+      continue;
+    story.steps.push_back(StoryStep{
+        TimePoint{op.time_ns},
+        c + "'s work hung (" + history::describe_nemesis_op(op) + "), while its process ran on"});
+    hung = true;
+    break;
+  }
+  story.steps.push_back(
+      StoryStep{l.overdue_since, c + " was still holding past its longest planned hold; " +
+                                     std::to_string(l.failed_attempts) +
+                                     " acquires by others failed from here to the end"});
+  const TimePoint end = TimePoint{} + h.run_length;
+  for (const ServerLock& s : states_at(*in.trace, end)) {
+    if (!s.serving || s.kind != K::kHeld || s.holder != ok.token) continue;
+    story.steps.push_back(
+        StoryStep{end, s.server + " still keeps " + c + "'s lock" +
+                           (s.expires == ServerLock::kNever
+                                ? std::string(", with no expiry")
+                                : ", expiring " + format_duration(s.expires - end) + " from now") +
+                           ": its lease was renewed all along"});
+    if (hung) story.mechanism = Mechanism::kHolderKeptLock;
+    return;
+  }
+}
+
 }  // namespace
 
 void explain_stuck(const ExplainInput& in, Story& story) {
@@ -108,6 +147,10 @@ void explain_stuck(const ExplainInput& in, Story& story) {
   story.finding = "the lock stuck";
   story.mechanism = Mechanism::kUndetermined;
   const TimePoint end = TimePoint{} + in.history->run_length;
+  if (l.held_by >= 0) {
+    explain_kept(in, story);
+    return;
+  }
   story.steps.push_back(StoryStep{l.unheld_since, "nobody held the lock from here to the end, " +
                                                       std::to_string(l.failed_attempts) +
                                                       " acquires failed meanwhile"});

@@ -50,6 +50,8 @@ constexpr MechanismText kTexts[] = {
      "a lock node whose creator never learned of it blocks everyone behind it"},
     {Mechanism::kReleaseLost, "release-lost",
      "a release whose outcome was unknown left the holder's lock in place, and nothing expires it"},
+    {Mechanism::kHolderKeptLock, "holder-kept-lock",
+     "the holder's work stopped while its process kept renewing the lease, so it never let go"},
 };
 
 const MechanismText& text_of(Mechanism m) {
@@ -128,6 +130,11 @@ std::string prevention(Mechanism m, const std::string& algorithm, const std::str
       return "retrying a release whose outcome is unknown (deleting one's own lock is idempotent), "
              "or a lease "
              "that expires";
+    case Mechanism::kHolderKeptLock:
+      return "renewing the lease from the work itself (each step of the critical section extends "
+             "it) rather than from a timer of the process, or a lease time that ends a hung hold "
+             "(Redisson's lock(leaseTime)) with " +
+             fencing;
     case Mechanism::kSessionExpired:
     case Mechanism::kUndetermined:
     case Mechanism::kNone:

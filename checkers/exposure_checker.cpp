@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -36,6 +37,13 @@ std::string explain(const ExposureReport& r, const Verdict& mutex) {
   } else if (mutex.kind == Verdict::Kind::kInvalid) {
     text += " A contender did step in (see the mutual-exclusion verdict).";
   }
+  if (!r.never_told.empty()) {
+    text += fmt::format(
+        " Holder never told: in {} of them (the first from acquire op {}) the store dropped the "
+        "lease while the holder's own clock still read it valid, and nothing told the holder "
+        "before it released.",
+        r.never_told.size(), r.never_told.front());
+  }
   return text;
 }
 
@@ -52,6 +60,8 @@ ExposureReport check_exposure(const history::History& history, const ExposureSam
   std::map<std::pair<int, int64_t>, const history::HeldInterval*> held;
   for (const history::HeldInterval& h : history.held) held[{h.client, h.acquire_index}] = &h;
   std::map<std::pair<int, int64_t>, bool> exposed;
+  const std::set<int64_t> told(samples.told.begin(), samples.told.end());
+  std::set<int64_t> never_told;
   for (const ExposureWindow& raw : samples.windows) {
     LOCKSIM_ASSERT_MSG(raw.start <= raw.end, "a window closes after it opens");
     const auto it = held.find({raw.client, raw.acquire_index});
@@ -62,7 +72,9 @@ ExposureReport check_exposure(const history::History& history, const ExposureSam
     if (w.end <= w.start) continue;
     r.windows.push_back(w);
     exposed[{w.client, w.acquire_index}] = true;
+    if (w.believed && told.count(w.acquire_index) == 0) never_told.insert(w.acquire_index);
   }
+  r.never_told.assign(never_told.begin(), never_told.end());
   std::sort(r.windows.begin(), r.windows.end(),
             [](const ExposureWindow& a, const ExposureWindow& b) {
               return std::tie(a.start.ns, a.client, a.acquire_index, a.end.ns) <
@@ -73,6 +85,7 @@ ExposureReport check_exposure(const history::History& history, const ExposureSam
     r.largest = std::max(r.largest, w.end - w.start);
   }
   r.intervals_exposed = static_cast<int>(exposed.size());
+  LOCKSIM_ASSERT(r.never_told.size() <= exposed.size());
   LOCKSIM_ASSERT(r.largest <= r.total && (r.windows.empty() == (r.total == Duration::zero())));
   r.latent = !r.windows.empty() && mutex.kind != Verdict::Kind::kInvalid;
   r.explanation = explain(r, mutex);

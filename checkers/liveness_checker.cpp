@@ -4,12 +4,83 @@
 #include "env/parse.h"
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 namespace locksim::checkers {
 
-LivenessVerdict check_liveness(const history::History& history, Duration stuck_after) {
+namespace {
+
+// Acquires that did not succeed at or after `from`.
+int64_t failed_acquires_since(const history::History& history, TimePoint from) {
+  int64_t n = 0;
+  for (const history::Op& op : history.ops) {
+    if (!history::is_client_op(op)) continue;  // a fault is not an attempt, as in Jepsen
+    if (op.f == history::OpF::kAcquire && op.time_ns >= from.ns &&
+        (op.type == history::OpType::kFail || op.type == history::OpType::kInfo)) {
+      ++n;
+    }
+  }
+  return n;
+}
+
+// Whether the history leaves `client` paused at its end: a pause naming it
+// (alone or in a list) with no resume after. A frozen process is what a
+// pause fault is about, not a hung hold.
+bool paused_at_end(const history::History& history, int client) {
+  const std::string label = history::client_label(client);
+  bool paused = false;
+  for (const history::Op& op : history.ops) {
+    if (history::is_client_op(op) || op.value.empty()) continue;
+    if (op.f != history::OpF::kPause && op.f != history::OpF::kResume) continue;
+    const std::string& targets = op.value[0];
+    for (size_t begin = 0; begin <= targets.size();) {
+      const size_t comma = std::min(targets.find(',', begin), targets.size());
+      if (targets.compare(begin, comma - begin, label) == 0) paused = op.f == history::OpF::kPause;
+      begin = comma + 1;
+    }
+  }
+  return paused;
+}
+
+// The header's "stuck held" rule: sets v.held_by and the explanation when
+// one holder kept the lock past any planned hold while others tried.
+void check_stuck_held(const history::History& history, Duration stuck_after, Duration hold_max,
+                      LivenessVerdict& v) {
+  const TimePoint end = TimePoint{} + history.run_length;
+  const history::HeldInterval* hung = nullptr;
+  for (const history::HeldInterval& h : history.held) {
+    if (h.end_reason != history::HeldInterval::EndReason::kRunEnd) continue;
+    if (h.end - h.start <= hold_max + stuck_after) continue;
+    if (hung == nullptr || h.start < hung->start) hung = &h;
+  }
+  if (hung == nullptr || paused_at_end(history, hung->client)) return;
+  const TimePoint overdue = hung->start + hold_max;
+  for (const history::HeldInterval& h : history.held) {
+    if (&h != hung && h.start >= overdue) return;  // somebody else got it meanwhile
+  }
+  const int64_t failed = failed_acquires_since(history, overdue);
+  if (failed == 0) return;
+  LOCKSIM_ASSERT(end - overdue > stuck_after);
+  v.kind = Verdict::Kind::kInvalid;
+  v.held_by = hung->client;
+  v.held_acquire_index = hung->acquire_index;
+  v.overdue_since = overdue;
+  v.failed_attempts = failed;
+  v.explanation = "The lock was stuck with its holder: " + history::client_label(hung->client) +
+                  " (acquire op " + std::to_string(hung->acquire_index) + ") held it from " +
+                  format_seconds(hung->start.ns) + " to the end of the run, " +
+                  format_seconds((end - overdue).ns) + " past the longest planned hold (" +
+                  format_seconds(hold_max.ns) + "), while " + std::to_string(failed) +
+                  " acquire attempts failed and nobody else got it.";
+}
+
+}  // namespace
+
+LivenessVerdict check_liveness(const history::History& history, Duration stuck_after,
+                               Duration hold_max) {
   LOCKSIM_ASSERT_MSG(stuck_after > Duration::zero(), "validate() rejects stuck_after <= 0");
+  LOCKSIM_ASSERT(hold_max >= Duration::zero());
   LivenessVerdict v;
   const TimePoint end = TimePoint{} + history.run_length;
 
@@ -18,9 +89,10 @@ LivenessVerdict check_liveness(const history::History& history, Duration stuck_a
   for (const history::HeldInterval& h : history.held) {
     if (h.end > h.start) held.push_back(&h);
   }
-  std::sort(held.begin(), held.end(), [](const history::HeldInterval* a, const history::HeldInterval* b) {
-    return a->start < b->start || (a->start == b->start && a->acquire_index < b->acquire_index);
-  });
+  std::sort(
+      held.begin(), held.end(), [](const history::HeldInterval* a, const history::HeldInterval* b) {
+        return a->start < b->start || (a->start == b->start && a->acquire_index < b->acquire_index);
+      });
   TimePoint covered_until{};
   const history::HeldInterval* last = nullptr;
   for (const history::HeldInterval* h : held) {
@@ -43,13 +115,7 @@ LivenessVerdict check_liveness(const history::History& history, Duration stuck_a
   v.unheld_for = end - covered_until;
   LOCKSIM_ASSERT(v.unheld_for >= Duration::zero() && v.unheld_for <= v.longest_gap);
   LOCKSIM_ASSERT(v.longest_gap_start + v.longest_gap <= end);
-  for (const history::Op& op : history.ops) {
-    if (!history::is_client_op(op)) continue;  // a fault is not an attempt, as in Jepsen
-    if (op.f == history::OpF::kAcquire && op.time_ns >= covered_until.ns &&
-        (op.type == history::OpType::kFail || op.type == history::OpType::kInfo)) {
-      ++v.failed_attempts;
-    }
-  }
+  v.failed_attempts = failed_acquires_since(history, covered_until);
   if (last != nullptr) {
     v.last_holder = last->client;
     v.last_acquire_index = last->acquire_index;
@@ -63,17 +129,19 @@ LivenessVerdict check_liveness(const history::History& history, Duration stuck_a
                     format_seconds(covered_until.ns) + ") although " +
                     std::to_string(v.failed_attempts) + " acquire attempts failed in that time.";
     if (last != nullptr) {
-      v.explanation += " The last holder was " + history::client_label(last->client) + " (acquire op " +
-                       std::to_string(last->acquire_index) + "), whose hold ended by " +
-                       to_string(last->end_reason) + " at " + format_seconds(last->end.ns) + ".";
+      v.explanation += " The last holder was " + history::client_label(last->client) +
+                       " (acquire op " + std::to_string(last->acquire_index) +
+                       "), whose hold ended by " + to_string(last->end_reason) + " at " +
+                       format_seconds(last->end.ns) + ".";
     } else {
       v.explanation += " Nobody ever acquired it.";
     }
-  } else {
-    v.explanation = "No stuck lock: the longest stretch without a holder was " +
-                    format_seconds(v.longest_gap.ns) + " (from " +
-                    format_seconds(v.longest_gap_start.ns) + ").";
+    return v;
   }
+  v.explanation = "No stuck lock: the longest stretch without a holder was " +
+                  format_seconds(v.longest_gap.ns) + " (from " +
+                  format_seconds(v.longest_gap_start.ns) + ").";
+  if (hold_max > Duration::zero()) check_stuck_held(history, stuck_after, hold_max, v);
   return v;
 }
 

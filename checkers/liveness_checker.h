@@ -8,13 +8,23 @@
 // It also reports the longest unheld stretch anywhere in the run, as a
 // measure of delay, without judging it. Nemesis ops (faults) are skipped:
 // only client acquires count as attempts, as in Jepsen's checkers.
+//
+// A lock can also be stuck *held*: a holder whose work hangs while its
+// process keeps the lease alive (Redisson's watchdog renews it forever). Told
+// by the workload's longest planned hold (`hold_max`): if one client still
+// holds at the end, has held for longer than `hold_max` + `stuck_after`, and
+// since `hold_max` into its hold nobody else got the lock while clients kept
+// trying, the lock is stuck with that holder — unless a pause fault still
+// freezes the holder at the end (the pause is that run's story; a frozen
+// process is not a hung hold). Without `hold_max` (zero: a history from a
+// file) this rule is off: a long hold is not a hung one.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "env/time.h"
 #include "checkers/mutex_checker.h"
+#include "env/time.h"
 #include "history/history.h"
 
 namespace locksim::checkers {
@@ -27,12 +37,19 @@ struct LivenessVerdict {
   int64_t failed_attempts = 0;  // acquires that did not succeed in that stretch
   int last_holder = -1;         // client whose interval ended it, or -1
   int64_t last_acquire_index = -1;
+  // Stuck held (see above): the holder, its acquire op, and since when its
+  // hold outlasted any planned one; held_by -1 when the lock is not stuck held.
+  int held_by = -1;
+  int64_t held_acquire_index = -1;
+  TimePoint overdue_since;
   Duration longest_gap = Duration::zero();  // longest unheld stretch in the run
   TimePoint longest_gap_start;
   std::string explanation;
 };
 
-// Precondition: stuck_after > 0 (RunConfig validation rejects the rest).
-LivenessVerdict check_liveness(const history::History& history, Duration stuck_after);
+// Precondition: stuck_after > 0 (RunConfig validation rejects the rest);
+// hold_max >= 0, zero when unknown.
+LivenessVerdict check_liveness(const history::History& history, Duration stuck_after,
+                               Duration hold_max = Duration::zero());
 
 }  // namespace locksim::checkers

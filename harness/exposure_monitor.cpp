@@ -33,18 +33,23 @@ void ExposureMonitor::look() {
   // Close the windows of intervals that are over or no longer exposed; one
   // that opened and closed at the same instant exposed nothing.
   for (auto it = open_.begin(); it != open_.end();) {
-    const bool still = std::find(holding_.begin(), holding_.end(), it->first) != holding_.end();
+    const bool still = std::any_of(holding_.begin(), holding_.end(), [&](const Holder& h) {
+      return h.client == it->first.first && h.acquire_index == it->first.second;
+    });
     if (still && free) {
       ++it;
       continue;
     }
-    if (now > it->second)
+    const auto [start, believed] = it->second;
+    if (now > start)
       closed_.push_back(
-          checkers::ExposureWindow{it->first.first, it->first.second, it->second, now});
+          checkers::ExposureWindow{it->first.first, it->first.second, start, now, believed});
     it = open_.erase(it);
   }
   if (free) {
-    for (const auto& h : holding_) open_.emplace(h, now);  // keeps an open one's start
+    // Keeps an open one's start and belief: both are the window's opening's.
+    for (const Holder& h : holding_)
+      open_.emplace(std::make_pair(h.client, h.acquire_index), std::make_pair(now, h.believes));
   }
   LOCKSIM_ASSERT(free || open_.empty());
   watching_ = !holding_.empty();
@@ -66,10 +71,11 @@ checkers::ExposureSamples ExposureMonitor::finish(TimePoint end) {
   s.resolution = Duration::zero();  // exact: see the header
   s.samples = samples_;
   s.windows = closed_;
-  for (const auto& [key, start] : open_) {
+  for (const auto& [key, opened] : open_) {
+    const auto [start, believed] = opened;
     LOCKSIM_ASSERT(start <= end);
     if (end > start)
-      s.windows.push_back(checkers::ExposureWindow{key.first, key.second, start, end});
+      s.windows.push_back(checkers::ExposureWindow{key.first, key.second, start, end, believed});
   }
   if (!supported_) s.windows.clear();
   return s;

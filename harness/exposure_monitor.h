@@ -29,10 +29,18 @@ namespace locksim::harness {
 
 class ExposureMonitor {
  public:
-  // The clients holding now, as (client, acquire :ok op index), in client
-  // order, written into the vector given (cleared first): called after every
-  // event of a hold, so it reuses one buffer instead of allocating.
-  using Holders = std::function<void(std::vector<std::pair<int, int64_t>>&)>;
+  // One client holding now: its held interval (acquire :ok op index), and
+  // whether it still believes its lease valid (its own clock before the
+  // lease's validity ran out, or a lease without end it knows of).
+  struct Holder {
+    int client = 0;
+    int64_t acquire_index = -1;
+    bool believes = false;
+  };
+  // The clients holding now, in client order, written into the vector given
+  // (cleared first): called after every event of a hold, so it reuses one
+  // buffer instead of allocating.
+  using Holders = std::function<void(std::vector<Holder>&)>;
 
   // Installs itself as one of `world`'s event observers. `world`, `deployment` and
   // whatever `holders` reads must outlive it, and `world` must not run
@@ -55,12 +63,14 @@ class ExposureMonitor {
   sim::Deployment& deployment_;
   sim::LockProbe probe_;
   Holders holders_;
-  std::vector<std::pair<int, int64_t>> holding_;  // look()'s buffer
+  std::vector<Holder> holding_;  // look()'s buffer
   bool watching_ = false;
   bool supported_ = true;
   TimePoint wake_ = TimePoint{};  // the earliest wake-up asked for, if still ahead
   int64_t samples_ = 0;
-  std::map<std::pair<int, int64_t>, TimePoint> open_;  // window start per held interval
+  // Per held interval (client, acquire index): its open window's start and
+  // whether its holder believed it held when the window opened.
+  std::map<std::pair<int, int64_t>, std::pair<TimePoint, bool>> open_;
   std::vector<checkers::ExposureWindow> closed_;
 };
 

@@ -21,6 +21,7 @@ SimRunReport run_prepared(const PreparedRun& prepared, const RunExtras& extras) 
   checkers::Recorded recorded;
   recorded.history = &out.history;
   recorded.stuck_after = config.stuck_after;
+  recorded.hold_max = config.workload.hold_max;
   recorded.store = config.workload.store;
   recorded.store_log = &out.store_log;
   recorded.exposure = &out.exposure;

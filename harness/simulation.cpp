@@ -29,7 +29,12 @@ namespace {
 class SimTruth : public Truth {
  public:
   SimTruth(sim::World& world, TimePoint end, int clients)
-      : world_(world), end_(end), clients_(clients), next_process_(clients), pending_(clients) {
+      : world_(world),
+        end_(end),
+        clients_(clients),
+        next_process_(clients),
+        pending_(clients),
+        believed_until_(clients) {
     LOCKSIM_ASSERT(clients >= 1);
     LOCKSIM_ASSERT_MSG(end > world.now(), "a run has a positive length");
   }
@@ -110,12 +115,32 @@ class SimTruth : public Truth {
     exposure_ = exposure;
   }
 
-  // Every client holding now, as (client, acquire :ok op index), into `out`.
-  void holders(std::vector<std::pair<int, int64_t>>& out) const {
+  void lease_believed(int client, TimePoint until_local) override {
+    LOCKSIM_ASSERT(client >= 0 && client < clients_);
+    LOCKSIM_ASSERT_MSG(recorder_.open_hold(client) != nullptr, "a belief about a held lease");
+    believed_until_[client] = until_local;
+  }
+
+  void lease_doubted(int client) override {
+    LOCKSIM_ASSERT(client >= 0 && client < clients_);
+    const history::HeldInterval* h = recorder_.open_hold(client);
+    LOCKSIM_ASSERT_MSG(h != nullptr, "only a holder is told its lock may be lost");
+    told_.push_back(h->acquire_index);
+  }
+
+  // The held intervals whose holder was told (lease_doubted), in the order told.
+  const std::vector<int64_t>& told() const { return told_; }
+
+  // Every client holding now, with what it believes of its lease by its own
+  // clock (`clocks`: the client nodes, by client), into `out`.
+  void holders(const std::vector<std::unique_ptr<sim::Node>>& clocks,
+               std::vector<ExposureMonitor::Holder>& out) const {
     out.clear();
     for (int c = 0; c < clients_; ++c) {
-      if (const history::HeldInterval* h = recorder_.open_hold(c))
-        out.emplace_back(c, h->acquire_index);
+      if (const history::HeldInterval* h = recorder_.open_hold(c)) {
+        const bool believes = clocks[c]->local_now() < believed_until_[c];
+        out.push_back(ExposureMonitor::Holder{c, h->acquire_index, believes});
+      }
     }
   }
 
@@ -140,6 +165,9 @@ class SimTruth : public Truth {
   std::vector<std::optional<history::Op>> pending_;
   std::vector<ResourceConnection*> resources_;  // by client; owned by SimRun
   ExposureMonitor* exposure_ = nullptr;         // owned by SimRun
+  // By client: where its own clock ends the lease it holds (lease_believed).
+  std::vector<TimePoint> believed_until_;
+  std::vector<int64_t> told_;
 };
 
 }  // namespace
@@ -193,9 +221,10 @@ void build_resource_and_exposure(SimRun& run) {
     }
   }
   SimTruth* truth = run.truth.get();
+  const std::vector<std::unique_ptr<sim::Node>>* clocks = &run.client_nodes;
   run.exposure = std::make_unique<ExposureMonitor>(
       run.world, *run.deployment, lock_probe(run),
-      [truth](std::vector<std::pair<int, int64_t>>& out) { truth->holders(out); });
+      [truth, clocks](std::vector<ExposureMonitor::Holder>& out) { truth->holders(*clocks, out); });
   run.truth->attach(std::move(connections), run.exposure.get());
 }
 
@@ -326,6 +355,7 @@ SimOutput run_simulation(const PreparedRun& prepared, bool trace_lock) {
   run.nemesis->finish();
   out.events = run.world.events_executed();
   out.exposure = run.exposure->finish(run.world.now());
+  out.exposure.told = run.truth->told();
   if (run.tracer) out.lock_trace = run.tracer->finish(run.world.now());
   if (run.store) out.store_log = run.store->store().log();
   run.world.shutdown();

@@ -116,7 +116,12 @@ class ClientLoop {
     // The ground-truth interval opens in the same step as the :ok op, so no
     // other client's op can fall between the two.
     const int64_t index = record(done, ok, false);
-    if (ok) lease_id_ = index;
+    if (ok) {
+      lease_id_ = index;
+      // Renewed in the background: no end the holder knows of.
+      const bool endless = held_->renewal != nullptr || held_->validity >= Duration::max();
+      truth_.lease_believed(client_, env_.now() + (endless ? Duration::max() : held_->validity));
+    }
     if (acquired.outcome == algorithms::Outcome::kUnknown) next_process();
     if (!ok) {
       env_.sleep(params_.retry_pause);
@@ -186,7 +191,7 @@ class ClientLoop {
   // hold, so such a run is what it was before the clock was checked. False
   // when the algorithm cut the hold short (it learned the lock may be lost).
   bool timed_hold(Duration hold) {
-    if (!params_.hold_within_validity) return algorithm_.hold(env_, *held_, hold);
+    if (!params_.hold_within_validity) return hold_step(hold);
     const TimePoint end_local = env_.now() + held_->validity;
     Duration remaining = hold;
     // Each check's step ends at the clock's reading of the end, so a clock at
@@ -196,7 +201,7 @@ class ClientLoop {
       const Duration left = end_local - env_.now();
       if (left < Duration::millis(1)) break;
       const Duration step = std::min(remaining, left);
-      if (!algorithm_.hold(env_, *held_, step)) return false;
+      if (!hold_step(step)) return false;
       remaining -= step;
     }
     LOCKSIM_ASSERT(remaining >= Duration::zero() && remaining <= hold);
@@ -204,6 +209,14 @@ class ClientLoop {
   }
 
   static constexpr int kValidityChecksMax = 16;
+
+  // One stretch of the algorithm's hold; false when it told the holder the
+  // lock may be lost, which the truth keeps (the holder was told).
+  bool hold_step(Duration d) {
+    if (algorithm_.hold(env_, *held_, d)) return true;
+    truth_.lease_doubted(client_);
+    return false;
+  }
 
   void release() {
     LOCKSIM_ASSERT_MSG(held_.has_value(), "a release without a held lease");

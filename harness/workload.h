@@ -64,6 +64,18 @@ class Truth {
   // with the time read from true_now() inside the same call, so the history
   // stays in true-time order even with threads.
   virtual int64_t record(history::Op op, bool begin_hold, bool end_hold) = 0;
+  // What the holder believes of the lease whose hold began with the last
+  // record(): that it holds until its own clock reads `until_local`
+  // (TimePoint + Duration::max() for a lease renewed in the background or
+  // one without end). For the "holder never told" finding
+  // (checkers/exposure_checker.h). Default: not kept (live mode).
+  virtual void lease_believed(int client, TimePoint until_local) {
+    (void)client;
+    (void)until_local;
+  }
+  // The algorithm told client `client`, while it held, that the lock may be
+  // lost (its hold() returned false). Default: not kept.
+  virtual void lease_doubted(int client) { (void)client; }
   // Client `client`'s connection to the guarded resource, or nullptr when the
   // run has none (live mode, workload none).
   virtual ResourceConnection* resource(int client) {

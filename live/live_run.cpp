@@ -35,6 +35,7 @@ harness::RunResult run_live_and_check(const harness::PreparedRun& run) {
   checkers::Recorded recorded;
   recorded.history = &r.history;
   recorded.stuck_after = config.stuck_after;
+  recorded.hold_max = config.workload.hold_max;
   recorded.errors = &r.errors;
   static_cast<checkers::Verdicts&>(r) = checkers::check_recorded(recorded);
   harness::fill_counts(r);

@@ -79,6 +79,7 @@ Json exposure_json(const checkers::ExposureReport& r) {
   j["windows"] = r.windows.size();
   j["intervals_exposed"] = r.intervals_exposed;
   j["latent"] = r.latent;
+  j["never_told"] = r.never_told;  // acquire op indices of the held intervals never told
   if (r.windows.empty()) {
     j["first_window"] = Json();
   } else {

@@ -23,7 +23,8 @@ namespace locksim::reports {
 nlohmann::ordered_json consequences_json(const checkers::ConsequenceVerdict& v);
 
 // {"checker": "lease-exposure", "supported", "resolution_ns", "total_ns",
-//  "largest_ns", "windows", "intervals_exposed", "latent",
+//  "largest_ns", "windows", "intervals_exposed", "latent", "never_told" (the
+//  acquire op indices of the held intervals whose holder was never told),
 //  "first_window": null | {client, acquire_index, start_ns, end_ns, duration_ns},
 //  "explanation"}.
 nlohmann::ordered_json exposure_json(const checkers::ExposureReport& r);

@@ -34,6 +34,7 @@ void add_run(MatrixCell& c, const harness::RunSummary& r, uint64_t seed_first) {
     c.events_to_first += r.events;
     c.wall_ns_to_first += r.wall_ns;
   }
+  if (r.never_told > 0) ++c.never_told;
   if (r.finding == "safety") {
     ++c.safety;
     c.violation_positions.push_back(static_cast<int64_t>(r.seed - seed_first + 1));
@@ -104,6 +105,7 @@ OJson cell_json(const MatrixCell& c) {
   j["liveness_findings"] = c.liveness;
   j["unknown"] = c.unknown;
   j["latent_findings"] = c.latent;
+  j["never_told_runs"] = c.never_told;
   j["violation_rate"] = percent(c.violation_rate());
   j["first_violation"] = c.first_violation_seed ? OJson{{"seed", *c.first_violation_seed},
                                                         {"seeds_to_first", c.seeds_to_first},

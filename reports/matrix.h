@@ -29,8 +29,11 @@ struct MatrixCell {
   int64_t liveness = 0;    // runs with only a liveness finding
   int64_t unknown = 0;     // runs with a client error
   int64_t latent = 0;      // runs with lease exposure but no violation
-  int64_t faulted = 0;     // runs in which at least one fault was applied
-  int64_t touched = 0;     // runs in which a fault touched a holder (fault coverage)
+  // Runs in which a holder's store dropped its lease while the holder
+  // believed it held and nothing told it (with or without a violation).
+  int64_t never_told = 0;
+  int64_t faulted = 0;  // runs in which at least one fault was applied
+  int64_t touched = 0;  // runs in which a fault touched a holder (fault coverage)
   // The first violating run in seed order: its seed, its position among the
   // cell's seeds (1-based: "seeds to the first violation"), simulated events
   // until then (a deterministic stand-in for time), and its replay command.

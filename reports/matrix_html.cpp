@@ -48,11 +48,12 @@ std::string cell_td(const MatrixCell& c, bool has_timeline) {
                          ? "L " + std::to_string(c.liveness) + "/" + std::to_string(c.runs)
                          : "0/" + std::to_string(c.runs);
   if (c.latent > 0) text += " ~" + std::to_string(c.latent);
+  if (c.never_told > 0) text += " !" + std::to_string(c.never_told);
   if (c.data_runs > 0) text += "<br>" + data_brief(c);
   if (has_timeline) text = "<a href=\"#" + xml_escape(anchor(c)) + "\">" + text + "</a>";
   std::string title = c.algorithm + " × " + c.profile + ": " + counted(c.safety, "violation") +
                       ", " + std::to_string(c.liveness) + " liveness, " + std::to_string(c.latent) +
-                      " latent, coverage " +
+                      " latent, " + std::to_string(c.never_told) + " never told, coverage " +
                       std::to_string(static_cast<int64_t>(c.coverage() * 100 + 0.5)) + "%";
   if (const std::optional<int64_t> median = c.median_seeds_to_violation())
     title +=
@@ -107,7 +108,9 @@ std::string matrix_html(const Matrix& m, const std::map<std::string, std::string
          "<p>Red: mutual-exclusion violations (violating runs / runs). Yellow: liveness "
          "only. Green: clean. Pale: clean but low fault coverage (under 25% of runs had a fault "
          "touch a holder): not evidence of safety. ~N: runs with a latent finding (lease exposed, "
-         "nobody stepped in). data ok / data ✗N: runs whose guarded resource's data broke "
+         "nobody stepped in). !N: runs in which a holder was never told (the store dropped its "
+         "lease while the holder believed it valid, and nothing told it). data ok / data ✗N: runs "
+         "whose guarded resource's data broke "
          "(stale write accepted, lost update, oversell). Black frame: the cell breaks its "
          "expectation. "
          "Click a cell for its first counterexample.</p>\n<table "

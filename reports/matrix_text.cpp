@@ -48,6 +48,7 @@ std::string cell_brief(const MatrixCell& c) {
   }
   if (c.unknown > 0) s += " ?" + std::to_string(c.unknown);
   if (c.latent > 0) s += " ~" + std::to_string(c.latent);
+  if (c.never_told > 0) s += " !" + std::to_string(c.never_told);
   if (c.data_runs > 0) s += " " + data_brief(c);
   if (c.safety == 0 && c.low_coverage()) s += " (low coverage)";
   if (c.gate.gated) s += c.gate.holds ? " ✓" : " ✗ " + c.gate.failure;
@@ -106,15 +107,15 @@ std::string median_text(std::optional<int64_t> median) {
 
 void details(const Matrix& m, std::string& out) {
   out +=
-      "| algorithm | profile | runs | violations | liveness | latent | data | rate | "
+      "| algorithm | profile | runs | violations | liveness | latent | never told | data | rate | "
       "first failing seed | "
       "seeds to first | median seeds | events to first | p50 | p99 | acq/vmin | coverage | "
       "expected | gate |\n"
-      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+      "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& c : m.cells) {
     out += "| " + c.algorithm + " | " + c.profile + " | " + std::to_string(c.runs) + " | " +
            std::to_string(c.safety) + " | " + std::to_string(c.liveness) + " | " +
-           std::to_string(c.latent) + " | " +
+           std::to_string(c.latent) + " | " + std::to_string(c.never_told) + " | " +
            (c.data_runs > 0 ? std::to_string(c.data_violations) : "-") + " | " +
            percent(c.violation_rate()) + " | " +
            (c.first_violation_seed ? std::to_string(*c.first_violation_seed) : "-") + " | " +
@@ -148,7 +149,9 @@ std::string matrix_markdown(const Matrix& m) {
       "\nV: runs with a mutual-exclusion violation (first failing seed); L: liveness only; "
       "ok: clean; ?N: runs whose verdict is unknown; ~N: runs with a latent finding (the lease was "
       "exposed — a fresh contender would have got the lock while a client believed it held it — "
-      "but nobody stepped in); data ✗N / data ok: runs whose guarded resource's data broke "
+      "but nobody stepped in); !N: runs in which a holder was never told — the store dropped its "
+      "lease while the holder's own clock still read it valid, and nothing told it; data ✗N / data "
+      "ok: runs whose guarded resource's data broke "
       "(a stale write accepted, a lost update, an oversell), for algorithms that guard one. "
       "*Low coverage*: fewer than 25% of the "
       "runs had a fault touch a lock holder (or a server while the lock was held) — a clean "

@@ -42,7 +42,6 @@ const char* plural(int64_t n, const char* one, const char* many) {
   return n == 1 ? one : many;
 }
 
-
 // The summary's lines on the history-only checkers: one when all is well.
 std::string linearizability_summary(const RunResult& result) {
   const checkers::LinearizabilityReport& r = result.linearizability;
@@ -55,17 +54,17 @@ std::string linearizability_summary(const RunResult& result) {
     const checkers::KnossosReport& k = *r.knossos;
     out += "; Knossos: " + checkers::knossos_verdict_text(k.verdict);
     if (k.started) {
-      out += fmt::format(" ({:.1f}s, {} peak)", k.seconds, checkers::format_bytes(k.peak_rss_bytes));
+      out +=
+          fmt::format(" ({:.1f}s, {} peak)", k.seconds, checkers::format_bytes(k.peak_rss_bytes));
     }
   }
   out += "\n";
-  for (const std::string& note :
-       {checkers::ground_truth_comparison(result.mutex, v), checkers::knossos_disagreement_text(r)}) {
+  for (const std::string& note : {checkers::ground_truth_comparison(result.mutex, v),
+                                  checkers::knossos_disagreement_text(r)}) {
     if (!note.empty()) out += "  " + note + "\n";
   }
   return out;
 }
-
 
 }  // namespace
 
@@ -86,6 +85,13 @@ std::string headline_text(const RunResult& result) {
       }
       if (result.consequences.kind == checkers::Verdict::Kind::kInvalid) {
         return "VIOLATION: the guarded resource was damaged (mutual exclusion held)\n";
+      }
+      if (result.liveness.held_by >= 0) {
+        return fmt::format(
+            "LIVENESS: lock stuck with its holder {} from {} to the end of the run (no "
+            "mutual-exclusion violation)\n",
+            history::client_label(result.liveness.held_by),
+            format_seconds(result.liveness.overdue_since.ns));
       }
       return fmt::format(
           "LIVENESS: lock stuck for the last {} of the run (no mutual-exclusion violation)\n",

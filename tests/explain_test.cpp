@@ -69,6 +69,7 @@ const std::map<std::string, std::string> kScenarioMechanisms = {
     {"reentrant-hash-gc-pause", "late-grant"},
     {"redisson-fenced-failover", "failover-lost-lock"},
     {"redisson-gc-pause-25s", "pause-outlasted-lease"},
+    {"redisson-hung-holder", "holder-kept-lock"},
     {"redisson-leased-long-holds", "hold-outlasted-lease"},
     {"redisson-partition", "lease-expired-while-cut-off"},
     {"set-nx-lua-clock-jump", "server-clock-jumped"},

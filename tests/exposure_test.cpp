@@ -29,7 +29,7 @@ history::HeldInterval held(int client, int64_t acquire, int64_t start_ms, int64_
 
 checkers::ExposureWindow window(int client, int64_t acquire, int64_t start_ms, int64_t end_ms) {
   return checkers::ExposureWindow{client, acquire, TimePoint{} + Duration::millis(start_ms),
-                        TimePoint{} + Duration::millis(end_ms)};
+                                  TimePoint{} + Duration::millis(end_ms)};
 }
 
 TEST(ExposureChecker, ClipsToTheHeldIntervalAndCallsItLatentWithoutAnOverlap) {
@@ -52,6 +52,27 @@ TEST(ExposureChecker, ClipsToTheHeldIntervalAndCallsItLatentWithoutAnOverlap) {
   checkers::Verdict broken;
   broken.kind = checkers::Verdict::Kind::kInvalid;
   EXPECT_FALSE(checkers::check_exposure(h, s, broken).latent);
+}
+
+// Never told: a window that opened while the holder believed its lease
+// valid, in an interval whose holder nothing told. Overrunning a validity it
+// was given is not it, nor is a hold the algorithm cut short.
+TEST(ExposureChecker, AHolderNeverToldBelievedItHeldAndWasNotTold) {
+  history::History h;
+  h.held = {held(0, 1, 0, 10'000), held(1, 7, 12'000, 20'000), held(2, 9, 21'000, 30'000)};
+  checkers::ExposureSamples s;
+  s.supported = true;
+  s.windows = {window(0, 1, 8'000, 9'000), window(0, 1, 9'500, 10'000),
+               window(1, 7, 13'000, 14'000), window(2, 9, 22'000, 23'000)};
+  s.windows[1].believed = true;  // the second of c1's windows
+  s.windows[3].believed = true;
+  s.told = {9};  // c3's algorithm told it (zk-curator's SUSPENDED)
+  const checkers::ExposureReport r = checkers::check_exposure(h, s, checkers::Verdict{});
+  EXPECT_EQ(r.never_told, std::vector<int64_t>{1});
+  EXPECT_EQ(r.intervals_exposed, 3);
+  EXPECT_NE(r.explanation.find("never told"), std::string::npos) << r.explanation;
+  s.windows[1].believed = false;
+  EXPECT_TRUE(checkers::check_exposure(h, s, checkers::Verdict{}).never_told.empty());
 }
 
 TEST(ExposureChecker, NoWindowsNoExposure) {
@@ -169,9 +190,9 @@ TEST(ExposureMonitor, OpensAtTheExpiryInstantWithoutPolling) {
   ExpiringStore store(world, expiry);
   bool holding = false;
   ExposureMonitor monitor(world, store, sim::LockProbe{"k"},
-                          [&](std::vector<std::pair<int, int64_t>>& out) {
+                          [&](std::vector<ExposureMonitor::Holder>& out) {
                             out.clear();
-                            if (holding) out.emplace_back(0, 7);
+                            if (holding) out.push_back(ExposureMonitor::Holder{0, 7, true});
                           });
   world.at(TimePoint{} + Duration::millis(500), [&] {
     holding = true;
@@ -203,6 +224,9 @@ TEST(Exposure, AnExposureNobodyStepsIntoIsLatentAndExitsClean) {
   EXPECT_GT(r.result.exposure.total, Duration::seconds(2));
   EXPECT_EQ(overall_verdict(r.result), checkers::Verdict::Kind::kValid);
   EXPECT_STREQ(checkers::finding(r.result.checks), "latent");
+  // The holder's own clock had passed the 2 s it was given: it was told when
+  // its lease would end, and overran it.
+  EXPECT_TRUE(r.result.exposure.never_told.empty());
 }
 
 // Every algorithm's backend answers, and none is exposed without faults.

@@ -28,6 +28,12 @@ class Script {
     recorder_.begin_hold(client, client, sec(from), ok);
     recorder_.end_hold(client, sec(to), -1, why);
   }
+  // A hold still open when the run ends.
+  void hold_to_end(int client, int64_t from) {
+    op(from, client, history::OpType::kInvoke);
+    const int64_t ok = op(from, client, history::OpType::kOk);
+    recorder_.begin_hold(client, client, sec(from), ok);
+  }
   void failed_attempt(int64_t t, int client) {
     op(t, client, history::OpType::kInvoke);
     op(t, client, history::OpType::kFail);
@@ -77,7 +83,8 @@ TEST(LivenessChecker, NemesisOpsAreNotAttempts) {
       v[faults] = checkers::check_liveness(s.finish(60), Duration::seconds(30));
     }
     SCOPED_TRACE(attempts);
-    EXPECT_EQ(v[1].kind, attempts > 0 ? checkers::Verdict::Kind::kInvalid : checkers::Verdict::Kind::kValid);
+    EXPECT_EQ(v[1].kind,
+              attempts > 0 ? checkers::Verdict::Kind::kInvalid : checkers::Verdict::Kind::kValid);
     EXPECT_EQ(v[1].kind, v[0].kind);
     EXPECT_EQ(v[1].failed_attempts, attempts);
     EXPECT_EQ(v[1].unheld_since, v[0].unheld_since);
@@ -110,11 +117,13 @@ TEST(LivenessChecker, JustUnderTheThresholdIsNotStuck) {
   Script s;
   s.hold(0, 0, 31, history::HeldInterval::EndReason::kRelease);
   s.failed_attempt(40, 1);
-  EXPECT_EQ(checkers::check_liveness(s.finish(60), Duration::seconds(30)).kind, checkers::Verdict::Kind::kValid);
+  EXPECT_EQ(checkers::check_liveness(s.finish(60), Duration::seconds(30)).kind,
+            checkers::Verdict::Kind::kValid);
   Script t;
   t.hold(0, 0, 30, history::HeldInterval::EndReason::kRelease);
   t.failed_attempt(40, 1);
-  EXPECT_EQ(checkers::check_liveness(t.finish(60), Duration::seconds(30)).kind, checkers::Verdict::Kind::kInvalid);
+  EXPECT_EQ(checkers::check_liveness(t.finish(60), Duration::seconds(30)).kind,
+            checkers::Verdict::Kind::kInvalid);
 }
 
 TEST(LivenessChecker, NeverAcquiredAtAllIsStuck) {
@@ -124,6 +133,54 @@ TEST(LivenessChecker, NeverAcquiredAtAllIsStuck) {
   EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
   EXPECT_EQ(v.last_holder, -1);
   EXPECT_NE(v.explanation.find("Nobody ever acquired it"), std::string::npos);
+}
+
+// A holder whose work hung while its process kept the lease alive (Redisson's
+// watchdog): held from 1 s to the end, the longest planned hold 5 s, others
+// failing throughout. Stuck with its holder from 6 s on.
+TEST(LivenessChecker, AHoldPastAnyPlannedOneWhileOthersFailIsStuckHeld) {
+  Script s;
+  s.hold_to_end(0, 1);
+  for (int64_t t = 2; t < 60; t += 5) s.failed_attempt(t, 1);
+  const history::History h = s.finish(60);
+  const checkers::LivenessVerdict v =
+      checkers::check_liveness(h, Duration::seconds(30), Duration::seconds(5));
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid);
+  EXPECT_EQ(v.held_by, 0);
+  EXPECT_EQ(v.overdue_since, sec(6));
+  EXPECT_EQ(v.failed_attempts, 11);  // those at 7, 12, ... 57 s
+  EXPECT_NE(v.explanation.find("stuck with its holder"), std::string::npos) << v.explanation;
+  // Without the workload's longest hold (a history from a file) a long hold
+  // is not a hung one; and 54 s past a 30 s plan is under stuck-after.
+  EXPECT_EQ(checkers::check_liveness(h, Duration::seconds(30)).kind,
+            checkers::Verdict::Kind::kValid);
+  EXPECT_EQ(checkers::check_liveness(h, Duration::seconds(30), Duration::seconds(30)).kind,
+            checkers::Verdict::Kind::kValid);
+}
+
+// A holder a pause fault still freezes at the end is the pause's story.
+TEST(LivenessChecker, AHolderPausedToTheEndIsNotStuckHeld) {
+  Script s;
+  s.hold_to_end(0, 1);
+  s.fault(2, "pause", {"c2,c1", "70s"});
+  for (int64_t t = 3; t < 60; t += 5) s.failed_attempt(t, 1);
+  const checkers::LivenessVerdict v =
+      checkers::check_liveness(s.finish(60), Duration::seconds(30), Duration::seconds(5));
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid) << v.explanation;
+}
+
+// Somebody else got the lock after the first holder's plan ran out (an
+// overlap: the mutual-exclusion checker's matter), so it was not stuck.
+TEST(LivenessChecker, ASecondHolderMeansNotStuckHeld) {
+  Script s;
+  s.hold_to_end(0, 1);
+  s.failed_attempt(7, 1);
+  s.hold(1, 20, 25, history::HeldInterval::EndReason::kRelease);
+  for (int64_t t = 30; t < 60; t += 5) s.failed_attempt(t, 1);
+  const checkers::LivenessVerdict v =
+      checkers::check_liveness(s.finish(60), Duration::seconds(30), Duration::seconds(5));
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kValid) << v.explanation;
+  EXPECT_EQ(v.held_by, -1);
 }
 
 }  // namespace

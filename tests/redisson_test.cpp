@@ -11,6 +11,7 @@
 #include "faults/fault_schedule.h"
 #include "harness/margin/margin.h"
 #include "harness/run.h"
+#include "harness/scenario.h"
 
 namespace locksim::harness {
 namespace {
@@ -125,6 +126,28 @@ TEST(Redisson, ThePauseMarginLiesBetweenTwentyAndThirtySecondsByTheRenewalPhase)
     EXPECT_GE(m.above->size, Duration::seconds(20).ns);
     EXPECT_LE(m.above->size, Duration::seconds(30).ns);
   }
+}
+
+// The watchdog renews a lease the holder never sees end: when a cut-off
+// holder's lease runs out, the store lets go and nothing tells the holder
+// (the "holder never told" finding); a fixed lease it overran is not that.
+TEST(Redisson, ACutOffHolderIsNeverToldItLostTheLock) {
+  const SimRunReport r = simulate_and_check(load_scenario("redisson-partition").config);
+  EXPECT_EQ(r.result.mutex.kind, kViolation);
+  EXPECT_FALSE(r.result.exposure.never_told.empty()) << r.result.exposure.explanation;
+  const SimRunReport leased =
+      simulate_and_check(load_scenario("redisson-leased-long-holds").config);
+  EXPECT_EQ(leased.result.mutex.kind, kViolation);
+  EXPECT_TRUE(leased.result.exposure.never_told.empty()) << leased.result.exposure.explanation;
+}
+
+// A holder whose work hangs keeps the lock for the rest of the run: the
+// liveness checker calls it stuck with its holder, and explain names why.
+TEST(Redisson, AHungHolderLeavesTheLockStuckWithIt) {
+  const SimRunReport r = simulate_and_check(load_scenario("redisson-hung-holder").config);
+  EXPECT_EQ(r.result.mutex.kind, kSafe);
+  EXPECT_EQ(r.result.liveness.kind, kViolation) << r.result.liveness.explanation;
+  EXPECT_GE(r.result.liveness.held_by, 0);  // whoever got the lock first (c3 on seed 1)
 }
 
 }  // namespace

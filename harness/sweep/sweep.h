@@ -79,6 +79,9 @@ struct RunSummary {
   // lost update, an oversell).
   std::string data;
   int64_t overlaps = 0;
+  // Held intervals whose store dropped the lease while the holder believed it
+  // held, and that nothing told (checkers/exposure_checker.h).
+  int64_t never_told = 0;
   int64_t acquisitions = 0;
   int64_t run_length_ns = 0;
   int64_t events = 0;

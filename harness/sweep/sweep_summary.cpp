@@ -133,6 +133,7 @@ RunSummary summarize_run(const RunResult& result, uint64_t index, const std::str
     s.data = result.consequences.kind == checkers::Verdict::Kind::kInvalid ? "violation" : "safe";
   }
   s.overlaps = static_cast<int64_t>(result.mutex.overlaps.size());
+  s.never_told = static_cast<int64_t>(result.exposure.never_told.size());
   s.acquisitions = result.acquisitions;
   s.run_length_ns = result.history.run_length.ns;
   s.events = result.events;
@@ -154,6 +155,7 @@ nlohmann::ordered_json summary_to_json(const RunSummary& s) {
   j["finding"] = s.finding;
   if (!s.data.empty()) j["data"] = s.data;  // only runs that guarded a resource
   j["overlaps"] = s.overlaps;
+  j["never_told"] = s.never_told;
   j["acquisitions"] = s.acquisitions;
   j["run_length_ns"] = s.run_length_ns;
   j["events"] = s.events;
@@ -178,6 +180,8 @@ RunSummary summary_from_json(const Json& j, const std::string& field) {
     s.finding = j.at("finding").get<std::string>();
     s.data = j.value("data", std::string());
     s.overlaps = j.at("overlaps").get<int64_t>();
+    // Absent from the runs of sweeps written before the finding existed.
+    s.never_told = j.value("never_told", int64_t{0});
     s.acquisitions = j.at("acquisitions").get<int64_t>();
     s.run_length_ns = j.at("run_length_ns").get<int64_t>();
     s.events = j.at("events").get<int64_t>();
