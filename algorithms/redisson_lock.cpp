@@ -17,6 +17,8 @@ constexpr Duration kLatchExpiry = Duration::seconds(30);
 // but a run is minutes long and a longer lease only hides a typo).
 constexpr Duration kLeaseMax = Duration::seconds(86'400);
 
+}  // namespace
+
 Duration bounded_lease(const ParamReader& r, const std::string& name) {
   const Duration d = r.positive_duration(name);
   // At least 3 ms: the watchdog renews every third of it, in whole milliseconds.
@@ -26,8 +28,6 @@ Duration bounded_lease(const ParamReader& r, const std::string& name) {
   }
   return d;
 }
-
-}  // namespace
 
 namespace {
 
@@ -155,13 +155,8 @@ AcquireResult RedissonLock::acquire(Env& env, const std::string& resource) {
       result.lease.validity = lease_of_store() - (env.now() - start);
       result.detail.clear();
       if (watchdog()) {
-        auto renewal = std::make_shared<LeaseRenewal>();
-        result.lease.renewal = renewal;
-        // The task keeps its own copy of the parameters: it may outlive
-        // this call (until its next wake) and, live, run on another thread.
-        env.start_task("watchdog", [params = params_, resource, field, renewal](Env& task) {
-          renew_until_stopped(params, task, resource, field, renewal);
-        });
+        result.lease.renewal =
+            start_watchdog(env, params_.server, params_.watchdog_timeout, resource, field);
       }
       LOCKSIM_ASSERT(is_well_formed(result.lease));
       return result;
@@ -176,22 +171,56 @@ AcquireResult RedissonLock::acquire(Env& env, const std::string& resource) {
   return result;
 }
 
-void RedissonLock::renew_until_stopped(const Params& params, Env& task, const std::string& resource,
-                                       const std::string& field,
-                                       const std::shared_ptr<LeaseRenewal>& renewal) {
-  RedisConnection& redis = task.redis(params.server);
-  const Duration period = params.watchdog_timeout / 3;
-  const std::string lease_ms = std::to_string(params.watchdog_timeout.to_ms());
+namespace {
+
+// Step 3: the watchdog's loop, on a task of the client's process.
+void renew_until_stopped(Env& task, size_t server, Duration timeout, const std::string& resource,
+                         const std::string& field, const std::shared_ptr<LeaseRenewal>& renewal) {
+  RedisConnection& redis = task.redis(server);
+  const Duration period = timeout / 3;
+  const std::string lease_ms = std::to_string(timeout.to_ms());
   LOCKSIM_ASSERT(period > Duration::zero());
   while (!renewal->stopped.load()) {
     task.sleep(period);
     if (renewal->stopped.load()) return;
-    const Reply r = redis.command({"EVAL", kRenewScript, "1", resource, lease_ms, field});
+    const Reply r =
+        redis.command({"EVAL", RedissonLock::kRenewScript, "1", resource, lease_ms, field});
     // The field is gone: stop, and tell nobody. Anything but an answer
     // (a timeout, a lost connection) is logged by Redisson and tried again
     // at the next period.
     if (r.is_integer(0)) return;
   }
+}
+
+}  // namespace
+
+std::shared_ptr<LeaseRenewal> start_watchdog(Env& env, size_t server, Duration timeout,
+                                             const std::string& resource,
+                                             const std::string& field) {
+  LOCKSIM_ASSERT(timeout >= Duration::millis(3) && !field.empty());
+  auto renewal = std::make_shared<LeaseRenewal>();
+  // Captured by value: the task may outlive this call (until its next wake)
+  // and, live, run on another thread.
+  env.start_task("watchdog", [server, timeout, resource, field, renewal](Env& task) {
+    renew_until_stopped(task, server, timeout, resource, field, renewal);
+  });
+  return renewal;
+}
+
+ReleaseResult release_with_retries(Env& env, RedisConnection& redis,
+                                   const std::vector<std::string>& argv, int attempts,
+                                   Duration pause) {
+  LOCKSIM_ASSERT(attempts >= 1);
+  Reply r;
+  for (int attempt = 1; attempt <= attempts; ++attempt) {
+    r = redis.command(argv);
+    if (!r.is_io_error()) break;
+    if (attempt < attempts) env.sleep(pause);
+  }
+  if (r.is_integer(1) || r.is_integer(0)) return {Outcome::kOk, ""};
+  if (r.is_io_error()) return {Outcome::kUnknown, r.text};
+  if (r.is_error()) return {Outcome::kFail, r.text};
+  return {Outcome::kFail, "not locked by current thread (expired or taken over)"};
 }
 
 ReleaseResult RedissonLock::release(Env& env, const Lease& lease) {
@@ -210,16 +239,7 @@ ReleaseResult RedissonLock::release(Env& env, const Lease& lease) {
                                          std::to_string(lease_of_store().to_ms()),
                                          lease.token,
                                          std::to_string(kLatchExpiry.to_ms())};
-  Reply r;
-  for (int attempt = 1; attempt <= params_.release_attempts; ++attempt) {
-    r = redis.command(argv);
-    if (!r.is_io_error()) break;
-    if (attempt < params_.release_attempts) env.sleep(params_.release_retry);
-  }
-  if (r.is_integer(1) || r.is_integer(0)) return {Outcome::kOk, ""};
-  if (r.is_io_error()) return {Outcome::kUnknown, r.text};
-  if (r.is_error()) return {Outcome::kFail, r.text};
-  return {Outcome::kFail, "not locked by current thread (expired or taken over)"};
+  return release_with_retries(env, redis, argv, params_.release_attempts, params_.release_retry);
 }
 
 }  // namespace locksim::algorithms

@@ -51,11 +51,14 @@
 // not modelled yet (docs/explanation/redisson.md).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "algorithms/algorithm_spec.h"
 #include "algorithms/lock_algorithm.h"
+#include "algorithms/param_reader.h"
 #include "algorithms/retry_policy.h"
 
 namespace locksim::algorithms {
@@ -133,18 +136,40 @@ class RedissonLock : public LockAlgorithm {
   static std::string token_key(const std::string& resource);
 
  private:
-  // Step 3: the watchdog's loop, on a task of the client's process.
   // One acquire attempt: nil (granted, *fence set when fenced), or the reply
   // that refused it (an integer PTTL, an error, no reply).
   Reply try_once(RedisConnection& redis, const std::string& resource, const std::string& field,
                  std::optional<uint64_t>* fence) const;
-  static void renew_until_stopped(const Params& params, Env& task, const std::string& resource,
-                                  const std::string& field,
-                                  const std::shared_ptr<LeaseRenewal>& renewal);
   Duration lease_of_store() const { return watchdog() ? params_.watchdog_timeout : params_.lease; }
 
   Params params_;
 };
+
+// What RedissonLock shares with RedissonFairLock (redisson_fair_lock.h),
+// whose watchdog and release retries are RLock's (both extend Redisson's
+// RedissonBaseLock).
+
+// Reads the duration parameter `name` as a lease or watchdog timeout: from
+// 3 ms (the watchdog renews every third of it, in whole ms) to a day. Throws
+// ConfigError naming the field.
+Duration bounded_lease(const ParamReader& r, const std::string& name);
+
+// Step 3's watchdog, on a task of `env`'s process: every `timeout` / 3 it
+// runs kRenewScript for `field` on `resource` (Redis connection `server` of
+// the task's own Env), until the returned handle is stopped or a renewal
+// finds the field gone. Precondition: timeout >= 3 ms. The task copies what
+// it needs: it may outlive the call (until its next wake) and, live, runs on
+// another thread.
+std::shared_ptr<LeaseRenewal> start_watchdog(Env& env, size_t server, Duration timeout,
+                                             const std::string& resource, const std::string& field);
+
+// Step 4's client side: sends `argv` (a release script) up to `attempts`
+// times, `pause` apart, while it gets no reply, and reads the script's
+// answer: 1 or 0 ok, nil "not locked by current thread", an error fail, no
+// reply unknown. Precondition: attempts >= 1.
+ReleaseResult release_with_retries(Env& env, RedisConnection& redis,
+                                   const std::vector<std::string>& argv, int attempts,
+                                   Duration pause);
 
 // Their registry entries: redisson and redisson-fenced (watchdog-timeout,
 // max-attempts, retry) and redisson-leased (ttl, max-attempts, retry).
