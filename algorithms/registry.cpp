@@ -3,6 +3,7 @@
 #include "algorithms/getset_timestamp.h"
 #include "algorithms/mysql_lock.h"
 #include "algorithms/naive_setnx.h"
+#include "algorithms/redisson_fair_lock.h"
 #include "algorithms/redisson_lock.h"
 #include "algorithms/redlock.h"
 #include "algorithms/set_nx_lua.h"
@@ -21,8 +22,8 @@ std::deque<AlgorithmSpec>& registry() {
     std::deque<AlgorithmSpec> v = {
         set_nx_lua_spec(),       set_nx_lua_fenced_spec(), naive_setnx_spec(),
         getset_timestamp_spec(), redlock_spec(),           redisson_spec(),
-        redisson_leased_spec(),  redisson_fenced_spec(),   mysql_v1_spec(),
-        mysql_center_spec(),     mysql_segmented_spec(),
+        redisson_leased_spec(),  redisson_fenced_spec(),   redisson_fair_spec(),
+        mysql_v1_spec(),         mysql_center_spec(),      mysql_segmented_spec(),
     };
     for (AlgorithmSpec& zk : zk_algorithm_specs()) v.push_back(std::move(zk));
     return v;

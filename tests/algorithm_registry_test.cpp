@@ -7,6 +7,7 @@
 
 #include "algorithms/getset_timestamp.h"
 #include "algorithms/naive_setnx.h"
+#include "algorithms/redisson_fair_lock.h"
 #include "algorithms/redlock.h"
 #include "algorithms/registry.h"
 #include "env/parse.h"
@@ -32,15 +33,15 @@ std::string config_error(const std::string& name, ParamValues values) {
 TEST(Registry, EveryAlgorithmBuildsWithItsDefaults) {
   for (const char* name :
        {"set-nx-lua", "naive-setnx", "getset-timestamp", "redlock", "redisson", "redisson-leased",
-        "redisson-fenced", "zk-recipe", "zk-curator", "zk-herd"}) {
+        "redisson-fenced", "redisson-fair", "zk-recipe", "zk-curator", "zk-herd"}) {
     const std::unique_ptr<LockAlgorithm> a = build(name);
     ASSERT_NE(a, nullptr);
     EXPECT_EQ(a->name(), name);
   }
   EXPECT_EQ(algorithm_names(),
             "set-nx-lua, set-nx-lua-fenced, naive-setnx, getset-timestamp, redlock, redisson, "
-            "redisson-leased, redisson-fenced, mysql-v1, mysql-center, mysql-segmented, zk-recipe, "
-            "zk-curator, zk-herd");
+            "redisson-leased, redisson-fenced, redisson-fair, mysql-v1, mysql-center, "
+            "mysql-segmented, zk-recipe, zk-curator, zk-herd");
 
   const auto naive = build("naive-setnx");
   const NaiveSetnx::Params& np = dynamic_cast<NaiveSetnx&>(*naive).params();
@@ -63,6 +64,12 @@ TEST(Registry, EveryAlgorithmBuildsWithItsDefaults) {
   EXPECT_EQ(rp.retry.max_attempts, 3);
   EXPECT_EQ(rp.retry.retry_min, Duration::millis(50));
   EXPECT_EQ(rp.retry.retry_max, Duration::millis(200));
+
+  const auto fair = build("redisson-fair");
+  const RedissonFairLock::Params& fp = dynamic_cast<RedissonFairLock&>(*fair).params();
+  EXPECT_EQ(fp.watchdog_timeout, Duration::seconds(30));
+  EXPECT_EQ(fp.wait_time, Duration::seconds(300));  // Redisson's threadWaitTime, 5 minutes
+  EXPECT_EQ(fp.retry.max_attempts, 60);
 }
 
 TEST(Registry, ParamsAreRead) {
@@ -95,6 +102,16 @@ TEST(Registry, BadValuesNameTheField) {
             0u);
   EXPECT_EQ(
       config_error("getset-timestamp", {{"quorum", "3"}}).rfind("--quorum: not a parameter", 0),
+      0u);
+  // The fair lock's wait time: positive, at most a day.
+  for (const char* bad : {"0s", "-5s", "25h", "300", "soon"}) {
+    EXPECT_EQ(config_error("redisson-fair", {{"wait-time", bad}}).rfind("--wait-time: ", 0), 0u)
+        << bad;
+  }
+  EXPECT_EQ(config_error("redisson-fair", {{"wait-time", "25h"}}),
+            "--wait-time: expected a duration from 1ms to 24h, got '25h'");
+  EXPECT_EQ(
+      config_error("redisson-fair", {{"watchdog-timeout", "2ms"}}).rfind("--watchdog-timeout: ", 0),
       0u);
 }
 

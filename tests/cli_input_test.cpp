@@ -469,4 +469,10 @@ TEST(CliInput, OnlyAClientCanHang) {
   expect_bad_input("run --quiet --algorithm redisson-leased --ttl -5s", "--ttl");
 }
 
+// The fair lock's wait time is a duration from 1 ms to a day.
+TEST(CliInput, AFairLockWaitTimeOutOfRangeNamesTheField) {
+  expect_bad_input("run --quiet --algorithm redisson-fair --param wait-time=0s", "--wait-time");
+  expect_bad_input("run --quiet --algorithm redisson-fair --param wait-time=1000h", "--wait-time");
+}
+
 }  // namespace
