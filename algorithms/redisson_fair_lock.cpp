@@ -206,12 +206,23 @@ AcquireResult RedissonFairLock::acquire(Env& env, const std::string& resource) {
 
 void RedissonFairLock::cancel(Env& env, const std::string& resource,
                               const std::string& field) const {
-  const Reply r =
-      env.redis(params_.server)
-          .command({"EVAL", cancel_script(), "2", queue_key(resource), timeout_key(resource), field,
-                    std::to_string(params_.wait_time.to_ms())});
-  // At most our one entry: the scripts never queue a field twice.
-  LOCKSIM_ASSERT(r.kind != Reply::Kind::kInteger || r.integer <= 1);
+  RedisConnection& redis = env.redis(params_.server);
+  const std::vector<std::string> argv = {"EVAL",
+                                         cancel_script(),
+                                         "2",
+                                         queue_key(resource),
+                                         timeout_key(resource),
+                                         field,
+                                         std::to_string(params_.wait_time.to_ms())};
+  // Retried as any Redisson command (and the release) is; a retry after a
+  // landed cancel finds nothing to remove.
+  for (int attempt = 1; attempt <= params_.release_attempts; ++attempt) {
+    const Reply r = redis.command(argv);
+    // At most our one entry: the scripts never queue a field twice.
+    LOCKSIM_ASSERT(r.kind != Reply::Kind::kInteger || r.integer <= 1);
+    if (!r.is_io_error()) return;
+    if (attempt < params_.release_attempts) env.sleep(params_.release_retry);
+  }
 }
 
 ReleaseResult RedissonFairLock::release(Env& env, const Lease& lease) {

@@ -31,8 +31,9 @@
 //      every 50-150 ms, cut to a positive answer) and tries again. One that
 //      gives up (max-attempts spent) runs the cancel script: shift the
 //      timeout of every waiter behind it down by the wait time, and leave
-//      queue and set. A waiter that crashes, or whose cancel is lost, stays
-//      queued until someone's clock passes its timeout.
+//      queue and set (retried as the release is). A waiter that crashes, or
+//      whose cancel never gets through, stays queued until someone's clock
+//      passes its timeout.
 //   4. The watchdog is RLock's (redisson_lock.h, step 3): watchdog-timeout
 //      (30 s), renewed every third of it by a task of the client's process.
 //   5. Release is one Lua script: an unlock latch answers a retried release
@@ -101,19 +102,23 @@ class RedissonFairLock : public LockAlgorithm {
   std::string name() const override { return kName; }
   const Params& params() const { return params_; }
 
-  // The exposure probe (StoreShape, the default: the hash at `resource`)
-  // asks whether the hash is gone or expired. For this lock a fresh
-  // contender also needs the queue empty or to be its head, which the probe
-  // cannot express: its "free" means free for the queue's head, which may be
-  // a dead entry (steps above).
+  // RLock's shape: the hash at `resource`, its field naming the holder. The
+  // exposure probe asks whether that hash is gone or expired. For this lock
+  // a fresh contender also needs the queue empty or to be its head, which
+  // the probe cannot express: its "free" means free for the queue's head,
+  // which may be a dead entry (steps above).
+  StoreShape store_shape(const std::string& resource, size_t redis_servers) const override {
+    (void)redis_servers;
+    return StoreShape{resource, 1, false, true};
+  }
 
   // The queue and the timeout set, as Redisson names them.
   static std::string queue_key(const std::string& resource);
   static std::string timeout_key(const std::string& resource);
 
  private:
-  // Step 3's cancel, after the last attempt: best effort, its reply unread
-  // (a lost one leaves the entry to time out, as in Redisson).
+  // Step 3's cancel, after the last attempt, retried as the release is. If
+  // every try goes unanswered the entry may stay until its timeout.
   void cancel(Env& env, const std::string& resource, const std::string& field) const;
 
   Params params_;
