@@ -70,6 +70,7 @@ const std::map<std::string, std::string> kScenarioMechanisms = {
     // What explain says today: the lock trace holds the fair lock's hash,
     // not its queue, so the dead head entry that keeps the free lock from
     // everyone is not in the records it reads.
+    {"redisson-fair-gc-pause", "pause-outlasted-lease"},
     {"redisson-fair-skewed-clock", "cause-not-determined"},
     {"redisson-fenced-failover", "failover-lost-lock"},
     {"redisson-gc-pause-25s", "pause-outlasted-lease"},
