@@ -90,6 +90,8 @@ class Server {
   // Every channel of `subscriber` (a closed connection); returns how many.
   size_t unsubscribe_all(SubscriberId subscriber);
   size_t subscribers(const std::string& channel) const;
+  // How many channels `subscriber` has (SUBSCRIBE's and UNSUBSCRIBE's count).
+  size_t channels_of(SubscriberId subscriber) const;
 
   // One message published here, with whom it reached (in subscriber order).
   struct Publication {
