@@ -85,8 +85,8 @@ class RedisNode : public ReplicatedNode<RedisNode, std::map<std::string, Server:
   static bool is_blocking_command(const std::string& name);
 
   // Every message published on this node's server (by a client, a script,
-  // or replayed from its master), with its receivers: where a later step
-  // delivers to subscribed connections; tests observe it. Set by the owner.
+  // or replayed from its master), with its receivers, before it is sent to
+  // their connections: tests observe it. Set by the owner.
   std::function<void(const Server::Publication&)> on_publication;
 
   // --- Subscribed connections (redis_node_pubsub.cpp) ---

@@ -80,8 +80,9 @@ class Server {
   // --- Pub/sub: the subscription registry (commands_pubsub.cpp) ---
   //
   // SUBSCRIBE and UNSUBSCRIBE as server-side bookkeeping, called from C++: a
-  // subscriber is whatever the caller numbers (a client connection, once the
-  // node wires connections to it). Channels only: no patterns (PSUBSCRIBE).
+  // subscriber is whatever the caller numbers (RedisNode numbers them by
+  // client connection and delivers over it: redis_node_pubsub.cpp). Channels
+  // only: no patterns (PSUBSCRIBE).
   using SubscriberId = uint64_t;
   // True when `subscriber` was not yet subscribed to `channel`.
   bool subscribe(SubscriberId subscriber, const std::string& channel);
