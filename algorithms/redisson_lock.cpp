@@ -50,7 +50,9 @@ AlgorithmSpec variant_spec(const AlgorithmSpec& (*self)(), const char* name, con
                            "the lease set by each acquire (Redisson's leaseTime); nothing renews "
                            "it"},
       {kMaxAttemptsParam, "20", "lock attempts per acquire before giving up"},
-      {kRetryParam, "50ms..150ms", "pause between attempts, cut to the lock's PTTL"},
+      {kRetryParam, "50ms..150ms",
+       "pause after an attempt that got no PTTL (an error, no reply); a refused waiter waits "
+       "for the unlock message or the PTTL"},
   };
   // A token means nothing without a resource that checks it (as
   // set-nx-lua-fenced's sweep runs).
@@ -139,6 +141,17 @@ AcquireResult RedissonLock::acquire(Env& env, const std::string& resource) {
   AcquireResult result;
   const std::string field = make_token(env);
   bool outcome_unknown = false;  // an earlier attempt got no reply: it may have landed
+  // Step 2's subscription, taken after the first refusal and given up when
+  // the acquire returns, as Redisson's finally { unsubscribe } does. Not on
+  // an exception (a crash or the run's end cancels the client): nothing may
+  // be sent then, and the connection dies with the process anyway.
+  struct Unlocks {
+    RedisSubscriber* subscriber = nullptr;
+    std::string channel;
+    void end() {
+      if (subscriber != nullptr) subscriber->unsubscribe(channel);
+    }
+  } unlocks{nullptr, channel(resource)};
 
   for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
@@ -159,14 +172,28 @@ AcquireResult RedissonLock::acquire(Env& env, const std::string& resource) {
             start_watchdog(env, params_.server, params_.watchdog_timeout, resource, field);
       }
       LOCKSIM_ASSERT(is_well_formed(result.lease));
+      unlocks.end();
       return result;
     }
     result.detail = describe_failed_attempt(r, "held by another client", &outcome_unknown);
-    // Step 2: wake at the retry pause or when the holder's lease runs out.
+    if (attempt == params_.retry.max_attempts) break;
     std::optional<Duration> pttl;
     if (r.kind == Reply::Kind::kInteger && r.integer >= 0) pttl = Duration::millis(r.integer);
-    params_.retry.backoff_after(env, attempt, pttl);
+    if (!pttl || !env.has_redis_subscriber()) {
+      // An error or no reply (or an Env without pub/sub): the retry pause,
+      // cut to the PTTL when there is one.
+      params_.retry.backoff_after(env, attempt, pttl);
+    } else if (unlocks.subscriber == nullptr) {
+      // Step 2, as Redisson's lock(): subscribe after the first refusal and
+      // try again at once, so a release before the subscription took hold
+      // is not waited for.
+      unlocks.subscriber = &env.redis_subscriber(params_.server);
+      unlocks.subscriber->subscribe(unlocks.channel);
+    } else {
+      unlocks.subscriber->wait_message(unlocks.channel, *pttl);
+    }
   }
+  unlocks.end();
   result.outcome = outcome_unknown ? Outcome::kUnknown : Outcome::kFail;
   return result;
 }

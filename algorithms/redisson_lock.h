@@ -12,9 +12,15 @@
 //        if the hash does not exist, or has our field:
 //          HINCRBY our field by 1, PEXPIRE the hash to the lease; return nil
 //        else return PTTL of the hash
-//   2. A waiter that got a PTTL waits for the lock's unlock message or for the
-//      PTTL, whichever comes first, then tries again (here: a retry pause
-//      drawn from `retry`, cut to the PTTL; see "Simplified" below).
+//   2. A waiter refused for the first time subscribes to the lock's channel
+//      (its client's pub/sub connection, Env::redis_subscriber) and tries
+//      again at once; refused again with a PTTL, it waits for an unlock
+//      message or for the PTTL, whichever comes first, then tries again.
+//      When the acquire returns it unsubscribes. The message is the only way
+//      to learn of a release early: one lost (the subscriber's connection
+//      dropped, a failover) costs the waiter up to the holder's remaining
+//      lease. A refusal without a PTTL (an error, no reply) waits a retry
+//      pause drawn from `retry` instead.
 //   3. redisson-leased: the lease is the caller's (parameter `ttl`, as the
 //      other Redis locks name theirs); nothing renews it.
 //      redisson: no lease given, so the lease is `watchdog-timeout` (30 s)
@@ -44,11 +50,11 @@
 //      outcome.
 //
 // Simplified: locksim's clients hold one lock and never re-enter, so the
-// field is unique per acquire (Redisson's is per thread), and a waiter polls
-// instead of subscribing (the unlock message would wake it within a round
-// trip; a poll every 50-150 ms is close, and a lost message costs nothing
-// here). With replicas Redisson follows acquire and renewal with WAIT 1 1000;
-// not modelled yet (docs/explanation/redisson.md).
+// field is unique per acquire (Redisson's is per thread). Each client is a
+// process of its own, so an unlock message wakes every waiting client (in
+// Redisson it wakes one waiting thread per process); all but one find the
+// lock taken again and wait anew. With replicas Redisson follows acquire and
+// renewal with WAIT 1 1000; not modelled yet (docs/explanation/redisson.md).
 #pragma once
 
 #include <memory>

@@ -1,6 +1,7 @@
 #include "env/env.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "env/random.h"
 
@@ -9,6 +10,11 @@ namespace locksim {
 ZkConnection& Env::zk() {
   throw std::logic_error(
       "this Env has no ZooKeeper connection (a ZooKeeper algorithm on another backend)");
+}
+
+RedisSubscriber& Env::redis_subscriber(size_t i) {
+  throw std::logic_error("this Env has no Redis pub/sub connection (asked for server " +
+                         std::to_string(i) + ")");
 }
 
 SqlConnection& Env::sql() {

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "env/redis_connection.h"
+#include "env/redis_subscriber.h"
 #include "env/sql_connection.h"
 #include "env/time.h"
 #include "env/zk_connection.h"
@@ -37,6 +38,15 @@ class Env {
   // Precondition: i < redis_count().
   virtual RedisConnection& redis(size_t i) = 0;
   virtual size_t redis_count() const = 0;
+
+  // The client's pub/sub connection to the server of redis(i), one per
+  // server for the whole run, as a client library keeps one (Redisson); it
+  // connects on first use. Precondition: has_redis_subscriber() and
+  // i < redis_count(). The default (an Env without pub/sub: a task's, a
+  // test's) throws std::logic_error; an algorithm that can do without asks
+  // has_redis_subscriber() first.
+  virtual RedisSubscriber& redis_subscriber(size_t i);
+  virtual bool has_redis_subscriber() const { return false; }
 
   // The client's ZooKeeper session handle, for the ZooKeeper recipes.
   // Precondition: has_zk(). The default (an Env without ZooKeeper) throws

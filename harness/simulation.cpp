@@ -257,6 +257,7 @@ void build(SimRun& run) {
       run.envs.back()->set_connection_maker(
           [deployment, &node] { return deployment->connect(node).redis; });
     }
+    run.envs.back()->set_redis_subscribers(std::move(conns.redis_subscribers));
     if (conns.zk) run.envs.back()->set_zk(std::move(conns.zk));
     run.envs.back()->set_sql(std::move(conns.sql));
   }

@@ -39,9 +39,11 @@ LiveEnv::LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration
   for (size_t i = 0; i < servers.size(); ++i) {
     connections_.push_back(std::make_unique<HiredisConnection>(
         servers[i].first, servers[i].second, command_timeout, "redis-" + std::to_string(i + 1)));
+    subscribers_.push_back(std::make_unique<HiredisSubscriber>(
+        servers[i].first, servers[i].second, command_timeout, "redis-" + std::to_string(i + 1)));
   }
   // Connection i is server i: algorithms address servers by index.
-  LOCKSIM_ASSERT(connections_.size() == servers.size());
+  LOCKSIM_ASSERT(connections_.size() == servers.size() && subscribers_.size() == servers.size());
 }
 
 TimePoint LiveEnv::now() {
@@ -105,6 +107,11 @@ void LiveEnv::start_task(const std::string& name, std::function<void(Env&)> body
 RedisConnection& LiveEnv::redis(size_t i) {
   LOCKSIM_ASSERT_MSG(i < connections_.size(), "Env::redis(i) past redis_count()");
   return *connections_[i];
+}
+
+RedisSubscriber& LiveEnv::redis_subscriber(size_t i) {
+  LOCKSIM_ASSERT_MSG(i < subscribers_.size(), "Env::redis_subscriber(i) past redis_count()");
+  return *subscribers_[i];
 }
 
 }  // namespace locksim::live

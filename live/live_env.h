@@ -19,6 +19,7 @@
 
 #include "env/env.h"
 #include "live/hiredis_connection.h"
+#include "live/hiredis_subscriber.h"
 #include "sim/rng.h"
 
 namespace locksim::live {
@@ -28,9 +29,9 @@ using ServerAddress = std::pair<std::string, int>;
 
 class LiveEnv : public Env {
  public:
-  // Client `client` (0-based) of a run seeded with `seed`. One connection per
-  // server, named "redis-1", "redis-2", ... in the order given; none connects
-  // before its first command. `command_timeout` bounds each connect and each
+  // Client `client` (0-based) of a run seeded with `seed`. One connection and
+  // one pub/sub connection per server, named "redis-1", "redis-2", ... in the
+  // order given; none connects before its first use. `command_timeout` bounds each connect and each
   // command (a stopped server becomes an io_error after that long).
   LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration command_timeout,
           uint64_t seed);
@@ -46,6 +47,9 @@ class LiveEnv : public Env {
   uint64_t random() override { return rng_.next(); }
   RedisConnection& redis(size_t i) override;
   size_t redis_count() const override { return connections_.size(); }
+  // A hiredis pub/sub connection per server, beside the command connection.
+  RedisSubscriber& redis_subscriber(size_t i) override;
+  bool has_redis_subscriber() const override { return true; }
   std::string client_name() const override { return "c" + std::to_string(client_); }
   // A thread of its own, with a LiveEnv of its own (its own connections and
   // stream); its sleeps end early, with an exception that ends the task,
@@ -74,6 +78,7 @@ class LiveEnv : public Env {
   std::vector<Task> tasks_;
   TimePoint last_now_{};  // the last now() reading: it never goes back
   std::vector<std::unique_ptr<HiredisConnection>> connections_;
+  std::vector<std::unique_ptr<HiredisSubscriber>> subscribers_;  // one per connection
 };
 
 }  // namespace locksim::live

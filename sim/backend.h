@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "env/redis_connection.h"
+#include "env/redis_subscriber.h"
 #include "env/sql_connection.h"
 #include "env/zk_connection.h"
 #include "sim/node.h"
@@ -30,6 +31,9 @@ namespace locksim::sim {
 // Everything one client may talk to. A backend fills the part it serves.
 struct ClientConnections {
   std::vector<std::unique_ptr<RedisConnection>> redis;
+  // One pub/sub connection per Redis server, in the order of `redis` (or
+  // none); inert until first used.
+  std::vector<std::unique_ptr<RedisSubscriber>> redis_subscribers;
   std::unique_ptr<ZkConnection> zk;    // the client's ZooKeeper handle (one session at a time)
   std::unique_ptr<SqlConnection> sql;  // the MySQL backend's session
 };

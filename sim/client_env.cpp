@@ -21,6 +21,19 @@ RedisConnection& ClientEnv::redis(size_t i) {
   return *redis_[i];
 }
 
+RedisSubscriber& ClientEnv::redis_subscriber(size_t i) {
+  if (subscribers_.empty()) return Env::redis_subscriber(i);  // throws: none here
+  LOCKSIM_ASSERT_MSG(i < subscribers_.size(), "Env::redis_subscriber(i) past redis_count()");
+  return *subscribers_[i];
+}
+
+void ClientEnv::set_redis_subscribers(std::vector<std::unique_ptr<RedisSubscriber>> subscribers) {
+  for (const auto& s : subscribers) LOCKSIM_ASSERT(s != nullptr);
+  // Subscriber i listens to the server of connection i.
+  LOCKSIM_ASSERT(subscribers.empty() || subscribers.size() == redis_.size());
+  subscribers_ = std::move(subscribers);
+}
+
 ZkConnection& ClientEnv::zk() {
   if (zk_ == nullptr) return Env::zk();  // throws: no ZooKeeper in this run
   return *zk_;

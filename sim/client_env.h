@@ -23,6 +23,9 @@ class ClientEnv : public Env {
   uint64_t random() override { return rng_.next(); }
   RedisConnection& redis(size_t i) override;
   size_t redis_count() const override { return redis_.size(); }
+  // The pub/sub connections set_redis_subscribers gave (one per server).
+  RedisSubscriber& redis_subscriber(size_t i) override;
+  bool has_redis_subscriber() const override { return !subscribers_.empty(); }
   std::string client_name() const override { return node_.name(); }
   ZkConnection& zk() override;
   bool has_zk() const override { return zk_ != nullptr; }
@@ -41,6 +44,9 @@ class ClientEnv : public Env {
   using ConnectionMaker = std::function<std::vector<std::unique_ptr<RedisConnection>>()>;
   void set_connection_maker(ConnectionMaker maker) { connection_maker_ = std::move(maker); }
 
+  // Gives the client its pub/sub connections, one per Redis connection in
+  // the same order (the Redis backend does); empty: none.
+  void set_redis_subscribers(std::vector<std::unique_ptr<RedisSubscriber>> subscribers);
   // Gives the client its ZooKeeper handle (the ZooKeeper backend does).
   void set_zk(std::unique_ptr<ZkConnection> zk) { zk_ = std::move(zk); }
   // Gives the client its MySQL session (the MySQL backend does); null: none.
@@ -51,6 +57,7 @@ class ClientEnv : public Env {
   Node& node_;
   Rng rng_;
   std::vector<std::unique_ptr<RedisConnection>> redis_;
+  std::vector<std::unique_ptr<RedisSubscriber>> subscribers_;
   std::unique_ptr<ZkConnection> zk_;
   std::unique_ptr<SqlConnection> sql_;
 

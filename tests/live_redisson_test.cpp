@@ -2,9 +2,13 @@
 // of the client's process, a thread of its own live) renews a lease much
 // shorter than every hold, so mutual exclusion holds only if the renewals
 // really reach the server; with the same lease and no watchdog, it breaks.
+// Its waiters sleep on the lock's channel over a second hiredis connection
+// (live/hiredis_subscriber.h) and wake on the release's unlock message.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +17,7 @@
 #include "harness/workload.h"
 #include "history/history.h"
 #include "live/hiredis_connection.h"
+#include "live/hiredis_subscriber.h"
 #include "live/live_runner.h"
 #include "live/redis_process.h"
 
@@ -79,6 +84,60 @@ TEST(LiveRedisson, TheSameLeaseWithoutTheWatchdogOverlaps) {
   const LiveOutcome out = run_three_clients(p);
   EXPECT_EQ(out.verdict.kind, checkers::Verdict::Kind::kInvalid)
       << "400-600 ms holds under a 300 ms lease nobody renews must overlap";
+}
+
+// The subscriber alone: a PUBLISH from another connection, and the one
+// Redisson's release script makes, reach it; a wait without one times out.
+TEST(LiveRedisson, TheSubscriberGetsTheUnlockMessage) {
+  std::unique_ptr<RedisProcess> server = RedisProcess::start();
+  HiredisConnection pub("127.0.0.1", server->port(), Duration::seconds(2));
+  HiredisSubscriber sub("127.0.0.1", server->port(), Duration::seconds(2));
+  const std::string channel = algorithms::RedissonLock::channel("lock");
+  ASSERT_TRUE(sub.subscribe(channel));
+  EXPECT_EQ(pub.command({"PUBLISH", channel, "0"}), Reply::integer_reply(1));
+  EXPECT_EQ(sub.wait_message(channel, Duration::seconds(2)), "0");
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_EQ(sub.wait_message(channel, Duration::millis(200)), std::nullopt);
+  EXPECT_GE(std::chrono::steady_clock::now() - before, std::chrono::milliseconds(200));
+  ASSERT_EQ(pub.command({"HSET", "lock", "me", "1"}), Reply::integer_reply(1));
+  const Reply released = pub.command({"EVAL", algorithms::RedissonLock::kReleaseScript, "3", "lock",
+                                      channel, "latch", "0", "30000", "me", "30000"});
+  EXPECT_EQ(released, Reply::integer_reply(1));
+  EXPECT_EQ(sub.wait_message(channel, Duration::seconds(2)), "0") << "published by the script";
+}
+
+// Two clients under a 10 s lease, holding 200 ms with 100 ms idle between:
+// a waiter woken only by the PTTL would get the lock about once in the run;
+// woken by the message, the lock changes hands every hold.
+TEST(LiveRedisson, AWaiterIsWokenByTheUnlockMessage) {
+  std::unique_ptr<RedisProcess> server = RedisProcess::start();
+  algorithms::RedissonLock::Params p;
+  p.lease = Duration::seconds(10);
+  algorithms::RedissonLock algorithm(p);
+  harness::WorkloadParams workload;
+  workload.clients = 2;
+  workload.hold_min = workload.hold_max = Duration::millis(200);
+  workload.idle_min = workload.idle_max = Duration::millis(100);
+  workload.resource = "locksim:live-redisson-wait";
+  std::vector<std::string> errors;
+  LiveOptions options;
+  options.errors = &errors;
+  const history::History history = run_live(algorithm, workload, {{"127.0.0.1", server->port()}},
+                                            Duration::seconds(3), /*seed=*/5, options);
+  EXPECT_TRUE(errors.empty()) << errors.front();
+  EXPECT_EQ(checkers::check_mutex(history).kind, checkers::Verdict::Kind::kValid);
+  int64_t acquired = 0;
+  int64_t released_ns = -1;
+  for (const history::Op& op : history.ops) {
+    if (op.f == history::OpF::kRelease && op.type == history::OpType::kOk) released_ns = op.time_ns;
+    if (op.f != history::OpF::kAcquire || op.type != history::OpType::kOk) continue;
+    ++acquired;
+    if (released_ns >= 0) {
+      EXPECT_LT(op.time_ns - released_ns, Duration::seconds(2).ns)
+          << "woken by the PTTL, not the message";
+    }
+  }
+  EXPECT_GE(acquired, 5);
 }
 
 }  // namespace

@@ -2,11 +2,14 @@
 // breaks it once it outlasts the 30 s lease counted from the last renewal,
 // so the pause it survives lies between 20 and 30 s and moves with where the
 // pause falls in the 10 s renewal period; without the watchdog the fixed
-// lease is all there is.
+// lease is all there is. And its waiters: woken by the unlock message within
+// a round trip, or, with the message lost, only by the PTTL.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "faults/fault_schedule.h"
 #include "harness/margin/margin.h"
@@ -148,6 +151,82 @@ TEST(Redisson, AHungHolderLeavesTheLockStuckWithIt) {
   EXPECT_EQ(r.result.mutex.kind, kSafe);
   EXPECT_EQ(r.result.liveness.kind, kViolation) << r.result.liveness.explanation;
   EXPECT_GE(r.result.liveness.held_by, 0);  // whoever got the lock first (c3 on seed 1)
+}
+
+// --- waiting on the unlock message (step 2) --------------------------------
+
+// Each acquire that succeeded, as the history shows it: when it was invoked,
+// when it returned :ok, and when the release before it (by anyone) returned.
+struct Grant {
+  int client = 0;
+  Duration latency;   // invoke to :ok
+  Duration handover;  // the previous release's :ok to this :ok
+};
+
+std::vector<Grant> grants(const history::History& h) {
+  std::vector<Grant> out;
+  std::map<int64_t, int64_t> invoked_ns;  // process -> its open acquire
+  int64_t released_ns = -1;
+  for (const history::Op& op : h.ops) {
+    if (!history::is_client_op(op)) continue;
+    if (op.f == history::OpF::kAcquire && op.type == history::OpType::kInvoke) {
+      invoked_ns[op.process] = op.time_ns;
+    } else if (op.f == history::OpF::kAcquire && op.type == history::OpType::kOk) {
+      const Duration handover{released_ns < 0 ? 0 : op.time_ns - released_ns};
+      out.push_back({op.client, Duration{op.time_ns - invoked_ns.at(op.process)}, handover});
+    } else if (op.f == history::OpF::kRelease && op.type == history::OpType::kOk) {
+      released_ns = op.time_ns;
+    }
+  }
+  return out;
+}
+
+// A refused waiter subscribes and sleeps on the channel; the release's
+// PUBLISH wakes it, so it takes the lock a round trip after the release
+// (the message's way to it, its acquire's way there and back), not after
+// the 30 s PTTL or a polling pause.
+TEST(Redisson, AWaiterTakesTheLockWithinARoundTripOfTheRelease) {
+  RunConfig c = paused_holder("redisson-leased", Duration::seconds(1), Duration::zero());
+  c.faults.events.clear();
+  c.algorithm_params["ttl"] = "30s";
+  c.duration = Duration::seconds(40);
+  c.workload.hold_min = c.workload.hold_max = Duration::seconds(5);
+  c.workload.idle_min = c.workload.idle_max = Duration::seconds(1);  // the releaser stands back
+  const SimRunReport r = simulate_and_check(c);
+  EXPECT_EQ(r.result.mutex.kind, kSafe) << r.result.mutex.explanation;
+  const std::vector<Grant> g = grants(r.result.history);
+  ASSERT_GE(g.size(), 5u);
+  for (size_t i = 1; i < g.size(); ++i) {
+    SCOPED_TRACE("grant " + std::to_string(i));
+    EXPECT_NE(g[i].client, g[i - 1].client) << "the waiter, not the releaser";
+    EXPECT_LT(g[i].handover, Duration::millis(5)) << "one round trip is about 1 ms";
+    EXPECT_GT(g[i].handover, Duration::zero());
+  }
+}
+
+// redisson-lost-unlock: c2's pub/sub connection is closed by its keepalive
+// during a 36 s cut, losing the unlock message of c1's release at 40 s. c2
+// waits out the PTTL its refusal at 0 s returned (90 s) and takes the lock
+// 50 s after the release; later c1, waiting in its turn with its connection
+// whole, takes it within a round trip of c2's release.
+TEST(Redisson, AWaiterThatMissedTheUnlockMessageWaitsOutThePttl) {
+  const SimRunReport r = simulate_and_check(load_scenario("redisson-lost-unlock").config);
+  EXPECT_EQ(r.result.mutex.kind, kSafe) << r.result.mutex.explanation;
+  const std::vector<Grant> g = grants(r.result.history);
+  ASSERT_GE(g.size(), 3u);
+  EXPECT_EQ(g[1].client, 1) << "c2, cut off";
+  EXPECT_GT(g[1].latency, Duration::seconds(89));
+  EXPECT_LT(g[1].latency, Duration::seconds(91)) << "the PTTL its first refusal returned";
+  EXPECT_GT(g[1].handover, Duration::seconds(49)) << "the lock stood free while c2 waited";
+  EXPECT_EQ(g[2].client, 0);
+  EXPECT_LT(g[2].handover, Duration::millis(5)) << "c1 got its message";
+  // Without the cut, c2 gets the message too.
+  RunConfig whole = load_scenario("redisson-lost-unlock").config;
+  whole.faults.events.clear();
+  const std::vector<Grant> fast = grants(simulate_and_check(whole).result.history);
+  ASSERT_GE(fast.size(), 2u);
+  EXPECT_LT(fast[1].handover, Duration::millis(5));
+  EXPECT_LT(fast[1].latency, Duration::seconds(41));
 }
 
 }  // namespace

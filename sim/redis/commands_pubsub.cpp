@@ -48,6 +48,12 @@ size_t Server::subscribers(const std::string& channel) const {
   return it == channels_.end() ? 0 : it->second.size();
 }
 
+size_t Server::channels_of(SubscriberId subscriber) const {
+  size_t count = 0;
+  for (const auto& [channel, subscribers] : channels_) count += subscribers.count(subscriber);
+  return count;
+}
+
 int64_t Server::publish(const std::string& channel, const std::string& message) {
   Publication publication{channel, message, {}};
   const auto it = channels_.find(channel);

@@ -4,6 +4,7 @@
 
 #include "env/assert.h"
 #include "sim/clock.h"
+#include "sim/redis/subscriber_connection.h"
 
 namespace locksim::sim::redis {
 
@@ -39,8 +40,11 @@ ClientConnections RedisDeployment::connect(Node& client) {
   for (auto& g : groups_) {
     out.redis.push_back(
         std::make_unique<GroupConnection>(world_, net_, client, *g, topology_.timeout));
+    out.redis_subscribers.push_back(
+        std::make_unique<GroupSubscriber>(world_, net_, client, *g, topology_.timeout));
   }
   LOCKSIM_ASSERT(out.redis.size() == groups_.size());
+  LOCKSIM_ASSERT(out.redis_subscribers.size() == groups_.size());
   return out;
 }
 

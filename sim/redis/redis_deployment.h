@@ -2,7 +2,8 @@
 // independent groups redis-1..redis-N, each a master with `replicas`
 // asynchronous replicas (redis-1-r1, ...), and, with failover, one
 // Sentinel-like observer node "sentinel". Each client gets one connection per
-// group, in group order (Redlock's N servers; the others use the first).
+// group, in group order (Redlock's N servers; the others use the first), and
+// one pub/sub connection per group beside it (subscriber_connection.h).
 #pragma once
 
 #include <map>

@@ -71,6 +71,7 @@ void RedisNode::execute_blocking(const std::vector<std::string>& argv, uint64_t 
 Reply RedisNode::execute(const std::vector<std::string>& argv, uint64_t client) {
   // Commands arrive through Node::deliver, which runs them only when up.
   LOCKSIM_ASSERT_MSG(node().running(), "a command executed on a node that is not running");
+  forget_closed_subscribers();
   if (!argv.empty() && is_blocking_command(argv[0])) {
     ++commands_;
     std::optional<Reply> now = wait_now(argv, client);
@@ -105,6 +106,7 @@ void RedisNode::propagate_publications() {
   publications_.clear();
   for (const Server::Publication& publication : published) {
     if (on_publication) on_publication(publication);
+    deliver(publication);
     if (!ships()) continue;
     for (RedisNode* replica : replicas()) {
       send_along_stream(*replica, [this, replica, publication] {
@@ -118,6 +120,7 @@ void RedisNode::replay_publication(const RedisNode* from, const Server::Publicat
   // Only from the master this replica follows now (a message from a former
   // one, still on the wire, belongs to a stream it has left).
   if (role() != Role::kReplica || primary() != from) return;
+  forget_closed_subscribers();
   server_->publish(publication.channel, publication.message);
   propagate_publications();  // delivers here; a replica does not propagate
 }
@@ -156,6 +159,7 @@ void RedisNode::on_crash() {
   server_->flush_all();
   ++incarnation_;
   publications_.clear();
+  inboxes_.clear();  // flush_all forgot their subscriptions
   // The process died with its clients: their connections were reset, so no
   // blocked WAIT is answered. Its master sees the replication link reset.
   drop_master_state(false);

@@ -85,9 +85,25 @@ class RedisNode : public ReplicatedNode<RedisNode, std::map<std::string, Server:
   static bool is_blocking_command(const std::string& name);
 
   // Every message published on this node's server (by a client, a script,
-  // or replayed from its master), with its receivers: where a later step
-  // delivers to subscribed connections; tests observe it. Set by the owner.
+  // or replayed from its master), with its receivers, before it is sent to
+  // their connections: tests observe it. Set by the owner.
   std::function<void(const Server::Publication&)> on_publication;
+
+  // --- Subscribed connections (redis_node_pubsub.cpp) ---
+  // Where a subscribed connection's messages go: called at the client node
+  // when one arrives, after travelling on that connection like a reply (late
+  // behind a cut link, dropped once the connection is no longer open).
+  using Inbox = std::function<void(const std::string& channel, const std::string& message)>;
+  // SUBSCRIBE and UNSUBSCRIBE of one channel for connection `client`
+  // (sim::Connection::id()), answered as Redis answers: ["subscribe" or
+  // "unsubscribe", channel, how many channels the connection has now]. A
+  // connection's subscriptions last while it is open: one closed, reset or
+  // broken is forgotten before the next command or message is handled here
+  // (Redis frees a client when its socket closes; here the server learns of
+  // it at once, which only PUBLISH's count could tell), and a crash forgets
+  // them all. Runs on the main context, as execute().
+  Reply subscribe(uint64_t client, const std::string& channel, Inbox inbox);
+  Reply unsubscribe(uint64_t client, const std::string& channel);
 
   // Master: the last acknowledged shipment of each replica that has acked
   // (by name), and the WAITs blocked now. For tests and reports.
@@ -129,6 +145,10 @@ class RedisNode : public ReplicatedNode<RedisNode, std::map<std::string, Server:
   void propagate_publications();
   // Replica: publishes a master's message again here.
   void replay_publication(const RedisNode* from, const Server::Publication& publication);
+  // Forgets the subscriptions of connections no longer open.
+  void forget_closed_subscribers();
+  // Sends one message to each of its receivers' connections.
+  void deliver(const Server::Publication& publication);
   // Runs `message` at `replica` the way a shipment scheduled now reaches
   // it: it leaves this master's process replication_lag later (unless this
   // node crashed or was demoted in between) on the two nodes' peer link, so
@@ -184,6 +204,9 @@ class RedisNode : public ReplicatedNode<RedisNode, std::map<std::string, Server:
   uint64_t commands_ = 0;
   // What the command running now published (the server's sink fills it).
   std::vector<Server::Publication> publications_;
+  // Subscribed connections by id (the server's SubscriberId), ordered: a
+  // message reaches them in the same order in every run.
+  std::map<uint64_t, Inbox> inboxes_;
 
   // WAIT's state, all on the master (redis_node_wait.cpp). Ordered maps:
   // blocked WAITs are answered in the order they blocked.

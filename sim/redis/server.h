@@ -80,8 +80,9 @@ class Server {
   // --- Pub/sub: the subscription registry (commands_pubsub.cpp) ---
   //
   // SUBSCRIBE and UNSUBSCRIBE as server-side bookkeeping, called from C++: a
-  // subscriber is whatever the caller numbers (a client connection, once the
-  // node wires connections to it). Channels only: no patterns (PSUBSCRIBE).
+  // subscriber is whatever the caller numbers (RedisNode numbers them by
+  // client connection and delivers over it: redis_node_pubsub.cpp). Channels
+  // only: no patterns (PSUBSCRIBE).
   using SubscriberId = uint64_t;
   // True when `subscriber` was not yet subscribed to `channel`.
   bool subscribe(SubscriberId subscriber, const std::string& channel);
@@ -90,6 +91,8 @@ class Server {
   // Every channel of `subscriber` (a closed connection); returns how many.
   size_t unsubscribe_all(SubscriberId subscriber);
   size_t subscribers(const std::string& channel) const;
+  // How many channels `subscriber` has (SUBSCRIBE's and UNSUBSCRIBE's count).
+  size_t channels_of(SubscriberId subscriber) const;
 
   // One message published here, with whom it reached (in subscriber order).
   struct Publication {
