@@ -27,8 +27,10 @@
 //      So each waiter's timeout is the one ahead of it plus the wait time,
 //      and the head's is its clock at joining + the holder's PTTL + the wait
 //      time.
-//   3. A waiter that got a number waits (here: polls, as `redisson` does,
-//      every 50-150 ms, cut to a positive answer) and tries again. One that
+//   3. A waiter that got a number waits (here: polls every 50-150 ms, cut
+//      to a positive answer, as `redisson` did before its waiters slept on
+//      the unlock message; Redisson's fair waiter sleeps on its own channel)
+//      and tries again. One that
 //      gives up (max-attempts spent) runs the cancel script: shift the
 //      timeout of every waiter behind it down by the wait time, and leave
 //      queue and set (retried as the release is). A waiter that crashes, or
@@ -52,8 +54,8 @@
 // if it dies queued its entry stays at the head and nobody can take the
 // lock until every clock passes it (wait time + its clock's lead).
 //
-// Simplified, beyond RLock's simplifications (one field per acquire, polling
-// instead of the unlock message): Redisson's lock() waits without bound;
+// Simplified, beyond RLock's (one field per acquire), and besides polling
+// instead of the unlock message (step 3): Redisson's lock() waits without bound;
 // here an acquire gives up after max-attempts and cancels, so a waiter that
 // gives up rejoins at the tail on its next acquire.
 #pragma once

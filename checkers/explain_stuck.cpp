@@ -121,10 +121,11 @@ void explain_kept(const ExplainInput& in, Story& story) {
     hung = true;
     break;
   }
-  story.steps.push_back(
-      StoryStep{l.overdue_since, c + " was still holding past its longest planned hold; " +
-                                     std::to_string(l.failed_attempts) +
-                                     " acquires by others failed from here to the end"});
+  story.steps.push_back(StoryStep{
+      l.overdue_since, c + " was still holding past its longest planned hold; " +
+                           std::to_string(l.failed_attempts) +
+                           " acquires by others failed from here to the end, and " +
+                           std::to_string(l.waiting_at_end) + " were still waiting at the end"});
   const TimePoint end = TimePoint{} + h.run_length;
   for (const ServerLock& s : states_at(*in.trace, end)) {
     if (!s.serving || s.kind != K::kHeld || s.holder != ok.token) continue;

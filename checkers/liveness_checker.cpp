@@ -4,6 +4,7 @@
 #include "env/parse.h"
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,19 @@ int64_t failed_acquires_since(const history::History& history, TimePoint from) {
       ++n;
     }
   }
+  return n;
+}
+
+// Acquires invoked and still waiting at the end of the history (a waiter
+// that sleeps on the holder's release, as Redisson's does, never fails).
+int64_t acquires_waiting_at_end(const history::History& history) {
+  std::map<int64_t, bool> open;  // process -> its acquire is open
+  for (const history::Op& op : history.ops) {
+    if (!history::is_client_op(op) || op.f != history::OpF::kAcquire) continue;
+    open[op.process] = op.type == history::OpType::kInvoke;
+  }
+  int64_t n = 0;
+  for (const auto& [process, waiting] : open) n += waiting ? 1 : 0;
   return n;
 }
 
@@ -60,19 +74,22 @@ void check_stuck_held(const history::History& history, Duration stuck_after, Dur
     if (&h != hung && h.start >= overdue) return;  // somebody else got it meanwhile
   }
   const int64_t failed = failed_acquires_since(history, overdue);
-  if (failed == 0) return;
+  const int64_t waiting = acquires_waiting_at_end(history);
+  if (failed == 0 && waiting == 0) return;
   LOCKSIM_ASSERT(end - overdue > stuck_after);
   v.kind = Verdict::Kind::kInvalid;
   v.held_by = hung->client;
   v.held_acquire_index = hung->acquire_index;
   v.overdue_since = overdue;
   v.failed_attempts = failed;
+  v.waiting_at_end = waiting;
   v.explanation = "The lock was stuck with its holder: " + history::client_label(hung->client) +
                   " (acquire op " + std::to_string(hung->acquire_index) + ") held it from " +
                   format_seconds(hung->start.ns) + " to the end of the run, " +
                   format_seconds((end - overdue).ns) + " past the longest planned hold (" +
                   format_seconds(hold_max.ns) + "), while " + std::to_string(failed) +
-                  " acquire attempts failed and nobody else got it.";
+                  " acquire attempts failed, " + std::to_string(waiting) +
+                  " were still waiting at the end, and nobody else got it.";
 }
 
 }  // namespace

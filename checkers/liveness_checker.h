@@ -14,9 +14,11 @@
 // by the workload's longest planned hold (`hold_max`): if one client still
 // holds at the end, has held for longer than `hold_max` + `stuck_after`, and
 // since `hold_max` into its hold nobody else got the lock while clients kept
-// trying, the lock is stuck with that holder — unless a pause fault still
-// freezes the holder at the end (the pause is that run's story; a frozen
-// process is not a hung hold). Without `hold_max` (zero: a history from a
+// trying (acquires failed, or were still waiting at the end: a Redisson
+// waiter sleeps on the release and never fails), the lock is stuck with
+// that holder — unless a pause fault still freezes the holder at the end
+// (the pause is that run's story; a frozen process is not a hung hold).
+// Without `hold_max` (zero: a history from a
 // file) this rule is off: a long hold is not a hung one.
 #pragma once
 
@@ -42,6 +44,7 @@ struct LivenessVerdict {
   int held_by = -1;
   int64_t held_acquire_index = -1;
   TimePoint overdue_since;
+  int64_t waiting_at_end = 0;  // acquires still waiting when the run ended (stuck held)
   Duration longest_gap = Duration::zero();  // longest unheld stretch in the run
   TimePoint longest_gap_start;
   std::string explanation;

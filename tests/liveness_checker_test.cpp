@@ -158,6 +158,19 @@ TEST(LivenessChecker, AHoldPastAnyPlannedOneWhileOthersFailIsStuckHeld) {
             checkers::Verdict::Kind::kValid);
 }
 
+// Redisson's waiters sleep on the holder's release and never fail: an
+// acquire still waiting at the end counts as trying.
+TEST(LivenessChecker, AWaiterStillWaitingAtTheEndCountsAsTrying) {
+  Script s;
+  s.hold_to_end(0, 1);
+  s.op(2, 1, history::OpType::kInvoke);  // c2 waits to the end
+  const checkers::LivenessVerdict v =
+      checkers::check_liveness(s.finish(60), Duration::seconds(30), Duration::seconds(5));
+  EXPECT_EQ(v.kind, checkers::Verdict::Kind::kInvalid) << v.explanation;
+  EXPECT_EQ(v.failed_attempts, 0);
+  EXPECT_EQ(v.waiting_at_end, 1);
+}
+
 // A holder a pause fault still freezes at the end is the pause's story.
 TEST(LivenessChecker, AHolderPausedToTheEndIsNotStuckHeld) {
   Script s;
