@@ -113,7 +113,7 @@ void explain_kept(const ExplainInput& in, Story& story) {
   bool hung = false;
   for (const Op& op : h.ops) {
     if (history::is_client_op(op) || op.f != history::OpF::kHang || op.time_ns < ok.time_ns ||
-        op.value.empty() || op.value[0] != c)
+        !r::names(op, c))
       continue;
     story.steps.push_back(StoryStep{
         TimePoint{op.time_ns},

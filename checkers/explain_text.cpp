@@ -1,5 +1,8 @@
 // The words of `explain` (checkers/explain.h): each mechanism's id, what it
 // is, what would have prevented it, and the story laid out for people.
+#include <optional>
+#include <string>
+
 #include <fmt/format.h>
 
 #include "checkers/explain.h"
@@ -71,12 +74,20 @@ const char* mechanism_words(Mechanism m) {
   return text_of(m).words;
 }
 
-std::string prevention(Mechanism m, const std::string& algorithm, const std::string& backend) {
-  const bool fenced = algorithm.find("fenced") != std::string::npos;
-  const std::string fencing =
-      fenced
-          ? "checking the fencing token on reads as well as writes (this lock checks writes only)"
-          : "a fencing token that the guarded store checks on every read and write";
+namespace {
+
+// What fencing would add, for a lock that has a token (and checks it on
+// writes only) or none.
+std::string fencing_advice(const std::string& algorithm) {
+  return algorithm.find("fenced") != std::string::npos
+             ? "checking the fencing token on reads as well as writes (this lock checks writes "
+               "only)"
+             : "a fencing token that the guarded store checks on every read and write";
+}
+
+// The mechanisms a lease alone cannot stop: their prevention ends with
+// `fencing`. nullopt for the others.
+std::optional<std::string> prevention_with_fencing(Mechanism m, const std::string& fencing) {
   switch (m) {
     case Mechanism::kPauseOutlastedLease:
     case Mechanism::kHoldOutlastedLease:
@@ -93,6 +104,19 @@ std::string prevention(Mechanism m, const std::string& algorithm, const std::str
              fencing;
     case Mechanism::kHolderClockSkew:
       return "measuring the lease on the client with a monotonic clock, and " + fencing;
+    case Mechanism::kHolderKeptLock:
+      return "renewing the lease from the work itself (each step of the critical section extends "
+             "it) rather than from a timer of the process, or a lease time that ends a hung hold "
+             "(Redisson's lock(leaseTime)) with " +
+             fencing;
+    default:
+      return std::nullopt;
+  }
+}
+
+// The mechanisms another design of the lock or its store prevents.
+std::string prevention_by_design(Mechanism m, const std::string& backend) {
+  switch (m) {
     case Mechanism::kContenderClockAhead:
       return "letting the server judge expiry by its own clock (SET NX PX instead of client "
              "timestamps; "
@@ -130,17 +154,18 @@ std::string prevention(Mechanism m, const std::string& algorithm, const std::str
       return "retrying a release whose outcome is unknown (deleting one's own lock is idempotent), "
              "or a lease "
              "that expires";
-    case Mechanism::kHolderKeptLock:
-      return "renewing the lease from the work itself (each step of the critical section extends "
-             "it) rather than from a timer of the process, or a lease time that ends a hung hold "
-             "(Redisson's lock(leaseTime)) with " +
-             fencing;
-    case Mechanism::kSessionExpired:
-    case Mechanism::kUndetermined:
-    case Mechanism::kNone:
+    default:
       return "";
   }
-  return "";
+}
+
+}  // namespace
+
+std::string prevention(Mechanism m, const std::string& algorithm, const std::string& backend) {
+  if (std::optional<std::string> p = prevention_with_fencing(m, fencing_advice(algorithm))) {
+    return *p;
+  }
+  return prevention_by_design(m, backend);
 }
 
 std::string format_story(const Story& story) {

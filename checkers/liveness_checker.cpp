@@ -1,5 +1,6 @@
 #include "checkers/liveness_checker.h"
 
+#include "checkers/explain_records.h"
 #include "env/assert.h"
 #include "env/parse.h"
 
@@ -38,25 +39,6 @@ int64_t acquires_waiting_at_end(const history::History& history) {
   return n;
 }
 
-// Whether the history leaves `client` paused at its end: a pause naming it
-// (alone or in a list) with no resume after. A frozen process is what a
-// pause fault is about, not a hung hold.
-bool paused_at_end(const history::History& history, int client) {
-  const std::string label = history::client_label(client);
-  bool paused = false;
-  for (const history::Op& op : history.ops) {
-    if (history::is_client_op(op) || op.value.empty()) continue;
-    if (op.f != history::OpF::kPause && op.f != history::OpF::kResume) continue;
-    const std::string& targets = op.value[0];
-    for (size_t begin = 0; begin <= targets.size();) {
-      const size_t comma = std::min(targets.find(',', begin), targets.size());
-      if (targets.compare(begin, comma - begin, label) == 0) paused = op.f == history::OpF::kPause;
-      begin = comma + 1;
-    }
-  }
-  return paused;
-}
-
 // The header's "stuck held" rule: sets v.held_by and the explanation when
 // one holder kept the lock past any planned hold while others tried.
 void check_stuck_held(const history::History& history, Duration stuck_after, Duration hold_max,
@@ -68,7 +50,10 @@ void check_stuck_held(const history::History& history, Duration stuck_after, Dur
     if (h.end - h.start <= hold_max + stuck_after) continue;
     if (hung == nullptr || h.start < hung->start) hung = &h;
   }
-  if (hung == nullptr || paused_at_end(history, hung->client)) return;
+  // A holder a pause still freezes at the end is the pause's story.
+  if (hung == nullptr ||
+      records::pause_at(history, history::client_label(hung->client), end) != nullptr)
+    return;
   const TimePoint overdue = hung->start + hold_max;
   for (const history::HeldInterval& h : history.held) {
     if (&h != hung && h.start >= overdue) return;  // somebody else got it meanwhile
