@@ -184,6 +184,9 @@ AcquireResult RedissonFairLock::acquire(Env& env, const std::string& resource) {
       result.lease.resource = resource;
       result.lease.token = field;
       result.lease.acquired_local = start;
+      if (const WriteSync sync = sync_replicas(redis); sync != WriteSync::kStands) {
+        return unsynced_grant(env, *this, sync, std::move(result));
+      }
       result.lease.validity = params_.watchdog_timeout - (env.now() - start);
       result.lease.renewal =
           start_watchdog(env, params_.server, params_.watchdog_timeout, resource, field);

@@ -165,8 +165,13 @@ AcquireResult RedissonLock::acquire(Env& env, const std::string& resource) {
       result.lease.token = field;
       result.lease.fence = fence;
       result.lease.acquired_local = start;
-      result.lease.validity = lease_of_store() - (env.now() - start);
       result.detail.clear();
+      if (const WriteSync sync = sync_replicas(redis); sync != WriteSync::kStands) {
+        unlocks.end();
+        return unsynced_grant(env, *this, sync, std::move(result));
+      }
+      // After the WAIT: the time it took is gone from the lease.
+      result.lease.validity = lease_of_store() - (env.now() - start);
       if (watchdog()) {
         result.lease.renewal =
             start_watchdog(env, params_.server, params_.watchdog_timeout, resource, field);
@@ -216,6 +221,8 @@ void renew_until_stopped(Env& task, size_t server, Duration timeout, const std::
     // (a timeout, a lost connection) is logged by Redisson and tried again
     // at the next period.
     if (r.is_integer(0)) return;
+    // A renewal no replica acknowledged is logged too: only its time counts.
+    if (r.is_integer(1)) (void)sync_replicas(redis);
   }
 }
 
@@ -232,6 +239,36 @@ std::shared_ptr<LeaseRenewal> start_watchdog(Env& env, size_t server, Duration t
     renew_until_stopped(task, server, timeout, resource, field, renewal);
   });
   return renewal;
+}
+
+WriteSync sync_replicas(RedisConnection& redis) {
+  const int listed = redis.replicas();
+  LOCKSIM_ASSERT(listed >= 0);
+  if (listed == 0) return WriteSync::kStands;
+  const Reply r =
+      redis.command({"WAIT", std::to_string(listed), std::to_string(kSyncTimeout.to_ms())});
+  if (r.kind != Reply::Kind::kInteger) return WriteSync::kNoReply;
+  LOCKSIM_ASSERT_MSG(r.integer >= 0 && r.integer <= listed, "WAIT counts replicas");
+  return r.integer == 0 ? WriteSync::kNoReplicaAcked : WriteSync::kStands;
+}
+
+AcquireResult unsynced_grant(Env& env, LockAlgorithm& lock, WriteSync sync, AcquireResult granted) {
+  LOCKSIM_ASSERT(sync != WriteSync::kStands && granted.outcome == Outcome::kOk);
+  LOCKSIM_ASSERT(granted.lease.renewal == nullptr);
+  AcquireResult result;
+  result.attempts = granted.attempts;
+  if (sync == WriteSync::kNoReply) {
+    result.outcome = Outcome::kUnknown;
+    result.detail = "granted, but the WAIT for the replicas got no reply";
+    return result;
+  }
+  const ReleaseResult undone = lock.release(env, granted.lease);
+  result.outcome = Outcome::kFail;
+  result.detail =
+      "granted, but no replica acknowledged it within 1 s (None of slaves were "
+      "synced); the grant was undone";
+  if (undone.outcome != Outcome::kOk) result.detail += ", or not: " + undone.detail;
+  return result;
 }
 
 ReleaseResult release_with_retries(Env& env, RedisConnection& redis,

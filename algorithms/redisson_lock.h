@@ -53,8 +53,20 @@
 // field is unique per acquire (Redisson's is per thread). Each client is a
 // process of its own, so an unlock message wakes every waiting client (in
 // Redisson it wakes one waiting thread per process); all but one find the
-// lock taken again and wait anew. With replicas Redisson follows acquire and
-// renewal with WAIT 1 1000; not modelled yet (docs/explanation/redisson.md).
+// lock taken again and wait anew.
+//
+// Replicas: when the client's configuration lists replicas behind the
+// master (RedisConnection::replicas(), Sentinel's list), a grant and a
+// renewal are followed by WAIT n 1000 for the n replicas listed (Redisson's
+// evalWriteSyncedAsync, "WAIT 1 1000" with one replica). A grant no replica
+// acknowledged within the second is undone with the release script and the
+// call fails (handleNoSync); a WAIT without a reply fails the call as any
+// lost reply does, and the grant stays until its lease runs out. A renewal no
+// replica acknowledged is logged and tried again next period. One
+// acknowledgement is enough: with two replicas, promoting the one that did
+// not acknowledge still loses the lock. Simplified: Redisson retries a
+// no-ack lock write (retryAttempts) before undoing it; here the first undoes
+// it (docs/explanation/redisson.md).
 #pragma once
 
 #include <memory>
@@ -168,6 +180,21 @@ Duration bounded_lease(const ParamReader& r, const std::string& name);
 // another thread.
 std::shared_ptr<LeaseRenewal> start_watchdog(Env& env, size_t server, Duration timeout,
                                              const std::string& resource, const std::string& field);
+
+// What a lock write's WAIT says (see RedissonLock's "Replicas"): the write
+// stands (no replicas listed, nothing sent; or one acknowledged), no replica
+// acknowledged within kSyncTimeout, or the WAIT got no reply.
+enum class WriteSync { kStands, kNoReplicaAcked, kNoReply };
+inline constexpr Duration kSyncTimeout = Duration::millis(1000);  // slavesSyncTimeout
+WriteSync sync_replicas(RedisConnection& redis);
+
+// What Redisson makes of a grant whose WAIT did not stand: `granted` (an ok
+// result, its lease without a watchdog yet) becomes a failed call. No
+// replica acknowledged: the grant is undone first with `lock`'s release
+// (handleNoSync), and the call fails. No reply: the call's outcome is
+// unknown, and the grant stays until its lease runs out. Precondition:
+// sync != kStands.
+AcquireResult unsynced_grant(Env& env, LockAlgorithm& lock, WriteSync sync, AcquireResult granted);
 
 // Step 4's client side: sends `argv` (a release script) up to `attempts`
 // times, `pause` apart, while it gets no reply, and reads the script's

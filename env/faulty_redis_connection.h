@@ -40,6 +40,7 @@ class RedisConnectionWrapper : public RedisConnection {
 
   Reply command(std::vector<std::string> argv) override { return target_.command(std::move(argv)); }
   std::string server_name() const override { return target_.server_name(); }
+  int replicas() const override { return target_.replicas(); }
 
   // The wrapped connection.
   RedisConnection& target() const { return target_; }

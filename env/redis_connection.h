@@ -27,6 +27,12 @@ class RedisConnection {
 
   // Human-readable name of the server ("redis-1"), for messages.
   virtual std::string server_name() const = 0;
+
+  // How many replicas the client's configuration lists behind this server
+  // now (Sentinel's list of the master's replicas, which Redisson reads to
+  // decide whether to follow a lock write with WAIT). Reading it sends
+  // nothing. Default 0: a lone server (live mode starts no replicas).
+  virtual int replicas() const { return 0; }
 };
 
 }  // namespace locksim

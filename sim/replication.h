@@ -167,6 +167,14 @@ class FailoverGroup {
   Member& published_primary() { return *published_; }
   Member& current_primary() { return *current_; }
   int failovers() const { return failovers_; }
+  // The replicas clients are told of now, as Sentinel lists a master's
+  // (Redisson's "available slaves"): the members other than the published
+  // primary that the monitor reaches. Without a monitor, every running one.
+  int replicas_available() const {
+    int n = 0;
+    for (Member* m : members_) n += m != published_ && reachable(*m) ? 1 : 0;
+    return n;
+  }
 
   // The monitor's check period (Sentinel's, and what MHA-like tools poll at).
   static constexpr Duration kCheckPeriod = Duration::millis(100);

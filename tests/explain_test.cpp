@@ -72,6 +72,7 @@ const std::map<std::string, std::string> kScenarioMechanisms = {
     // everyone is not in the records it reads.
     {"redisson-fair-gc-pause", "pause-outlasted-lease"},
     {"redisson-fair-skewed-clock", "cause-not-determined"},
+    {"redisson-failover-unacked", "failover-lost-lock"},
     {"redisson-fenced-failover", "failover-lost-lock"},
     {"redisson-gc-pause-25s", "pause-outlasted-lease"},
     {"redisson-hung-holder", "holder-kept-lock"},

@@ -229,5 +229,48 @@ TEST(Redisson, AWaiterThatMissedTheUnlockMessageWaitsOutThePttl) {
   EXPECT_LT(fast[1].latency, Duration::seconds(41));
 }
 
+// --- replicas: WAIT after a grant ------------------------------------------
+
+// One acknowledgement is all Redisson asks of the replicas it knows of. With
+// one replica that has the grant, a failover keeps the lock; with two, the
+// grant stands on r1's acknowledgement alone (after waiting out the second
+// for r2, cut off), and promoting r2 loses it.
+TEST(Redisson, AFailoverKeepsAnAcknowledgedGrantButNotOneOnlyTheOtherReplicaHas) {
+  const SimRunReport acked = simulate_and_check(load_scenario("redisson-failover-acked").config);
+  EXPECT_EQ(acked.result.mutex.kind, kSafe) << acked.result.mutex.explanation;
+  const SimRunReport unacked =
+      simulate_and_check(load_scenario("redisson-failover-unacked").config);
+  EXPECT_EQ(unacked.result.mutex.kind, kViolation);
+  const std::vector<Grant> g = grants(unacked.result.history);
+  ASSERT_FALSE(g.empty());
+  EXPECT_GE(g[0].latency, Duration::seconds(1)) << "WAIT 2 1000 waited out r2";
+  EXPECT_LT(g[0].latency, Duration::millis(1050));
+  EXPECT_LT(grants(acked.result.history)[0].latency, Duration::millis(300)) << "r1 acks at once";
+}
+
+// A grant no replica acknowledged within the second is undone and the call
+// fails (Redisson's "None of slaves were synced"): with the only replica cut
+// off from the master, nobody ever holds the lock.
+TEST(Redisson, AGrantNoReplicaAcknowledgedIsUndoneAndTheAcquireFails) {
+  RunConfig c = load_scenario("redisson-failover-acked").config;
+  c.duration = Duration::seconds(20);
+  c.workload.hold_min = c.workload.hold_max = Duration::seconds(1);
+  c.faults.events = {faults::parse_fault("partition redis-1|redis-1-r1 at 0s", "f")};
+  auto count = [](const history::History& h, history::OpType type) {
+    int n = 0;
+    for (const history::Op& op : h.ops) {
+      n += history::is_client_op(op) && op.f == history::OpF::kAcquire && op.type == type;
+    }
+    return n;
+  };
+  const SimRunReport cut = simulate_and_check(c);
+  EXPECT_EQ(cut.result.mutex.kind, kSafe);
+  EXPECT_EQ(count(cut.result.history, history::OpType::kOk), 0);
+  EXPECT_GE(count(cut.result.history, history::OpType::kFail), 10)
+      << "each failed call leaves the lock free for the next";
+  c.faults.events.clear();
+  EXPECT_GE(count(simulate_and_check(c).result.history, history::OpType::kOk), 10);
+}
+
 }  // namespace
 }  // namespace locksim::harness

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <utility>
 
 #include "env/assert.h"
@@ -237,6 +238,25 @@ std::optional<Reply> GroupConnection::connect(RedisNode& target) {
   return std::nullopt;
 }
 
+Duration GroupConnection::blocking_timeout(const std::vector<std::string>& argv) const {
+  // WAIT numreplicas timeout-ms: the client's own timeout plus the time the
+  // server may block (Redisson's synced lock write waits responseTimeout +
+  // syncTimeout). A timeout the server would reject, or 0 ("forever"), adds
+  // nothing: the client's timeout still bounds the call.
+  int64_t block_ms = 0;
+  if (argv.size() == 3) {
+    const auto [end, error] =
+        std::from_chars(argv[2].data(), argv[2].data() + argv[2].size(), block_ms);
+    if (error != std::errc() || end != argv[2].data() + argv[2].size() || block_ms < 0 ||
+        block_ms >= RedisNode::kWaitForeverMax.to_ms()) {
+      block_ms = 0;
+    }
+  }
+  LOCKSIM_ASSERT(block_ms >= 0);
+  if (timeout_ == kNoTimeout) return kNoTimeout;
+  return timeout_ + Duration::millis(block_ms);
+}
+
 Reply GroupConnection::command(std::vector<std::string> argv) {
   RedisNode* target = &group_.published_primary();
   if (conn_ && (conn_target_ != target || !conn_->open())) drop_connection();
@@ -246,6 +266,7 @@ Reply GroupConnection::command(std::vector<std::string> argv) {
   const uint64_t client = conn_->id();
   // Blocking commands (WAIT) answer later, from the node; the others answer at once.
   const bool blocking = !argv.empty() && RedisNode::is_blocking_command(argv[0]);
+  const Duration timeout = blocking ? blocking_timeout(argv) : timeout_;
   CallResult<Reply> r =
       blocking
           ? call_deferred<Reply>(
@@ -253,7 +274,7 @@ Reply GroupConnection::command(std::vector<std::string> argv) {
                 [target, argv = std::move(argv), client](RedisNode::Respond respond) {
                   target->execute_blocking(argv, client, std::move(respond));
                 },
-                timeout_)
+                timeout)
           : call<Reply>(
                 world_, *conn_,
                 [target, argv = std::move(argv), client] { return target->execute(argv, client); },
@@ -265,7 +286,7 @@ Reply GroupConnection::command(std::vector<std::string> argv) {
       return std::move(*r.reply);
     case CallOutcome::kTimeout:
       drop_connection();
-      return Reply::io_error("timeout after " + std::to_string(timeout_.to_ms()) + " ms");
+      return Reply::io_error("timeout after " + std::to_string(timeout.to_ms()) + " ms");
     case CallOutcome::kReset:
       drop_connection();
       return Reply::io_error("connection reset by peer");

@@ -251,8 +251,11 @@ class GroupConnection : public RedisConnection {
 
   Reply command(std::vector<std::string> argv) override;
   std::string server_name() const override { return group_.name(); }
+  int replicas() const override { return group_.replicas_available(); }
 
  private:
+  // How long a blocking command (WAIT) waits for its reply.
+  Duration blocking_timeout(const std::vector<std::string>& argv) const;
   // Opens a connection to `target`; an io_error reply if that failed.
   std::optional<Reply> connect(RedisNode& target);
   void drop_connection();
