@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/agree_command.h"
 #include "cli/check_command.h"
 #include "cli/exit_codes.h"
 #include "cli/list_command.h"
@@ -87,6 +88,7 @@ int cmd_live(const CLI::App& live, const RunOptions& o) {
   const locksim::harness::PreparedRun prepared =
       locksim::harness::prepare_run(locksim::cli::config_from_options(live, Mode::kLive, o));
   const locksim::harness::RunConfig& config = prepared.config();
+  locksim::live::check_live_run(config);  // before anything is printed or started
   locksim::cli::make_out_dir(o.out);
   if (!o.quiet) {
     std::cout << "live: " << config.algorithm << " against real "
@@ -198,13 +200,15 @@ int main(int argc, char** argv) {
   CLI::App* margin = locksim::cli::add_margin_command(app, margin_flags);
   locksim::cli::MarginsFlags margins_flags;
   CLI::App* margins = locksim::cli::add_margins_command(app, margins_flags);
+  locksim::cli::AgreeFlags agree_flags;
+  CLI::App* agree = locksim::cli::add_agree_command(app, agree_flags);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     // The help of the subcommand asked about: its options come from the table.
     const CLI::App* asked = &app;
     for (const CLI::App* sub :
-         {run, live, check, sweep, merge, list, shrink, margin, margins, explain}) {
+         {run, live, check, sweep, merge, list, shrink, margin, margins, explain, agree}) {
       if (sub->parsed()) asked = sub;
     }
     std::cout << asked->help();
@@ -218,6 +222,11 @@ int main(int argc, char** argv) {
   try {
     if (list->parsed()) return locksim::cli::run_list_command(list_flags);
     if (live->parsed()) return cmd_live(*live, live_options);
+    if (agree->parsed()) {
+      // Before any thread exists: Ctrl-C stops the servers the live run starts.
+      locksim::live::stop_owned_on_interrupt();
+      return locksim::cli::run_agree_command(agree_flags);
+    }
     if (check->parsed()) return locksim::cli::run_check_command(check_flags);
     if (sweep->parsed()) return locksim::cli::run_sweep_command(sweep_flags);
     if (merge->parsed()) return locksim::cli::run_merge_command(merge_flags);

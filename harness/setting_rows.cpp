@@ -78,7 +78,10 @@ Setting faults_row() {
             Setting::Kind::kList,
             "'pause c1 at 5s for 12s'",
             "a fault (repeatable; syntax in docs/reference/faults.md)",
-            false};
+            true};
+  s.live_help =
+      "a fault applied to the real servers and links (repeatable; Redis only: crash, pause of a "
+      "server, partition, delay; docs/how-to/live-faults.md)";
   s.parse = [](RunConfig& c, const std::string& text, const std::string& field) {
     const size_t before = c.faults.events.size();
     c.faults.events.push_back(faults::parse_fault(text, field));

@@ -1,6 +1,9 @@
 // The Redis backend's live side: one redis-server per master on loopback
 // (its AOF policy from redis.persistence), each client a LiveEnv with one
-// hiredis connection per master.
+// hiredis connection per master. With faults, a nemesis thread applies them
+// to the servers (live/live_nemesis.h); with link faults, every client
+// reaches every server through a relay of its own (live/tcp_relay.h), so a
+// partition can cut one client off one server.
 #include <memory>
 #include <string>
 #include <utility>
@@ -8,13 +11,29 @@
 
 #include "env/parse.h"
 #include "harness/backends.h"
+#include "history/history.h"
 #include "live/live_backend.h"
+#include "live/live_env.h"
+#include "live/live_nemesis.h"
 #include "live/live_runner.h"
 #include "live/redis_process.h"
+#include "live/tcp_relay.h"
 
 namespace locksim::live {
 
 namespace {
+
+std::vector<std::string> client_names(const harness::RunConfig& config) {
+  std::vector<std::string> out;
+  for (int i = 0; i < config.workload.clients; ++i) out.push_back(history::client_label(i));
+  return out;
+}
+
+std::vector<std::string> server_names(int masters) {
+  std::vector<std::string> out;
+  for (int i = 0; i < masters; ++i) out.push_back("redis-" + std::to_string(i + 1));
+  return out;
+}
 
 // Replication and failover need a monitor live mode does not run
 // (redis-sentinel); the simulation has both.
@@ -28,6 +47,9 @@ void refuse_unsupported(const harness::RunConfig& config) {
     throw ConfigError(harness::field_name(config, "redis.failover") +
                       ": live mode has no failover (simulation-only)");
   }
+  check_live_faults(config.faults, client_names(config),
+                    server_names(harness::resolved_topology(config).masters),
+                    config.fault_field_prefix());
 }
 
 // Owns every server it starts: each is stopped when this returns or throws.
@@ -48,6 +70,50 @@ history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm
   LiveOptions live_options;
   live_options.command_timeout = topology.timeout;
   live_options.errors = &result.errors;
+  if (config.faults.events.empty()) {
+    return run_live(algorithm, config.workload, addresses, config.duration, config.seed,
+                    live_options);
+  }
+  // Declared before the run, so they outlive the nemesis and the clients.
+  LiveTargets targets;
+  std::vector<std::unique_ptr<TcpRelay>> relays;
+  const std::vector<std::string> names = server_names(topology.masters);
+  for (size_t s = 0; s < servers.size(); ++s) {
+    RedisProcess* p = servers[s].get();
+    targets.servers[names[s]] = {[p] { p->crash(); }, [p] { p->restart(); }, [p] { p->pause(); },
+                                 [p] { p->resume(); }};
+  }
+  targets.clients = client_names(config);
+  // Client c's address of each server: its relay's port, or the server's.
+  std::vector<std::vector<ServerAddress>> client_addresses(targets.clients.size(), addresses);
+  if (needs_relays(config.faults)) {
+    for (size_t c = 0; c < targets.clients.size(); ++c) {
+      for (size_t s = 0; s < servers.size(); ++s) {
+        relays.push_back(std::make_unique<TcpRelay>(servers[s]->port()));
+        targets.links[{targets.clients[c], names[s]}] = relays.back().get();
+        client_addresses[c][s].second = relays.back()->port();
+      }
+    }
+    result.backend_notes.emplace_back("redis.relays",
+                                      "every client reached every server through a TCP relay "
+                                      "of its own (live/tcp_relay.h)");
+  }
+  std::vector<std::shared_ptr<ClientFreeze>> freezes;
+  for (const std::string& name : targets.clients) {
+    freezes.push_back(std::make_shared<ClientFreeze>());
+    ClientFreeze* f = freezes.back().get();
+    targets.client_pauses[name] = {{}, {}, [f] { f->pause(); }, [f] { f->resume(); }};
+  }
+  live_options.make_env = [&](int client) -> std::unique_ptr<Env> {
+    const auto i = static_cast<size_t>(client);
+    auto env =
+        std::make_unique<LiveEnv>(client, client_addresses.at(i), topology.timeout, config.seed);
+    env->set_freeze(freezes.at(i));
+    return env;
+  };
+  live_options.nemesis = [&](LiveRunView& view, const std::atomic<bool>& done) {
+    run_live_nemesis(config.faults, targets, view, done);
+  };
   return run_live(algorithm, config.workload, addresses, config.duration, config.seed,
                   live_options);
 }
@@ -55,7 +121,10 @@ history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm
 }  // namespace
 
 LiveBackend redis_live_backend() {
-  return {.name = "redis", .refuse_unsupported = refuse_unsupported, .run = run};
+  return {.name = "redis",
+          .refuse_unsupported = refuse_unsupported,
+          .run = run,
+          .applies_faults = true};
 }
 
 }  // namespace locksim::live

@@ -40,6 +40,9 @@ struct LiveBackend {
   std::function<history::History(const harness::RunConfig& config,
                                  algorithms::LockAlgorithm& algorithm, harness::RunResult& result)>
       run;
+  // Whether run() applies config.faults (live/live_nemesis.h). A backend
+  // without gets no faults: live_run refuses them before anything starts.
+  bool applies_faults = false;
 };
 
 const std::vector<LiveBackend>& live_backends();

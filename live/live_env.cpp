@@ -20,6 +20,50 @@ sim::Rng client_rng(uint64_t seed, int client) {
 // Thrown out of a task's sleep when its client's Env goes: ends the task.
 struct TaskStopped {};
 
+// A command of a paused client is neither sent nor seen answered while the
+// pause lasts (live/client_freeze.h).
+class FrozenConnection : public RedisConnectionWrapper {
+ public:
+  FrozenConnection(RedisConnection& target, ClientFreeze& freeze)
+      : RedisConnectionWrapper(target), freeze_(freeze) {}
+  Reply command(std::vector<std::string> argv) override {
+    freeze_.wait_while_paused();
+    Reply r = target().command(std::move(argv));
+    freeze_.wait_while_paused();
+    return r;
+  }
+
+ private:
+  ClientFreeze& freeze_;
+};
+
+class FrozenSubscriber : public RedisSubscriber {
+ public:
+  FrozenSubscriber(RedisSubscriber& target, ClientFreeze& freeze)
+      : target_(target), freeze_(freeze) {}
+  bool subscribe(const std::string& channel) override {
+    freeze_.wait_while_paused();
+    const bool ok = target_.subscribe(channel);
+    freeze_.wait_while_paused();
+    return ok;
+  }
+  void unsubscribe(const std::string& channel) override {
+    freeze_.wait_while_paused();
+    target_.unsubscribe(channel);
+  }
+  std::optional<std::string> wait_message(const std::string& channel, Duration timeout) override {
+    freeze_.wait_while_paused();
+    std::optional<std::string> m = target_.wait_message(channel, timeout);
+    freeze_.wait_while_paused();
+    return m;
+  }
+  std::string server_name() const override { return target_.server_name(); }
+
+ private:
+  RedisSubscriber& target_;
+  ClientFreeze& freeze_;
+};
+
 }  // namespace
 
 LiveEnv::LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration command_timeout,
@@ -46,7 +90,18 @@ LiveEnv::LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration
   LOCKSIM_ASSERT(connections_.size() == servers.size() && subscribers_.size() == servers.size());
 }
 
+void LiveEnv::set_freeze(std::shared_ptr<ClientFreeze> freeze) {
+  LOCKSIM_ASSERT(freeze != nullptr && freeze_ == nullptr);
+  freeze_ = std::move(freeze);
+  for (size_t i = 0; i < connections_.size(); ++i) {
+    frozen_connections_.push_back(std::make_unique<FrozenConnection>(*connections_[i], *freeze_));
+    frozen_subscribers_.push_back(std::make_unique<FrozenSubscriber>(*subscribers_[i], *freeze_));
+  }
+  LOCKSIM_ASSERT(frozen_connections_.size() == connections_.size());
+}
+
 TimePoint LiveEnv::now() {
+  if (freeze_) freeze_->wait_while_paused();
   const auto since_epoch = std::chrono::steady_clock::now().time_since_epoch();
   const TimePoint t =
       TimePoint::from_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch).count());
@@ -74,6 +129,9 @@ void LiveEnv::sleep(Duration d) {
   const bool stopped = stop_->changed.wait_for(lock, std::chrono::nanoseconds(d.ns),
                                                [this] { return stop_->stopped; });
   if (stopped) throw TaskStopped{};
+  lock.unlock();
+  // A timer due during a pause fires when it ends.
+  if (freeze_) freeze_->wait_while_paused();
 }
 
 void LiveEnv::start_task(const std::string& name, std::function<void(Env&)> body) {
@@ -89,6 +147,7 @@ void LiveEnv::start_task(const std::string& name, std::function<void(Env&)> body
   }
   auto env = std::unique_ptr<LiveEnv>(
       new LiveEnv(client_, servers_, command_timeout_, rng_.split("task/" + name), stop_));
+  if (freeze_) env->set_freeze(freeze_);  // the pause stops the whole process
   auto done = std::make_shared<std::atomic<bool>>(false);
   std::thread thread([env = std::move(env), body = std::move(body), done, name] {
     try {
@@ -106,12 +165,12 @@ void LiveEnv::start_task(const std::string& name, std::function<void(Env&)> body
 
 RedisConnection& LiveEnv::redis(size_t i) {
   LOCKSIM_ASSERT_MSG(i < connections_.size(), "Env::redis(i) past redis_count()");
-  return *connections_[i];
+  return freeze_ ? *frozen_connections_[i] : *connections_[i];
 }
 
 RedisSubscriber& LiveEnv::redis_subscriber(size_t i) {
   LOCKSIM_ASSERT_MSG(i < subscribers_.size(), "Env::redis_subscriber(i) past redis_count()");
-  return *subscribers_[i];
+  return freeze_ ? *frozen_subscribers_[i] : *subscribers_[i];
 }
 
 }  // namespace locksim::live

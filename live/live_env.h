@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "env/env.h"
+#include "env/faulty_redis_connection.h"
+#include "live/client_freeze.h"
 #include "live/hiredis_connection.h"
 #include "live/hiredis_subscriber.h"
 #include "sim/rng.h"
@@ -51,6 +53,11 @@ class LiveEnv : public Env {
   RedisSubscriber& redis_subscriber(size_t i) override;
   bool has_redis_subscriber() const override { return true; }
   std::string client_name() const override { return "c" + std::to_string(client_); }
+  // From now on, this client (and every task it starts later) stops at each
+  // Env call while `freeze` is paused (live/client_freeze.h). Call before
+  // the client's first step.
+  void set_freeze(std::shared_ptr<ClientFreeze> freeze);
+
   // A thread of its own, with a LiveEnv of its own (its own connections and
   // stream); its sleeps end early, with an exception that ends the task,
   // when this Env is destroyed.
@@ -79,6 +86,10 @@ class LiveEnv : public Env {
   TimePoint last_now_{};  // the last now() reading: it never goes back
   std::vector<std::unique_ptr<HiredisConnection>> connections_;
   std::vector<std::unique_ptr<HiredisSubscriber>> subscribers_;  // one per connection
+  // With a freeze: what redis() and redis_subscriber() hand out instead.
+  std::shared_ptr<ClientFreeze> freeze_;
+  std::vector<std::unique_ptr<RedisConnection>> frozen_connections_;
+  std::vector<std::unique_ptr<RedisSubscriber>> frozen_subscribers_;
 };
 
 }  // namespace locksim::live

@@ -14,15 +14,26 @@
 
 namespace locksim::live {
 
+void check_live_run(const harness::RunConfig& config) {
+  const LiveBackend& backend = live_backend_of(harness::backend_of(config));
+  if (!config.faults.events.empty() && !backend.applies_faults) {
+    throw ConfigError(config.fault_field_prefix() + ": live faults run on Redis only for now (" +
+                      backend.name + ": simulation-only)");
+  }
+  if (!config.profile.empty()) {
+    throw ConfigError(
+        "--profile: a fault profile draws its faults in the simulation only; give "
+        "live its faults one by one (--fault)");
+  }
+  backend.refuse_unsupported(config);
+}
+
 harness::RunResult run_live_and_check(const harness::PreparedRun& run) {
   const harness::RunConfig& config = run.config();
-  if (!config.faults.events.empty()) {
-    throw ConfigError("live: --fault is simulation-only for now");
-  }
+  check_live_run(config);
+  const LiveBackend& backend = live_backend_of(harness::backend_of(config));
   auto algorithm = algorithms::find_algorithm(config.algorithm)
                        ->make(config.algorithm_params, config.param_field_prefix());
-  const LiveBackend& backend = live_backend_of(harness::backend_of(config));
-  backend.refuse_unsupported(config);
 
   harness::RunResult r;
   r.history = backend.run(config, *algorithm, r);

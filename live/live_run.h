@@ -13,10 +13,14 @@ namespace locksim::live {
 // Uses config.algorithm and its params, workload, duration (real time!),
 // seed, and the backend's settings its live side reads (one redis-server per
 // redis.masters; a 1- or 3-server ZooKeeper ensemble with zookeeper.tick;
-// one mariadbd with mysql.lock_wait_timeout in whole seconds). Throws
-// ConfigError, before any server starts, for faults (simulation-only) and
-// for what the backend's live side refuses; std::runtime_error when a server
-// cannot be started.
+// one mariadbd with mysql.lock_wait_timeout in whole seconds) and its
+// faults (Redis only: live/live_nemesis.h). Throws ConfigError, before any
+// server starts, for what check_live_run refuses; std::runtime_error when a
+// server cannot be started.
 harness::RunResult run_live_and_check(const harness::PreparedRun& run);
+
+// What run_live_and_check refuses, without starting anything: throws
+// ConfigError naming the setting or the fault live mode cannot apply.
+void check_live_run(const harness::RunConfig& config);
 
 }  // namespace locksim::live

@@ -17,7 +17,7 @@ namespace {
 
 // Truth for threads: one mutex serialises the recorder, and the time is read
 // inside it, so index order and time order agree.
-class LiveTruth : public harness::Truth {
+class LiveTruth : public harness::Truth, public LiveRunView {
  public:
   LiveTruth(int clients, Duration run_length)
       : start_(std::chrono::steady_clock::now()),
@@ -67,6 +67,38 @@ class LiveTruth : public harness::Truth {
     }
     LOCKSIM_ASSERT(!open.has_value());
     recorder_.end_hold(client, t, -1, history::HeldInterval::EndReason::kCrash);
+  }
+
+  // LiveRunView, for the nemesis's thread.
+  Duration elapsed() override { return true_now() - TimePoint{}; }
+  std::string holder() override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    for (size_t client = 0; client < open_invoke_.size(); ++client) {
+      if (recorder_.open_hold(static_cast<int>(client)) != nullptr) {
+        return history::client_label(static_cast<int>(client));
+      }
+    }
+    return "";
+  }
+  void record_nemesis(std::string_view f, std::vector<std::string> value,
+                      std::string_view note) override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    history::Op op = history::nemesis_op(f, std::move(value), std::string(note));
+    const TimePoint t = true_now();
+    LOCKSIM_ASSERT_MSG(t >= last_recorded_, "live history time went back");
+    last_recorded_ = t;
+    op.time_ns = t.ns;
+    const int64_t index = recorder_.record(std::move(op));
+    LOCKSIM_ASSERT(index == next_index_);
+    ++next_index_;
+  }
+  void nemesis_error(const std::string& what) override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    nemesis_errors_.push_back("nemesis: " + what);
+  }
+  std::vector<std::string> take_nemesis_errors() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return std::move(nemesis_errors_);
   }
 
   // Makes every client stop at its next step (used when the run cannot start).
@@ -130,6 +162,7 @@ class LiveTruth : public harness::Truth {
   history::HistoryRecorder recorder_;                    // guarded by mutex_
   std::vector<std::optional<history::Op>> open_invoke_;  // by client; guarded by mutex_
   TimePoint last_recorded_{};                            // guarded by mutex_
+  std::vector<std::string> nemesis_errors_;              // guarded by mutex_
   int64_t next_index_ = 0;                               // guarded by mutex_
 };
 
@@ -169,19 +202,36 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
     }
   };
 
+  std::atomic<bool> clients_done{false};
+  std::thread nemesis;
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(params.clients));
   try {
+    // The nemesis first: a fault at 0 s comes before the clients' first step.
+    if (options.nemesis) {
+      nemesis = std::thread([&options, &truth, &clients_done] {
+        try {
+          options.nemesis(truth, clients_done);
+        } catch (const std::exception& e) {
+          truth.nemesis_error(e.what());
+        }
+      });
+    }
     for (int client = 0; client < params.clients; ++client)
       threads.emplace_back(client_main, client);
   } catch (...) {
     // Could not start every client: stop the ones running, then report.
     truth.abort();
     for (std::thread& t : threads) t.join();
+    clients_done.store(true);
+    if (nemesis.joinable()) nemesis.join();
     throw;
   }
   for (std::thread& t : threads) t.join();
   LOCKSIM_ASSERT(threads.size() == static_cast<size_t>(params.clients));
+  clients_done.store(true);
+  if (nemesis.joinable()) nemesis.join();
+  for (std::string& e : truth.take_nemesis_errors()) errors.push_back(std::move(e));
 
   history::History history = truth.finish();
   if (options.errors != nullptr) {

@@ -11,6 +11,7 @@
 // than the client's real belief, so an overlap the checker reports is real.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,8 +22,9 @@
 #include "algorithms/lock_algorithm.h"
 #include "env/env.h"
 #include "env/time.h"
-#include "history/history.h"
 #include "harness/workload.h"
+#include "history/history.h"
+#include "live/live_nemesis.h"
 
 namespace locksim::live {
 
@@ -39,6 +41,11 @@ struct LiveOptions {
   // backend's own Env (ZooKeeper's ZkLiveEnv); `servers` may then be empty.
   // Called on the client's thread; what it throws is that client's error.
   std::function<std::unique_ptr<Env>(int client)> make_env;
+  // Runs on a thread of its own beside the clients (the nemesis,
+  // live/live_nemesis.h), with a view of the run, and must return soon
+  // after `done` is set, which happens once every client has returned.
+  // What it reports through nemesis_error() goes where client errors go.
+  std::function<void(LiveRunView& view, const std::atomic<bool>& done)> nemesis;
 };
 
 // Runs params.clients clients against `servers` (host, port) for `run_length`

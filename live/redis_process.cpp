@@ -1,5 +1,6 @@
 #include "live/redis_process.h"
 
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -164,6 +165,7 @@ bool RedisProcess::launch(const std::vector<std::string>& args, int port, std::s
   LOCKSIM_ASSERT_MSG(!server_.owned(), "a RedisProcess launched twice");
   const std::string log_path = dir_ + "/redis.log";
   port_ = port;
+  args_ = args;
   server_ = OwnedProcess(args, log_path, dir_);
 
   const auto deadline = steady_clock::now() + kStartupTimeout;
@@ -181,6 +183,27 @@ bool RedisProcess::launch(const std::vector<std::string>& args, int port, std::s
   throw std::runtime_error("redis-server did not answer PING within " +
                            std::to_string(kStartupTimeout.count()) + " ms on port " +
                            std::to_string(port) + ": " + log_tail(log_path));
+}
+
+void RedisProcess::crash() {
+  server_.stop();  // no grace: SIGKILL
+  LOCKSIM_ASSERT(!server_.owned());
+}
+
+void RedisProcess::restart() {
+  LOCKSIM_ASSERT_MSG(!server_.owned(), "restart() of a running server");
+  LOCKSIM_ASSERT(!args_.empty() && port_ > 0);
+  std::string failure;
+  if (!launch(args_, port_, &failure)) throw std::runtime_error(failure);
+  LOCKSIM_ASSERT(server_.owned());
+}
+
+void RedisProcess::pause() {
+  if (server_.owned()) (void)::kill(server_.pid(), SIGSTOP);
+}
+
+void RedisProcess::resume() {
+  if (server_.owned()) (void)::kill(server_.pid(), SIGCONT);
 }
 
 RedisProcess::~RedisProcess() {

@@ -44,6 +44,25 @@ class RedisProcess {
 
   int port() const { return port_; }
   pid_t pid() const { return server_.pid(); }
+
+  // A live run's faults (live/live_nemesis.h). Each may be called from any
+  // one thread at a time; the process restarted by restart() gets SIGKILL
+  // when *that* thread exits (PR_SET_PDEATHSIG), so restart from a thread
+  // that outlives the run.
+  //
+  // SIGKILL, reaped: what the server had not written to its AOF is lost,
+  // as in a machine's crash. The folder (and the AOF) stays. No-op when down.
+  void crash();
+  // Starts the server again on the same port, folder and arguments, and
+  // returns once it answers PING (after loading its AOF). Throws
+  // std::runtime_error when it will not come up (the port taken meanwhile).
+  // Precondition: down (crash() ran).
+  void restart();
+  bool running() const { return server_.owned(); }
+  // SIGSTOP / SIGCONT: a paused server keeps its sockets; the kernel accepts
+  // and buffers for it, and nothing is answered until it is continued.
+  void pause();
+  void resume();
   // The server's working directory (AOF, log file "redis.log"); removed with it.
   const std::string& dir() const { return dir_; }
 
@@ -63,7 +82,8 @@ class RedisProcess {
   // std::runtime_error when it neither answered nor exited in time.
   bool launch(const std::vector<std::string>& args, int port, std::string* failure);
 
-  OwnedProcess server_;  // owns nothing until launched, and after a failed launch
+  OwnedProcess server_;            // owns nothing until launched, and after a failed launch
+  std::vector<std::string> args_;  // of the last launch: what restart() runs again
   int port_ = 0;
   std::string dir_;
 };

@@ -1,0 +1,153 @@
+#include "cli/agree_command.h"
+
+#include <filesystem>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "checkers/check.h"
+#include "cli/exit_codes.h"
+#include "cli/output_paths.h"
+#include "cli/scenario_run.h"
+#include "env/atomic_file.h"
+#include "env/parse.h"
+#include "harness/backends.h"
+#include "harness/run.h"
+#include "harness/scenario.h"
+#include "harness/settings.h"
+#include "history/history_io.h"
+#include "live/live_run.h"
+#include "reports/result_json.h"
+
+namespace locksim::cli {
+
+namespace {
+
+// The instants that matter in one run, as "12.345s" ("-": none).
+struct Instants {
+  std::string first_overlap = "-";
+  int overlaps = 0;
+  int faults = 0;  // nemesis steps taken (skips included)
+  int acquisitions = 0;
+};
+
+Instants instants_of(const harness::RunResult& r) {
+  Instants in;
+  in.overlaps = static_cast<int>(r.mutex.overlaps.size());
+  if (!r.mutex.overlaps.empty()) {
+    in.first_overlap = format_seconds(r.mutex.overlaps.front().window_start.ns);
+  }
+  for (const history::Op& op : r.history.ops) {
+    if (!history::is_client_op(op)) {
+      ++in.faults;
+    } else if (op.f == history::OpF::kAcquire && op.type == history::OpType::kOk) {
+      ++in.acquisitions;
+    }
+  }
+  return in;
+}
+
+std::string row(const std::string& what, const std::string& sim, const std::string& live) {
+  std::string out = "  " + what;
+  out.resize(std::max<size_t>(out.size() + 1, 22), ' ');
+  out += sim;
+  out.resize(std::max<size_t>(out.size() + 1, 44), ' ');
+  return out + live + "\n";
+}
+
+std::string table(const harness::Scenario& sc, const harness::RunResult& sim,
+                  const harness::RunResult& live) {
+  const Instants a = instants_of(sim);
+  const Instants b = instants_of(live);
+  const std::string expected = to_string(sc.expect);
+  std::string out = "agree: " + (sc.name.empty() ? sc.source : sc.name) +
+                    (expected.empty() ? "" : " (expects " + expected + ")") + "\n";
+  out += row("", "simulation", "live");
+  out += row("verdict", found_as_scenario(sim), found_as_scenario(live));
+  out += row("first overlap", a.first_overlap, b.first_overlap);
+  out += row("overlaps", std::to_string(a.overlaps), std::to_string(b.overlaps));
+  out += row("acquisitions", std::to_string(a.acquisitions), std::to_string(b.acquisitions));
+  out += row("nemesis steps", std::to_string(a.faults), std::to_string(b.faults));
+  for (const std::string& e : live.errors) out += "  live error: " + e + "\n";
+  return out;
+}
+
+void write_run(const std::filesystem::path& dir, const harness::RunResult& r) {
+  std::filesystem::create_directories(dir);
+  write_file_atomically(dir / "history.edn", history::to_edn(r.history));
+  write_file_atomically(dir / "history.jsonl", history::to_jsonl(r.history));
+  write_file_atomically(dir / "result.json", reports::result_json_text(r));
+}
+
+nlohmann::ordered_json agree_json(const harness::Scenario& sc, const harness::RunResult& sim,
+                                  const harness::RunResult& live) {
+  auto side = [](const harness::RunResult& r) {
+    const Instants in = instants_of(r);
+    nlohmann::ordered_json j;
+    j["verdict"] = found_as_scenario(r);
+    j["first_overlap"] = in.first_overlap == "-" ? nlohmann::ordered_json()
+                                                 : nlohmann::ordered_json(in.first_overlap);
+    j["overlaps"] = in.overlaps;
+    j["acquisitions"] = in.acquisitions;
+    j["nemesis_steps"] = in.faults;
+    j["errors"] = r.errors;
+    return j;
+  };
+  nlohmann::ordered_json j;
+  j["scenario"] = sc.name.empty() ? sc.source : sc.name;
+  const std::string expected = to_string(sc.expect);
+  j["expected"] = expected.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(expected);
+  j["seed"] = sc.config.seed;
+  j["simulation"] = side(sim);
+  j["live"] = side(live);
+  j["agree"] = std::string(found_as_scenario(sim)) == found_as_scenario(live);
+  return j;
+}
+
+}  // namespace
+
+CLI::App* add_agree_command(CLI::App& app, AgreeFlags& flags) {
+  CLI::App* agree = app.add_subcommand(
+      "agree", "run a scenario in the simulation and against real servers; compare the verdicts");
+  agree->add_option("--scenario", flags.scenario, "a shipped scenario (locksim list) or a file")
+      ->required();
+  agree->add_option("--seed", flags.seed, "override the scenario's seed (both runs)");
+  agree->add_option("--out", flags.out, "write sim/, live/ and agree.json here");
+  agree->add_flag("--quiet", flags.quiet, "print nothing; rely on the exit code");
+  return agree;
+}
+
+int run_agree_command(const AgreeFlags& flags) {
+  harness::Scenario sc = harness::load_scenario(flags.scenario);
+  if (!flags.seed.empty()) {
+    harness::find_setting_by_flag("--seed")->parse(sc.config, flags.seed, "--seed");
+  }
+  // Everything live cannot do is refused before the simulation runs.
+  live::check_live_run(sc.config);
+  make_out_dir(flags.out);
+  const harness::PreparedRun prepared = harness::prepare_run(sc.config);
+  const harness::RunResult sim = harness::run_prepared(prepared, {}).result;
+  if (!flags.quiet) {
+    std::cout << "agree: simulated; now live against real " << harness::backend_of(sc.config).name
+              << " for " << format_duration(sc.config.duration) << " of real time...\n"
+              << std::flush;
+  }
+  const harness::RunResult live = live::run_live_and_check(prepared);
+  if (!flags.quiet) std::cout << table(sc, sim, live);
+  const nlohmann::ordered_json j = agree_json(sc, sim, live);
+  if (!flags.out.empty()) {
+    const std::filesystem::path out(flags.out);
+    write_run(out / "sim", sim);
+    write_run(out / "live", live);
+    write_file_atomically(out / "agree.json", j.dump(2) + "\n");
+  }
+  const bool judged = checkers::merged(sim.checks) != checkers::Validity::kUnknown &&
+                      checkers::merged(live.checks) != checkers::Validity::kUnknown &&
+                      live.errors.empty();
+  if (!judged) return kExitInternal;
+  return j["agree"].get<bool>() ? kExitClean : kExitViolation;
+}
+
+}  // namespace locksim::cli

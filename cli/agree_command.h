@@ -1,0 +1,36 @@
+// `locksim agree`: one scenario in the simulation and against real servers,
+// its two verdicts side by side (issue 25). A design review trusts a
+// simulator only as far as it has been held to reality; this is the holding,
+// scenario by scenario.
+//
+//   locksim agree --scenario NAME|FILE [--seed N] [--out DIR] [--quiet]
+//
+// Prints both results and the instants that matter (the first overlap, the
+// faults taken), and writes, with --out, DIR/sim and DIR/live (each a run's
+// result.json and histories) and DIR/agree.json.
+//
+// Exit codes: 0 the two verdicts agree, 1 they differ, 2 bad input (an
+// unknown scenario, or one live mode cannot express: one line saying why,
+// before any server starts), 3 a run that could not be judged or an
+// internal error.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace locksim::cli {
+
+struct AgreeFlags {
+  std::string scenario;
+  std::string seed;  // "": the scenario's own
+  std::string out;
+  bool quiet = false;
+};
+
+CLI::App* add_agree_command(CLI::App& app, AgreeFlags& flags);
+
+// Precondition: stop_owned_on_interrupt() has run (main calls it first).
+int run_agree_command(const AgreeFlags& flags);
+
+}  // namespace locksim::cli

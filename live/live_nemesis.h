@@ -1,0 +1,93 @@
+// The nemesis of a live run: the same fault schedule a simulated run takes
+// (faults/fault_schedule.h), applied to real processes and real bytes at the
+// same times, measured from the run's start on the steady clock.
+//
+//   crash SERVER at T [for D]   SIGKILL; after D, the same binary on the same
+//                               port and folder (what its AOF kept is back)
+//   pause SERVER at T for D     SIGSTOP, then SIGCONT
+//   pause CLIENT at T for D     the client and its tasks stop at their next
+//                               Env call (live/client_freeze.h)
+//   partition A|B at T [for D]  the relays (live/tcp_relay.h) of every
+//   partition A->B ...          client-server link between the sides hold
+//   heal at T                   what they carry, and deliver it on heal
+//   delay A|B at T for D by X   each chunk on those links waits X more
+//
+// Targets: server and client names, "@holder" (the client holding the lock
+// when the fault fires, read from the live history; none: a skip step, as in
+// the simulation) and "@primary" (the first server: live runs have no
+// failover). Every step is recorded as a :nemesis op, so a live history
+// reads as a simulated one.
+//
+// What live mode cannot express yet, refused before any server starts
+// (check_live_faults): faults on clients other than partitions and delays
+// (a live client is a thread: pausing or crashing it alone needs clients as
+// processes), clock faults (they need the LD_PRELOAD clock shim), loss, hang,
+// faults that wait for a grant ("on grant"), and links between two servers
+// or two clients (live runs start no replicas).
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "env/time.h"
+#include "faults/fault_schedule.h"
+#include "live/tcp_relay.h"
+
+namespace locksim::live {
+
+// What a live nemesis reads and writes of the run in progress. Thread-safe.
+class LiveRunView {
+ public:
+  virtual ~LiveRunView() = default;
+  // True time since the run began (the history's clock).
+  virtual Duration elapsed() = 0;
+  // The client holding the lock now ("c2"), or "".
+  virtual std::string holder() = 0;
+  // Records one nemesis step as a :nemesis :info op (Nemesis::StepSink's
+  // contract: f, value, note).
+  virtual void record_nemesis(std::string_view f, std::vector<std::string> value,
+                              std::string_view note) = 0;
+  // A step that could not be taken (a server that would not restart): the
+  // run's result carries it as an error, so its verdict is not trusted.
+  virtual void nemesis_error(const std::string& what) = 0;
+};
+
+// The real things a live nemesis acts on.
+struct LiveTargets {
+  struct Server {
+    std::function<void()> crash, restart, pause, resume;
+  };
+  std::map<std::string, Server> servers;  // by name: "redis-1", ...
+  std::vector<std::string> clients;       // "c1", ... in order
+  // Each client's pause and resume (crash and restart unset), by name.
+  std::map<std::string, Server> client_pauses;
+  // The relay of each client-server link: (client, server) -> relay.
+  std::map<std::pair<std::string, std::string>, TcpRelay*> links;
+};
+
+// Throws ConfigError naming `field_prefix`[i] for the first fault live mode
+// cannot apply to a run of `clients` and `servers` (names as in LiveTargets).
+void check_live_faults(const faults::FaultSchedule& schedule,
+                       const std::vector<std::string>& clients,
+                       const std::vector<std::string>& servers, const std::string& field_prefix);
+
+// Whether a schedule has faults on links (partition, heal, delay): such a run
+// puts a relay on every client-server link.
+bool needs_relays(const faults::FaultSchedule& schedule);
+
+// Applies `schedule` until `done` is set (the run's clients have finished):
+// each step at its time, in time order (ties in schedule order, starts before
+// ends as the simulation's timers do). Ends every fault still in force when
+// done (servers continued and restarted, links healed), so the clients' last
+// steps and the servers' shutdown see a whole system. Call on a thread that
+// outlives every server it may restart. Precondition: check_live_faults
+// accepted the schedule for these targets.
+void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& targets,
+                      LiveRunView& view, const std::atomic<bool>& done);
+
+}  // namespace locksim::live

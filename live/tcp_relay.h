@@ -1,0 +1,84 @@
+// A TCP relay on loopback in front of one server port: the network faults of
+// a live run (partition, one-way partition, delay) applied to real bytes.
+//
+// Why a relay and not the kernel: the kernel's netem qdisc is refused on the
+// machines locksim runs on, and iptables would need root and would drop
+// packets (TCP then retransmits on its own schedule). The simulated network
+// holds what a cut link carries and delivers it in order on heal
+// (sim/network.h); a relay that reads every byte as it arrives and decides
+// when to write it on can do exactly that on real sockets.
+//
+// One relay serves one link: a client (or a replica) connects to port()
+// instead of the server's, and the relay opens a connection to the target
+// for each connection it accepts. Each direction of each connection is a
+// FIFO of chunks, each with the earliest instant it may be written on:
+//   - cut(toward_server, toward_client): a cut direction writes nothing; its
+//     bytes are kept (the relay still reads them: the sender's kernel would
+//     keep retransmitting, and what it sent is on its way) and go on, in
+//     order, when the direction is healed;
+//   - set_delay(d): each chunk read from now on waits d before it is written;
+//   - reset(): every connection is closed with RST on both sides (what a
+//     cut past TCP's retransmission limit ends in), and the held bytes die.
+// A side that closes (EOF) is passed on as a half-close once its bytes are
+// written; an error on either side resets both.
+//
+// Threads: one thread per relay runs the loop; every public function may be
+// called from any thread and takes effect within a millisecond. Real time:
+// this is live code (the simulation never uses it).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace locksim::live {
+
+class TcpRelay {
+ public:
+  // Listens on a free loopback port and relays each accepted connection to
+  // 127.0.0.1:`target_port`. Throws std::runtime_error (socket errors).
+  explicit TcpRelay(int target_port);
+  // Stops the loop and closes every socket (held bytes are dropped).
+  ~TcpRelay();
+  TcpRelay(const TcpRelay&) = delete;
+  TcpRelay& operator=(const TcpRelay&) = delete;
+
+  int port() const { return port_; }
+  int target_port() const { return target_port_; }
+
+  // Holds the directions set to true, releases the ones set to false.
+  void cut(bool toward_server, bool toward_client);
+  void heal() { cut(false, false); }
+  // Extra latency for every chunk read from now on (zero: none).
+  void set_delay(std::chrono::milliseconds extra);
+  // Closes every open connection with RST on both sides. New connections
+  // are accepted as before.
+  void reset();
+
+  // Connections accepted so far (for tests and notes).
+  int accepted() const { return accepted_.load(); }
+
+ private:
+  struct Loop;
+  void run();
+  void wake() const;
+
+  const int target_port_;
+  int port_ = 0;
+  int listen_fd_ = -1;
+  int wake_fds_[2] = {-1, -1};  // a self-pipe: settings changed, or stop
+  std::atomic<int> accepted_{0};
+
+  std::mutex mutex_;  // guards the settings below, read by the loop
+  bool cut_to_server_ = false;
+  bool cut_to_client_ = false;
+  std::chrono::milliseconds delay_{0};
+  int resets_requested_ = 0;
+  bool stopping_ = false;
+
+  std::thread thread_;  // last: started once everything above exists
+};
+
+}  // namespace locksim::live
