@@ -17,6 +17,7 @@
 #include "harness/run.h"
 #include "harness/scenario.h"
 #include "harness/settings.h"
+#include "harness/time_scale.h"
 #include "history/history_io.h"
 #include "live/live_run.h"
 #include "reports/result_json.h"
@@ -100,6 +101,7 @@ nlohmann::ordered_json agree_json(const harness::Scenario& sc, const harness::Ru
   const std::string expected = to_string(sc.expect);
   j["expected"] = expected.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(expected);
   j["seed"] = sc.config.seed;
+  j["duration"] = format_duration(sc.config.duration);
   j["simulation"] = side(sim);
   j["live"] = side(live);
   j["agree"] = std::string(found_as_scenario(sim)) == found_as_scenario(live);
@@ -114,6 +116,8 @@ CLI::App* add_agree_command(CLI::App& app, AgreeFlags& flags) {
   agree->add_option("--scenario", flags.scenario, "a shipped scenario (locksim list) or a file")
       ->required();
   agree->add_option("--seed", flags.seed, "override the scenario's seed (both runs)");
+  agree->add_option("--time-scale", flags.time_scale,
+                    "multiply every duration of the scenario by F on both sides (0.01 to 100)");
   agree->add_option("--out", flags.out, "write sim/, live/ and agree.json here");
   agree->add_flag("--quiet", flags.quiet, "print nothing; rely on the exit code");
   return agree;
@@ -123,6 +127,9 @@ int run_agree_command(const AgreeFlags& flags) {
   harness::Scenario sc = harness::load_scenario(flags.scenario);
   if (!flags.seed.empty()) {
     harness::find_setting_by_flag("--seed")->parse(sc.config, flags.seed, "--seed");
+  }
+  if (!flags.time_scale.empty()) {
+    harness::scale_time(sc.config, harness::parse_time_scale(flags.time_scale, "--time-scale"));
   }
   // Everything live cannot do is refused before the simulation runs.
   live::check_live_run(sc.config);

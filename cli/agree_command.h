@@ -3,8 +3,10 @@
 // simulator only as far as it has been held to reality; this is the holding,
 // scenario by scenario.
 //
-//   locksim agree --scenario NAME|FILE [--seed N] [--out DIR] [--quiet]
+//   locksim agree --scenario NAME|FILE [--seed N] [--time-scale F] [--out DIR] [--quiet]
 //
+// --time-scale F multiplies every duration of the scenario by F on both
+// sides (harness/time_scale.h), so a 60 s scenario runs live in 6 s.
 // Prints both results and the instants that matter (the first overlap, the
 // faults taken), and writes, with --out, DIR/sim and DIR/live (each a run's
 // result.json and histories) and DIR/agree.json.
@@ -23,7 +25,8 @@ namespace locksim::cli {
 
 struct AgreeFlags {
   std::string scenario;
-  std::string seed;  // "": the scenario's own
+  std::string seed;        // "": the scenario's own
+  std::string time_scale;  // "": 1
   std::string out;
   bool quiet = false;
 };

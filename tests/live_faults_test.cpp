@@ -17,6 +17,9 @@
 #include <string>
 #include <thread>
 
+#include "env/parse.h"
+#include "harness/scenario.h"
+#include "harness/time_scale.h"
 #include "live/hiredis_connection.h"
 #include "live/redis_process.h"
 #include "live/tcp_relay.h"
@@ -173,6 +176,30 @@ TEST(LocksimAgree, ARestartWithoutPersistenceBreaksTheLockInBoth) {
   const testing::Outcome refused = testing::locksim("agree --scenario set-nx-lua-clock-jump");
   EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
   EXPECT_NE(refused.err.find("cannot run live"), std::string::npos) << refused.err;
+}
+
+// --time-scale: every duration of a scenario, given or default, scaled on
+// both sides; nothing else moves.
+TEST(TimeScale, ScalesEveryDurationOfAScenarioAndNothingElse) {
+  harness::RunConfig c = harness::load_scenario("redisson-partition").config;
+  const harness::RunConfig before = c;
+  harness::scale_time(c, 0.1);
+  EXPECT_EQ(c.duration, Duration::millis(before.duration.to_ms() / 10));
+  EXPECT_EQ(c.workload.hold_max, Duration::millis(before.workload.hold_max.to_ms() / 10));
+  EXPECT_EQ(c.redis.timeout, Duration::millis(before.redis.timeout.to_ms() / 10));
+  ASSERT_EQ(c.faults.events.size(), before.faults.events.size());
+  EXPECT_EQ(c.faults.events[0].at, Duration::millis(before.faults.events[0].at.to_ms() / 10));
+  EXPECT_EQ(c.faults.events[0].duration,
+            Duration::millis(before.faults.events[0].duration.to_ms() / 10));
+  EXPECT_EQ(c.algorithm_params.at("watchdog-timeout"), "3s") << "a default parameter scales too";
+  EXPECT_EQ(c.seed, before.seed);
+  EXPECT_EQ(c.workload.clients, before.workload.clients);
+  harness::RunConfig same = before;
+  harness::scale_time(same, 1.0);
+  EXPECT_EQ(same.duration, before.duration);
+  EXPECT_THROW(harness::parse_time_scale("0", "--time-scale"), ConfigError);
+  EXPECT_THROW(harness::parse_time_scale("fast", "--time-scale"), ConfigError);
+  EXPECT_DOUBLE_EQ(harness::parse_time_scale("0.25", "--time-scale"), 0.25);
 }
 
 }  // namespace

@@ -1,0 +1,92 @@
+#include "harness/time_scale.h"
+
+#include <charconv>
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "env/assert.h"
+#include "env/parse.h"
+#include "harness/settings.h"
+
+namespace locksim::harness {
+
+namespace {
+
+Duration scaled(Duration d, double factor) {
+  if (d == Duration::zero()) return d;
+  const double ms = std::round(static_cast<double>(d.ns) * factor / 1e6);
+  const int64_t whole_ms = std::max<int64_t>(1, static_cast<int64_t>(ms));
+  return Duration::millis(d < Duration::zero() ? -whole_ms : whole_ms);
+}
+
+// The scaled text of a duration or a duration range; nullopt for anything
+// else ("none", a number, a name).
+std::optional<std::string> scaled_text(const std::string& text, double factor) {
+  try {
+    if (text.find("..") != std::string::npos) {
+      const auto [lo, hi] = parse_duration_range(text, "");
+      return format_duration(scaled(lo, factor)) + ".." + format_duration(scaled(hi, factor));
+    }
+    return format_duration(scaled(parse_duration(text, ""), factor));
+  } catch (const ConfigError&) {
+    return std::nullopt;
+  }
+}
+
+void scale_settings(RunConfig& config, double factor) {
+  for (const Setting& s : all_settings()) {
+    if (s.kind != Setting::Kind::kText || !s.format || !s.parse) continue;
+    const std::string text = s.format(config);
+    const std::optional<std::string> next = scaled_text(text, factor);
+    if (next && *next != text) s.parse(config, *next, field_name(config, s) + " (time-scaled)");
+  }
+}
+
+void scale_params(RunConfig& config, double factor) {
+  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
+  if (spec == nullptr) return;  // prepare_run names the unknown algorithm
+  for (const auto& p : spec->params) {
+    const auto given = config.algorithm_params.find(p.name);
+    const std::string text =
+        given != config.algorithm_params.end() ? given->second : p.default_value;
+    const std::optional<std::string> next = scaled_text(text, factor);
+    if (next && *next != text) config.algorithm_params[p.name] = *next;
+  }
+}
+
+void scale_faults(RunConfig& config, double factor) {
+  for (faults::FaultEvent& e : config.faults.events) {
+    e.at = scaled(e.at, factor);
+    e.duration = scaled(e.duration, factor);
+    e.jump = scaled(e.jump, factor);
+    e.delay = scaled(e.delay, factor);
+    if (e.after_grant) e.after_grant = scaled(*e.after_grant, factor);
+  }
+}
+
+}  // namespace
+
+double parse_time_scale(const std::string& text, const std::string& field) {
+  double f = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), f);
+  // Written so that NaN fails too.
+  if (error != std::errc() || end != text.data() + text.size() ||
+      !(f >= kTimeScaleMin && f <= kTimeScaleMax)) {
+    throw ConfigError(field + ": expected a factor from 0.01 to 100, such as 0.1, got '" + text +
+                      "'");
+  }
+  return f;
+}
+
+void scale_time(RunConfig& config, double factor) {
+  LOCKSIM_ASSERT(factor >= kTimeScaleMin && factor <= kTimeScaleMax);
+  if (factor == 1.0) return;
+  const uint64_t seed = config.seed;
+  scale_settings(config, factor);
+  scale_params(config, factor);
+  scale_faults(config, factor);
+  LOCKSIM_ASSERT(config.seed == seed);  // only durations move
+}
+
+}  // namespace locksim::harness
