@@ -108,13 +108,132 @@ nlohmann::ordered_json agree_json(const harness::Scenario& sc, const harness::Ru
   return j;
 }
 
+// Loads the scenario with the command line's --seed and --time-scale.
+harness::Scenario load_for_agree(const std::string& name, const AgreeFlags& flags) {
+  harness::Scenario sc = harness::load_scenario(name);
+  if (!flags.seed.empty()) {
+    harness::find_setting_by_flag("--seed")->parse(sc.config, flags.seed, "--seed");
+  }
+  if (!flags.time_scale.empty()) {
+    harness::scale_time(sc.config, harness::parse_time_scale(flags.time_scale, "--time-scale"));
+  }
+  return sc;
+}
+
+// Both runs of one scenario live can express; writes sim/ and live/ under
+// `out` ("" nothing). Returns agree.json's row and the exit code.
+std::pair<nlohmann::ordered_json, int> compare(const harness::Scenario& sc, const std::string& out,
+                                               bool quiet) {
+  const harness::PreparedRun prepared = harness::prepare_run(sc.config);
+  const harness::RunResult sim = harness::run_prepared(prepared, {}).result;
+  if (!quiet) {
+    std::cout << "agree: simulated; now live against real " << harness::backend_of(sc.config).name
+              << " for " << format_duration(sc.config.duration) << " of real time...\n"
+              << std::flush;
+  }
+  const harness::RunResult live = live::run_live_and_check(prepared);
+  if (!quiet) std::cout << table(sc, sim, live) << std::flush;
+  nlohmann::ordered_json j = agree_json(sc, sim, live);
+  if (!out.empty()) {
+    write_run(std::filesystem::path(out) / "sim", sim);
+    write_run(std::filesystem::path(out) / "live", live);
+  }
+  const bool judged = checkers::merged(sim.checks) != checkers::Validity::kUnknown &&
+                      checkers::merged(live.checks) != checkers::Validity::kUnknown &&
+                      live.errors.empty();
+  if (!judged) return {j, kExitInternal};
+  return {j, j["agree"].get<bool>() ? kExitClean : kExitViolation};
+}
+
+// agree.md: a row per scenario, the ones live cannot express last.
+std::string agree_markdown(const nlohmann::ordered_json& report) {
+  std::string md = "# locksim agree: the simulation and real servers, scenario by scenario\n\n";
+  const nlohmann::ordered_json& sum = report["summary"];
+  md += "Scenarios: " + std::to_string(sum["scenarios"].get<int>()) +
+        "; expressible live: " + std::to_string(sum["expressible"].get<int>()) +
+        "; agreeing: " + std::to_string(sum["agree"].get<int>()) + "; time scale " +
+        sum["time_scale"].get<std::string>() + ".\n\n";
+  md += "| scenario | expects | simulation | live | first overlap (sim / live) | agree |\n";
+  md += "|---|---|---|---|---|---|\n";
+  std::string refused;
+  for (const auto& r : report["scenarios"]) {
+    const std::string name = "`" + r["scenario"].get<std::string>() + "`";
+    if (!r["expressible"].get<bool>()) {
+      refused += "| " + name + " | " + r["why"].get<std::string>() + " |\n";
+      continue;
+    }
+    auto overlap = [](const nlohmann::ordered_json& side) {
+      return side["first_overlap"].is_null() ? std::string("-")
+                                             : side["first_overlap"].get<std::string>();
+    };
+    md += "| " + name + " | " + (r["expected"].is_null() ? "-" : r["expected"].get<std::string>()) +
+          " | " + r["simulation"]["verdict"].get<std::string>() + " | " +
+          r["live"]["verdict"].get<std::string>() + " | " + overlap(r["simulation"]) + " / " +
+          overlap(r["live"]) + " | " + (r["agree"].get<bool>() ? "yes" : "**no**") + " |\n";
+  }
+  md += "\nNot expressible live:\n\n| scenario | why |\n|---|---|\n" + refused;
+  return md;
+}
+
+// Every shipped scenario, the report rewritten after each (an interrupted
+// --all keeps what finished).
+int agree_all(const AgreeFlags& flags) {
+  if (flags.out.empty()) throw ConfigError("--out: --all writes its report there; give a folder");
+  make_out_dir(flags.out);
+  const std::filesystem::path out(flags.out);
+  nlohmann::ordered_json report;
+  report["scenarios"] = nlohmann::ordered_json::array();
+  int expressible = 0, agreeing = 0, code = kExitClean;
+  const auto& all = harness::builtin_scenario_texts();
+  for (size_t i = 0; i < all.size(); ++i) {
+    const harness::Scenario sc = load_for_agree(all[i].name, flags);
+    nlohmann::ordered_json row;
+    try {
+      live::check_live_run(sc.config);
+    } catch (const ConfigError& e) {
+      row["scenario"] = all[i].name;
+      row["expressible"] = false;
+      row["why"] = e.what();
+    }
+    if (row.empty()) {
+      auto [j, one] = compare(sc, (out / all[i].name).string(), true);
+      row = std::move(j);
+      row["expressible"] = true;
+      ++expressible;
+      agreeing += row["agree"].get<bool>() ? 1 : 0;
+      code = std::max(code, one);
+    }
+    if (!flags.quiet) {
+      std::cout << "[" << i + 1 << "/" << all.size() << "] " << all[i].name << ": "
+                << (row["expressible"].get<bool>()
+                        ? row["simulation"]["verdict"].get<std::string>() + " / " +
+                              row["live"]["verdict"].get<std::string>() +
+                              (row["agree"].get<bool>() ? " (agree)" : " (DIFFER)")
+                        : "not expressible live")
+                << "\n"
+                << std::flush;
+    }
+    report["scenarios"].push_back(row);
+    report["summary"] = {{"scenarios", static_cast<int>(i + 1)},
+                         {"expressible", expressible},
+                         {"agree", agreeing},
+                         {"time_scale", flags.time_scale.empty() ? "1" : flags.time_scale}};
+    write_file_atomically(out / "agree.json", report.dump(2) + "\n");
+    write_file_atomically(out / "agree.md", agree_markdown(report));
+  }
+  return code;
+}
+
 }  // namespace
 
 CLI::App* add_agree_command(CLI::App& app, AgreeFlags& flags) {
   CLI::App* agree = app.add_subcommand(
       "agree", "run a scenario in the simulation and against real servers; compare the verdicts");
-  agree->add_option("--scenario", flags.scenario, "a shipped scenario (locksim list) or a file")
-      ->required();
+  CLI::Option* one = agree->add_option("--scenario", flags.scenario,
+                                       "a shipped scenario (locksim list) or a file");
+  CLI::Option* all =
+      agree->add_flag("--all", flags.all, "every shipped scenario; writes agree.json and agree.md");
+  one->excludes(all);
   agree->add_option("--seed", flags.seed, "override the scenario's seed (both runs)");
   agree->add_option("--time-scale", flags.time_scale,
                     "multiply every duration of the scenario by F on both sides (0.01 to 100)");
@@ -124,37 +243,17 @@ CLI::App* add_agree_command(CLI::App& app, AgreeFlags& flags) {
 }
 
 int run_agree_command(const AgreeFlags& flags) {
-  harness::Scenario sc = harness::load_scenario(flags.scenario);
-  if (!flags.seed.empty()) {
-    harness::find_setting_by_flag("--seed")->parse(sc.config, flags.seed, "--seed");
-  }
-  if (!flags.time_scale.empty()) {
-    harness::scale_time(sc.config, harness::parse_time_scale(flags.time_scale, "--time-scale"));
-  }
+  if (flags.all) return agree_all(flags);
+  if (flags.scenario.empty()) throw ConfigError("--scenario: expected a scenario, or --all");
+  const harness::Scenario sc = load_for_agree(flags.scenario, flags);
   // Everything live cannot do is refused before the simulation runs.
   live::check_live_run(sc.config);
   make_out_dir(flags.out);
-  const harness::PreparedRun prepared = harness::prepare_run(sc.config);
-  const harness::RunResult sim = harness::run_prepared(prepared, {}).result;
-  if (!flags.quiet) {
-    std::cout << "agree: simulated; now live against real " << harness::backend_of(sc.config).name
-              << " for " << format_duration(sc.config.duration) << " of real time...\n"
-              << std::flush;
-  }
-  const harness::RunResult live = live::run_live_and_check(prepared);
-  if (!flags.quiet) std::cout << table(sc, sim, live);
-  const nlohmann::ordered_json j = agree_json(sc, sim, live);
+  auto [j, code] = compare(sc, flags.out, flags.quiet);
   if (!flags.out.empty()) {
-    const std::filesystem::path out(flags.out);
-    write_run(out / "sim", sim);
-    write_run(out / "live", live);
-    write_file_atomically(out / "agree.json", j.dump(2) + "\n");
+    write_file_atomically(std::filesystem::path(flags.out) / "agree.json", j.dump(2) + "\n");
   }
-  const bool judged = checkers::merged(sim.checks) != checkers::Validity::kUnknown &&
-                      checkers::merged(live.checks) != checkers::Validity::kUnknown &&
-                      live.errors.empty();
-  if (!judged) return kExitInternal;
-  return j["agree"].get<bool>() ? kExitClean : kExitViolation;
+  return code;
 }
 
 }  // namespace locksim::cli

@@ -7,9 +7,13 @@
 //
 // --time-scale F multiplies every duration of the scenario by F on both
 // sides (harness/time_scale.h), so a 60 s scenario runs live in 6 s.
+//   locksim agree --all --out DIR [--time-scale F]
+//
 // Prints both results and the instants that matter (the first overlap, the
 // faults taken), and writes, with --out, DIR/sim and DIR/live (each a run's
-// result.json and histories) and DIR/agree.json.
+// result.json and histories) and DIR/agree.json. --all runs every shipped
+// scenario and writes DIR/agree.json and DIR/agree.md (a row per scenario:
+// both verdicts, or why live cannot express it), rewritten after each one.
 //
 // Exit codes: 0 the two verdicts agree, 1 they differ, 2 bad input (an
 // unknown scenario, or one live mode cannot express: one line saying why,
@@ -28,6 +32,7 @@ struct AgreeFlags {
   std::string seed;        // "": the scenario's own
   std::string time_scale;  // "": 1
   std::string out;
+  bool all = false;  // --all: every shipped scenario, a report in --out
   bool quiet = false;
 };
 

@@ -178,6 +178,19 @@ TEST(LocksimAgree, ARestartWithoutPersistenceBreaksTheLockInBoth) {
   EXPECT_NE(refused.err.find("cannot run live"), std::string::npos) << refused.err;
 }
 
+// The bounded subset CI runs: shipped scenarios at a quarter of their time,
+// one per fault kind live applies that a shipped scenario uses (a server's
+// crash, a client's pause, a partition); each gives the same verdict in both.
+TEST(LocksimAgree, ShippedScenariosAgreeAtAQuarterOfTheirTime) {
+  LOCKSIM_SKIP_WITHOUT("redis-server", redis_missing());
+  for (const char* name : {"set-nx-lua-restart-no-fsync", "set-nx-lua-gc-pause",
+                           "naive-setnx-partition-late-delete"}) {
+    const testing::Outcome r =
+        testing::locksim(std::string("agree --time-scale 0.25 --scenario ") + name);
+    EXPECT_EQ(r.exit_code, 0) << name << "\n" << r.out << r.err;
+  }
+}
+
 // --time-scale: every duration of a scenario, given or default, scaled on
 // both sides; nothing else moves.
 TEST(TimeScale, ScalesEveryDurationOfAScenarioAndNothingElse) {
