@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "env/assert.h"
 #include "env/parse.h"
 #include "harness/backends.h"
 #include "history/history.h"
@@ -52,6 +53,77 @@ void refuse_unsupported(const harness::RunConfig& config) {
                     config.fault_field_prefix());
 }
 
+// What the nemesis may do to each server and each client.
+LiveTargets targets_of(const harness::RunConfig& config,
+                       const std::vector<std::unique_ptr<RedisProcess>>& servers,
+                       const std::vector<std::shared_ptr<ClientFreeze>>& freezes) {
+  LiveTargets targets;
+  const std::vector<std::string> names = server_names(static_cast<int>(servers.size()));
+  for (size_t s = 0; s < servers.size(); ++s) {
+    RedisProcess* p = servers[s].get();
+    LiveTargets::Server& t = targets.servers[names[s]];
+    t.crash = [p] { p->crash(); };
+    t.restart = [p] { p->restart(); };
+    t.pause = [p] { p->pause(); };
+    t.resume = [p] { p->resume(); };
+    // Set only under the shim; check_live_faults and needs_clock_shim agree.
+    t.jump = [p](Duration by) { p->clock()->jump(by); };
+    t.set_drift = [p](int64_t ppm) { p->clock()->set_drift(ppm); };
+  }
+  targets.clients = client_names(config);
+  LOCKSIM_ASSERT(freezes.size() == targets.clients.size());
+  for (size_t c = 0; c < freezes.size(); ++c) {
+    ClientFreeze* f = freezes[c].get();
+    LiveTargets::Server& t = targets.client_pauses[targets.clients[c]];
+    t.pause = [f] { f->pause(); };
+    t.resume = [f] { f->resume(); };
+  }
+  return targets;
+}
+
+// A run with faults: a nemesis thread, a freeze per client, and with link
+// faults a relay per client-server link (client c reaches server s at its
+// relay's port).
+history::History run_with_faults(const harness::RunConfig& config,
+                                 algorithms::LockAlgorithm& algorithm, harness::RunResult& result,
+                                 const std::vector<std::unique_ptr<RedisProcess>>& servers,
+                                 LiveOptions live_options) {
+  std::vector<ServerAddress> addresses;
+  for (const auto& s : servers) addresses.emplace_back("127.0.0.1", s->port());
+  std::vector<std::shared_ptr<ClientFreeze>> freezes;
+  for (int c = 0; c < config.workload.clients; ++c) {
+    freezes.push_back(std::make_shared<ClientFreeze>());
+  }
+  // Declared before the run, so they outlive the nemesis and the clients.
+  LiveTargets targets = targets_of(config, servers, freezes);
+  std::vector<std::unique_ptr<TcpRelay>> relays;
+  std::vector<std::vector<ServerAddress>> client_addresses(freezes.size(), addresses);
+  if (needs_relays(config.faults)) {
+    for (size_t c = 0; c < freezes.size(); ++c) {
+      for (size_t s = 0; s < servers.size(); ++s) {
+        relays.push_back(std::make_unique<TcpRelay>(servers[s]->port()));
+        targets.links[{targets.clients[c], "redis-" + std::to_string(s + 1)}] = relays.back().get();
+        client_addresses[c][s].second = relays.back()->port();
+      }
+    }
+    result.backend_notes.emplace_back("redis.relays",
+                                      "every client reached every server through a TCP relay "
+                                      "of its own (live/tcp_relay.h)");
+  }
+  const Duration timeout = live_options.command_timeout;
+  live_options.make_env = [&](int client) -> std::unique_ptr<Env> {
+    const auto i = static_cast<size_t>(client);
+    auto env = std::make_unique<LiveEnv>(client, client_addresses.at(i), timeout, config.seed);
+    env->set_freeze(freezes.at(i));
+    return env;
+  };
+  live_options.nemesis = [&](LiveRunView& view, const std::atomic<bool>& done) {
+    run_live_nemesis(config.faults, targets, view, done);
+  };
+  return run_live(algorithm, config.workload, addresses, config.duration, config.seed,
+                  live_options);
+}
+
 // Owns every server it starts: each is stopped when this returns or throws.
 history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm& algorithm,
                      harness::RunResult& result) {
@@ -61,6 +133,7 @@ history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm
   if (topology.persistence == sim::redis::Persistence::kAofEverysec) {
     options.appendfsync = "everysec";
   }
+  if (needs_clock_shim(config.faults)) options.clock = "shim";
   std::vector<std::unique_ptr<RedisProcess>> servers;
   std::vector<std::pair<std::string, int>> addresses;
   for (int i = 0; i < topology.masters; ++i) {
@@ -70,50 +143,9 @@ history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm
   LiveOptions live_options;
   live_options.command_timeout = topology.timeout;
   live_options.errors = &result.errors;
-  if (config.faults.events.empty()) {
-    return run_live(algorithm, config.workload, addresses, config.duration, config.seed,
-                    live_options);
+  if (!config.faults.events.empty()) {
+    return run_with_faults(config, algorithm, result, servers, live_options);
   }
-  // Declared before the run, so they outlive the nemesis and the clients.
-  LiveTargets targets;
-  std::vector<std::unique_ptr<TcpRelay>> relays;
-  const std::vector<std::string> names = server_names(topology.masters);
-  for (size_t s = 0; s < servers.size(); ++s) {
-    RedisProcess* p = servers[s].get();
-    targets.servers[names[s]] = {[p] { p->crash(); }, [p] { p->restart(); }, [p] { p->pause(); },
-                                 [p] { p->resume(); }};
-  }
-  targets.clients = client_names(config);
-  // Client c's address of each server: its relay's port, or the server's.
-  std::vector<std::vector<ServerAddress>> client_addresses(targets.clients.size(), addresses);
-  if (needs_relays(config.faults)) {
-    for (size_t c = 0; c < targets.clients.size(); ++c) {
-      for (size_t s = 0; s < servers.size(); ++s) {
-        relays.push_back(std::make_unique<TcpRelay>(servers[s]->port()));
-        targets.links[{targets.clients[c], names[s]}] = relays.back().get();
-        client_addresses[c][s].second = relays.back()->port();
-      }
-    }
-    result.backend_notes.emplace_back("redis.relays",
-                                      "every client reached every server through a TCP relay "
-                                      "of its own (live/tcp_relay.h)");
-  }
-  std::vector<std::shared_ptr<ClientFreeze>> freezes;
-  for (const std::string& name : targets.clients) {
-    freezes.push_back(std::make_shared<ClientFreeze>());
-    ClientFreeze* f = freezes.back().get();
-    targets.client_pauses[name] = {{}, {}, [f] { f->pause(); }, [f] { f->resume(); }};
-  }
-  live_options.make_env = [&](int client) -> std::unique_ptr<Env> {
-    const auto i = static_cast<size_t>(client);
-    auto env =
-        std::make_unique<LiveEnv>(client, client_addresses.at(i), topology.timeout, config.seed);
-    env->set_freeze(freezes.at(i));
-    return env;
-  };
-  live_options.nemesis = [&](LiveRunView& view, const std::atomic<bool>& done) {
-    run_live_nemesis(config.faults, targets, view, done);
-  };
   return run_live(algorithm, config.workload, addresses, config.duration, config.seed,
                   live_options);
 }

@@ -139,6 +139,14 @@ void Applier::start(const FaultEvent& scheduled, Duration at) {
     case FaultKind::kDelay:
       delay(e, at);
       return;
+    case FaultKind::kJumpClock:
+      view_.record_nemesis("jump", e.value(), "");
+      t_.servers.at(e.node).jump(e.jump);
+      return;
+    case FaultKind::kSetDrift:
+      view_.record_nemesis("drift", e.value(), "");
+      t_.servers.at(e.node).set_drift(e.drift_ppm);
+      return;
     case FaultKind::kHeal:
       view_.record_nemesis("heal", {}, "");
       ++heals_;
@@ -300,7 +308,12 @@ std::string live_refusal(const FaultEvent& e, const std::vector<std::string>& cl
       return "";
     case FaultKind::kSetDrift:
     case FaultKind::kJumpClock:
-      return "clock faults are simulation-only for now (they need the clock shim)";
+      if (server_or_primary(e.node)) return "";
+      if (client_or_holder(e.node)) {
+        return "a clock fault on a client is simulation-only for now (the live client reads the "
+               "steady clock)";
+      }
+      return "no server named '" + e.node + "'";
     case FaultKind::kLoss:
       return "loss is simulation-only for now";
     case FaultKind::kHang:
@@ -342,6 +355,12 @@ void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& 
     std::this_thread::sleep_for(kTick);
   }
   applier.end_everything();
+}
+
+bool needs_clock_shim(const faults::FaultSchedule& schedule) {
+  return std::any_of(schedule.events.begin(), schedule.events.end(), [](const FaultEvent& e) {
+    return e.kind == FaultKind::kJumpClock || e.kind == FaultKind::kSetDrift;
+  });
 }
 
 bool needs_relays(const faults::FaultSchedule& schedule) {

@@ -7,6 +7,8 @@
 //   pause SERVER at T for D     SIGSTOP, then SIGCONT
 //   pause CLIENT at T for D     the client and its tasks stop at their next
 //                               Env call (live/client_freeze.h)
+//   jump SERVER at T +-D        the server's wall clock, through the clock
+//   drift SERVER at T PPMppm    shim (live/clock_control.h)
 //   partition A|B at T [for D]  the relays (live/tcp_relay.h) of every
 //   partition A->B ...          client-server link between the sides hold
 //   heal at T                   what they carry, and deliver it on heal
@@ -61,6 +63,8 @@ class LiveRunView {
 struct LiveTargets {
   struct Server {
     std::function<void()> crash, restart, pause, resume;
+    std::function<void(Duration by)> jump;       // unset: no clock shim
+    std::function<void(int64_t ppm)> set_drift;  // likewise
   };
   std::map<std::string, Server> servers;  // by name: "redis-1", ...
   std::vector<std::string> clients;       // "c1", ... in order
@@ -75,6 +79,10 @@ struct LiveTargets {
 void check_live_faults(const faults::FaultSchedule& schedule,
                        const std::vector<std::string>& clients,
                        const std::vector<std::string>& servers, const std::string& field_prefix);
+
+// Whether a schedule moves a server's clock: its servers then run under the
+// clock shim.
+bool needs_clock_shim(const faults::FaultSchedule& schedule);
 
 // Whether a schedule has faults on links (partition, heal, delay): such a run
 // puts a relay on every client-server link.

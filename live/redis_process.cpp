@@ -137,18 +137,28 @@ std::vector<std::string> server_args(const std::string& binary, int port, const 
 std::unique_ptr<RedisProcess> RedisProcess::start(const Options& options) {
   const std::string binary = find_redis_server();
   check_appendfsync(options.appendfsync);
+  if (!options.clock.empty() && options.clock != "shim") {
+    throw std::runtime_error("RedisProcess: clock must be \"\" or shim, not " + options.clock);
+  }
   const std::vector<std::string> extra = split_args(options.extra_args);
 
   // Owns the dir (and later the child) from here on, so every throw below
   // cleans up through the destructor.
   std::unique_ptr<RedisProcess> process(new RedisProcess());
   process->dir_ = make_temp_dir("locksim-redis");
+  if (options.clock == "shim")
+    process->clock_ = std::make_unique<ClockControl>(process->dir_ + "/clock");
 
   std::string last_failure;
   for (int attempt = 0; attempt < kPortAttemptsMax; ++attempt) {
     const int port = pick_free_loopback_port();
-    const std::vector<std::string> args =
+    std::vector<std::string> args =
         server_args(binary, port, process->dir_, options.appendfsync, extra);
+    if (process->clock_) {
+      // env(1) execs the server in its place: the pid stays the server's.
+      args.insert(args.begin(), {"/usr/bin/env", "LD_PRELOAD=" + clock_shim_library(),
+                                 std::string(kClockFileEnv) + "=" + process->clock_->path()});
+    }
     if (process->launch(args, port, &last_failure)) {
       LOCKSIM_ASSERT(process->server_.owned() && process->port_ == port);
       return process;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "live/clock_control.h"
 #include "live/owned_processes.h"
 
 namespace locksim::live {
@@ -28,6 +29,10 @@ class RedisProcess {
     // (No "= \"\"" initializer: a nested struct with member initializers
     // cannot be the `= {}` default argument of its enclosing class in g++.)
     std::string appendfsync;
+    // "shim": start the server under the clock shim (live/clock_shim/), so
+    // clock() can jump and drift its wall clock; "": the real clock. (A
+    // string for the reason above: a bool member would need an initializer.)
+    std::string clock;
     // More server arguments, split on whitespace; a double-quoted token may
     // hold spaces or be empty (`--save ""`). Appended last, so they override.
     std::string extra_args;
@@ -59,6 +64,8 @@ class RedisProcess {
   // Precondition: down (crash() ran).
   void restart();
   bool running() const { return server_.owned(); }
+  // The shimmed wall clock's control: null unless started with clock_shim.
+  ClockControl* clock() const { return clock_.get(); }
   // SIGSTOP / SIGCONT: a paused server keeps its sockets; the kernel accepts
   // and buffers for it, and nothing is answered until it is continued.
   void pause();
@@ -84,6 +91,7 @@ class RedisProcess {
 
   OwnedProcess server_;            // owns nothing until launched, and after a failed launch
   std::vector<std::string> args_;  // of the last launch: what restart() runs again
+  std::unique_ptr<ClockControl> clock_;
   int port_ = 0;
   std::string dir_;
 };
