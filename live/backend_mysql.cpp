@@ -1,23 +1,47 @@
 // The MySQL backend's live side: its own mariadbd on loopback (a fresh
 // datadir and t_tag_lock), each client one session through libmariadb
-// (MysqlLiveEnv).
+// (MysqlLiveEnv). With faults, a nemesis thread applies them to mariadbd
+// and the clients (live/live_nemesis.h); with link faults, each client
+// reaches the server through a TCP relay of its own.
 #include <algorithm>
 #include <memory>
 #include <string>
 
+#include "env/assert.h"
 #include "env/parse.h"
 #include "harness/backends.h"
+#include "history/history.h"
+#include "live/client_freeze.h"
 #include "live/live_backend.h"
+#include "live/live_nemesis.h"
+#include "live/live_runner.h"
 #include "live/mariadb_connection.h"
 #include "live/mariadb_process.h"
 #include "live/mysql_live_env.h"
+#include "live/tcp_relay.h"
 
 namespace locksim::live {
 
 namespace {
 
-// innodb_lock_wait_timeout is whole seconds on a real server.
+constexpr const char* kServerName = "mysql-1";
+
+std::vector<std::string> client_names(const harness::RunConfig& config) {
+  std::vector<std::string> out;
+  for (int i = 0; i < config.workload.clients; ++i) out.push_back(history::client_label(i));
+  return out;
+}
+
+// innodb_lock_wait_timeout is whole seconds on a real server; replication
+// needs a second mariadbd and a monitor live mode does not run.
 void refuse_unsupported(const harness::RunConfig& config) {
+  if (config.mysql.replicas != 0) {
+    throw ConfigError(harness::field_name(config, "mysql.replicas") +
+                      ": live mode starts one mariadbd, got " +
+                      std::to_string(config.mysql.replicas) + " replicas (simulation-only)");
+  }
+  check_live_faults(config.faults, client_names(config), {kServerName},
+                    config.fault_field_prefix());
   const Duration d = config.mysql.lock_wait_timeout;
   if (d.ns % Duration::seconds(1).ns != 0) {
     throw ConfigError(harness::field_name(config, "mysql.lock_wait_timeout") +
@@ -36,21 +60,69 @@ int64_t innodb_deadlocks(int port) {
   return std::stoll(*r.rows[0][1]);
 }
 
+// Faults: mariadbd's crash, restart, pause; each client's freeze; with link
+// faults a relay per client (client c's Env connects to its relay's port).
+history::History run_with_faults(const harness::RunConfig& config,
+                                 algorithms::LockAlgorithm& algorithm, harness::RunResult& result,
+                                 MariadbProcess& server,
+                                 const MariadbConnection::Address& address) {
+  LiveTargets targets;
+  LiveTargets::Server& s = targets.servers[kServerName];
+  s.crash = [&server] { server.crash(); };
+  s.restart = [&server] { server.restart(); };
+  s.pause = [&server] { server.pause(); };
+  s.resume = [&server] { server.resume(); };
+  targets.clients = client_names(config);
+  std::vector<std::shared_ptr<ClientFreeze>> freezes;
+  std::vector<std::unique_ptr<TcpRelay>> relays;
+  for (const std::string& name : targets.clients) {
+    freezes.push_back(std::make_shared<ClientFreeze>());
+    ClientFreeze* f = freezes.back().get();
+    targets.client_pauses[name].pause = [f] { f->pause(); };
+    targets.client_pauses[name].resume = [f] { f->resume(); };
+    if (needs_relays(config.faults)) {
+      relays.push_back(std::make_unique<TcpRelay>(address.port));
+      targets.links[{name, kServerName}] = relays.back().get();
+    }
+  }
+  LOCKSIM_ASSERT(relays.empty() || relays.size() == freezes.size());
+  LiveOptions live_options;
+  live_options.errors = &result.errors;
+  live_options.make_env = [&](int client) -> std::unique_ptr<Env> {
+    const auto i = static_cast<size_t>(client);
+    MariadbConnection::Address a = address;
+    if (!relays.empty()) a.port = relays.at(i)->port();
+    auto env = std::make_unique<MysqlLiveEnv>(client, a, config.mysql.client_timeout, config.seed);
+    env->set_freeze(freezes.at(i));
+    return env;
+  };
+  live_options.nemesis = [&](LiveRunView& view, const std::atomic<bool>& done) {
+    run_live_nemesis(config.faults, targets, view, done);
+  };
+  return run_live(algorithm, config.workload, {}, config.duration, config.seed, live_options);
+}
+
 // The server is owned here: stopped when this returns or throws, and by the
 // interrupt watcher (owned_processes.h) or PDEATHSIG if the process dies.
 history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm& algorithm,
                      harness::RunResult& result) {
   const int lock_wait_timeout_s =
       static_cast<int>(config.mysql.lock_wait_timeout.ns / Duration::seconds(1).ns);
-  const auto server = MariadbProcess::start({.lock_wait_timeout_s = lock_wait_timeout_s});
+  const auto server =
+      MariadbProcess::start({.lock_wait_timeout_s = lock_wait_timeout_s,
+                             .flush_log_at_trx_commit = config.mysql.flush_log_at_trx_commit});
   const MariadbConnection::Address address{
       .host = "127.0.0.1", .port = server->port(), .database = "locksim", .user = "root"};
   const Duration timeout = config.mysql.client_timeout;
   const uint64_t seed = config.seed;
-  history::History history = run_live_clients(
-      config, algorithm, result, [address, timeout, seed](int client) -> std::unique_ptr<Env> {
-        return std::make_unique<MysqlLiveEnv>(client, address, timeout, seed);
-      });
+  history::History history =
+      !config.faults.events.empty()
+          ? run_with_faults(config, algorithm, result, *server, address)
+          : run_live_clients(config, algorithm, result,
+                             [address, timeout, seed](int client) -> std::unique_ptr<Env> {
+                               return std::make_unique<MysqlLiveEnv>(client, address, timeout,
+                                                                     seed);
+                             });
   result.deadlocks = std::max<int64_t>(0, innodb_deadlocks(server->port()));
   result.backend_notes.emplace_back("mysql.server",
                                     "mariadbd on 127.0.0.1:" + std::to_string(server->port()) +
@@ -61,7 +133,10 @@ history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm
 }  // namespace
 
 LiveBackend mysql_live_backend() {
-  return {.name = "mysql", .refuse_unsupported = refuse_unsupported, .run = run};
+  return {.name = "mysql",
+          .refuse_unsupported = refuse_unsupported,
+          .run = run,
+          .applies_faults = true};
 }
 
 }  // namespace locksim::live

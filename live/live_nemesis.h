@@ -25,7 +25,8 @@
 // (a live client is a thread: pausing or crashing it alone needs clients as
 // processes), clock faults (they need the LD_PRELOAD clock shim), loss, hang,
 // faults that wait for a grant ("on grant"), and links between two servers
-// or two clients (live runs start no replicas).
+// or two clients (live runs start no replicas). ZooKeeper runs take no
+// faults at all (live_backend.h's applies_faults).
 #pragma once
 
 #include <atomic>

@@ -17,8 +17,9 @@ namespace locksim::live {
 void check_live_run(const harness::RunConfig& config) {
   const LiveBackend& backend = live_backend_of(harness::backend_of(config));
   if (!config.faults.events.empty() && !backend.applies_faults) {
-    throw ConfigError(config.fault_field_prefix() + ": live faults run on Redis only for now (" +
-                      backend.name + ": simulation-only)");
+    throw ConfigError(config.fault_field_prefix() +
+                      ": live faults run on Redis and MySQL only for now (" + backend.name +
+                      ": simulation-only)");
   }
   if (!config.profile.empty()) {
     throw ConfigError(

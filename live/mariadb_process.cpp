@@ -1,5 +1,7 @@
 #include "live/mariadb_process.h"
 
+#include <signal.h>
+
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -176,6 +178,7 @@ std::unique_ptr<MariadbProcess> MariadbProcess::start(const Options& options) {
   }
   const std::string tmpl = template_datadir();
   std::unique_ptr<MariadbProcess> p(new MariadbProcess());
+  p->options_ = options;
   p->dir_ = make_temp_dir("locksim-mariadb");
   const std::string& dir = p->dir_;
   for (int attempt = 1; attempt <= kPortAttemptsMax; ++attempt) {
@@ -193,6 +196,27 @@ std::unique_ptr<MariadbProcess> MariadbProcess::start(const Options& options) {
   throw std::runtime_error("MariadbProcess: mariadbd exited at start-up " +
                            std::to_string(kPortAttemptsMax) +
                            " times: " + log_tail(dir + "/error.log"));
+}
+
+void MariadbProcess::crash() {
+  server_.stop();  // no grace: SIGKILL
+}
+
+void MariadbProcess::restart() {
+  LOCKSIM_ASSERT_MSG(!server_.owned(), "restart() of a running mariadbd");
+  server_ = OwnedProcess(server_args(dir_, port_, options_), dir_ + "/server.log", dir_);
+  if (!wait_ready(server_, port_, dir_)) {
+    throw std::runtime_error("MariadbProcess: mariadbd exited on restart: " +
+                             log_tail(dir_ + "/error.log"));
+  }
+}
+
+void MariadbProcess::pause() {
+  if (server_.owned()) (void)::kill(server_.pid(), SIGSTOP);
+}
+
+void MariadbProcess::resume() {
+  if (server_.owned()) (void)::kill(server_.pid(), SIGCONT);
 }
 
 MariadbProcess::~MariadbProcess() {

@@ -53,6 +53,19 @@ class MariadbProcess {
   pid_t pid() const { return server_.pid(); }
   const std::string& dir() const { return dir_; }  // temp folder (datadir, log); removed with it
 
+  // A live run's faults (live/live_nemesis.h), as RedisProcess's: SIGKILL
+  // (InnoDB keeps what its redo log had flushed: all commits with
+  // flush_log_at_trx_commit=1, up to the last second's with 0 or 2); a
+  // restart on the same port and datadir that returns once the server,
+  // after its crash recovery, answers (throws std::runtime_error when it
+  // will not); SIGSTOP and SIGCONT. A restarted server dies with the thread
+  // that restarted it.
+  void crash();
+  void restart();
+  bool running() const { return server_.owned(); }
+  void pause();
+  void resume();
+
   // Whether this machine has what start() needs ("" if so, else why not).
   static std::string missing();
 
@@ -68,6 +81,7 @@ class MariadbProcess {
  private:
   MariadbProcess() = default;
   OwnedProcess server_;  // owns nothing until started
+  Options options_;      // what restart() starts again with
   int port_ = 0;
   std::string dir_;
 };

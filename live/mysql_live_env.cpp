@@ -16,7 +16,32 @@ int64_t clock_ns() {
       .count();
 }
 
+// A statement of a paused client is neither sent nor seen answered while
+// the pause lasts (live/client_freeze.h).
+class FrozenSql : public SqlConnection {
+ public:
+  FrozenSql(SqlConnection& target, ClientFreeze& freeze) : target_(target), freeze_(freeze) {}
+  SqlResult query(const std::string& sql, const std::vector<SqlValue>& params) override {
+    freeze_.wait_while_paused();
+    SqlResult r = target_.query(sql, params);
+    freeze_.wait_while_paused();
+    return r;
+  }
+  void close() override { target_.close(); }
+  std::string server_name() const override { return target_.server_name(); }
+
+ private:
+  SqlConnection& target_;
+  ClientFreeze& freeze_;
+};
+
 }  // namespace
+
+void MysqlLiveEnv::set_freeze(std::shared_ptr<ClientFreeze> freeze) {
+  LOCKSIM_ASSERT(freeze != nullptr && freeze_ == nullptr);
+  freeze_ = std::move(freeze);
+  frozen_sql_ = std::make_unique<FrozenSql>(sql_, *freeze_);
+}
 
 MysqlLiveEnv::MysqlLiveEnv(int client, const MariadbConnection::Address& address, Duration timeout,
                            uint64_t seed)
@@ -29,6 +54,7 @@ MysqlLiveEnv::MysqlLiveEnv(int client, const MariadbConnection::Address& address
 }
 
 TimePoint MysqlLiveEnv::now() {
+  if (freeze_) freeze_->wait_while_paused();
   const TimePoint t = TimePoint::from_ns(wall_at_start_ns_ + clock_ns<std::chrono::steady_clock>() -
                                          steady_at_start_ns_);
   // The header promises a clock that never goes back: steady_clock is
@@ -41,6 +67,8 @@ TimePoint MysqlLiveEnv::now() {
 void MysqlLiveEnv::sleep(Duration d) {
   LOCKSIM_ASSERT_MSG(d.ns >= 0, "a sleep is never negative");
   if (d.ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(d.ns));
+  // A timer due during a pause fires when it ends.
+  if (freeze_) freeze_->wait_while_paused();
 }
 
 RedisConnection& MysqlLiveEnv::redis(size_t) {

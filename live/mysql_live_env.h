@@ -6,7 +6,10 @@
 #include <cstdint>
 #include <string>
 
+#include <memory>
 #include "env/env.h"
+
+#include "live/client_freeze.h"
 #include "live/mariadb_connection.h"
 #include "sim/rng.h"
 
@@ -28,9 +31,13 @@ class MysqlLiveEnv : public Env {
   uint64_t random() override { return rng_.next(); }
   RedisConnection& redis(size_t i) override;
   size_t redis_count() const override { return 0; }
-  SqlConnection& sql() override { return sql_; }
+  SqlConnection& sql() override { return freeze_ ? *frozen_sql_ : sql_; }
   bool has_sql() const override { return true; }
   std::string client_name() const override { return "c" + std::to_string(client_ + 1); }
+
+  // From now on this client stops at each Env call while `freeze` is paused
+  // (live/client_freeze.h). Call before the client's first step.
+  void set_freeze(std::shared_ptr<ClientFreeze> freeze);
 
  private:
   int client_;
@@ -39,6 +46,8 @@ class MysqlLiveEnv : public Env {
   int64_t steady_at_start_ns_;
   TimePoint last_now_{};
   MariadbConnection sql_;
+  std::shared_ptr<ClientFreeze> freeze_;
+  std::unique_ptr<SqlConnection> frozen_sql_;  // sql_ behind the freeze
 };
 
 }  // namespace locksim::live
