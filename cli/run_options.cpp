@@ -5,6 +5,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/settings.h"
+#include "harness/time_scale.h"
 
 namespace locksim::cli {
 
@@ -77,6 +78,9 @@ void add_run_options(CLI::App& app, Mode mode, RunOptions& options) {
                    "run a shipped scenario (see locksim list) or a scenario file; --seed may "
                    "override its seed");
   }
+  app.add_option("--time-scale", options.time_scale,
+                 "multiply every duration of the run by F, 0.01 to 100 (a live run of a long "
+                 "scenario in less real time)");
   app.add_option("--out", options.out, "write result.json, history.edn, history.jsonl here");
   app.add_flag("--quiet", options.quiet, "print nothing; rely on the exit code");
 }
@@ -103,6 +107,9 @@ harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const Run
     for (const std::string& text : given) s.parse(c, text, s.flag);
   }
   if (app.count("--ttl") > 0) c.algorithm_params["ttl"] = options.ttl.front();
+  if (!options.time_scale.empty()) {
+    harness::scale_time(c, harness::parse_time_scale(options.time_scale, "--time-scale"));
+  }
   return c;  // validated once, by the run (harness::prepare_run) or the live run
 }
 

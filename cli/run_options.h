@@ -21,6 +21,7 @@ struct RunOptions {
   std::map<std::string, bool> flags;                       // bare flags, by flag
   std::vector<std::string> ttl;  // --ttl: --param ttl=; a vector so twice is our error
   std::string scenario;
+  std::string time_scale;  // --time-scale F (harness/time_scale.h); "": 1
   std::string out;
   std::string html;  // run: --html FILE, the run's timeline page
   bool quiet = false;
@@ -36,12 +37,13 @@ enum class Mode { kRun, kLive };
 harness::RunConfig default_config(Mode mode);
 
 // Adds the table's options (all rows for run; the live rows for live) and the
-// subcommand's own (--out, --quiet, --ttl; --scenario for run) to `app`.
+// subcommand's own (--out, --quiet, --ttl, --time-scale; --scenario for run)
+// to `app`.
 // `options` must outlive the parse.
 void add_run_options(CLI::App& app, Mode mode, RunOptions& options);
 
-// The config the given options describe, each value parsed; the run
-// validates the whole (harness::prepare_run). Throws ConfigError naming the
+// The config the given options describe, each value parsed, then scaled by
+// --time-scale; the run validates the whole (harness::prepare_run). Throws ConfigError naming the
 // flag as typed. `taken`: flags of the table the subcommand replaced with
 // its own (margin's --fault names a fault kind), skipped here.
 harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const RunOptions& options,

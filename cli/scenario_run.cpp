@@ -3,6 +3,7 @@
 #include "checkers/check.h"
 #include "env/assert.h"
 #include "harness/settings.h"
+#include "harness/time_scale.h"
 
 namespace locksim::cli {
 
@@ -24,6 +25,10 @@ harness::Scenario scenario_for_run(const RunOptions& o, const CLI::App& run, std
   }
   *replay = "locksim run --scenario " + harness::shell_quote(o.scenario) + " --seed " +
             std::to_string(sc.config.seed);
+  if (!o.time_scale.empty()) {
+    harness::scale_time(sc.config, harness::parse_time_scale(o.time_scale, "--time-scale"));
+    *replay += " --time-scale " + o.time_scale;
+  }
   return sc;
 }
 
