@@ -56,7 +56,8 @@ void refuse_unsupported(const harness::RunConfig& config) {
 // What the nemesis may do to each server and each client.
 LiveTargets targets_of(const harness::RunConfig& config,
                        const std::vector<std::unique_ptr<RedisProcess>>& servers,
-                       const std::vector<std::shared_ptr<ClientFreeze>>& freezes) {
+                       const std::vector<std::shared_ptr<ClientFreeze>>& freezes,
+                       const std::vector<std::shared_ptr<ClientClock>>& clocks) {
   LiveTargets targets;
   const std::vector<std::string> names = server_names(static_cast<int>(servers.size()));
   for (size_t s = 0; s < servers.size(); ++s) {
@@ -74,9 +75,12 @@ LiveTargets targets_of(const harness::RunConfig& config,
   LOCKSIM_ASSERT(freezes.size() == targets.clients.size());
   for (size_t c = 0; c < freezes.size(); ++c) {
     ClientFreeze* f = freezes[c].get();
-    LiveTargets::Server& t = targets.client_pauses[targets.clients[c]];
+    ClientClock* k = clocks[c].get();
+    LiveTargets::Server& t = targets.client_controls[targets.clients[c]];
     t.pause = [f] { f->pause(); };
     t.resume = [f] { f->resume(); };
+    t.jump = [k](Duration by) { k->jump(by); };
+    t.set_drift = [k](int64_t ppm) { k->set_drift(ppm); };
   }
   return targets;
 }
@@ -91,11 +95,13 @@ history::History run_with_faults(const harness::RunConfig& config,
   std::vector<ServerAddress> addresses;
   for (const auto& s : servers) addresses.emplace_back("127.0.0.1", s->port());
   std::vector<std::shared_ptr<ClientFreeze>> freezes;
+  std::vector<std::shared_ptr<ClientClock>> clocks;
   for (int c = 0; c < config.workload.clients; ++c) {
     freezes.push_back(std::make_shared<ClientFreeze>());
+    clocks.push_back(std::make_shared<ClientClock>());
   }
   // Declared before the run, so they outlive the nemesis and the clients.
-  LiveTargets targets = targets_of(config, servers, freezes);
+  LiveTargets targets = targets_of(config, servers, freezes, clocks);
   std::vector<std::unique_ptr<TcpRelay>> relays;
   std::vector<std::vector<ServerAddress>> client_addresses(freezes.size(), addresses);
   if (needs_relays(config.faults)) {
@@ -115,6 +121,7 @@ history::History run_with_faults(const harness::RunConfig& config,
     const auto i = static_cast<size_t>(client);
     auto env = std::make_unique<LiveEnv>(client, client_addresses.at(i), timeout, config.seed);
     env->set_freeze(freezes.at(i));
+    env->set_clock(clocks.at(i));
     return env;
   };
   live_options.nemesis = [&](LiveRunView& view, const std::atomic<bool>& done) {
@@ -133,7 +140,7 @@ history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm
   if (topology.persistence == sim::redis::Persistence::kAofEverysec) {
     options.appendfsync = "everysec";
   }
-  if (needs_clock_shim(config.faults)) options.clock = "shim";
+  if (needs_clock_shim(config.faults, server_names(topology.masters))) options.clock = "shim";
   std::vector<std::unique_ptr<RedisProcess>> servers;
   std::vector<std::pair<std::string, int>> addresses;
   for (int i = 0; i < topology.masters; ++i) {

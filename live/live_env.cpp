@@ -100,11 +100,16 @@ void LiveEnv::set_freeze(std::shared_ptr<ClientFreeze> freeze) {
   LOCKSIM_ASSERT(frozen_connections_.size() == connections_.size());
 }
 
+void LiveEnv::set_clock(std::shared_ptr<ClientClock> clock) {
+  LOCKSIM_ASSERT(clock != nullptr && clock_ == nullptr);
+  clock_ = std::move(clock);
+}
+
 TimePoint LiveEnv::now() {
   if (freeze_) freeze_->wait_while_paused();
-  const auto since_epoch = std::chrono::steady_clock::now().time_since_epoch();
-  const TimePoint t =
-      TimePoint::from_ns(std::chrono::duration_cast<std::chrono::nanoseconds>(since_epoch).count());
+  const int64_t steady = ClientClock::steady_ns();
+  if (clock_) return TimePoint::from_ns(steady + clock_->skew_ns(steady));
+  const TimePoint t = TimePoint::from_ns(steady);
   // The header promises a clock that never jumps: steady_clock is monotone,
   // and this Env belongs to one thread, so its readings never go back.
   LOCKSIM_ASSERT_MSG(t >= last_now_, "steady_clock went back");
@@ -148,6 +153,7 @@ void LiveEnv::start_task(const std::string& name, std::function<void(Env&)> body
   auto env = std::unique_ptr<LiveEnv>(
       new LiveEnv(client_, servers_, command_timeout_, rng_.split("task/" + name), stop_));
   if (freeze_) env->set_freeze(freeze_);  // the pause stops the whole process
+  if (clock_) env->set_clock(clock_);     // and the process has one clock
   auto done = std::make_shared<std::atomic<bool>>(false);
   std::thread thread([env = std::move(env), body = std::move(body), done, name] {
     try {

@@ -19,6 +19,7 @@
 
 #include "env/env.h"
 #include "env/faulty_redis_connection.h"
+#include "live/client_clock.h"
 #include "live/client_freeze.h"
 #include "live/hiredis_connection.h"
 #include "live/hiredis_subscriber.h"
@@ -42,8 +43,8 @@ class LiveEnv : public Env {
   LiveEnv(const LiveEnv&) = delete;
   LiveEnv& operator=(const LiveEnv&) = delete;
 
-  // steady_clock, as nanoseconds since its (arbitrary) epoch. Never jumps:
-  // clock faults in live mode are injected into the servers, not the clients.
+  // steady_clock, as nanoseconds since its (arbitrary) epoch. Never jumps,
+  // unless set_clock() gave it a faulted clock.
   TimePoint now() override;
   void sleep(Duration d) override;
   uint64_t random() override { return rng_.next(); }
@@ -57,6 +58,9 @@ class LiveEnv : public Env {
   // Env call while `freeze` is paused (live/client_freeze.h). Call before
   // the client's first step.
   void set_freeze(std::shared_ptr<ClientFreeze> freeze);
+  // From now on now() reads `clock`'s skew on top of the steady clock (its
+  // tasks' too): clock faults on this client. It may then step back.
+  void set_clock(std::shared_ptr<ClientClock> clock);
 
   // A thread of its own, with a LiveEnv of its own (its own connections and
   // stream); its sleeps end early, with an exception that ends the task,
@@ -88,6 +92,7 @@ class LiveEnv : public Env {
   std::vector<std::unique_ptr<HiredisSubscriber>> subscribers_;  // one per connection
   // With a freeze: what redis() and redis_subscriber() hand out instead.
   std::shared_ptr<ClientFreeze> freeze_;
+  std::shared_ptr<ClientClock> clock_;
   std::vector<std::unique_ptr<RedisConnection>> frozen_connections_;
   std::vector<std::unique_ptr<RedisSubscriber>> frozen_subscribers_;
 };

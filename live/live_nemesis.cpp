@@ -84,7 +84,7 @@ class Applier {
   bool resolve_targets(FaultEvent& e) const;
   const LiveTargets::Server& server_or_client(const std::string& node) const {
     const auto it = t_.servers.find(node);
-    return it != t_.servers.end() ? it->second : t_.client_pauses.at(node);
+    return it != t_.servers.end() ? it->second : t_.client_controls.at(node);
   }
   void skip(const FaultEvent& scheduled, std::string_view note) {
     std::vector<std::string> value = scheduled.value();
@@ -141,11 +141,11 @@ void Applier::start(const FaultEvent& scheduled, Duration at) {
       return;
     case FaultKind::kJumpClock:
       view_.record_nemesis("jump", e.value(), "");
-      t_.servers.at(e.node).jump(e.jump);
+      server_or_client(e.node).jump(e.jump);
       return;
     case FaultKind::kSetDrift:
       view_.record_nemesis("drift", e.value(), "");
-      t_.servers.at(e.node).set_drift(e.drift_ppm);
+      server_or_client(e.node).set_drift(e.drift_ppm);
       return;
     case FaultKind::kHeal:
       view_.record_nemesis("heal", {}, "");
@@ -308,12 +308,8 @@ std::string live_refusal(const FaultEvent& e, const std::vector<std::string>& cl
       return "";
     case FaultKind::kSetDrift:
     case FaultKind::kJumpClock:
-      if (server_or_primary(e.node)) return "";
-      if (client_or_holder(e.node)) {
-        return "a clock fault on a client is simulation-only for now (the live client reads the "
-               "steady clock)";
-      }
-      return "no server named '" + e.node + "'";
+      if (server_or_primary(e.node) || client_or_holder(e.node)) return "";
+      return "no node named '" + e.node + "'";
     case FaultKind::kLoss:
       return "loss is simulation-only for now";
     case FaultKind::kHang:
@@ -357,9 +353,12 @@ void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& 
   applier.end_everything();
 }
 
-bool needs_clock_shim(const faults::FaultSchedule& schedule) {
-  return std::any_of(schedule.events.begin(), schedule.events.end(), [](const FaultEvent& e) {
-    return e.kind == FaultKind::kJumpClock || e.kind == FaultKind::kSetDrift;
+bool needs_clock_shim(const faults::FaultSchedule& schedule,
+                      const std::vector<std::string>& servers) {
+  return std::any_of(schedule.events.begin(), schedule.events.end(), [&](const FaultEvent& e) {
+    const bool server =
+        e.node == kPrimary || std::find(servers.begin(), servers.end(), e.node) != servers.end();
+    return (e.kind == FaultKind::kJumpClock || e.kind == FaultKind::kSetDrift) && server;
   });
 }
 

@@ -9,6 +9,7 @@
 //                               Env call (live/client_freeze.h)
 //   jump SERVER at T +-D        the server's wall clock, through the clock
 //   drift SERVER at T PPMppm    shim (live/clock_control.h)
+//   jump / drift CLIENT         the client's Env clock (live/client_clock.h)
 //   partition A|B at T [for D]  the relays (live/tcp_relay.h) of every
 //   partition A->B ...          client-server link between the sides hold
 //   heal at T                   what they carry, and deliver it on heal
@@ -69,8 +70,9 @@ struct LiveTargets {
   };
   std::map<std::string, Server> servers;  // by name: "redis-1", ...
   std::vector<std::string> clients;       // "c1", ... in order
-  // Each client's pause and resume (crash and restart unset), by name.
-  std::map<std::string, Server> client_pauses;
+  // Each client's pause, resume, jump and set_drift (crash and restart
+  // unset), by name.
+  std::map<std::string, Server> client_controls;
   // The relay of each client-server link: (client, server) -> relay.
   std::map<std::pair<std::string, std::string>, TcpRelay*> links;
 };
@@ -81,9 +83,10 @@ void check_live_faults(const faults::FaultSchedule& schedule,
                        const std::vector<std::string>& clients,
                        const std::vector<std::string>& servers, const std::string& field_prefix);
 
-// Whether a schedule moves a server's clock: its servers then run under the
-// clock shim.
-bool needs_clock_shim(const faults::FaultSchedule& schedule);
+// Whether a schedule moves the clock of one of `servers` (names as in
+// LiveTargets): its servers then run under the clock shim.
+bool needs_clock_shim(const faults::FaultSchedule& schedule,
+                      const std::vector<std::string>& servers);
 
 // Whether a schedule has faults on links (partition, heal, delay): such a run
 // puts a relay on every client-server link.

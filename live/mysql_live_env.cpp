@@ -53,10 +53,16 @@ MysqlLiveEnv::MysqlLiveEnv(int client, const MariadbConnection::Address& address
   LOCKSIM_ASSERT(client >= 0);
 }
 
+void MysqlLiveEnv::set_clock(std::shared_ptr<ClientClock> clock) {
+  LOCKSIM_ASSERT(clock != nullptr && clock_ == nullptr);
+  clock_ = std::move(clock);
+}
+
 TimePoint MysqlLiveEnv::now() {
   if (freeze_) freeze_->wait_while_paused();
-  const TimePoint t = TimePoint::from_ns(wall_at_start_ns_ + clock_ns<std::chrono::steady_clock>() -
-                                         steady_at_start_ns_);
+  const int64_t steady = clock_ns<std::chrono::steady_clock>();
+  const TimePoint t = TimePoint::from_ns(wall_at_start_ns_ + steady - steady_at_start_ns_);
+  if (clock_) return TimePoint::from_ns(t.ns + clock_->skew_ns(steady));
   // The header promises a clock that never goes back: steady_clock is
   // monotone and this Env belongs to one thread.
   LOCKSIM_ASSERT_MSG(t >= last_now_, "the live MySQL client's clock went back");

@@ -9,6 +9,7 @@
 #include <memory>
 #include "env/env.h"
 
+#include "live/client_clock.h"
 #include "live/client_freeze.h"
 #include "live/mariadb_connection.h"
 #include "sim/rng.h"
@@ -38,6 +39,9 @@ class MysqlLiveEnv : public Env {
   // From now on this client stops at each Env call while `freeze` is paused
   // (live/client_freeze.h). Call before the client's first step.
   void set_freeze(std::shared_ptr<ClientFreeze> freeze);
+  // From now on now() reads `clock`'s skew on top (clock faults on this
+  // client); it may then step back.
+  void set_clock(std::shared_ptr<ClientClock> clock);
 
  private:
   int client_;
@@ -47,6 +51,7 @@ class MysqlLiveEnv : public Env {
   TimePoint last_now_{};
   MariadbConnection sql_;
   std::shared_ptr<ClientFreeze> freeze_;
+  std::shared_ptr<ClientClock> clock_;
   std::unique_ptr<SqlConnection> frozen_sql_;  // sql_ behind the freeze
 };
 
