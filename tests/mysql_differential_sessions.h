@@ -43,7 +43,8 @@ inline std::string describe_step(const Step& st) {
   return out;
 }
 
-// What a statement answered, without the message (the simulation words its own).
+// What a statement answered, without the message (the simulation words its own)
+// and with the count of notes and warnings but not their texts.
 inline std::string describe_result(const SqlResult& r) {
   if (!r.ok()) return "error " + std::to_string(r.error_number) + " (" + r.sqlstate + ")";
   std::string out = "ok";
@@ -57,10 +58,13 @@ inline std::string describe_result(const SqlResult& r) {
         out += (i ? "," : "") + r.rows[k][i].value_or("NULL");
       out += ")";
     }
-    return out + "]";
+    out += "]";
+  } else {
+    out +=
+        " affected=" + std::to_string(r.affected_rows) + " id=" + std::to_string(r.last_insert_id);
   }
-  return out + " affected=" + std::to_string(r.affected_rows) +
-         " id=" + std::to_string(r.last_insert_id);
+  // Only when there are any, so a transcript shows where they are.
+  return r.warnings == 0 ? out : out + " warnings=" + std::to_string(r.warnings);
 }
 
 // The driver both sides share: after each step, every session with an

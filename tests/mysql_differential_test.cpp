@@ -35,6 +35,7 @@
 #include "live/mariadb_process.h"
 #include "mysql_differential_sessions.h"
 #include "real_servers.h"
+#include "sim/mysql/schema.h"
 
 namespace locksim {
 namespace {
@@ -193,6 +194,80 @@ std::vector<Step> datetime_fraction() {
           sql(1, sel, {"dt-1"})};
 }
 
+// The DATETIME rules below hold in strict mode (STRICT_TRANS_TABLES, on by
+// default in 10.11; SqlModeIsTheOneTheSimulationFollows checks it). They
+// speak to Fdeadline, the column whose value decides who holds a lock.
+const char* kInsertDeadline = "INSERT INTO t_tag_lock (Flock_name, Fdeadline) VALUES (?, ?)";
+const char* kSetDeadline = "UPDATE t_tag_lock SET Fdeadline = ? WHERE Flock_name = ?";
+const char* kDeadlineOf = "SELECT Fdeadline FROM t_tag_lock WHERE Flock_name = ?";
+
+// A date the calendar does not have is refused with 1292 (22007), also when
+// every field is in range on its own: February 30, April 31, February 29
+// outside a leap year (2100 is not one, 2000 is). The row keeps its value.
+std::vector<Step> datetime_invalid_calendar_date() {
+  return {sql(1, kInsertDeadline, {"cal-1", "2024-02-30 10:00:00"}),
+          sql(1, kInsertDeadline, {"cal-1", "2023-02-29 10:00:00"}),
+          sql(1, kInsertDeadline, {"cal-1", "2100-02-29 10:00:00"}),
+          sql(1, kInsertDeadline, {"cal-1", "2024-02-29 10:00:00"}),
+          sql(1, kInsertDeadline, {"cal-2", "2000-02-29 10:00:00"}),
+          sql(1, kSetDeadline, {"2024-04-31 10:00:00", "cal-1"}),
+          sql(1, kSetDeadline, {"2024-12-31 23:59:59", "cal-2"}),
+          sql(1, kDeadlineOf, {"cal-1"}),
+          sql(1, kDeadlineOf, {"cal-2"})};
+}
+
+// A 'T' between the date and the time (ISO 8601, what many clients format)
+// is accepted and stored as the same DATETIME, in a value and in a WHERE;
+// a lower-case 't' is not.
+std::vector<Step> datetime_t_separator() {
+  return {sql(1, kInsertDeadline, {"iso-1", "2026-03-01t12:00:01"}),
+          sql(1, kInsertDeadline, {"iso-1", "2026-03-01T12:00:01"}),
+          sql(1, kDeadlineOf, {"iso-1"}),
+          sql(1, kSetDeadline, {"2026-03-01T12:00:02.5", "iso-1"}),
+          sql(1, kDeadlineOf, {"iso-1"}),
+          sql(1, "SELECT Flock_name FROM t_tag_lock WHERE Flock_name = ? AND Fdeadline = ?",
+              {"iso-1", "2026-03-01T12:00:02"})};
+}
+
+// More than six fractional digits: cut off (not rounded, not refused) with a
+// note (1265), also when all of them are nines, and also by an UPDATE that
+// changes nothing; six or fewer go silently, and so does a bare '.'.
+std::vector<Step> datetime_long_fraction() {
+  return {sql(1, kInsertDeadline, {"frac-1", "2026-03-01 12:00:01.1234567"}),
+          sql(1, kInsertDeadline, {"frac-2", "2026-03-01 12:00:01.9999999999"}),
+          sql(1, kInsertDeadline, {"frac-3", "2026-03-01 12:00:01."}),
+          sql(1, kDeadlineOf, {"frac-1"}),
+          sql(1, kDeadlineOf, {"frac-2"}),
+          sql(1, kSetDeadline, {"2026-03-01 12:00:01.00000001", "frac-2"}),
+          sql(1, kSetDeadline, {"2026-03-01 12:00:03.00000001", "frac-1"}),
+          sql(1, kSetDeadline, {"2026-03-01 12:00:04.999999", "frac-1"}),
+          sql(1, kDeadlineOf, {"frac-1"}),
+          sql(1, kDeadlineOf, {"frac-3"})};
+}
+
+// A DATETIME compared with a string is compared as DATETIME(6): the string's
+// fraction counts, so '... 00.5' does not equal a stored '... 00' (storing
+// it would have cut the .5 off). As a bound value and as a literal, in
+// SELECT, UPDATE and DELETE.
+std::vector<Step> datetime_compare_fraction() {
+  const char* sel = "SELECT Flock_name FROM t_tag_lock WHERE Flock_name = ? AND Fdeadline = ?";
+  return {sql(1, kInsertDeadline, {"cmp-1", "2026-03-01 12:00:00.5"}),
+          sql(1, sel, {"cmp-1", "2026-03-01 12:00:00.5"}),
+          sql(1, sel, {"cmp-1", "2026-03-01 12:00:00.000001"}),
+          sql(1, sel, {"cmp-1", "2026-03-01 12:00:00.000000"}),
+          sql(1, sel, {"cmp-1", "2026-03-01 12:00:00"}),
+          sql(1,
+              "SELECT Flock_name FROM t_tag_lock WHERE Flock_name = 'cmp-1' AND "
+              "Fdeadline = '2026-03-01 12:00:00.5'"),
+          sql(1, "UPDATE t_tag_lock SET Fcount = 7 WHERE Flock_name = ? AND Fdeadline = ?",
+              {"cmp-1", "2026-03-01 12:00:00.25"}),
+          sql(1, "DELETE FROM t_tag_lock WHERE Flock_name = ? AND Fdeadline = ?",
+              {"cmp-1", "2026-03-01 12:00:00.75"}),
+          sql(1, "UPDATE t_tag_lock SET Fcount = 7 WHERE Flock_name = ? AND Fdeadline = ?",
+              {"cmp-1", "2026-03-01 12:00:00"}),
+          sql(1, "SELECT Flock_name, Fcount FROM t_tag_lock WHERE Flock_name = ?", {"cmp-1"})};
+}
+
 struct Script {
   const char* name;
   int sessions;
@@ -209,6 +284,10 @@ const std::vector<Script>& scripts() {
       {"duplicate_key", 2, duplicate_key},
       {"disconnect_releases", 2, disconnect_releases},
       {"datetime_fraction", 1, datetime_fraction},
+      {"datetime_invalid_calendar_date", 1, datetime_invalid_calendar_date},
+      {"datetime_t_separator", 1, datetime_t_separator},
+      {"datetime_long_fraction", 1, datetime_long_fraction},
+      {"datetime_compare_fraction", 1, datetime_compare_fraction},
   };
   return all;
 }
@@ -242,6 +321,21 @@ TEST_P(MysqlDifferential, SimulationAnswersAsMariaDbDoes) {
   }
   ASSERT_EQ(sim.size(), real.size());
   for (size_t i = 0; i < real.size(); ++i) EXPECT_EQ(sim[i], real[i]) << "line " << i;
+}
+
+// The DATETIME rules the simulation follows (an invalid date refused, not
+// stored as zeros) are strict mode's: hold the real server to the sql_mode
+// they were taken from, so a changed default cannot pass unnoticed.
+TEST_F(MysqlDifferential, SqlModeIsTheOneTheSimulationFollows) {
+  LOCKSIM_SKIP_WITHOUT("mariadb-server", skip_reason_);
+  ASSERT_NE(server_, nullptr) << "mariadbd did not start";
+  live::MariadbConnection c(
+      {.host = "127.0.0.1", .port = server_->port(), .database = "locksim", .user = "root"},
+      Duration::seconds(30), "sql_mode");
+  const SqlResult r = c.query("SELECT @@SESSION.sql_mode", {});
+  ASSERT_TRUE(r.ok()) << r.message;
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0][0], SqlValue(sim::mysql::kSqlMode));
 }
 
 INSTANTIATE_TEST_SUITE_P(Scripts, MysqlDifferential, ::testing::ValuesIn(scripts()),

@@ -1,6 +1,7 @@
 // The one table the simulated server holds: the article's t_tag_lock, with
 // its column types, defaults, and how MariaDB 10.11 stores a value put into
-// each column (strict mode, Debian's default sql_mode).
+// each column under kSqlMode (strict mode: a value the column cannot take is
+// an error, not a warning and a zero).
 //
 // CREATE TABLE t_tag_lock (
 //   Findex INT NOT NULL AUTO_INCREMENT,
@@ -35,6 +36,14 @@
 namespace locksim::sim::mysql {
 
 inline constexpr const char* kTableName = "t_tag_lock";
+
+// The sql_mode whose rules store_value follows: MariaDB 10.11's compiled-in
+// default, which Debian's packages keep and the differential test's mariadbd
+// (--no-defaults) runs with; that test checks it. Without
+// STRICT_TRANS_TABLES an invalid DATETIME would be stored as zeros with a
+// warning instead of refused.
+inline constexpr const char* kSqlMode =
+    "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION";
 
 enum class ColumnType { kInt, kTinyInt, kVarchar, kDatetime };
 
