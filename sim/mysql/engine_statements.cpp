@@ -141,6 +141,9 @@ std::optional<TrxId> Engine::lock_key(Session& s, const SqlCondition& key,
   const bool by_pk = *column_index(key.column) == kFindex;
   std::optional<int64_t> fi = find_latest(key, params);
   if (!fi) {
+    // READ COMMITTED locks no gaps: nothing found, nothing locked, so an
+    // insert of that very key by anyone goes ahead.
+    if (isolation_ == Isolation::kReadCommitted) return std::nullopt;
     // No such row: lock the gap it would go into, so no one can insert it.
     std::string next;
     if (by_pk) {
@@ -160,10 +163,13 @@ std::optional<TrxId> Engine::lock_key(Session& s, const SqlCondition& key,
     // InnoDB makes an insert into that gap wait for a queued request as well
     // (the deadlock of v2's first acquire of a name that sorts before
     // 'center_lock'). A gap lock never waits, so this cannot block.
+    // READ COMMITTED takes the record alone.
     const std::string uk = unique_key_of(l.row[kFlockName]);
-    const std::optional<TrxId> gap_wait =
-        locks_.acquire(s.trx, LockTarget{"uniq", uk}, LockKind::kGap);
-    LOCKSIM_ASSERT(!gap_wait);
+    if (isolation_ == Isolation::kRepeatableRead) {
+      const std::optional<TrxId> gap_wait =
+          locks_.acquire(s.trx, LockTarget{"uniq", uk}, LockKind::kGap);
+      LOCKSIM_ASSERT(!gap_wait);
+    }
     if (auto w = locks_.acquire(s.trx, LockTarget{"uniq", uk}, kind)) return w;
   }
   if (auto w = locks_.acquire(s.trx, LockTarget{"pk", pk_key(*fi)}, kind)) return w;
@@ -176,7 +182,9 @@ Engine::Outcome Engine::do_select(Session& s, const SqlStatement& st,
   SqlResult r;
   r.columns = st.columns;
   if (st.lock == SqlLockMode::kNone) {
-    if (!s.read_view) s.read_view = commit_seq_;  // the snapshot starts at the first read
+    // REPEATABLE READ: the snapshot starts at the transaction's first read;
+    // READ COMMITTED: each read takes a new one.
+    if (!s.read_view || isolation_ == Isolation::kReadCommitted) s.read_view = commit_seq_;
     if (std::optional<int64_t> fi = find_snapshot(s, st.where[0], params)) {
       std::optional<Row> row = snapshot_row(s, *fi);
       if (row && row_matches(*row, st.where, params)) r.rows.push_back(project(*row, st.columns));
