@@ -14,6 +14,8 @@ const char* sqlstate_for(int error_number) {
       return "42000";
     case sql_errno::kDeadlock:
       return "40001";
+    case sql_errno::kBadDatetime:
+      return "22007";  // data exception: invalid datetime format
     default:
       return "HY000";
   }

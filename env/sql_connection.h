@@ -30,6 +30,7 @@ namespace locksim {
 namespace sql_errno {
 inline constexpr int kDupEntry = 1062;         // ER_DUP_ENTRY, SQLSTATE 23000
 inline constexpr int kParseError = 1064;       // ER_PARSE_ERROR, SQLSTATE 42000
+inline constexpr int kBadDatetime = 1292;      // ER_TRUNCATED_WRONG_VALUE, SQLSTATE 22007
 inline constexpr int kLockWaitTimeout = 1205;  // ER_LOCK_WAIT_TIMEOUT, SQLSTATE HY000
 inline constexpr int kDeadlock = 1213;         // ER_LOCK_DEADLOCK, SQLSTATE 40001
 inline constexpr int kServerLost = 2013;       // CR_SERVER_LOST (client side), SQLSTATE HY000
@@ -58,6 +59,11 @@ struct SqlResult {
   // UPDATE that matches a row but leaves it unchanged counts 0.
   uint64_t affected_rows = 0;
   uint64_t last_insert_id = 0;  // the AUTO_INCREMENT value an INSERT generated, else 0
+  // Notes and warnings a successful statement raised (mysql_warning_count),
+  // such as the note for a DATETIME fraction past six digits cut off. Counted
+  // because "stored with a note" and "stored silently" are different answers
+  // the differential test must tell apart; the texts are not kept.
+  uint32_t warnings = 0;
 
   bool ok() const { return error_number == 0; }
 

@@ -63,6 +63,19 @@ std::vector<Setting> mysql_rows() {
       "innodb_flush_log_at_trx_commit: 1 every commit durable; 0 or 2 lose up "
       "to the last second of commits when the machine crashes",
       false, 0, 2, [](auto& c) -> auto& { return c.mysql.flush_log_at_trx_commit; }));
+  rows.push_back(choice_row(
+      "--isolation", "mysql.isolation",
+      "transaction_isolation of every session: read-committed takes no gap locks, so v1's "
+      "missing-row inserters wait and get 1062 instead of deadlocking",
+      true, {"repeatable-read", "read-committed"},
+      [](auto& c) -> auto& { return c.mysql.isolation; },
+      [](const std::string& n) {
+        return n == "read-committed" ? sim::mysql::Isolation::kReadCommitted
+                                     : sim::mysql::Isolation::kRepeatableRead;
+      },
+      [](sim::mysql::Isolation i) {
+        return i == sim::mysql::Isolation::kReadCommitted ? "read-committed" : "repeatable-read";
+      }));
   for (Setting& s : topology_rows()) rows.push_back(std::move(s));
   return rows;
 }

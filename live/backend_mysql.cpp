@@ -122,9 +122,11 @@ history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm
                      harness::RunResult& result) {
   const int lock_wait_timeout_s =
       static_cast<int>(config.mysql.lock_wait_timeout.ns / Duration::seconds(1).ns);
-  const auto server =
-      MariadbProcess::start({.lock_wait_timeout_s = lock_wait_timeout_s,
-                             .flush_log_at_trx_commit = config.mysql.flush_log_at_trx_commit});
+  const bool read_committed = config.mysql.isolation == sim::mysql::Isolation::kReadCommitted;
+  const auto server = MariadbProcess::start(
+      {.lock_wait_timeout_s = lock_wait_timeout_s,
+       .flush_log_at_trx_commit = config.mysql.flush_log_at_trx_commit,
+       .transaction_isolation = read_committed ? "READ-COMMITTED" : "REPEATABLE-READ"});
   const MariadbConnection::Address address{
       .host = "127.0.0.1", .port = server->port(), .database = "locksim", .user = "root"};
   const Duration timeout = config.mysql.client_timeout;

@@ -122,6 +122,7 @@ SqlResult MariadbConnection::run_text(const std::string& sql) {
   if (mysql_field_count(mysql_) == 0) {
     r.affected_rows = mysql_affected_rows(mysql_);
     r.last_insert_id = mysql_insert_id(mysql_);
+    r.warnings = mysql_warning_count(mysql_);
     return r;
   }
   MYSQL_RES* res = mysql_store_result(mysql_);
@@ -136,6 +137,8 @@ SqlResult MariadbConnection::run_text(const std::string& sql) {
     r.rows.push_back(std::move(out));
   }
   mysql_free_result(res);
+  // Read after the last row: the count travels in the packet that ends the set.
+  r.warnings = mysql_warning_count(mysql_);
   return r;
 }
 
@@ -245,6 +248,9 @@ SqlResult MariadbConnection::run_prepared(const std::string& sql,
   if (meta == nullptr) {
     r.affected_rows = mysql_stmt_affected_rows(stmt);
     r.last_insert_id = mysql_stmt_insert_id(stmt);
+    // libmariadb has no per-statement count: the connection's is the last
+    // statement's, and that is this one.
+    r.warnings = mysql_warning_count(mysql_);
     return r;
   }
   my_bool update_max = 1;
@@ -253,6 +259,7 @@ SqlResult MariadbConnection::run_prepared(const std::string& sql,
   mysql_free_result(meta);
   if (!ok) return stmt_fail();
   mysql_stmt_free_result(stmt);
+  r.warnings = mysql_warning_count(mysql_);  // after the last row, as in run_text
   return r;
 }
 

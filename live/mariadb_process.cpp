@@ -107,7 +107,8 @@ std::vector<std::string> server_args(const std::string& dir, int port,
       "--innodb-buffer-pool-load-at-startup=0", "--innodb-buffer-pool-dump-at-shutdown=0",
       "--open-files-limit=1024", "--max-connections=1000",
       "--innodb-lock-wait-timeout=" + std::to_string(o.lock_wait_timeout_s),
-      "--innodb-flush-log-at-trx-commit=" + std::to_string(o.flush_log_at_trx_commit)};
+      "--innodb-flush-log-at-trx-commit=" + std::to_string(o.flush_log_at_trx_commit),
+      "--transaction-isolation=" + o.transaction_isolation};
   for (const std::string& a : innodb_args()) args.push_back(a);
   if (am_root()) args.push_back("--user=root");
   return args;

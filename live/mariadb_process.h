@@ -41,6 +41,9 @@ class MariadbProcess {
     int lock_wait_timeout_s = 50;
     // innodb_flush_log_at_trx_commit: 1 (durable, MariaDB's default), 2 or 0.
     int flush_log_at_trx_commit = 1;
+    // transaction_isolation of every session: REPEATABLE-READ (the default)
+    // or READ-COMMITTED, as mariadbd spells it.
+    std::string transaction_isolation = "REPEATABLE-READ";
   };
 
   // Starts the server and returns once database `locksim` holds an empty

@@ -43,7 +43,8 @@ inline std::string describe_step(const Step& st) {
   return out;
 }
 
-// What a statement answered, without the message (the simulation words its own).
+// What a statement answered, without the message (the simulation words its own)
+// and with the count of notes and warnings but not their texts.
 inline std::string describe_result(const SqlResult& r) {
   if (!r.ok()) return "error " + std::to_string(r.error_number) + " (" + r.sqlstate + ")";
   std::string out = "ok";
@@ -57,10 +58,13 @@ inline std::string describe_result(const SqlResult& r) {
         out += (i ? "," : "") + r.rows[k][i].value_or("NULL");
       out += ")";
     }
-    return out + "]";
+    out += "]";
+  } else {
+    out +=
+        " affected=" + std::to_string(r.affected_rows) + " id=" + std::to_string(r.last_insert_id);
   }
-  return out + " affected=" + std::to_string(r.affected_rows) +
-         " id=" + std::to_string(r.last_insert_id);
+  // Only when there are any, so a transcript shows where they are.
+  return r.warnings == 0 ? out : out + " warnings=" + std::to_string(r.warnings);
 }
 
 // The driver both sides share: after each step, every session with an
@@ -159,11 +163,13 @@ class SimSessions : public Sessions {
 };
 
 inline std::vector<std::string> run_simulated(const std::vector<Step>& steps, int sessions,
-                                              Duration lock_wait_timeout) {
+                                              Duration lock_wait_timeout,
+                                              sim::mysql::Isolation isolation) {
   sim::World world(sim::WorldOptions{.seed = 1});
   sim::Network net(world, world.rng().split("network"));
   sim::mysql::MysqlParams params;
   params.lock_wait_timeout = lock_wait_timeout;
+  params.isolation = isolation;
   sim::mysql::MysqlDeployment db(world, net, params);
   SimSessions io(world, db, sessions);
   sim::Node driver(world, "driver");
@@ -180,11 +186,21 @@ inline std::vector<std::string> run_simulated(const std::vector<Step>& steps, in
 
 // ---- Real MariaDB: one thread and one libmariadb session per script session.
 
+// The SQL that puts a new live session at `isolation`: what a server whose
+// transaction_isolation is that level gives every session, without
+// restarting the one mariadbd the scripts share.
+inline std::string isolation_sql(sim::mysql::Isolation isolation) {
+  return isolation == sim::mysql::Isolation::kReadCommitted
+             ? "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
+             : "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
+}
+
 class LiveSession {
  public:
-  explicit LiveSession(int port)
+  LiveSession(int port, sim::mysql::Isolation isolation)
       : conn_({.host = "127.0.0.1", .port = port, .database = "locksim", .user = "root"},
               Duration::seconds(30), "mariadb"),
+        connect_sql_(isolation_sql(isolation)),
         thread_([this] { serve(); }) {}
   ~LiveSession() {
     {
@@ -224,8 +240,12 @@ class LiveSession {
       if (step.kind == Step::Kind::kClose) {
         conn_.close();
       } else {
-        // Connect first, so the monitor knows which server thread to watch.
-        if (!conn_.connected()) (void)conn_.query("SELECT 1", {});
+        // Connect first, so the monitor knows which server thread to watch,
+        // and set the session's isolation level as the server would.
+        if (!conn_.connected()) {
+          const SqlResult set = conn_.query(connect_sql_, {});
+          if (!set.ok()) throw std::runtime_error(connect_sql_ + ": " + set.message);
+        }
         {
           const std::lock_guard<std::mutex> id_lock(mutex_);
           thread_id_ = conn_.thread_id();
@@ -238,6 +258,7 @@ class LiveSession {
     }
   }
   live::MariadbConnection conn_;
+  const std::string connect_sql_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::optional<Step> job_;
@@ -249,10 +270,12 @@ class LiveSession {
 
 class LiveSessions : public Sessions {
  public:
-  LiveSessions(int port, int sessions)
+  LiveSessions(int port, int sessions, sim::mysql::Isolation isolation)
       : monitor_({.host = "127.0.0.1", .port = port, .database = "locksim", .user = "root"},
                  Duration::seconds(30), "monitor") {
-    for (int s = 0; s < sessions; ++s) sessions_.push_back(std::make_unique<LiveSession>(port));
+    for (int s = 0; s < sessions; ++s) {
+      sessions_.push_back(std::make_unique<LiveSession>(port, isolation));
+    }
   }
   void post(int s, const Step& step) override {
     session(s).post(step);
@@ -295,13 +318,14 @@ class LiveSessions : public Sessions {
 
 // Runs the script against the server on `port`, starting from an empty
 // t_tag_lock (TRUNCATE also resets AUTO_INCREMENT, as a fresh simulation has it).
-inline std::vector<std::string> run_live(const std::vector<Step>& steps, int sessions, int port) {
+inline std::vector<std::string> run_live(const std::vector<Step>& steps, int sessions, int port,
+                                         sim::mysql::Isolation isolation) {
   live::MariadbConnection setup(
       {.host = "127.0.0.1", .port = port, .database = "locksim", .user = "root"},
       Duration::seconds(30), "setup");
   const SqlResult r = setup.query("TRUNCATE TABLE t_tag_lock", {});
   if (!r.ok()) throw std::runtime_error("TRUNCATE: " + r.message);
-  LiveSessions io(port, sessions);
+  LiveSessions io(port, sessions, isolation);
   return run_script(io, steps, sessions);
 }
 

@@ -35,6 +35,7 @@
 #include "live/mariadb_process.h"
 #include "mysql_differential_sessions.h"
 #include "real_servers.h"
+#include "sim/mysql/schema.h"
 
 namespace locksim {
 namespace {
@@ -193,10 +194,122 @@ std::vector<Step> datetime_fraction() {
           sql(1, sel, {"dt-1"})};
 }
 
+// The DATETIME rules below hold in strict mode (STRICT_TRANS_TABLES, on by
+// default in 10.11; SqlModeIsTheOneTheSimulationFollows checks it). They
+// speak to Fdeadline, the column whose value decides who holds a lock.
+const char* kInsertDeadline = "INSERT INTO t_tag_lock (Flock_name, Fdeadline) VALUES (?, ?)";
+const char* kSetDeadline = "UPDATE t_tag_lock SET Fdeadline = ? WHERE Flock_name = ?";
+const char* kDeadlineOf = "SELECT Fdeadline FROM t_tag_lock WHERE Flock_name = ?";
+
+// A date the calendar does not have is refused with 1292 (22007), also when
+// every field is in range on its own: February 30, April 31, February 29
+// outside a leap year (2100 is not one, 2000 is). The row keeps its value.
+std::vector<Step> datetime_invalid_calendar_date() {
+  return {sql(1, kInsertDeadline, {"cal-1", "2024-02-30 10:00:00"}),
+          sql(1, kInsertDeadline, {"cal-1", "2023-02-29 10:00:00"}),
+          sql(1, kInsertDeadline, {"cal-1", "2100-02-29 10:00:00"}),
+          sql(1, kInsertDeadline, {"cal-1", "2024-02-29 10:00:00"}),
+          sql(1, kInsertDeadline, {"cal-2", "2000-02-29 10:00:00"}),
+          sql(1, kSetDeadline, {"2024-04-31 10:00:00", "cal-1"}),
+          sql(1, kSetDeadline, {"2024-12-31 23:59:59", "cal-2"}),
+          sql(1, kDeadlineOf, {"cal-1"}),
+          sql(1, kDeadlineOf, {"cal-2"})};
+}
+
+// A 'T' between the date and the time (ISO 8601, what many clients format)
+// is accepted and stored as the same DATETIME, in a value and in a WHERE;
+// a lower-case 't' is not.
+std::vector<Step> datetime_t_separator() {
+  return {sql(1, kInsertDeadline, {"iso-1", "2026-03-01t12:00:01"}),
+          sql(1, kInsertDeadline, {"iso-1", "2026-03-01T12:00:01"}),
+          sql(1, kDeadlineOf, {"iso-1"}),
+          sql(1, kSetDeadline, {"2026-03-01T12:00:02.5", "iso-1"}),
+          sql(1, kDeadlineOf, {"iso-1"}),
+          sql(1, "SELECT Flock_name FROM t_tag_lock WHERE Flock_name = ? AND Fdeadline = ?",
+              {"iso-1", "2026-03-01T12:00:02"})};
+}
+
+// More than six fractional digits: cut off (not rounded, not refused) with a
+// note (1265), also when all of them are nines, and also by an UPDATE that
+// changes nothing; six or fewer go silently, and so does a bare '.'.
+std::vector<Step> datetime_long_fraction() {
+  return {sql(1, kInsertDeadline, {"frac-1", "2026-03-01 12:00:01.1234567"}),
+          sql(1, kInsertDeadline, {"frac-2", "2026-03-01 12:00:01.9999999999"}),
+          sql(1, kInsertDeadline, {"frac-3", "2026-03-01 12:00:01."}),
+          sql(1, kDeadlineOf, {"frac-1"}),
+          sql(1, kDeadlineOf, {"frac-2"}),
+          sql(1, kSetDeadline, {"2026-03-01 12:00:01.00000001", "frac-2"}),
+          sql(1, kSetDeadline, {"2026-03-01 12:00:03.00000001", "frac-1"}),
+          sql(1, kSetDeadline, {"2026-03-01 12:00:04.999999", "frac-1"}),
+          sql(1, kDeadlineOf, {"frac-1"}),
+          sql(1, kDeadlineOf, {"frac-3"})};
+}
+
+// A DATETIME compared with a string is compared as DATETIME(6): the string's
+// fraction counts, so '... 00.5' does not equal a stored '... 00' (storing
+// it would have cut the .5 off). As a bound value and as a literal, in
+// SELECT, UPDATE and DELETE.
+std::vector<Step> datetime_compare_fraction() {
+  const char* sel = "SELECT Flock_name FROM t_tag_lock WHERE Flock_name = ? AND Fdeadline = ?";
+  return {sql(1, kInsertDeadline, {"cmp-1", "2026-03-01 12:00:00.5"}),
+          sql(1, sel, {"cmp-1", "2026-03-01 12:00:00.5"}),
+          sql(1, sel, {"cmp-1", "2026-03-01 12:00:00.000001"}),
+          sql(1, sel, {"cmp-1", "2026-03-01 12:00:00.000000"}),
+          sql(1, sel, {"cmp-1", "2026-03-01 12:00:00"}),
+          sql(1,
+              "SELECT Flock_name FROM t_tag_lock WHERE Flock_name = 'cmp-1' AND "
+              "Fdeadline = '2026-03-01 12:00:00.5'"),
+          sql(1, "UPDATE t_tag_lock SET Fcount = 7 WHERE Flock_name = ? AND Fdeadline = ?",
+              {"cmp-1", "2026-03-01 12:00:00.25"}),
+          sql(1, "DELETE FROM t_tag_lock WHERE Flock_name = ? AND Fdeadline = ?",
+              {"cmp-1", "2026-03-01 12:00:00.75"}),
+          sql(1, "UPDATE t_tag_lock SET Fcount = 7 WHERE Flock_name = ? AND Fdeadline = ?",
+              {"cmp-1", "2026-03-01 12:00:00"}),
+          sql(1, "SELECT Flock_name, Fcount FROM t_tag_lock WHERE Flock_name = ?", {"cmp-1"})};
+}
+
+// READ COMMITTED (transaction_isolation of every session): v1's race of
+// missing_key_race without the deadlock. Neither locking read finds the row
+// nor locks any gap, so s1's INSERT goes through, s2's waits for s1's
+// uncommitted row and gets 1062 when s1 commits.
+std::vector<Step> read_committed_missing_key_race() {
+  return {sql(1, "BEGIN"),
+          sql(2, "BEGIN"),
+          sql(1, kForUpdate, {"rc-race"}),
+          sql(2, kForUpdate, {"rc-race"}),
+          sql(1, kInsert, {"rc-race", "1", "s1"}),
+          sql(2, kInsert, {"rc-race", "1", "s2"}),
+          sql(1, "COMMIT"),
+          sql(2, "COMMIT"),
+          sql(2, "SELECT Flock_name, Fcount, Fdesc FROM t_tag_lock WHERE Flock_name = 'rc-race'")};
+}
+
+// READ COMMITTED, the rest of what differs: a found row is locked alone (no
+// next-key lock: an insert just before it goes ahead, unlike
+// next_key_lock_on_a_found_row), and each plain SELECT reads a new snapshot
+// (the other session's commit shows inside an open transaction).
+std::vector<Step> read_committed_no_gap_new_snapshot() {
+  return {sql(1, kInsert, {"rc-center", "0", "center"}),
+          sql(1, "BEGIN"),
+          sql(1, kForUpdate, {"rc-center"}),
+          sql(2, kInsert, {"rc-article-01", "0", ""}),
+          sql(2, "BEGIN"),
+          sql(2, kForUpdate, {"rc-center"}),
+          sql(1, kInsert, {"rc-article-02", "0", "s1"}),
+          sql(1, "COMMIT"),
+          sql(2, "COMMIT"),
+          sql(1, "BEGIN"),
+          sql(1, kSnapshot, {"rc-center"}),
+          sql(2, kBump, {"rc-center"}),
+          sql(1, kSnapshot, {"rc-center"}),
+          sql(1, "COMMIT")};
+}
+
 struct Script {
   const char* name;
   int sessions;
   std::vector<Step> (*steps)();
+  sim::mysql::Isolation isolation = sim::mysql::Isolation::kRepeatableRead;
 };
 
 const std::vector<Script>& scripts() {
@@ -209,6 +322,14 @@ const std::vector<Script>& scripts() {
       {"duplicate_key", 2, duplicate_key},
       {"disconnect_releases", 2, disconnect_releases},
       {"datetime_fraction", 1, datetime_fraction},
+      {"datetime_invalid_calendar_date", 1, datetime_invalid_calendar_date},
+      {"datetime_t_separator", 1, datetime_t_separator},
+      {"datetime_long_fraction", 1, datetime_long_fraction},
+      {"datetime_compare_fraction", 1, datetime_compare_fraction},
+      {"read_committed_missing_key_race", 2, read_committed_missing_key_race,
+       sim::mysql::Isolation::kReadCommitted},
+      {"read_committed_no_gap_new_snapshot", 2, read_committed_no_gap_new_snapshot,
+       sim::mysql::Isolation::kReadCommitted},
   };
   return all;
 }
@@ -232,16 +353,31 @@ TEST_P(MysqlDifferential, SimulationAnswersAsMariaDbDoes) {
   LOCKSIM_SKIP_WITHOUT("mariadb-server", skip_reason_);
   ASSERT_NE(server_, nullptr) << "mariadbd did not start";
   const Script& script = GetParam();
-  const std::vector<std::string> sim =
-      difftest::run_simulated(script.steps(), script.sessions, Duration::seconds(1));
+  const std::vector<std::string> sim = difftest::run_simulated(
+      script.steps(), script.sessions, Duration::seconds(1), script.isolation);
   const std::vector<std::string> real =
-      difftest::run_live(script.steps(), script.sessions, server_->port());
+      difftest::run_live(script.steps(), script.sessions, server_->port(), script.isolation);
   // LOCKSIM_MYSQL_TRACE=1 shows what real MariaDB answered, step by step.
   if (std::getenv("LOCKSIM_MYSQL_TRACE") != nullptr) {
     for (const std::string& line : real) std::cerr << "  " << line << "\n";
   }
   ASSERT_EQ(sim.size(), real.size());
   for (size_t i = 0; i < real.size(); ++i) EXPECT_EQ(sim[i], real[i]) << "line " << i;
+}
+
+// The DATETIME rules the simulation follows (an invalid date refused, not
+// stored as zeros) are strict mode's: hold the real server to the sql_mode
+// they were taken from, so a changed default cannot pass unnoticed.
+TEST_F(MysqlDifferential, SqlModeIsTheOneTheSimulationFollows) {
+  LOCKSIM_SKIP_WITHOUT("mariadb-server", skip_reason_);
+  ASSERT_NE(server_, nullptr) << "mariadbd did not start";
+  live::MariadbConnection c(
+      {.host = "127.0.0.1", .port = server_->port(), .database = "locksim", .user = "root"},
+      Duration::seconds(30), "sql_mode");
+  const SqlResult r = c.query("SELECT @@SESSION.sql_mode", {});
+  ASSERT_TRUE(r.ok()) << r.message;
+  ASSERT_EQ(r.rows.size(), 1u);
+  EXPECT_EQ(r.rows[0][0], SqlValue(sim::mysql::kSqlMode));
 }
 
 INSTANTIATE_TEST_SUITE_P(Scripts, MysqlDifferential, ::testing::ValuesIn(scripts()),

@@ -1,6 +1,6 @@
 // The simulated InnoDB engine alone (sim/mysql/engine.h): parsing, snapshots,
-// locks, gap locks, the v1 deadlock and its victim, lock wait timeouts,
-// disconnects and the DATETIME fraction.
+// locks, gap locks, the v1 deadlock and its victim (and its absence at READ
+// COMMITTED), lock wait timeouts, disconnects and the DATETIME rules.
 #include <gtest/gtest.h>
 
 #include "sim/mysql/engine.h"
@@ -171,6 +171,43 @@ TEST(MysqlEngine, V1DeadlockKillsTheSecondInserter) {
   EXPECT_TRUE(done[0].result.ok()) << done[0].result.message;
   ASSERT_TRUE(run(e, a, "COMMIT").ok());
   EXPECT_EQ((*e.committed_row("fresh"))[4], "a");
+}
+
+// READ COMMITTED: the same race takes no gap locks, so the first INSERT goes
+// through and the second waits for its uncommitted row: 1062 at its commit.
+TEST(MysqlEngine, ReadCommittedMissingRowInsertersWaitInsteadOfDeadlocking) {
+  Engine e(Isolation::kReadCommitted);
+  SessionId a = e.open(), b = e.open();
+  ASSERT_TRUE(run(e, a, "BEGIN").ok());
+  ASSERT_TRUE(run(e, b, "BEGIN").ok());
+  EXPECT_TRUE(run(e, a, kForUpdate, {"fresh"}).rows.empty());
+  EXPECT_TRUE(run(e, b, kForUpdate, {"fresh"}).rows.empty());
+  ASSERT_TRUE(run(e, a, kInsert, {"fresh", "a", "2026-01-01 00:00:00"}).ok());
+  EXPECT_TRUE(e.execute(b, kInsert, {"fresh", "b", "2026-01-01 00:00:00"}).blocked);
+  ASSERT_TRUE(run(e, a, "COMMIT").ok());
+  std::vector<FinishedStatement> done = e.take_finished();
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_EQ(done[0].session, b);
+  EXPECT_EQ(done[0].result.error_number, 1062);
+  EXPECT_TRUE(e.in_transaction(b));  // 1062 rolls back the statement only
+  EXPECT_EQ(e.deadlocks(), 0u);
+}
+
+// Strict mode's DATETIME rules: the calendar, 'T', digits past the sixth
+// (a note), and a compared string keeping its fraction.
+TEST(MysqlEngine, DatetimeIsReadAsStrictModeReadsIt) {
+  Engine e;
+  SessionId s = e.open();
+  const SqlResult bad = run(e, s, kInsert, {"a", "d", "2100-02-29 00:00:00"});
+  EXPECT_EQ(bad.error_number, 1292);
+  EXPECT_EQ(bad.sqlstate, "22007");
+  const SqlResult cut = run(e, s, kInsert, {"a", "d", "2000-02-29T23:59:59.9999999"});
+  ASSERT_TRUE(cut.ok()) << cut.message;
+  EXPECT_EQ(cut.warnings, 1u);
+  EXPECT_EQ((*e.committed_row("a"))[3], "2000-02-29 23:59:59");
+  const char* sel = "SELECT Flock_name FROM t_tag_lock WHERE Flock_name = ? AND Fdeadline = ?";
+  EXPECT_EQ(run(e, s, sel, {"a", "2000-02-29 23:59:59"}).rows.size(), 1u);
+  EXPECT_TRUE(run(e, s, sel, {"a", "2000-02-29 23:59:59.5"}).rows.empty());
 }
 
 // With unequal weights the lighter transaction dies, even when it is not the

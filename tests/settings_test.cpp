@@ -77,6 +77,7 @@ const std::map<std::string, Example>& examples() {
       {"--lock-wait-timeout", {"3s", "0s", "", Json::object()}},
       {"--mysql-timeout", {"20s", "0s", "", Json::object()}},
       {"--flush-log-at-trx-commit", {"2", "3", "", Json::object()}},
+      {"--isolation", {"read-committed", "serializable", "", Json::object()}},
       {"--mysql-replicas", {"2", "9", "", Json::object()}},
       {"--mysql-replication-lag", {"50ms", "-1ms", "", Json::object()}},
       {"--semi-sync", {"true", "", "--mysql-replicas 1", Json{{"mysql", {{"replicas", 1}}}}}},

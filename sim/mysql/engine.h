@@ -7,7 +7,8 @@
 // first, and reports what finished through take_finished()), or when the
 // wrapper's innodb_lock_wait_timeout timer calls lock_wait_timeout().
 //
-// Semantics modelled (MariaDB 10.11, InnoDB, REPEATABLE READ):
+// Semantics modelled (MariaDB 10.11, InnoDB, REPEATABLE READ; READ COMMITTED
+// differs where noted under Isolation below):
 //   - autocommit: a statement outside BEGIN/START TRANSACTION is its own
 //     transaction; BEGIN commits an open one first (implicit commit).
 //   - plain SELECT reads the transaction's snapshot, taken at its first plain
@@ -75,12 +76,27 @@ struct TableImage {
   bool operator==(const TableImage&) const = default;
 };
 
+// The transaction isolation level every session runs at (the server's
+// transaction_isolation; the lock algorithms never change it per session).
+//   - kRepeatableRead, InnoDB's default: one snapshot per transaction, taken
+//     at its first plain SELECT; gap locks and next-key locks as above.
+//   - kReadCommitted: a fresh snapshot for each plain SELECT, and no gap
+//     locks for searches: a locking read, UPDATE or DELETE that finds no row
+//     locks nothing, and one that finds its row locks the record alone. So
+//     v1's two missing-row inserters no longer deadlock: the second INSERT
+//     waits for the first's uncommitted row and gets 1062 when it commits.
+//     Not modelled: InnoDB also releases the lock on a row a locking
+//     statement read but whose other WHERE conditions did not match (the
+//     algorithms' only such statement, the checked release, runs in
+//     autocommit, where the lock ends with the statement anyway).
+enum class Isolation { kRepeatableRead, kReadCommitted };
+
 // Error 1290 (ER_OPTION_PREVENTS_STATEMENT): a write on a read_only replica.
 inline constexpr int kReadOnlyErrno = 1290;
 
 class Engine {
  public:
-  Engine() = default;
+  explicit Engine(Isolation isolation = Isolation::kRepeatableRead) : isolation_(isolation) {}
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
@@ -242,6 +258,7 @@ class Engine {
   bool rerun_again_ = false;
   uint64_t statements_ = 0;
   bool read_only_ = false;
+  Isolation isolation_;
   // Parsed statements by text; parse_sql is a pure function of the text. A
   // client sending ever new texts (literals inlined) only refills it.
   std::map<std::string, std::variant<SqlStatement, SqlResult>> parsed_;

@@ -32,9 +32,16 @@ std::string pk_key(int64_t findex) {
 
 // Does the stored `value` of column `col` equal the operand? Compared as the
 // column would store the operand (VARCHAR under a case-insensitive PAD SPACE
-// collation); an operand the column cannot hold matches nothing.
+// collation), except that a DATETIME is compared as DATETIME(6): MariaDB
+// keeps the string's fraction, so '... 00.5' never equals a stored '... 00'.
+// An operand the column cannot hold matches nothing.
 bool column_equals(size_t col, const std::string& value, const SqlValue& operand) {
   const Column& c = table_columns()[col];
+  if (c.type == ColumnType::kDatetime) {
+    if (!operand) return false;
+    const std::optional<DatetimeText> dt = read_datetime(*operand);
+    return dt && dt->micros == 0 && dt->seconds == value;  // DATETIME(0) holds no fraction
+  }
   if (c.type == ColumnType::kVarchar && operand && operand->size() <= c.varchar_max) {
     return same_unique_key(value, *operand);  // fits the column as it is: no conversion
   }
@@ -134,6 +141,9 @@ std::optional<TrxId> Engine::lock_key(Session& s, const SqlCondition& key,
   const bool by_pk = *column_index(key.column) == kFindex;
   std::optional<int64_t> fi = find_latest(key, params);
   if (!fi) {
+    // READ COMMITTED locks no gaps: nothing found, nothing locked, so an
+    // insert of that very key by anyone goes ahead.
+    if (isolation_ == Isolation::kReadCommitted) return std::nullopt;
     // No such row: lock the gap it would go into, so no one can insert it.
     std::string next;
     if (by_pk) {
@@ -153,10 +163,13 @@ std::optional<TrxId> Engine::lock_key(Session& s, const SqlCondition& key,
     // InnoDB makes an insert into that gap wait for a queued request as well
     // (the deadlock of v2's first acquire of a name that sorts before
     // 'center_lock'). A gap lock never waits, so this cannot block.
+    // READ COMMITTED takes the record alone.
     const std::string uk = unique_key_of(l.row[kFlockName]);
-    const std::optional<TrxId> gap_wait =
-        locks_.acquire(s.trx, LockTarget{"uniq", uk}, LockKind::kGap);
-    LOCKSIM_ASSERT(!gap_wait);
+    if (isolation_ == Isolation::kRepeatableRead) {
+      const std::optional<TrxId> gap_wait =
+          locks_.acquire(s.trx, LockTarget{"uniq", uk}, LockKind::kGap);
+      LOCKSIM_ASSERT(!gap_wait);
+    }
     if (auto w = locks_.acquire(s.trx, LockTarget{"uniq", uk}, kind)) return w;
   }
   if (auto w = locks_.acquire(s.trx, LockTarget{"pk", pk_key(*fi)}, kind)) return w;
@@ -169,7 +182,9 @@ Engine::Outcome Engine::do_select(Session& s, const SqlStatement& st,
   SqlResult r;
   r.columns = st.columns;
   if (st.lock == SqlLockMode::kNone) {
-    if (!s.read_view) s.read_view = commit_seq_;  // the snapshot starts at the first read
+    // REPEATABLE READ: the snapshot starts at the transaction's first read;
+    // READ COMMITTED: each read takes a new one.
+    if (!s.read_view || isolation_ == Isolation::kReadCommitted) s.read_view = commit_seq_;
     if (std::optional<int64_t> fi = find_snapshot(s, st.where[0], params)) {
       std::optional<Row> row = snapshot_row(s, *fi);
       if (row && row_matches(*row, st.where, params)) r.rows.push_back(project(*row, st.columns));
@@ -191,9 +206,10 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
                                   const std::vector<SqlValue>& params) {
   Row row = default_row();
   bool explicit_findex = false;
+  uint32_t notes = 0;
   for (size_t i = 0; i < st.columns.size(); ++i) {
     const size_t col = *column_index(st.columns[i]);
-    auto stored = store_value(col, bound(st.values[i], params));
+    auto stored = store_value(col, bound(st.values[i], params), &notes);
     if (auto* err = std::get_if<SqlResult>(&stored)) return Outcome{std::nullopt, *err};
     row[col] = std::get<std::string>(stored);
     explicit_findex |= col == kFindex && row[col] != "0";
@@ -237,6 +253,7 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
   SqlResult r;
   r.affected_rows = 1;
   r.last_insert_id = explicit_findex ? 0 : static_cast<uint64_t>(fi);
+  r.warnings = notes;
   return Outcome{std::nullopt, std::move(r)};
 }
 
@@ -262,7 +279,7 @@ Engine::Outcome Engine::do_update(Session& s, const SqlStatement& st,
       // stored as canonical integer text, so this parse cannot fail.
       value = std::to_string(std::stoll(row[*column_index(*a.base_column)]) + a.delta);
     }
-    auto stored = store_value(col, value);
+    auto stored = store_value(col, value, &r.warnings);  // raised even if nothing changes
     if (auto* err = std::get_if<SqlResult>(&stored)) return Outcome{std::nullopt, *err};
     if (col == kFlockName &&
         unique_key_of(std::get<std::string>(stored)) != unique_key_of(row[kFlockName])) {

@@ -20,7 +20,8 @@ MysqlNode::MysqlNode(World& world, Network& net, std::string name, const MysqlPa
     : ReplicatedNode(world, net, std::move(name), Duration::zero(), params.replication_lag),
       world_(world),
       net_(net),
-      params_(params) {
+      params_(params),
+      engine_(params.isolation) {
   // Run validation rejects these as bad input (exit 2) before a node is built.
   LOCKSIM_ASSERT(params_.service_time >= Duration::zero());
   LOCKSIM_ASSERT(params_.lock_wait_timeout > Duration::zero());

@@ -55,6 +55,8 @@ struct MysqlParams {
   Duration lock_wait_timeout = Duration::seconds(50);  // innodb_lock_wait_timeout
   Duration client_timeout = Duration::seconds(60);     // the client library's read timeout
   int flush_log_at_trx_commit = 1;                     // innodb_flush_log_at_trx_commit: 0, 1, 2
+  // transaction_isolation of every session (engine.h says what differs).
+  Isolation isolation = Isolation::kRepeatableRead;
   // Topology: replicas of the primary mysql-1 (mysql-1-r1, ...), how far
   // behind they run, semi-synchronous replication, and failover by a monitor
   // (MHA/orchestrator-like) that promotes the most up-to-date reachable

@@ -34,7 +34,7 @@ std::optional<int64_t> parse_integer(const std::string& s) {
   return negative ? -v : v;
 }
 
-bool two_digits(const std::string& s, size_t at, int lo, int hi, int& out) {
+bool two_digits(std::string_view s, size_t at, int lo, int hi, int& out) {
   if (!std::isdigit(static_cast<unsigned char>(s[at])) ||
       !std::isdigit(static_cast<unsigned char>(s[at + 1]))) {
     return false;
@@ -43,32 +43,55 @@ bool two_digits(const std::string& s, size_t at, int lo, int hi, int& out) {
   return out >= lo && out <= hi;
 }
 
-// 'YYYY-MM-DD HH:MM:SS[.ffffff]' -> 'YYYY-MM-DD HH:MM:SS', the fraction
-// truncated (see the header for why truncated). Day-of-month is checked
-// against 31 only: the algorithms format real dates.
-std::optional<std::string> parse_datetime(const std::string& s) {
-  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || s[10] != ' ' || s[13] != ':' || s[16] != ':') {
+// Days in `month` of `year`, Gregorian: MariaDB refuses '2024-02-30' and
+// '2100-02-29' (1292) although each field is in range on its own.
+int days_in_month(int year, int month) {
+  static constexpr int kDays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+  return month == 2 && leap ? 29 : kDays[month - 1];
+}
+
+// The fraction after the '.' at s[19]: its first six digits as microseconds;
+// more digits are cut off (not rounded) and flagged. A '.' with no digits is
+// a zero fraction (MariaDB takes it silently). False on a non-digit.
+bool read_fraction(std::string_view s, DatetimeText& out) {
+  if (s[19] != '.') return false;
+  uint32_t scale = 100'000;
+  for (size_t i = 20; i < s.size(); ++i) {
+    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+    out.micros += static_cast<uint32_t>(s[i] - '0') * scale;
+    scale /= 10;  // 0 after the sixth digit: the rest add nothing
+  }
+  out.digits_cut = s.size() > 26;
+  return true;
+}
+
+}  // namespace
+
+std::optional<DatetimeText> read_datetime(std::string_view s) {
+  if (s.size() < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') ||
+      s[13] != ':' || s[16] != ':') {
     return std::nullopt;
   }
+  int year = 0;
   for (size_t i = 0; i < 4; ++i) {
     if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
+    year = year * 10 + (s[i] - '0');
   }
   int month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!two_digits(s, 5, 1, 12, month) || !two_digits(s, 8, 1, 31, day) ||
       !two_digits(s, 11, 0, 23, hour) || !two_digits(s, 14, 0, 59, minute) ||
-      !two_digits(s, 17, 0, 59, second)) {
+      !two_digits(s, 17, 0, 59, second) || day > days_in_month(year, month)) {
     return std::nullopt;
   }
-  if (s.size() > 19) {
-    if (s[19] != '.' || s.size() == 20 || s.size() > 26) return std::nullopt;
-    for (size_t i = 20; i < s.size(); ++i) {
-      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return std::nullopt;
-    }
-  }
-  return s.substr(0, 19);
+  DatetimeText out;
+  if (s.size() > 19 && !read_fraction(s, out)) return std::nullopt;
+  out.seconds = std::string(s.substr(0, 19));
+  out.seconds[10] = ' ';  // how the server writes it back, whichever was read
+  // column_equals compares `seconds` with a stored value as text: same shape.
+  LOCKSIM_ASSERT(out.seconds.size() == 19 && out.micros < 1'000'000);
+  return out;
 }
-
-}  // namespace
 
 const std::vector<Column>& table_columns() {
   static const std::vector<Column> kColumns = {
@@ -105,7 +128,8 @@ Row default_row() {
   return row;
 }
 
-std::variant<std::string, SqlResult> store_value(size_t col, const SqlValue& value) {
+std::variant<std::string, SqlResult> store_value(size_t col, const SqlValue& value,
+                                                 uint32_t* notes) {
   const auto& cols = table_columns();
   LOCKSIM_ASSERT(col < cols.size());
   const Column& c = cols[col];
@@ -136,12 +160,16 @@ std::variant<std::string, SqlResult> store_value(size_t col, const SqlValue& val
       }
       return v;
     case ColumnType::kDatetime: {
-      std::optional<std::string> dt = parse_datetime(v);
+      std::optional<DatetimeText> dt = read_datetime(v);
       if (!dt) {
         return SqlResult::error(
-            1292, "Incorrect datetime value: '" + v + "' for column `" + c.name + "` at row 1");
+            sql_errno::kBadDatetime,
+            "Incorrect datetime value: '" + v + "' for column `" + c.name + "` at row 1");
       }
-      return *dt;
+      // DATETIME(0): the fraction goes silently (truncated, see the header);
+      // only digits past the sixth, which no precision holds, raise a note.
+      if (dt->digits_cut && notes != nullptr) ++*notes;
+      return std::move(dt->seconds);
     }
   }
   LOCKSIM_ASSERT_MSG(false, "unknown column type");

@@ -1,6 +1,7 @@
 // The one table the simulated server holds: the article's t_tag_lock, with
 // its column types, defaults, and how MariaDB 10.11 stores a value put into
-// each column (strict mode, Debian's default sql_mode).
+// each column under kSqlMode (strict mode: a value the column cannot take is
+// an error, not a warning and a zero).
 //
 // CREATE TABLE t_tag_lock (
 //   Findex INT NOT NULL AUTO_INCREMENT,
@@ -36,6 +37,14 @@ namespace locksim::sim::mysql {
 
 inline constexpr const char* kTableName = "t_tag_lock";
 
+// The sql_mode whose rules store_value follows: MariaDB 10.11's compiled-in
+// default, which Debian's packages keep and the differential test's mariadbd
+// (--no-defaults) runs with; that test checks it. Without
+// STRICT_TRANS_TABLES an invalid DATETIME would be stored as zeros with a
+// warning instead of refused.
+inline constexpr const char* kSqlMode =
+    "STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_AUTO_CREATE_USER,NO_ENGINE_SUBSTITUTION";
+
 enum class ColumnType { kInt, kTinyInt, kVarchar, kDatetime };
 
 struct Column {
@@ -58,12 +67,27 @@ using Row = std::vector<std::string>;
 // The row an INSERT starts from: every column at its default.
 Row default_row();
 
+// A string read as a DATETIME, as MariaDB reads one:
+// 'YYYY-MM-DD HH:MM:SS[.f...]', ' ' or 'T' between date and time, a date the
+// calendar has (no February 30). Other spellings MariaDB also takes
+// ('2024/03/01', one-digit fields, a bare date) are refused here: every
+// client of the simulation formats dates one way (env/datetime.h).
+struct DatetimeText {
+  std::string seconds;      // 'YYYY-MM-DD HH:MM:SS', always ' ': what DATETIME(0) holds
+  uint32_t micros = 0;      // the fraction's first six digits
+  bool digits_cut = false;  // there were more than six, cut off (a note when stored)
+};
+std::optional<DatetimeText> read_datetime(std::string_view text);
+
 // Converts `value` as the server stores it into column `col`: integers to
 // their canonical text (range-checked), DATETIME truncated to whole seconds,
 // VARCHAR length-checked. On a value the column cannot take (strict mode)
 // returns the error: 1048 for NULL, 1366 for a bad integer, 1264 out of range,
-// 1292 a bad datetime, 1406 too long.
-std::variant<std::string, SqlResult> store_value(size_t col, const SqlValue& value);
+// 1292 a bad datetime, 1406 too long. When `notes` is given, adds the notes
+// MariaDB raises for a value it stores altered: a DATETIME fraction past six
+// digits (1265), the one note modelled.
+std::variant<std::string, SqlResult> store_value(size_t col, const SqlValue& value,
+                                                 uint32_t* notes = nullptr);
 
 // The key under which the unique index compares Flock_name: MariaDB's default
 // collations are case-insensitive and PAD SPACE, so 'Lock ' and 'lock' are
