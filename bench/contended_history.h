@@ -24,7 +24,7 @@ using history::OpType;
 // completions are :info, after which the client continues under a fresh process (an :info release
 // frees the lock, an :info acquire never took it). `violate` appends one acquire that succeeds
 // while the lock is held, so the history is invalid at its end.
-std::vector<Op> contended_history(int64_t ops, int clients, double info, bool violate) {
+inline std::vector<Op> contended_history(int64_t ops, int clients, double info, bool violate) {
   locksim::sim::Rng rng(20240917);
   struct Client {
     int64_t process;

@@ -106,6 +106,7 @@ struct Paired {
 
 struct ProcessState {
   size_t open = kNone;      // position in `all` of the open call
+  size_t open_pos = kNone;  // position in the ops of its invocation
   int64_t info_index = -1;  // the :info op that retired the process, or -1
 };
 
@@ -152,7 +153,6 @@ HistoryRuleBreak rule_break(size_t pos, const history::Op& op, std::string rule)
 
 // Checks one op against its process's state; returns the broken rule, if any.
 std::optional<HistoryRuleBreak> check_op(size_t pos, const history::Op& op, const ProcessState& st,
-                                         const std::vector<Call>& all,
                                          const std::vector<history::Op>& ops) {
   if (op.type == history::OpType::kInvoke) {
     if (st.info_index >= 0) {
@@ -162,52 +162,57 @@ std::optional<HistoryRuleBreak> check_op(size_t pos, const history::Op& op, cons
                                     "must never invoke again)",
                                     op.process, op.index, st.info_index));
     }
-    if (st.open != kNone) {
+    if (st.open_pos != kNone) {
       return rule_break(pos, op,
                         fmt::format("process {} invokes op {} while its op {} is still open (a "
                                     "process runs one op at a time)",
-                                    op.process, op.index, ops[all[st.open].invoke_pos].index));
+                                    op.process, op.index, ops[st.open_pos].index));
     }
     return std::nullopt;
   }
-  if (st.open == kNone) {
+  if (st.open_pos == kNone) {
     return rule_break(pos, op,
                       fmt::format("process {} completes op {} (:{} :{}) that it never invoked",
                                   op.process, op.index, to_string(op.type), to_string(op.f)));
   }
-  const Call& open = all[st.open];
+  const history::Op& open = ops[st.open_pos];
   if (open.f != op.f) {
     return rule_break(
         pos, op,
         fmt::format("op {} completes a :{} but process {} invoked a :{} (op {})", op.index,
-                    to_string(op.f), op.process, to_string(open.f), ops[open.invoke_pos].index));
+                    to_string(op.f), op.process, to_string(open.f), open.index));
   }
   return std::nullopt;
 }
 
 // Pairs invocations with completions among ops[0, end), applying Jepsen's
 // rules; stops at the first rule break. Calls still open at `end` are
-// unknown-outcome.
-Paired pair_calls(const std::vector<history::Op>& ops, size_t end) {
+// unknown-outcome. With `rules_only`, only the rules are checked: no calls
+// are made (find_rule_break needs none, and a 1 M-op history is paired twice).
+Paired pair_calls(const std::vector<history::Op>& ops, size_t end, bool rules_only = false) {
   LOCKSIM_ASSERT(end <= ops.size());
   Paired out;
   std::vector<Call> all;
   // Exactly as many as there are invocations: a vector that grows holds its
   // old and new buffers at once.
-  all.reserve(static_cast<size_t>(
-      std::count_if(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(end),
-                    [](const history::Op& op) { return op.type == history::OpType::kInvoke; })));
+  if (!rules_only) {
+    all.reserve(static_cast<size_t>(
+        std::count_if(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(end),
+                      [](const history::Op& op) { return op.type == history::OpType::kInvoke; })));
+  }
   ProcessTable<ProcessState> processes(dense_processes_max(end), ProcessState{});
   for (size_t pos = 0; pos < end; ++pos) {
     const history::Op& op = ops[pos];
     if (!history::is_client_op(op)) continue;
     ++out.client_ops;
     ProcessState& st = processes[op.process];
-    if (auto broken = check_op(pos, op, st, all, ops)) {
+    if (auto broken = check_op(pos, op, st, ops)) {
       out.rule_break = std::move(broken);
       return out;
     }
     if (op.type == history::OpType::kInvoke) {
+      st.open_pos = pos;
+      if (rules_only) continue;
       Call c;
       c.invoke_pos = pos;
       c.f = op.f;
@@ -216,12 +221,17 @@ Paired pair_calls(const std::vector<history::Op>& ops, size_t end) {
       all.push_back(c);
       continue;
     }
+    st.open_pos = kNone;
+    if (op.type == history::OpType::kInfo) st.info_index = op.index;
+    if (rules_only) continue;
     Call& c = all[st.open];
+    // Pair: the call completed here is the one its process invoked.
+    LOCKSIM_ASSERT(c.f == op.f && c.done_pos == kNone);
     st.open = kNone;
     c.outcome = op.type;
     c.done_pos = pos;
-    if (op.type == history::OpType::kInfo) st.info_index = op.index;
   }
+  if (rules_only) return out;
   out.calls_total = static_cast<int64_t>(all.size());
   for (const Call& c : all) {
     if (c.outcome == history::OpType::kFail) ++out.fail_calls;
@@ -452,7 +462,7 @@ std::string call_actor(const LockCall& call) {
 }
 
 std::optional<HistoryRuleBreak> find_rule_break(const std::vector<history::Op>& ops) {
-  return pair_calls(ops, ops.size()).rule_break;
+  return pair_calls(ops, ops.size(), true).rule_break;
 }
 
 LinearizabilityVerdict check_linearizable(const std::vector<history::Op>& ops, MutexModel model) {

@@ -1,6 +1,7 @@
 #include "history/edn_history.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -23,11 +24,12 @@ using edn::Value;
 // One of the five values an op uses. An integer or a keyword, every op's
 // case, is kept as an Atom (no Value, nothing allocated: building a Value per
 // form was most of the old reader's time); anything else as the Value read()
-// made, for the error that will name it. `atom` has the kind, the integer and
-// the position either way.
+// made, for the error that will name it (behind a pointer: a Field is moved
+// five times an op, and an inline Value made each move copy a hundred bytes).
+// `atom` has the kind, the integer and the position either way.
 struct Field {
   edn::Atom atom;
-  std::optional<Value> whole;
+  std::unique_ptr<Value> whole;
 
   Value value() const { return whole ? *whole : atom.value(); }  // for messages
 };
@@ -58,9 +60,9 @@ std::optional<Field>* slot_of(OpMap& map, std::string_view name) {
 
 // The next form, at nesting `depth`, as a Field.
 Field read_field(Reader& r, int depth) {
-  if (std::optional<edn::Atom> a = r.read_atom_fast()) return Field{*a, std::nullopt};
+  if (std::optional<edn::Atom> a = r.read_atom_fast()) return Field{*a, nullptr};
   Field f;
-  f.whole = r.read(depth);
+  f.whole = std::make_unique<Value>(r.read(depth));
   f.atom.kind = f.whole->kind;
   f.atom.integer = f.whole->integer;
   f.atom.line = f.whole->line;
