@@ -466,7 +466,7 @@ std::optional<HistoryRuleBreak> find_rule_break(const std::vector<history::Op>& 
 }
 
 LinearizabilityVerdict check_linearizable(const std::vector<history::Op>& ops, MutexModel model) {
-  const Paired p = pair_calls(ops, ops.size());
+  Paired p = pair_calls(ops, ops.size());
   LOCKSIM_ASSERT_MSG(!p.rule_break.has_value(),
                      "check_linearizable needs a history that keeps Jepsen's rules "
                      "(find_rule_break first)");
@@ -484,6 +484,9 @@ LinearizabilityVerdict check_linearizable(const std::vector<history::Op>& ops, M
   } else {
     v.kind = Verdict::Kind::kInvalid;
     const size_t stuck_at = p.calls[g.stuck].complete_pos();
+    // Given back before the search pairs prefixes: two sets of calls at once
+    // were the peak of checking an invalid 1 M-op history.
+    std::vector<Call>().swap(p.calls);
     const size_t length = shortest_failing_prefix(ops, model, stuck_at, ops.size());
     // The conflict as the shortest prefix itself shows it.
     const Paired q = pair_calls(ops, length);
