@@ -1,7 +1,5 @@
 #include "history/edn_history.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -256,17 +254,6 @@ class OpCollector {
   std::vector<std::pair<int64_t, std::pair<int, int>>> indices_;  // (index, (line, column))
 };
 
-// Asks for 2 MB pages for the ops' buffer: 1 M ops fill 144 MB, which in 4 kB
-// pages is 35,000 page faults, a fifth of the whole command's time. Only the
-// pages written are ever given memory either way. A hint: ignored where
-// transparent huge pages are off.
-void advise_huge_pages(void* data, size_t bytes) {
-  constexpr uintptr_t kHuge = uintptr_t{2} << 20;
-  const auto from = (reinterpret_cast<uintptr_t>(data) + kHuge - 1) & ~(kHuge - 1);
-  const auto to = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHuge - 1);
-  if (to > from) ::madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE);
-}
-
 }  // namespace
 
 EdnHistory parse_edn_history(std::string_view text, const std::string& source,
@@ -280,7 +267,6 @@ EdnHistory parse_edn_history(std::string_view text, const std::string& source,
   const size_t ops_max = std::min<size_t>(text.size() / kOpBytesMin + 1, kOpsReservedMax);
   out.ops.reserve(ops_max);
   out.lines.reserve(ops_max);
-  advise_huge_pages(out.ops.data(), out.ops.capacity() * sizeof(Op));
   Reader r(text, source);
   OpCollector ops(r, out);
   size_t done_at = 0;  // the offset last handed to `done`
