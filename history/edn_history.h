@@ -56,9 +56,12 @@ using TextDone = std::function<void(size_t offset)>;
 // A page-sized step would be a system call per 50 ops; 1 MiB keeps that cost
 // nil and what a big history holds of its text at once small.
 inline constexpr size_t kTextDoneStep = size_t{1} << 20;
-// For reserving the ops vector up front: no op map is shorter than
-// `{:process 0 :type :ok :f :acquire}` (34 bytes), and the reserve is capped
-// at kOpsReservedMax ops (2.3 GB of address space, not of memory).
+// For reserving the ops vector up front, so it never grows (growing holds
+// the old and the new buffer at once): no op map is shorter than
+// `{:process 0 :type :ok :f :acquire}` (34 bytes; 32 leaves slack). A hint
+// only: a file of denser ops just grows the vector. Capped at
+// kOpsReservedMax ops (2.4 GB of address space; memory is given only to
+// what is written).
 inline constexpr size_t kOpBytesMin = 32;
 inline constexpr size_t kOpsReservedMax = size_t{16} << 20;
 

@@ -50,8 +50,8 @@ struct Value {
 };
 
 // A value read without building a Value: nil, a boolean, an integer that
-// fits int64, or a keyword; what an op map's keys and fields are. `text` (a
-// keyword's name without ':') points into the reader's text.
+// fits int64, or a keyword; what an op map's keys and fields are. `text`
+// points into the reader's text, so it is valid only while that is.
 struct Atom {
   Value::Kind kind = Value::Kind::kNil;  // kNil, kBool, kInt or kKeyword
   int64_t integer = 0;                   // kInt, kBool (0 or 1)
