@@ -1,5 +1,6 @@
 #include "checkers/linearizability.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <limits>
@@ -65,13 +66,34 @@ namespace {
 constexpr size_t kNone = std::numeric_limits<size_t>::max();
 constexpr size_t kNever = kNone;  // the completion of an unknown-outcome call
 
+// A call as the search needs it: positions in the ops, not copies of them
+// (32 bytes where a LockCall copy made it 80: a 1 M-op history has half a
+// million calls, and `locksim check` must stay under 200 MB). lock_call()
+// makes the LockCall a verdict shows.
 struct Call {
-  LockCall info;
   size_t invoke_pos = 0;
-  size_t complete_pos = kNever;
-  bool must = false;                 // completed :ok: must be linearized
+  size_t done_pos = kNone;           // its completion (:ok :fail :info), kNone if never
   size_t next_same_process = kNone;  // the process's next non-failed call
+  history::OpF f = history::OpF::kAcquire;
+  history::OpType outcome = history::OpType::kInfo;  // kInfo also for never completed
+
+  bool must() const { return outcome == history::OpType::kOk; }  // must be linearized
+  // Where it completes for the search: :info and open calls never do (they
+  // may take effect any time later).
+  size_t complete_pos() const { return outcome == history::OpType::kInfo ? kNever : done_pos; }
 };
+
+LockCall lock_call(const std::vector<history::Op>& ops, const Call& c) {
+  const history::Op& invoke = ops[c.invoke_pos];
+  // Pair: the call was made from this invocation.
+  LOCKSIM_ASSERT(invoke.type == history::OpType::kInvoke && invoke.f == c.f);
+  LockCall l{invoke.process, invoke.client, c.f, c.outcome, invoke.index, -1, invoke.time_ns};
+  if (c.done_pos != kNone) {
+    l.complete_index = ops[c.done_pos].index;
+    l.complete_time_ns = ops[c.done_pos].time_ns;
+  }
+  return l;
+}
 
 struct Paired {
   std::vector<Call> calls;  // non-failed calls, in invocation order
@@ -84,8 +106,46 @@ struct Paired {
 
 struct ProcessState {
   size_t open = kNone;      // position in `all` of the open call
+  size_t open_pos = kNone;  // position in the ops of its invocation
   int64_t info_index = -1;  // the :info op that retired the process, or -1
 };
+
+// Something per process. Jepsen numbers processes from 0 and gives a client
+// a fresh one after each :info, so they are small numbers: those index a
+// vector (a hash lookup per op was a tenth of checking a 1 M-op history);
+// the rest go to a map. Lookups only, never iterated: no order can leak.
+template <typename T>
+class ProcessTable {
+ public:
+  // Processes in [0, dense_max) are kept in a vector of up to dense_max
+  // entries: callers pass a bound in proportion to the history's ops.
+  ProcessTable(size_t dense_max, T init) : dense_max_(dense_max), init_(init) {}
+
+  // The entry of `process`, `init` the first time. Valid until the next call.
+  T& operator[](int64_t process) {
+    if (process < 0 || static_cast<uint64_t>(process) >= dense_max_) {
+      return sparse_.try_emplace(process, init_).first->second;
+    }
+    const auto p = static_cast<size_t>(process);
+    if (p >= dense_.size())
+      dense_.resize(std::min(dense_max_, std::max(p + 1, dense_.size() * 2)), init_);
+    LOCKSIM_ASSERT(p < dense_.size() && dense_.size() <= dense_max_);
+    return dense_[p];
+  }
+
+ private:
+  size_t dense_max_;
+  T init_;
+  std::vector<T> dense_;
+  std::unordered_map<int64_t, T> sparse_;
+};
+
+// The bound of a ProcessTable over `ops` ops: an eighth of them (a history
+// has at most one process per op, and the vector's memory stays a small
+// part of the ops').
+size_t dense_processes_max(size_t ops) {
+  return ops / 8 + 64;
+}
 
 HistoryRuleBreak rule_break(size_t pos, const history::Op& op, std::string rule) {
   return HistoryRuleBreak{pos, op.index, std::move(rule)};
@@ -93,7 +153,7 @@ HistoryRuleBreak rule_break(size_t pos, const history::Op& op, std::string rule)
 
 // Checks one op against its process's state; returns the broken rule, if any.
 std::optional<HistoryRuleBreak> check_op(size_t pos, const history::Op& op, const ProcessState& st,
-                                         const std::vector<Call>& all) {
+                                         const std::vector<history::Op>& ops) {
   if (op.type == history::OpType::kInvoke) {
     if (st.info_index >= 0) {
       return rule_break(pos, op,
@@ -102,84 +162,89 @@ std::optional<HistoryRuleBreak> check_op(size_t pos, const history::Op& op, cons
                                     "must never invoke again)",
                                     op.process, op.index, st.info_index));
     }
-    if (st.open != kNone) {
+    if (st.open_pos != kNone) {
       return rule_break(pos, op,
                         fmt::format("process {} invokes op {} while its op {} is still open (a "
                                     "process runs one op at a time)",
-                                    op.process, op.index, all[st.open].info.invoke_index));
+                                    op.process, op.index, ops[st.open_pos].index));
     }
     return std::nullopt;
   }
-  if (st.open == kNone) {
+  if (st.open_pos == kNone) {
     return rule_break(pos, op,
                       fmt::format("process {} completes op {} (:{} :{}) that it never invoked",
                                   op.process, op.index, to_string(op.type), to_string(op.f)));
   }
-  const LockCall& open = all[st.open].info;
+  const history::Op& open = ops[st.open_pos];
   if (open.f != op.f) {
     return rule_break(
         pos, op,
         fmt::format("op {} completes a :{} but process {} invoked a :{} (op {})", op.index,
-                    to_string(op.f), op.process, to_string(open.f), open.invoke_index));
+                    to_string(op.f), op.process, to_string(open.f), open.index));
   }
   return std::nullopt;
 }
 
 // Pairs invocations with completions among ops[0, end), applying Jepsen's
 // rules; stops at the first rule break. Calls still open at `end` are
-// unknown-outcome.
-Paired pair_calls(const std::vector<history::Op>& ops, size_t end) {
+// unknown-outcome. With `rules_only`, only the rules are checked: no calls
+// are made (find_rule_break needs none, and a 1 M-op history is paired twice).
+Paired pair_calls(const std::vector<history::Op>& ops, size_t end, bool rules_only = false) {
   LOCKSIM_ASSERT(end <= ops.size());
   Paired out;
   std::vector<Call> all;
-  // Lookups only, never iterated: the unordered map cannot leak an order.
-  std::unordered_map<int64_t, ProcessState> processes;
+  // Exactly as many as there are invocations: a vector that grows holds its
+  // old and new buffers at once.
+  if (!rules_only) {
+    all.reserve(static_cast<size_t>(
+        std::count_if(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(end),
+                      [](const history::Op& op) { return op.type == history::OpType::kInvoke; })));
+  }
+  ProcessTable<ProcessState> processes(dense_processes_max(end), ProcessState{});
   for (size_t pos = 0; pos < end; ++pos) {
     const history::Op& op = ops[pos];
     if (!history::is_client_op(op)) continue;
     ++out.client_ops;
     ProcessState& st = processes[op.process];
-    if (auto broken = check_op(pos, op, st, all)) {
+    if (auto broken = check_op(pos, op, st, ops)) {
       out.rule_break = std::move(broken);
       return out;
     }
     if (op.type == history::OpType::kInvoke) {
+      st.open_pos = pos;
+      if (rules_only) continue;
       Call c;
-      c.info =
-          LockCall{op.process, op.client, op.f, history::OpType::kInfo, op.index, -1, op.time_ns};
       c.invoke_pos = pos;
+      c.f = op.f;
       st.open = all.size();
+      LOCKSIM_ASSERT(all.size() < all.capacity());  // the reserve counted every invocation
       all.push_back(c);
       continue;
     }
+    st.open_pos = kNone;
+    if (op.type == history::OpType::kInfo) st.info_index = op.index;
+    if (rules_only) continue;
     Call& c = all[st.open];
+    // Pair: the call completed here is the one its process invoked.
+    LOCKSIM_ASSERT(c.f == op.f && c.done_pos == kNone);
     st.open = kNone;
-    c.info.outcome = op.type;
-    c.info.complete_index = op.index;
-    c.info.complete_time_ns = op.time_ns;
-    if (op.type == history::OpType::kInfo) {
-      st.info_index = op.index;
-    } else {
-      c.complete_pos = pos;  // :info completes "never": it may take effect any time later
-      c.must = op.type == history::OpType::kOk;
-    }
+    c.outcome = op.type;
+    c.done_pos = pos;
   }
+  if (rules_only) return out;
   out.calls_total = static_cast<int64_t>(all.size());
-  for (Call& c : all) {
-    if (c.info.outcome == history::OpType::kFail) {
-      ++out.fail_calls;
-      continue;
-    }
-    if (c.info.outcome == history::OpType::kInfo) ++out.info_calls;
-    out.calls.push_back(c);
+  for (const Call& c : all) {
+    if (c.outcome == history::OpType::kFail) ++out.fail_calls;
+    if (c.outcome == history::OpType::kInfo) ++out.info_calls;
   }
-  std::unordered_map<int64_t, size_t> next;  // lookups only
+  // In place: a second vector would hold the calls twice.
+  std::erase_if(all, [](const Call& c) { return c.outcome == history::OpType::kFail; });
+  out.calls = std::move(all);
+  ProcessTable<size_t> next(dense_processes_max(end), kNone);  // the process's call after i
   for (size_t i = out.calls.size(); i-- > 0;) {
-    auto [it, fresh] = next.try_emplace(out.calls[i].info.process, i);
-    if (!fresh) {
-      out.calls[i].next_same_process = it->second;
-      it->second = i;
-    }
+    size_t& later = next[ops[out.calls[i].invoke_pos].process];
+    out.calls[i].next_same_process = later;
+    later = i;
   }
   return out;
 }
@@ -199,8 +264,8 @@ class Greedy {
   Greedy(const std::vector<Call>& calls, MutexModel model)
       : calls_(calls), model_(model), placed_(calls.size(), 0) {
     for (size_t i = 0; i < calls.size(); ++i) {
-      if (calls[i].must) {
-        deadlines_.emplace(calls[i].complete_pos, i);
+      if (calls[i].must()) {
+        deadlines_.emplace(calls[i].complete_pos(), i);
         ++remaining_;
       }
     }
@@ -220,10 +285,10 @@ class Greedy {
         r.state_from = last_;
         return r;
       }
-      LOCKSIM_ASSERT_MSG(calls_[next].info.f == need, "the model alternates acquire and release");
+      LOCKSIM_ASSERT_MSG(calls_[next].f == need, "the model alternates acquire and release");
       LOCKSIM_ASSERT_MSG(calls_[next].invoke_pos < deadline, "placed calls are eligible");
       placed_[next] = 1;
-      if (calls_[next].must) --remaining_;
+      if (calls_[next].must()) --remaining_;
       last_ = next;
       need = need == history::OpF::kAcquire ? history::OpF::kRelease : history::OpF::kAcquire;
     }
@@ -239,11 +304,11 @@ class Greedy {
       if (model_ == MutexModel::kOwnerMutex) {
         // Releases are forced (the holder's next call); unknown-outcome
         // acquires would hold the lock forever.
-        if (c.info.f == history::OpF::kAcquire && c.must)
-          eligible_[0].emplace(c.complete_pos, admitted_);
+        if (c.f == history::OpF::kAcquire && c.must())
+          eligible_[0].emplace(c.complete_pos(), admitted_);
         continue;
       }
-      eligible_[c.info.f == history::OpF::kAcquire ? 0 : 1].emplace(c.complete_pos, admitted_);
+      eligible_[c.f == history::OpF::kAcquire ? 0 : 1].emplace(c.complete_pos(), admitted_);
     }
   }
 
@@ -251,8 +316,8 @@ class Greedy {
   size_t choose(history::OpF need, size_t deadline) {
     if (model_ == MutexModel::kOwnerMutex && need == history::OpF::kRelease) {
       const size_t r = calls_[last_].next_same_process;
-      const bool ok = r != kNone && calls_[r].info.f == history::OpF::kRelease &&
-                      calls_[r].invoke_pos < deadline;
+      const bool ok =
+          r != kNone && calls_[r].f == history::OpF::kRelease && calls_[r].invoke_pos < deadline;
       return ok ? r : kNone;
     }
     MinHeap& q = eligible_[need == history::OpF::kAcquire ? 0 : 1];
@@ -397,11 +462,11 @@ std::string call_actor(const LockCall& call) {
 }
 
 std::optional<HistoryRuleBreak> find_rule_break(const std::vector<history::Op>& ops) {
-  return pair_calls(ops, ops.size()).rule_break;
+  return pair_calls(ops, ops.size(), true).rule_break;
 }
 
 LinearizabilityVerdict check_linearizable(const std::vector<history::Op>& ops, MutexModel model) {
-  const Paired p = pair_calls(ops, ops.size());
+  Paired p = pair_calls(ops, ops.size());
   LOCKSIM_ASSERT_MSG(!p.rule_break.has_value(),
                      "check_linearizable needs a history that keeps Jepsen's rules "
                      "(find_rule_break first)");
@@ -418,16 +483,19 @@ LinearizabilityVerdict check_linearizable(const std::vector<history::Op>& ops, M
     v.kind = Verdict::Kind::kValid;
   } else {
     v.kind = Verdict::Kind::kInvalid;
-    const size_t stuck_at = p.calls[g.stuck].complete_pos;
+    const size_t stuck_at = p.calls[g.stuck].complete_pos();
+    // Given back before the search pairs prefixes: two sets of calls at once
+    // were the peak of checking an invalid 1 M-op history.
+    std::vector<Call>().swap(p.calls);
     const size_t length = shortest_failing_prefix(ops, model, stuck_at, ops.size());
     // The conflict as the shortest prefix itself shows it.
     const Paired q = pair_calls(ops, length);
     const GreedyResult h = Greedy(q.calls, model).run();
     LOCKSIM_ASSERT_MSG(!h.linearizable, "the shortest failing prefix cannot be linearized");
     const Call& z = q.calls[h.stuck];
-    LOCKSIM_ASSERT_MSG(z.must && z.complete_pos < length, "only an :ok call can be stuck");
-    v.unlinearizable = z.info;
-    if (h.state_from != kNone) v.state_from = q.calls[h.state_from].info;
+    LOCKSIM_ASSERT_MSG(z.must() && z.complete_pos() < length, "only an :ok call can be stuck");
+    v.unlinearizable = lock_call(ops, z);
+    if (h.state_from != kNone) v.state_from = lock_call(ops, q.calls[h.state_from]);
     v.prefix_end_index = ops[length - 1].index;
     v.prefix_ops = static_cast<int64_t>(length);
   }

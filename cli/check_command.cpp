@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -126,7 +127,7 @@ int run_check_command(const CheckFlags& flags) {
     throw ConfigError("--model: expected one of mutex, owner-mutex, got '" + flags.model + "'");
   }
   const std::optional<checkers::KnossosOptions> knossos = knossos_options(flags.knossos);
-  const history::EdnHistory h = history::load_history_file(flags.history);
+  history::EdnHistory h = history::load_history_file(flags.history);
   if (h.ops.empty()) {
     // Nothing to judge is not a valid history: a wrong file, or a run that
     // recorded nothing, must not pass a gate.
@@ -145,8 +146,11 @@ int run_check_command(const CheckFlags& flags) {
   // A file has no ground truth: the history-only checkers of the one list
   // judge it, and decide. Knossos referees afterwards, so the table can show
   // the built-in checker's own time.
+  // Moved, not copied: a 1 M-op history's ops are 144 MB. The lines named
+  // only a rule break, so their memory goes back before the checkers run.
   history::History history;
-  history.ops = h.ops;
+  history.ops = std::move(h.ops);
+  std::vector<int>().swap(h.lines);
   checkers::Recorded recorded;
   recorded.history = &history;
   recorded.truth = false;
@@ -161,7 +165,7 @@ int run_check_command(const CheckFlags& flags) {
        checkers::format_bytes(own_peak_rss_bytes()) + " (locksim)"}};
   if (knossos) {
     const checkers::LinearizabilityVerdict refereed =
-        checkers::referee_with_knossos(h.ops, *knossos, v, verdicts);
+        checkers::referee_with_knossos(history.ops, *knossos, v, verdicts);
     if (*model != checkers::MutexModel::kMutex) {
       rows.push_back({"built-in", "mutex", to_string(refereed.kind), "", ""});
     }

@@ -1,6 +1,8 @@
 #include "history/edn_history.h"
 
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -19,57 +21,130 @@ using edn::Reader;
 using edn::shown;
 using edn::Value;
 
+// One of the five values an op uses. An integer or a keyword, every op's
+// case, is kept as an Atom (no Value, nothing allocated: building a Value per
+// form was most of the old reader's time); anything else as the Value read()
+// made, for the error that will name it (behind a pointer: a Field is moved
+// five times an op, and an inline Value made each move copy a hundred bytes).
+// `atom` has the kind, the integer and the position either way.
+struct Field {
+  edn::Atom atom;
+  std::unique_ptr<Value> whole;
+
+  Value value() const { return whole ? *whole : atom.value(); }  // for messages
+};
+
+// The fields of one op map, kept while the map is read; its other keys'
+// values are read (so the map is checked as EDN) and dropped. The atoms point
+// into the text, which the parse keeps until the op is taken (TextDone).
+struct OpMap {
+  int line = 0;  // where the map starts, 1-based
+  int column = 0;
+  std::optional<Field> process;
+  std::optional<Field> type;
+  std::optional<Field> f;
+  std::optional<Field> index;
+  std::optional<Field> time;
+  std::optional<edn::Atom> duplicate;  // the first key seen twice, if any
+};
+
+// The slot of keyword `name` in `map`, or nullptr for a key an op does not use.
+std::optional<Field>* slot_of(OpMap& map, std::string_view name) {
+  return name == "process" ? &map.process
+         : name == "type"  ? &map.type
+         : name == "f"     ? &map.f
+         : name == "index" ? &map.index
+         : name == "time"  ? &map.time
+                           : nullptr;
+}
+
+// The next form, at nesting `depth`, as a Field.
+Field read_field(Reader& r, int depth) {
+  if (std::optional<edn::Atom> a = r.read_atom_fast()) return Field{*a, nullptr};
+  Field f;
+  f.whole = std::make_unique<Value>(r.read(depth));
+  f.atom.kind = f.whole->kind;
+  f.atom.integer = f.whole->integer;
+  f.atom.line = f.whole->line;
+  f.atom.column = f.whole->column;
+  // Pair with Field's contract: only atoms carry a keyword's name (read()
+  // gives a keyword only where read_atom_fast would have).
+  LOCKSIM_ASSERT(f.atom.kind != Value::Kind::kKeyword);
+  return f;
+}
+
+// The key of an op map: the slot its value goes to, or nullptr when the key
+// is not one of the five (not a keyword, or another keyword: ignored).
+std::optional<Field>* read_key(Reader& r, OpMap& m, int depth) {
+  const std::optional<edn::Atom> key = r.read_atom_fast();
+  if (!key) {
+    (void)r.read(depth);  // never a keyword: read_atom_fast reads every valid one
+    return nullptr;
+  }
+  if (key->kind != Value::Kind::kKeyword) return nullptr;
+  std::optional<Field>* slot = slot_of(m, key->text);
+  if (slot != nullptr && slot->has_value()) {
+    // Named once the map is read: a syntax error later in it comes first.
+    if (!m.duplicate) m.duplicate = key;
+    return nullptr;
+  }
+  return slot;
+}
+
+// Reads the map whose '{' is current() at nesting `depth`, as Reader::read
+// would (the same errors, at the same places) but without building it.
+OpMap read_op_map(Reader& r, int depth) {
+  LOCKSIM_ASSERT(r.current() == '{');
+  if (depth > edn::kDepthMax) {
+    r.fail(fmt::format("collections nested deeper than {} levels", edn::kDepthMax));
+  }
+  OpMap m;
+  m.line = r.line();
+  m.column = r.column();
+  r.advance();
+  size_t forms = 0;
+  std::optional<Field>* slot = nullptr;  // where the value after the last key goes
+  while (r.next_item(Value::Kind::kMap, '}', m.line, m.column)) {
+    if (forms++ % 2 == 0) {
+      slot = read_key(r, m, depth + 1);
+    } else if (slot != nullptr) {
+      *slot = read_field(r, depth + 1);
+    } else if (!r.read_atom_fast()) {
+      (void)r.read(depth + 1);  // a value of a key an op does not use: read, then dropped
+    }
+  }
+  if (forms % 2 != 0) {
+    r.fail_at(m.line, m.column, "a map with a key but no value (odd number of forms)");
+  }
+  return m;
+}
+
 // Turns op maps into Ops, keeping the counts and the :index rules.
 class OpCollector {
  public:
   OpCollector(Reader& reader, EdnHistory& out) : reader_(reader), out_(out) {}
 
-  void add(const Value& form) {
-    const Value* map = &form;
+  // Reads one top-level form at nesting `depth` and takes it as an op.
+  // Precondition: skip_space() found a form.
+  void read(int depth) {
+    if (reader_.current() == '{') return add(read_op_map(reader_, depth));
     // Jepsen's own history files write ops as records: #jepsen.history.Op{...}.
-    if (form.kind == Value::Kind::kTagged && form.items.front().kind == Value::Kind::kMap) {
-      map = &form.items.front();
+    const char next = reader_.peek(1);
+    if (reader_.current() == '#' && next != '{' && next != '#') {
+      Value tag = reader_.read_tag();
+      if (reader_.current() == '{') return add(read_op_map(reader_, depth + 1));
+      tag.items.push_back(reader_.read(depth + 1));  // read whole before the error, as ever
+      not_a_map(tag);
     }
-    if (map->kind != Value::Kind::kMap) {
-      fail(form, fmt::format("expected an op map such as {{:process 0, :type :invoke, :f "
-                             ":acquire}}, got {}",
-                             kind_name(form.kind)));
-    }
-    const Fields f = fields(*map);
-    const int64_t position = out_.total_ops++;
-    const int64_t index = op_index(*map, f.index, position);
-    if (!f.process) fail(*map, "op map: missing :process");
-    if (f.process->kind != Value::Kind::kInt) {
-      if (f.process->kind == Value::Kind::kBigInt) fail(*f.process, ":process: out of range");
-      ++out_.skipped_ops;  // not a client (Jepsen: client ops have integer processes)
-      return;
-    }
-    if (f.process->integer < 0) {
-      fail(*f.process, fmt::format(":process: expected an integer >= 0 (a client) or a keyword "
-                                   "such as :nemesis, got {}",
-                                   shown(*f.process)));
-    }
-    Op op;
-    op.index = index;
-    op.process = f.process->integer;
-    op.client = -1;
-    op.type = static_cast<OpType>(one_of(*map, f.type, ":type", kTypes));
-    op.f = static_cast<OpF>(one_of(*map, f.f, ":f", kFs));
-    if (f.time) {
-      if (f.time->kind != Value::Kind::kInt) {
-        fail(*f.time, ":time: expected an integer (nanoseconds), got " + shown(*f.time));
-      }
-      op.time_ns = f.time->integer;
-    }
-    out_.ops.push_back(op);
-    out_.lines.push_back(map->line);
-    // Pair: every client op kept has its source line, for messages naming where.
-    LOCKSIM_ASSERT(out_.ops.size() == out_.lines.size());
+    not_a_map(reader_.read(depth));
   }
 
   // Every :index used once.
   void finish() {
-    std::sort(indices_.begin(), indices_.end());
+    // Files list ops in index order: then the O(n log n) sort is skipped.
+    if (!std::is_sorted(indices_.begin(), indices_.end())) {
+      std::sort(indices_.begin(), indices_.end());
+    }
     for (size_t i = 1; i < indices_.size(); ++i) {
       if (indices_[i].first == indices_[i - 1].first) {
         const auto [line, column] = indices_[i].second;
@@ -82,40 +157,66 @@ class OpCollector {
   }
 
  private:
-  struct Fields {
-    const Value* process = nullptr;
-    const Value* type = nullptr;
-    const Value* f = nullptr;
-    const Value* index = nullptr;
-    const Value* time = nullptr;
-  };
   static constexpr const char* kTypes[] = {"invoke", "ok", "fail", "info"};  // OpType order
   static constexpr const char* kFs[] = {"acquire", "release"};               // OpF order
 
   [[noreturn]] void fail(const Value& at, const std::string& what) const {
     reader_.fail_at(at.line, at.column, what);
   }
-
-  Fields fields(const Value& map) const {
-    Fields f;
-    for (size_t i = 0; i + 1 < map.items.size(); i += 2) {
-      const Value& key = map.items[i];
-      if (key.kind != Value::Kind::kKeyword) continue;  // not one of ours: ignored
-      const Value** slot = key.text == "process" ? &f.process
-                           : key.text == "type"  ? &f.type
-                           : key.text == "f"     ? &f.f
-                           : key.text == "index" ? &f.index
-                           : key.text == "time"  ? &f.time
-                                                 : nullptr;
-      if (slot == nullptr) continue;
-      if (*slot != nullptr) fail(key, fmt::format("duplicate key :{} in an op map", key.text));
-      *slot = &map.items[i + 1];
-    }
-    return f;
+  [[noreturn]] void fail(const Field& at, const std::string& what) const {
+    reader_.fail_at(at.atom.line, at.atom.column, what);
+  }
+  [[noreturn]] void fail(const edn::Atom& at, const std::string& what) const {
+    reader_.fail_at(at.line, at.column, what);
+  }
+  [[noreturn]] void fail(const OpMap& at, const std::string& what) const {
+    reader_.fail_at(at.line, at.column, what);
   }
 
-  int64_t op_index(const Value& map, const Value* index, int64_t position) {
-    const bool has = index != nullptr;
+  [[noreturn]] void not_a_map(const Value& form) const {
+    fail(form, fmt::format("expected an op map such as {{:process 0, :type :invoke, :f "
+                           ":acquire}}, got {}",
+                           kind_name(form.kind)));
+  }
+
+  void add(const OpMap& map) {
+    if (map.duplicate) {
+      fail(*map.duplicate, fmt::format("duplicate key :{} in an op map", map.duplicate->text));
+    }
+    const int64_t position = out_.total_ops++;
+    const int64_t index = op_index(map, position);
+    if (!map.process) fail(map, "op map: missing :process");
+    const edn::Atom& process = map.process->atom;
+    if (process.kind != Value::Kind::kInt) {
+      if (process.kind == Value::Kind::kBigInt) fail(process, ":process: out of range");
+      ++out_.skipped_ops;  // not a client (Jepsen: client ops have integer processes)
+      return;
+    }
+    if (process.integer < 0) {
+      fail(process, fmt::format(":process: expected an integer >= 0 (a client) or a keyword "
+                                "such as :nemesis, got {}",
+                                shown(process.value())));
+    }
+    Op& op = out_.ops.emplace_back();
+    op.index = index;
+    op.process = process.integer;
+    op.client = -1;
+    op.type = static_cast<OpType>(one_of(map, map.type, ":type", kTypes));
+    op.f = static_cast<OpF>(one_of(map, map.f, ":f", kFs));
+    if (map.time) {
+      if (map.time->atom.kind != Value::Kind::kInt) {
+        fail(*map.time,
+             ":time: expected an integer (nanoseconds), got " + shown(map.time->value()));
+      }
+      op.time_ns = map.time->atom.integer;
+    }
+    out_.lines.push_back(map.line);
+    // Pair: every client op kept has its source line, for messages naming where.
+    LOCKSIM_ASSERT(out_.ops.size() == out_.lines.size());
+  }
+
+  int64_t op_index(const OpMap& map, int64_t position) {
+    const bool has = map.index.has_value();
     if (position == 0) indexed_ = has;
     if (has != indexed_) {
       fail(map, has ? "op map: has an :index but the first op has none; give every op an :index "
@@ -124,24 +225,27 @@ class OpCollector {
                       "none)");
     }
     if (!has) return position;
-    if (index->kind != Value::Kind::kInt) {
-      fail(*index, ":index: expected an integer, got " + shown(*index));
+    const edn::Atom& index = map.index->atom;
+    if (index.kind != Value::Kind::kInt) {
+      fail(index, ":index: expected an integer, got " + shown(map.index->value()));
     }
-    indices_.push_back({index->integer, {index->line, index->column}});
-    return index->integer;
+    indices_.push_back({index.integer, {index.line, index.column}});
+    return index.integer;
   }
 
   template <size_t N>
-  int one_of(const Value& map, const Value* v, const char* field, const char* const (&names)[N]) {
-    std::string choices;
-    for (const char* n : names) choices += fmt::format("{}:{}", choices.empty() ? "" : " ", n);
-    if (v == nullptr) fail(map, fmt::format("op map: missing {} (one of {})", field, choices));
-    if (v->kind == Value::Kind::kKeyword) {
+  int one_of(const OpMap& map, const std::optional<Field>& v, const char* field,
+             const char* const (&names)[N]) const {
+    if (v && v->atom.kind == Value::Kind::kKeyword) {
       for (size_t i = 0; i < N; ++i) {
-        if (v->text == names[i]) return static_cast<int>(i);
+        if (v->atom.text == names[i]) return static_cast<int>(i);
       }
     }
-    fail(*v, fmt::format("{}: expected one of {}, got {}", field, choices, shown(*v)));
+    // Only an error pays for the list of choices.
+    std::string choices;
+    for (const char* n : names) choices += fmt::format("{}:{}", choices.empty() ? "" : " ", n);
+    if (!v) fail(map, fmt::format("op map: missing {} (one of {})", field, choices));
+    fail(*v, fmt::format("{}: expected one of {}, got {}", field, choices, shown(v->value())));
   }
 
   Reader& reader_;
@@ -152,10 +256,26 @@ class OpCollector {
 
 }  // namespace
 
-EdnHistory parse_edn_history(std::string_view text, const std::string& source) {
+EdnHistory parse_edn_history(std::string_view text, const std::string& source,
+                             const TextDone& done) {
   EdnHistory out;
+  // Room for every op without a copy while the vector grows (a copy would
+  // hold a 1 M-op history twice): ops in locksim's and Jepsen's files take 55
+  // to 80 bytes, so this is more than enough, and capacity never written to
+  // is never given memory by the kernel. Capped so a huge file cannot ask
+  // for more address space than a machine has; past the cap it grows.
+  const size_t ops_max = std::min<size_t>(text.size() / kOpBytesMin + 1, kOpsReservedMax);
+  out.ops.reserve(ops_max);
+  out.lines.reserve(ops_max);
   Reader r(text, source);
   OpCollector ops(r, out);
+  size_t done_at = 0;  // the offset last handed to `done`
+  const auto op_read = [&] {
+    if (done && r.offset() - done_at >= kTextDoneStep) {
+      done_at = r.offset();
+      done(done_at);
+    }
+  };
   r.skip_space();
   if (!r.at_end() && (r.current() == '[' || r.current() == '(')) {
     // One vector (or list) of op maps: read it element by element, so a
@@ -173,7 +293,8 @@ EdnHistory parse_edn_history(std::string_view text, const std::string& source) {
                         close, line, column));
       }
       if (r.current() == close) break;
-      ops.add(r.read(1));
+      ops.read(1);
+      op_read();
     }
     r.advance();
     r.skip_space();
@@ -184,7 +305,8 @@ EdnHistory parse_edn_history(std::string_view text, const std::string& source) {
     }
   } else {
     while (!r.at_end()) {
-      ops.add(r.read(0));
+      ops.read(0);
+      op_read();
       r.skip_space();
     }
   }

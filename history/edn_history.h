@@ -29,7 +29,9 @@
 // Jepsen's history rules (see find_rule_break) are checked by the caller.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,9 +47,30 @@ struct EdnHistory {
   int64_t total_ops = 0;    // every op map in the file
 };
 
-// Parses `text`; `source` names it in errors (a path, or "history.edn").
-// Throws ConfigError. Never crashes on any input (fuzzed: fuzz/edn_history_fuzz.cpp).
-EdnHistory parse_edn_history(std::string_view text, const std::string& source);
+// Called while a parse goes on with an offset into its text: the parse never
+// reads the bytes before it again, so their memory may be given back
+// (history_file.cpp drops those pages of a mapped file). Offsets only grow.
+using TextDone = std::function<void(size_t offset)>;
+
+// How often `done` is called: every this many bytes of text, at an op's end.
+// A page-sized step would be a system call per 50 ops; 1 MiB keeps that cost
+// nil and what a big history holds of its text at once small.
+inline constexpr size_t kTextDoneStep = size_t{1} << 20;
+// For reserving the ops vector up front, so it never grows (growing holds
+// the old and the new buffer at once): no op map is shorter than
+// `{:process 0 :type :ok :f :acquire}` (34 bytes; 32 leaves slack). A hint
+// only: a file of denser ops just grows the vector. Capped at
+// kOpsReservedMax ops (2.4 GB of address space; memory is given only to
+// what is written).
+inline constexpr size_t kOpBytesMin = 32;
+inline constexpr size_t kOpsReservedMax = size_t{16} << 20;
+
+// Parses `text`; `source` names it in errors (a path, or "history.edn");
+// `done`, if set, is told how far the parse got (see TextDone). Throws
+// ConfigError. Never crashes on any input (fuzzed: fuzz/edn_history_fuzz.cpp).
+// O(n) time; memory: the ops (sizeof(Op) each), no EDN tree.
+EdnHistory parse_edn_history(std::string_view text, const std::string& source,
+                             const TextDone& done = {});
 
 // Reads and parses a file. Throws ConfigError, also when it cannot be read.
 EdnHistory load_edn_history(const std::string& path);

