@@ -166,49 +166,81 @@ int parse_error(const CLI::ParseError& e, const CLI::App& app, int argc, char** 
   return kExitBadInput;
 }
 
+// Every subcommand, its flags, and its CLI11 App once added.
+struct Commands {
+  RunOptions run_options, live_options, explain_options;
+  locksim::cli::CheckFlags check_flags;
+  locksim::cli::ListFlags list_flags;
+  locksim::cli::SweepFlags sweep_flags;
+  locksim::cli::MergeFlags merge_flags;
+  locksim::cli::ShrinkFlags shrink_flags;
+  locksim::cli::MarginFlags margin_flags;
+  locksim::cli::MarginsFlags margins_flags;
+  locksim::cli::AgreeFlags agree_flags;
+  CLI::App *run = nullptr, *live = nullptr, *check = nullptr, *list = nullptr, *sweep = nullptr,
+           *merge = nullptr, *shrink = nullptr, *margin = nullptr, *margins = nullptr,
+           *explain = nullptr, *agree = nullptr;
+  std::vector<const CLI::App*> all() const {
+    return {run, live, check, sweep, merge, list, shrink, margin, margins, explain, agree};
+  }
+};
+
+void add_commands(CLI::App& app, Commands& c) {
+  c.run = app.add_subcommand("run", "simulate one run and check it for violations");
+  locksim::cli::add_run_options(*c.run, Mode::kRun, c.run_options);
+  locksim::cli::add_knossos_options(c.run, c.run_options.knossos);
+  c.check = locksim::cli::add_check_command(app, c.check_flags);
+  c.list = locksim::cli::add_list_command(app, c.list_flags);
+  c.live = app.add_subcommand(
+      "live",
+      "run the same algorithm code against real servers on loopback (redis-server, mariadbd or "
+      "a ZooKeeper ensemble)");
+  locksim::cli::add_run_options(*c.live, Mode::kLive, c.live_options);
+  c.run->add_option("--html", c.run_options.html, "write the run's timeline (SVG in HTML) here");
+  c.run->add_flag("--explain", c.run_options.explain,
+                  "after the summary, tell the finding as a chain of causes (locksim explain)");
+  c.explain = add_explain_command(app, c.explain_options);
+  c.sweep = locksim::cli::add_sweep_command(app, c.sweep_flags);
+  c.merge = locksim::cli::add_merge_command(app, c.merge_flags);
+  c.shrink = locksim::cli::add_shrink_command(app, c.shrink_flags);
+  c.margin = locksim::cli::add_margin_command(app, c.margin_flags);
+  c.margins = locksim::cli::add_margins_command(app, c.margins_flags);
+  c.agree = locksim::cli::add_agree_command(app, c.agree_flags);
+}
+
+// Runs the subcommand that was parsed. Throws what it throws.
+int dispatch(const Commands& c) {
+  if (c.list->parsed()) return locksim::cli::run_list_command(c.list_flags);
+  if (c.live->parsed()) return cmd_live(*c.live, c.live_options);
+  if (c.agree->parsed()) {
+    // Before any thread exists: Ctrl-C stops the servers the live run starts.
+    locksim::live::stop_owned_on_interrupt();
+    return locksim::cli::run_agree_command(c.agree_flags);
+  }
+  if (c.check->parsed()) return locksim::cli::run_check_command(c.check_flags);
+  if (c.sweep->parsed()) return locksim::cli::run_sweep_command(c.sweep_flags);
+  if (c.merge->parsed()) return locksim::cli::run_merge_command(c.merge_flags);
+  if (c.shrink->parsed()) return locksim::cli::run_shrink_command(*c.shrink, c.shrink_flags);
+  if (c.margin->parsed()) return locksim::cli::run_margin_command(*c.margin, c.margin_flags);
+  if (c.margins->parsed()) return locksim::cli::run_margins_command(c.margins_flags);
+  if (c.explain->parsed()) return cmd_run(*c.explain, c.explain_options);
+  return cmd_run(*c.run, c.run_options);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   locksim::harness::install_script_loader();  // --algorithm script:FILE.json
   CLI::App app{"locksim: a deterministic testbed for distributed lock algorithms"};
   app.require_subcommand(1);
-  RunOptions run_options, live_options;
-  CLI::App* run = app.add_subcommand("run", "simulate one run and check it for violations");
-  locksim::cli::add_run_options(*run, Mode::kRun, run_options);
-  locksim::cli::add_knossos_options(run, run_options.knossos);
-  locksim::cli::CheckFlags check_flags;
-  CLI::App* check = locksim::cli::add_check_command(app, check_flags);
-  locksim::cli::ListFlags list_flags;
-  CLI::App* list = locksim::cli::add_list_command(app, list_flags);
-  CLI::App* live = app.add_subcommand(
-      "live",
-      "run the same algorithm code against real servers on loopback (redis-server, mariadbd or "
-      "a ZooKeeper ensemble)");
-  locksim::cli::add_run_options(*live, Mode::kLive, live_options);
-  run->add_option("--html", run_options.html, "write the run's timeline (SVG in HTML) here");
-  run->add_flag("--explain", run_options.explain,
-                "after the summary, tell the finding as a chain of causes (locksim explain)");
-  RunOptions explain_options;
-  CLI::App* explain = add_explain_command(app, explain_options);
-  locksim::cli::SweepFlags sweep_flags;
-  CLI::App* sweep = locksim::cli::add_sweep_command(app, sweep_flags);
-  locksim::cli::MergeFlags merge_flags;
-  CLI::App* merge = locksim::cli::add_merge_command(app, merge_flags);
-  locksim::cli::ShrinkFlags shrink_flags;
-  CLI::App* shrink = locksim::cli::add_shrink_command(app, shrink_flags);
-  locksim::cli::MarginFlags margin_flags;
-  CLI::App* margin = locksim::cli::add_margin_command(app, margin_flags);
-  locksim::cli::MarginsFlags margins_flags;
-  CLI::App* margins = locksim::cli::add_margins_command(app, margins_flags);
-  locksim::cli::AgreeFlags agree_flags;
-  CLI::App* agree = locksim::cli::add_agree_command(app, agree_flags);
+  Commands commands;
+  add_commands(app, commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {
     // The help of the subcommand asked about: its options come from the table.
     const CLI::App* asked = &app;
-    for (const CLI::App* sub :
-         {run, live, check, sweep, merge, list, shrink, margin, margins, explain, agree}) {
+    for (const CLI::App* sub : commands.all()) {
       if (sub->parsed()) asked = sub;
     }
     std::cout << asked->help();
@@ -220,21 +252,7 @@ int main(int argc, char** argv) {
     return parse_error(e, app, argc, argv);
   }
   try {
-    if (list->parsed()) return locksim::cli::run_list_command(list_flags);
-    if (live->parsed()) return cmd_live(*live, live_options);
-    if (agree->parsed()) {
-      // Before any thread exists: Ctrl-C stops the servers the live run starts.
-      locksim::live::stop_owned_on_interrupt();
-      return locksim::cli::run_agree_command(agree_flags);
-    }
-    if (check->parsed()) return locksim::cli::run_check_command(check_flags);
-    if (sweep->parsed()) return locksim::cli::run_sweep_command(sweep_flags);
-    if (merge->parsed()) return locksim::cli::run_merge_command(merge_flags);
-    if (shrink->parsed()) return locksim::cli::run_shrink_command(*shrink, shrink_flags);
-    if (margin->parsed()) return locksim::cli::run_margin_command(*margin, margin_flags);
-    if (margins->parsed()) return locksim::cli::run_margins_command(margins_flags);
-    if (explain->parsed()) return cmd_run(*explain, explain_options);
-    return cmd_run(*run, run_options);
+    return dispatch(commands);
   } catch (const ConfigError& e) {
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitBadInput;

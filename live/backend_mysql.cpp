@@ -27,9 +27,7 @@ namespace {
 constexpr const char* kServerName = "mysql-1";
 
 std::vector<std::string> client_names(const harness::RunConfig& config) {
-  std::vector<std::string> out;
-  for (int i = 0; i < config.workload.clients; ++i) out.push_back(history::client_label(i));
-  return out;
+  return live_client_names(config.workload.clients);
 }
 
 // innodb_lock_wait_timeout is whole seconds on a real server; replication

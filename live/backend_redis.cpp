@@ -25,9 +25,7 @@ namespace locksim::live {
 namespace {
 
 std::vector<std::string> client_names(const harness::RunConfig& config) {
-  std::vector<std::string> out;
-  for (int i = 0; i < config.workload.clients; ++i) out.push_back(history::client_label(i));
-  return out;
+  return live_client_names(config.workload.clients);
 }
 
 std::vector<std::string> server_names(int masters) {

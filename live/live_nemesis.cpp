@@ -10,6 +10,8 @@
 
 #include "env/assert.h"
 #include "env/parse.h"
+#include "faults/nemesis.h"
+#include "history/history.h"
 
 namespace locksim::live {
 
@@ -18,8 +20,9 @@ namespace {
 using faults::FaultEvent;
 using faults::FaultKind;
 
-constexpr const char* kHolder = "@holder";
-constexpr const char* kPrimary = "@primary";
+// The targets a schedule names by role, as the simulated nemesis reads them.
+constexpr const char* kHolder = faults::Nemesis::kHolder;
+constexpr const char* kPrimary = faults::Nemesis::kPrimary;
 // How often the nemesis looks at the clock while it waits for a step or for
 // the run's end: the resolution of a live fault's time.
 constexpr auto kTick = std::chrono::milliseconds(1);
@@ -351,6 +354,12 @@ void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& 
     std::this_thread::sleep_for(kTick);
   }
   applier.end_everything();
+}
+
+std::vector<std::string> live_client_names(int clients) {
+  std::vector<std::string> out;
+  for (int i = 0; i < clients; ++i) out.push_back(history::client_label(i));
+  return out;
 }
 
 bool needs_clock_shim(const faults::FaultSchedule& schedule,

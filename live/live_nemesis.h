@@ -77,6 +77,10 @@ struct LiveTargets {
   std::map<std::pair<std::string, std::string>, TcpRelay*> links;
 };
 
+// The clients' names of a live run of `clients` clients: "c1", "c2", ...
+// (history::client_label), as faults name them.
+std::vector<std::string> live_client_names(int clients);
+
 // Throws ConfigError naming `field_prefix`[i] for the first fault live mode
 // cannot apply to a run of `clients` and `servers` (names as in LiveTargets).
 void check_live_faults(const faults::FaultSchedule& schedule,

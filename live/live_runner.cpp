@@ -166,6 +166,31 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   int64_t next_index_ = 0;                               // guarded by mutex_
 };
 
+// The nemesis's thread (none without options.nemesis): it runs until `done`
+// and reports what it throws as a nemesis error.
+std::thread start_nemesis(const LiveOptions& options, LiveTruth& truth,
+                          const std::atomic<bool>& done) {
+  if (!options.nemesis) return {};
+  return std::thread([&options, &truth, &done] {
+    try {
+      options.nemesis(truth, done);
+    } catch (const std::exception& e) {
+      truth.nemesis_error(e.what());
+    }
+  });
+}
+
+// run_live's contract for errors: into options.errors when set, else thrown.
+void hand_over(std::vector<std::string> errors, const LiveOptions& options) {
+  if (options.errors != nullptr) {
+    options.errors->insert(options.errors->end(), errors.begin(), errors.end());
+  } else if (!errors.empty()) {
+    std::string message = "run_live: " + std::to_string(errors.size()) + " client(s) threw:";
+    for (const std::string& e : errors) message += " [" + e + "]";
+    throw std::runtime_error(message);
+  }
+}
+
 }  // namespace
 
 history::History run_live(algorithms::LockAlgorithm& algorithm,
@@ -208,15 +233,7 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
   threads.reserve(static_cast<size_t>(params.clients));
   try {
     // The nemesis first: a fault at 0 s comes before the clients' first step.
-    if (options.nemesis) {
-      nemesis = std::thread([&options, &truth, &clients_done] {
-        try {
-          options.nemesis(truth, clients_done);
-        } catch (const std::exception& e) {
-          truth.nemesis_error(e.what());
-        }
-      });
-    }
+    nemesis = start_nemesis(options, truth, clients_done);
     for (int client = 0; client < params.clients; ++client)
       threads.emplace_back(client_main, client);
   } catch (...) {
@@ -234,13 +251,7 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
   for (std::string& e : truth.take_nemesis_errors()) errors.push_back(std::move(e));
 
   history::History history = truth.finish();
-  if (options.errors != nullptr) {
-    options.errors->insert(options.errors->end(), errors.begin(), errors.end());
-  } else if (!errors.empty()) {
-    std::string message = "run_live: " + std::to_string(errors.size()) + " client(s) threw:";
-    for (const std::string& e : errors) message += " [" + e + "]";
-    throw std::runtime_error(message);
-  }
+  hand_over(std::move(errors), options);
   return history;
 }
 
