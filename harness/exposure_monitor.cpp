@@ -16,11 +16,31 @@ ExposureMonitor::ExposureMonitor(sim::World& world, sim::Deployment& deployment,
   world_.add_event_observer([this] { look(); });
 }
 
+bool ExposureMonitor::unchanged_since_last_answer() {
+  if (holds_changed_ || !asked_stamp_ || world_.now() >= answer_until_) return false;
+  const std::optional<uint64_t> stamp = deployment_.lock_state_stamp();
+  return stamp && *stamp == *asked_stamp_;
+}
+
 void ExposureMonitor::look() {
   if (!watching_) return;
+  if (unchanged_since_last_answer()) {
+    // The same holders, the same answer: every window stays as it is. Only
+    // the count and the wake-up are what asking would have made them.
+    ++samples_;
+    LOCKSIM_ASSERT(!holding_.empty());
+    if (answer_until_ != sim::LockExposure::kNoChange) wake_at(answer_until_);
+    return;
+  }
   holders_(holding_);
+  holds_changed_ = false;
   std::optional<sim::LockExposure> answer = sim::LockExposure{false};
-  if (!holding_.empty()) answer = deployment_.lock_free_for_fresh_contender(probe_);
+  asked_stamp_.reset();
+  if (!holding_.empty()) {
+    asked_stamp_ = deployment_.lock_state_stamp();
+    answer = deployment_.lock_free_for_fresh_contender(probe_);
+    if (answer) answer_until_ = answer->until;
+  }
   ++samples_;
   if (!answer) {
     supported_ = false;  // the backend cannot tell: stop asking
@@ -49,7 +69,7 @@ void ExposureMonitor::look() {
   if (free) {
     // Keeps an open one's start and belief: both are the window's opening's.
     for (const Holder& h : holding_)
-      open_.emplace(std::make_pair(h.client, h.acquire_index), std::make_pair(now, h.believes));
+      open_.try_emplace(std::make_pair(h.client, h.acquire_index), std::make_pair(now, h.believes));
   }
   LOCKSIM_ASSERT(free || open_.empty());
   watching_ = !holding_.empty();

@@ -11,13 +11,17 @@
 // LockExposure::until). So the monitor looks after every World event while
 // someone holds, and wakes the World at each `until` (an event that does
 // nothing, after which it looks). Windows therefore open and close at the
-// exact instant, not on a sampling grid. Looking only reads state — no fiber
-// is woken, no random number drawn, nothing sent — so a run's history is the
-// same with or without it, and idle stretches cost nothing.
+// exact instant, not on a sampling grid. A backend that stamps its state
+// (Deployment::lock_state_stamp) spares the question after an event that
+// changed neither the stamp nor the holds, before the last answer's
+// `until`: the answer is the one already given, and so is every window. Looking only reads state —
+// no fiber is woken, no random number drawn, nothing sent — so a run's history is the same with or
+// without it, and idle stretches cost nothing.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -50,13 +54,22 @@ class ExposureMonitor {
 
   // A hold began: look after the current event, and after every one until
   // nobody holds.
-  void hold_began() { watching_ = supported_; }
+  void hold_began() {
+    watching_ = supported_;
+    holds_changed_ = true;
+  }
+  // A hold ended (a release began, or its holder crashed): look again. The
+  // owner must say so: with a stamped backend the monitor does not read the
+  // holders again until a hold began or ended, or the stamp moved.
+  void hold_ended() { holds_changed_ = true; }
 
   // The windows so far; open ones close at `end` (the run's end).
   checkers::ExposureSamples finish(TimePoint end);
 
  private:
   void look();
+  // Whether nothing look() reads can have changed since it last asked.
+  bool unchanged_since_last_answer();
   void wake_at(TimePoint at);
 
   sim::World& world_;
@@ -68,6 +81,12 @@ class ExposureMonitor {
   bool supported_ = true;
   TimePoint wake_ = TimePoint{};  // the earliest wake-up asked for, if still ahead
   int64_t samples_ = 0;
+  // What look() last asked and heard: the backend's stamp then (nullopt:
+  // none, or nothing asked yet) and the answer's `until`; whether a hold
+  // began or ended since.
+  std::optional<uint64_t> asked_stamp_;
+  TimePoint answer_until_ = TimePoint{};
+  bool holds_changed_ = true;
   // Per held interval (client, acquire index): its open window's start and
   // whether its holder believed it held when the window opened.
   std::map<std::pair<int, int64_t>, std::pair<TimePoint, bool>> open_;

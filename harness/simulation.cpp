@@ -69,6 +69,7 @@ class SimTruth : public Truth {
     if (end_hold) {
       recorder_.end_hold(op.client, world_.now(), index,
                          history::HeldInterval::EndReason::kRelease);
+      if (exposure_ != nullptr) exposure_->hold_ended();
     }
     return index;
   }
@@ -88,6 +89,7 @@ class SimTruth : public Truth {
       }
     }
     recorder_.end_hold(client, world_.now(), -1, history::HeldInterval::EndReason::kCrash);
+    if (exposure_ != nullptr) exposure_->hold_ended();
   }
 
   // A nemesis step, as a :nemesis :info op at the current true time.

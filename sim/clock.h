@@ -37,11 +37,16 @@ class LocalClock {
   void jump(TimePoint true_now, Duration by);
 
   int64_t drift_ppm() const { return drift_ppm_; }
+  // How many times set_drift or jump changed the line: a reader that cached
+  // something computed from the clock (the exposure monitor's answer) knows
+  // it still holds while this stands still.
+  uint64_t changes() const { return changes_; }
 
  private:
   TimePoint base_true_{};
   TimePoint base_local_;
   int64_t drift_ppm_ = 0;
+  uint64_t changes_ = 0;
 };
 
 }  // namespace locksim::sim

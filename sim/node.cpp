@@ -46,6 +46,7 @@ void Node::enter(State to) {
   // A crashed node keeps nothing: its queue died with it (pair: deliver()).
   LOCKSIM_ASSERT_MSG(to != State::kCrashed || queued_.empty(), "a crashing node keeps messages");
   state_ = to;
+  ++changes_;
 }
 
 void Node::pause() {
@@ -69,11 +70,13 @@ void Node::resume() {
 void Node::hang() {
   if (state_ == State::kCrashed) return;
   hung_ = true;
+  ++changes_;
 }
 
 void Node::unhang() {
   if (!hung_) return;
   hung_ = false;
+  ++changes_;
   if (state_ == State::kRunning) world_.release_held_wakes(*this);
 }
 

@@ -67,6 +67,10 @@ class Node {
   void hang();
   void unhang();
   bool hung() const { return hung_; }
+  // How many times the state or the hang changed, and the clock's changes:
+  // grows whenever anything a reader of this node's state and clock may have
+  // cached changed (LocalClock::changes).
+  uint64_t changes() const { return changes_ + clock_.changes(); }
 
   // Whether `from -> to` is one of the transitions listed at the top.
   static bool transition_allowed(State from, State to);
@@ -88,6 +92,7 @@ class Node {
   LocalClock clock_;
   State state_ = State::kRunning;
   bool hung_ = false;
+  uint64_t changes_ = 0;
   std::deque<Callback> queued_;
 };
 

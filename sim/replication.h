@@ -167,6 +167,9 @@ class FailoverGroup {
   Member& published_primary() { return *published_; }
   Member& current_primary() { return *current_; }
   int failovers() const { return failovers_; }
+  // How many times clients' view of the primary moved (published_primary):
+  // it follows a promotion by the discovery delay.
+  uint64_t publications() const { return publications_; }
   // The replicas clients are told of now, as Sentinel lists a master's
   // (Redisson's "available slaves"): the members other than the published
   // primary that the monitor reaches. Without a monitor, every running one.
@@ -197,6 +200,7 @@ class FailoverGroup {
   Member* published_;
   std::optional<TimePoint> primary_down_since_;
   int failovers_ = 0;
+  uint64_t publications_ = 0;
 };
 
 // --- ReplicatedNode ------------------------------------------------------
@@ -367,7 +371,10 @@ void FailoverGroup<Member>::promote_best() {
   primary_down_since_.reset();
   const int failover = ++failovers_;
   world_.after(params_.discovery_delay, [this, best, failover] {
-    if (failovers_ == failover) published_ = best;  // unless a later failover overtook it
+    if (failovers_ == failover) {  // unless a later failover overtook it
+      published_ = best;
+      ++publications_;
+    }
   });
   LOCKSIM_ASSERT(current_->role() == ReplicationRole::kPrimary);
 }

@@ -3,8 +3,10 @@
 // (1 % either side), zero exposure without faults, latent findings.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "algorithms/registry.h"
@@ -12,6 +14,7 @@
 #include "harness/exposure_monitor.h"
 #include "harness/run.h"
 #include "pause_boundary.h"
+#include "sim/rng.h"
 
 namespace locksim::harness {
 namespace {
@@ -208,6 +211,99 @@ TEST(ExposureMonitor, OpensAtTheExpiryInstantWithoutPolling) {
   EXPECT_EQ(s.windows[0].acquire_index, 7);
   EXPECT_LE(store.asked, 4);  // hold, expiry, hold's end (the last answers nothing)
   EXPECT_EQ(s.resolution, Duration::zero());
+}
+
+// A lock whose state the test drives: held by a write until an expiry, or
+// free. With `stamped`, it stamps its state as the simulated servers do
+// (Deployment::lock_state_stamp), so the monitor may skip asking.
+class DrivenStore : public sim::Deployment {
+ public:
+  DrivenStore(sim::World& world, bool stamped) : world_(world), stamped_(stamped) {}
+  void name_nodes(std::map<std::string, sim::Node*>&) override {}
+  sim::ClientConnections connect(sim::Node&) override { return {}; }
+  sim::BackendCounters counters() const override { return {}; }
+  std::optional<sim::LockExposure> lock_free_for_fresh_contender(const sim::LockProbe&) override {
+    ++asked;
+    if (!expiry_ || world_.now() >= *expiry_) return sim::LockExposure{true};
+    return sim::LockExposure{false, *expiry_};
+  }
+  std::optional<uint64_t> lock_state_stamp() const override {
+    return stamped_ ? std::optional<uint64_t>(writes_) : std::nullopt;
+  }
+  void write(std::optional<TimePoint> expiry) {
+    expiry_ = expiry;
+    ++writes_;
+  }
+  int asked = 0;
+
+ private:
+  sim::World& world_;
+  bool stamped_;
+  std::optional<TimePoint> expiry_;
+  uint64_t writes_ = 0;
+};
+
+struct DrivenRun {
+  checkers::ExposureSamples samples;
+  int asked = 0;
+};
+
+// 400 seeded events over 20 s: writes (held with an expiry, or freed),
+// holds beginning and ending, and events that change nothing.
+DrivenRun drive(uint64_t seed, bool stamped) {
+  sim::World world(sim::WorldOptions{.seed = seed});
+  sim::Rng rng(seed);
+  DrivenStore store(world, stamped);
+  std::vector<ExposureMonitor::Holder> holders;
+  ExposureMonitor monitor(world, store, sim::LockProbe{"k"},
+                          [&](std::vector<ExposureMonitor::Holder>& out) { out = holders; });
+  int64_t acquires = 0;
+  for (int i = 0; i < 400; ++i) {
+    const TimePoint at = TimePoint{} + Duration::millis(static_cast<int64_t>(rng.below(20'000)));
+    const uint64_t kind = rng.below(6);
+    const int64_t ttl_ms = static_cast<int64_t>(rng.below(3'000));
+    const int client = static_cast<int>(rng.below(3));
+    world.at(at, [&, kind, ttl_ms, client] {
+      if (kind == 0) store.write(world.now() + Duration::millis(ttl_ms));
+      if (kind == 1) store.write(std::nullopt);
+      const auto mine = [client](const ExposureMonitor::Holder& h) { return h.client == client; };
+      const bool holds = std::any_of(holders.begin(), holders.end(), mine);
+      if (kind == 2 && !holds) {
+        holders.push_back(ExposureMonitor::Holder{client, ++acquires, ttl_ms % 2 == 0});
+        monitor.hold_began();
+      }
+      if (kind == 3 && holds) {
+        holders.erase(std::remove_if(holders.begin(), holders.end(), mine), holders.end());
+        monitor.hold_ended();
+      }
+    });  // kinds 4 and 5: an event that changes nothing the monitor reads
+  }
+  world.run_until(TimePoint{} + Duration::seconds(21));
+  return DrivenRun{monitor.finish(world.now()), store.asked};
+}
+
+// Skipping the question when the stamp and the holds stand still changes no
+// window, no count: the same samples as asking after every event, over many
+// seeded schedules, with far fewer questions.
+TEST(ExposureMonitor, AStampedStoreGivesTheWindowsOfAskingAfterEveryEvent) {
+  int asked_stamped = 0;
+  int asked_always = 0;
+  for (uint64_t seed = 1; seed <= 50; ++seed) {
+    const DrivenRun always = drive(seed, false);
+    const DrivenRun stamped = drive(seed, true);
+    ASSERT_EQ(stamped.samples.samples, always.samples.samples) << "seed " << seed;
+    ASSERT_EQ(stamped.samples.windows.size(), always.samples.windows.size()) << "seed " << seed;
+    for (size_t i = 0; i < always.samples.windows.size(); ++i) {
+      const checkers::ExposureWindow& a = always.samples.windows[i];
+      const checkers::ExposureWindow& b = stamped.samples.windows[i];
+      EXPECT_EQ(std::tie(a.client, a.acquire_index, a.start, a.end, a.believed),
+                std::tie(b.client, b.acquire_index, b.start, b.end, b.believed))
+          << "seed " << seed << ", window " << i;
+    }
+    asked_stamped += stamped.asked;
+    asked_always += always.asked;
+  }
+  EXPECT_LT(asked_stamped * 2, asked_always);  // the point of the stamp
 }
 
 // A pause the contenders happen to miss: exposure, but no overlap.

@@ -151,6 +151,9 @@ class Engine {
   const Row* committed_row(const std::string& lock_name) const;
   uint64_t deadlocks() const { return deadlocks_; }
   uint64_t statements() const { return statements_; }
+  // Grows whenever a committed version is added (a commit that wrote rows,
+  // an image applied): what committed_row() answers can change only then.
+  uint64_t committed_changes() const { return committed_changes_; }
   bool in_transaction(SessionId session) const;
   bool is_open(SessionId session) const { return sessions_.count(session) != 0; }
   size_t open_sessions() const { return sessions_.size(); }
@@ -251,6 +254,7 @@ class Engine {
   SessionId next_session_ = 1;
   TrxId next_trx_ = 1;
   uint64_t commit_seq_ = 0;
+  uint64_t committed_changes_ = 0;
   uint64_t next_wait_ = 1;
   int64_t auto_increment_ = 1;
   uint64_t deadlocks_ = 0;

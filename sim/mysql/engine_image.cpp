@@ -37,7 +37,10 @@ void Engine::apply_image(const TableImage& image) {
     versions.push_back(Version{seq, std::nullopt});
     changed = true;
   }
-  if (changed) commit_seq_ = seq;
+  if (changed) {
+    commit_seq_ = seq;
+    ++committed_changes_;
+  }
   latest_.clear();
   for (const auto& [fi, row] : image.rows) latest_[fi] = Latest{row, false, 0};
   // A replica's counter follows its primary's; after crash recovery it is

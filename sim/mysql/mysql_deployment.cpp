@@ -77,6 +77,15 @@ std::optional<LockExposure> MysqlDeployment::lock_free_for_fresh_contender(const
   return row_exposure(primary.engine(), probe.key, kLocalEpoch + (now - TimePoint{}), now);
 }
 
+std::optional<uint64_t> MysqlDeployment::lock_state_stamp() const {
+  // Counters that only grow, summed (see RedisDeployment's): each server's
+  // committed versions, state and clock, and where clients are told the
+  // primary is.
+  uint64_t stamp = group_->publications();
+  for (const auto& s : servers_) stamp += s->engine().committed_changes() + s->node().changes();
+  return stamp;
+}
+
 std::vector<ServerLockState> MysqlDeployment::lock_states(const LockProbe& probe) {
   std::vector<ServerLockState> out;
   fill_lock_states(probe, out);

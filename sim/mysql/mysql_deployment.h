@@ -32,6 +32,7 @@ class MysqlDeployment : public Deployment {
   // The published primary's committed row (sim/mysql/lock_exposure.h); a
   // crashed or frozen primary grants nothing.
   std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override;
+  std::optional<uint64_t> lock_state_stamp() const override;
   // Every server's committed row, primary first.
   std::vector<ServerLockState> lock_states(const LockProbe& probe) override;
   void fill_lock_states(const LockProbe& probe, std::vector<ServerLockState>& out) override;

@@ -53,4 +53,8 @@ std::optional<RankRange> clamp_rank_range(int64_t start, int64_t end, size_t len
 // round-trip form; locksim follows 7.0, the version it is tested against.)
 std::string format_double(double d);
 
+// printf's "%.17g" of d, exactly ("inf", "-inf", "nan" included): also how a
+// Lua number becomes a command argument in redis.call.
+std::string format_g17(double d);
+
 }  // namespace locksim::sim::redis

@@ -5,6 +5,7 @@
 // and commands_pubsub.cpp.
 #include <climits>
 #include <optional>
+#include <span>
 
 #include "env/assert.h"
 #include "sim/redis/command_util.h"
@@ -303,9 +304,9 @@ Reply Server::run_script(const std::string& sha, const Argv& argv, int64_t numke
                          int64_t now_ms) {
   // check_numkeys made sure of it.
   LOCKSIM_ASSERT(numkeys >= 0 && 3 + static_cast<size_t>(numkeys) <= argv.size());
-  const auto keys_end = argv.begin() + 3 + numkeys;
-  const Argv keys(argv.begin() + 3, keys_end);
-  const Argv args(keys_end, argv.end());
+  const std::span<const std::string> all(argv);
+  const auto keys = all.subspan(3, static_cast<size_t>(numkeys));
+  const auto args = all.subspan(3 + static_cast<size_t>(numkeys));
   // Time is frozen at now_ms for the whole script, as Redis freezes it.
   const LuaScripting::CommandRunner runner = [this, now_ms](const Argv& call_argv) {
     return execute_from_script(call_argv, now_ms);

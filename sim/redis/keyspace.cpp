@@ -32,6 +32,7 @@ const char* type_name(KeyType type) {
 Entry* Keyspace::find(const std::string& key, int64_t now_ms) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
+  ++version_;  // the entry is handed out (or removed below)
   // (The volatile index is not checked here, on every lookup: that cost a
   // string search per command. active_expire checks it key by key and
   // check_invariants in full, at a cost they pay anyway.)
@@ -43,6 +44,7 @@ Entry* Keyspace::find(const std::string& key, int64_t now_ms) {
 }
 
 void Keyspace::put(const std::string& key, std::string value, std::optional<int64_t> expire_at_ms) {
+  ++version_;
   Entry& entry = entries_[key];
   entry.value = std::move(value);
   // SET over any other type makes it a string.
@@ -56,6 +58,7 @@ void Keyspace::put(const std::string& key, std::string value, std::optional<int6
 Entry& Keyspace::create(const std::string& key, KeyType type) {
   const auto [it, inserted] = entries_.try_emplace(key);
   LOCKSIM_ASSERT_MSG(inserted, "creating a key that is already there");
+  ++version_;
   Entry& entry = it->second;
   switch (type) {
     case KeyType::kHash:
@@ -78,6 +81,7 @@ Entry& Keyspace::create(const std::string& key, KeyType type) {
 void Keyspace::set_expire(const std::string& key, std::optional<int64_t> expire_at_ms) {
   auto it = entries_.find(key);
   LOCKSIM_ASSERT_MSG(it != entries_.end(), "set_expire on a missing key");
+  ++version_;
   it->second.expire_at_ms = expire_at_ms;
   index_expiry(key, expire_at_ms);
 }
@@ -101,6 +105,7 @@ bool Keyspace::erase(const std::string& key, int64_t now_ms) {
 void Keyspace::remove(const std::string& key) {
   const size_t erased = entries_.erase(key);
   LOCKSIM_ASSERT_MSG(erased == 1, "removing a key that is not there");
+  ++version_;
   volatile_keys_.erase(key);
 }
 
@@ -145,6 +150,7 @@ std::vector<std::string> Keyspace::active_expire(int64_t now_ms, Rng& rng) {
 
 void Keyspace::replace_all(std::map<std::string, Entry> entries) {
   entries_ = std::move(entries);
+  ++version_;
   volatile_keys_.clear();
   for (const auto& [key, entry] : entries_) {
     if (entry.expire_at_ms) volatile_keys_.insert(key);
@@ -153,6 +159,7 @@ void Keyspace::replace_all(std::map<std::string, Entry> entries) {
 }
 
 void Keyspace::clear() {
+  ++version_;
   entries_.clear();
   volatile_keys_.clear();
 }

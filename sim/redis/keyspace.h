@@ -95,6 +95,12 @@ class Keyspace {
   void replace_all(std::map<std::string, Entry> entries);
   void clear();
   size_t size() const { return entries_.size(); }
+  // Grows whenever the keyspace may have changed: every write, every lazy or
+  // active expiry, and every find() that hands out an entry (its caller may
+  // write through it), so a reader that cached an answer from entries()
+  // knows it still holds while this stands still. Counts more than the
+  // changes, never fewer.
+  uint64_t version() const { return version_; }
 
   static constexpr size_t kSampleSize = 20;
   static constexpr int kRoundsMax = 16;
@@ -111,6 +117,7 @@ class Keyspace {
   // active expiry samples only among them (Redis keeps a separate expires dict
   // for the same reason).
   std::set<std::string> volatile_keys_;
+  uint64_t version_ = 0;
 };
 
 }  // namespace locksim::sim::redis

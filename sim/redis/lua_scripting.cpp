@@ -23,10 +23,23 @@ namespace {
 // to stop a runaway script promptly, rarely enough to cost nothing.
 constexpr int kHookEveryInstructions = 1000;
 
-// The registry key of a compiled script.
-std::string function_key(const std::string& sha) {
-  return "f_" + sha;
-}
+// The registry key of a compiled script, "f_" and its sha, in a buffer on
+// the stack: every EVAL looks its function up.
+class FunctionKey {
+ public:
+  explicit FunctionKey(const std::string& sha) {
+    LOCKSIM_ASSERT_MSG(sha.size() == kShaChars, "a script's sha is 40 hex digits");
+    text_[0] = 'f';
+    text_[1] = '_';
+    std::memcpy(text_ + 2, sha.data(), kShaChars);
+    text_[2 + kShaChars] = '\0';
+  }
+  const char* c_str() const { return text_; }
+
+ private:
+  static constexpr size_t kShaChars = 40;
+  char text_[2 + kShaChars + 1];
+};
 
 }  // namespace
 
@@ -151,13 +164,13 @@ LuaScripting::LoadResult LuaScripting::load(const std::string& body) {
     return {sha,
             Reply::error(lua::map_newlines("ERR Error compiling script (new function): " + msg))};
   }
-  lua_setfield(L, LUA_REGISTRYINDEX, function_key(sha).c_str());
+  lua_setfield(L, LUA_REGISTRYINDEX, FunctionKey(sha).c_str());
   bodies_.emplace(sha, body);
   return {sha, std::nullopt};
 }
 
-Reply LuaScripting::run(const std::string& sha, const std::vector<std::string>& keys,
-                        const std::vector<std::string>& args, const CommandRunner& runner) {
+Reply LuaScripting::run(const std::string& sha, std::span<const std::string> keys,
+                        std::span<const std::string> args, const CommandRunner& runner) {
   LOCKSIM_ASSERT_MSG(exists(sha), "run() takes a sha that load() cached");
   LOCKSIM_ASSERT_MSG(runner_ == nullptr && !in_script_, "scripts do not nest");
   lua_State* L = state();
@@ -180,7 +193,7 @@ Reply LuaScripting::run(const std::string& sha, const std::vector<std::string>& 
   lua_sethook(L, &LuaCallbacks::hook, LUA_MASKCOUNT, kHookEveryInstructions);
 
   lua_getfield(L, LUA_REGISTRYINDEX, kLuaHandlerKey);
-  lua_getfield(L, LUA_REGISTRYINDEX, function_key(sha).c_str());
+  lua_getfield(L, LUA_REGISTRYINDEX, FunctionKey(sha).c_str());
   LOCKSIM_ASSERT_MSG(lua_isfunction(L, -1), "load() stored the compiled script");
   const int status = lua_pcall(L, 0, 1, base + 1);
 

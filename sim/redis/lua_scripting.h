@@ -34,6 +34,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -71,8 +72,9 @@ class LuaScripting {
   bool exists(const std::string& sha) const { return bodies_.count(sha) != 0; }
 
   // Runs a cached script with the given KEYS and ARGV. `sha` must exist.
-  Reply run(const std::string& sha, const std::vector<std::string>& keys,
-            const std::vector<std::string>& args, const CommandRunner& runner);
+  // KEYS and ARGV are views into the EVAL's arguments: no copy per call.
+  Reply run(const std::string& sha, std::span<const std::string> keys,
+            std::span<const std::string> args, const CommandRunner& runner);
 
   // SCRIPT FLUSH: forgets every script and restarts the interpreter, as Redis
   // does. The math.random stream goes on (it is process state in Redis).

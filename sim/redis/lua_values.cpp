@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "env/assert.h"
+#include "sim/redis/command_util.h"
 
 namespace locksim::sim::redis::lua {
 
@@ -54,10 +55,7 @@ int64_t lua_number_to_integer(lua_Number d) {
 }
 
 std::string number_argument(lua_Number d) {
-  char buf[64];
-  const int n = std::snprintf(buf, sizeof(buf), "%.17g", static_cast<double>(d));
-  LOCKSIM_ASSERT_MSG(n > 0 && n < static_cast<int>(sizeof(buf)), "%.17g fits in 64 bytes");
-  return std::string(buf, static_cast<size_t>(n));
+  return format_g17(static_cast<double>(d));
 }
 
 std::string to_std_string(lua_State* L, int index) {
@@ -201,7 +199,7 @@ Reply error_reply_from_table(lua_State* L, const std::string& sha) {
   return Reply::error(map_newlines(msg));
 }
 
-void push_string_array(lua_State* L, const std::vector<std::string>& items) {
+void push_string_array(lua_State* L, std::span<const std::string> items) {
   lua_createtable(L, static_cast<int>(items.size()), 0);
   for (size_t i = 0; i < items.size(); ++i) {
     lua_pushlstring(L, items[i].data(), items[i].size());

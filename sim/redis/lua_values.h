@@ -16,6 +16,7 @@
 #include <lua.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,6 @@ void push_reply(lua_State* L, const Reply& reply, int depth);
 Reply error_reply_from_table(lua_State* L, const std::string& sha);
 
 // Pushes `items` as a Lua array (KEYS, ARGV).
-void push_string_array(lua_State* L, const std::vector<std::string>& items);
+void push_string_array(lua_State* L, std::span<const std::string> items);
 
 }  // namespace locksim::sim::redis::lua

@@ -143,6 +143,16 @@ std::optional<LockExposure> RedisDeployment::lock_free_for_fresh_contender(const
   return LockExposure{free >= probe.quorum, until};
 }
 
+std::optional<uint64_t> RedisDeployment::lock_state_stamp() const {
+  // A sum of counters that only grow grows when any of them does. It covers
+  // everything see() reads: each server's keys, state and clock, and which
+  // member each group serves from (a promotion counts a failover).
+  uint64_t stamp = 0;
+  for (const auto& s : servers_) stamp += s->server().keys_version() + s->node().changes();
+  for (const auto& g : groups_) stamp += static_cast<uint64_t>(g->failovers());
+  return stamp;
+}
+
 std::vector<ServerLockState> RedisDeployment::lock_states(const LockProbe& probe) {
   std::vector<ServerLockState> out;
   fill_lock_states(probe, out);

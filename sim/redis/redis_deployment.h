@@ -34,6 +34,7 @@ class RedisDeployment : public Deployment {
   // value_is_deadline_ms a deadline a correct clock has reached); free when
   // at least probe.quorum groups are. Until the first group's key expires.
   std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override;
+  std::optional<uint64_t> lock_state_stamp() const override;
   // Every server, masters and replicas, group by group.
   std::vector<ServerLockState> lock_states(const LockProbe& probe) override;
   void fill_lock_states(const LockProbe& probe, std::vector<ServerLockState>& out) override;

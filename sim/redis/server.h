@@ -61,6 +61,8 @@ class Server {
   // The keyspace, expired-but-not-yet-collected keys included (as a snapshot
   // of a real server would hold them).
   const std::map<std::string, Entry>& keys() const { return keyspace_.entries(); }
+  // Keyspace::version: grows whenever keys() may have changed.
+  uint64_t keys_version() const { return keyspace_.version(); }
   // Replaces the keyspace (an RDB/AOF load, a full resync). Scripts are kept.
   void restore(std::map<std::string, Entry> keys);
   // Forgets everything, scripts, subscriptions and the math.random stream

@@ -250,6 +250,11 @@ ZkChildrenResult DataTree::children(const std::string& path) const {
   return r;
 }
 
+size_t DataTree::child_count(const std::string& path) const {
+  const auto it = nodes_.find(path);
+  return it == nodes_.end() ? 0 : it->second.children.size();
+}
+
 ZkDataResult DataTree::data(const std::string& path) const {
   const auto it = nodes_.find(path);
   if (it == nodes_.end()) return {ZkError::kNoNode, {}, {}};

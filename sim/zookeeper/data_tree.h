@@ -113,6 +113,9 @@ class DataTree {
 
   ZkStatResult exists(const std::string& path) const;
   ZkChildrenResult children(const std::string& path) const;
+  // How many children `path` has, 0 if it does not exist: children()'s
+  // count without copying names (the exposure monitor asks after events).
+  size_t child_count(const std::string& path) const;
   ZkDataResult data(const std::string& path) const;
 
   bool has_session(SessionId s) const { return sessions_.count(s) != 0; }

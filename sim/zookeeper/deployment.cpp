@@ -43,8 +43,7 @@ std::unique_ptr<ZkClient> ZkDeployment::connect_client(Node& client, Rng rng) {
 bool ZkDeployment::lock_free_for_fresh_contender(const std::string& lock_path) {
   const ZkServer* leader = ensemble_->serving_leader();
   if (leader == nullptr) return false;
-  const ZkChildrenResult children = leader->tree().children(lock_path);
-  return children.error == ZkError::kNoNode || children.children.empty();
+  return leader->tree().child_count(lock_path) == 0;
 }
 
 std::vector<ServerLockState> ZkDeployment::lock_states(const std::string& lock_path) {
