@@ -65,6 +65,11 @@ class Applier {
 
   void start(const FaultEvent& scheduled, Duration at);
   void end_everything();
+  // Lets every hung client go, unrecorded: the run is over.
+  void release_hangs() {
+    for (const auto& [node, until] : hung_until_) t_.client_controls.at(node).unhang();
+    hung_until_.clear();
+  }
 
  private:
   struct LinkCounts {
@@ -392,7 +397,12 @@ void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& 
     applier.schedule(e.at, [&applier, &e] { applier.start(e, e.at); });
   }
   // Bounded by the schedule: every start schedules at most one end.
+  bool released = false;
   while (!done.load()) {
+    if (!released && view.stopping()) {
+      applier.release_hangs();
+      released = true;
+    }
     if (!applier.empty() && view.elapsed() >= applier.next_at()) {
       try {
         applier.take_next();

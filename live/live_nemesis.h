@@ -34,7 +34,7 @@
 // (check_live_faults): loss, faults that wait for a grant ("on
 // grant"), links between two clients or between servers that have none (two
 // masters), and what a backend refuses itself (a clock fault on mariadbd).
-// ZooKeeper runs take no faults at all (live_backend.h's applies_faults).
+// ZooKeeper runs take a server's crash and pause only (backend_zookeeper.cpp).
 #pragma once
 
 #include <atomic>
@@ -57,6 +57,8 @@ class LiveRunView {
   virtual ~LiveRunView() = default;
   // True time since the run began (the history's clock).
   virtual Duration elapsed() = 0;
+  // The run's length is over: the clients finish their current step.
+  virtual bool stopping() = 0;
   // The client holding the lock now ("c2"), or "".
   virtual std::string holder() = 0;
   // Records one nemesis step as a :nemesis :info op (Nemesis::StepSink's
@@ -118,6 +120,9 @@ bool needs_clock_shim(const faults::FaultSchedule& schedule,
 bool needs_relays(const faults::FaultSchedule& schedule);
 
 // Applies `schedule` until `done` is set (the run's clients have finished):
+// once the run's length is over it lets every hung client go (a hang for
+// good would otherwise keep its client from ever finishing its step; the
+// simulation cancels it instead), and
 // each step at its time, in time order (ties in schedule order, starts before
 // ends as the simulation's timers do). Ends every fault still in force when
 // done (servers continued and restarted, links healed), so the clients' last

@@ -220,21 +220,20 @@ void hand_over(std::vector<std::string> errors, const LiveOptions& options) {
   }
 }
 
-}  // namespace
-
-history::History run_live(algorithms::LockAlgorithm& algorithm,
-                          const harness::WorkloadParams& params,
-                          const std::vector<std::pair<std::string, int>>& servers,
-                          Duration run_length, uint64_t seed, const LiveOptions& options) {
-  if (servers.empty() && !options.make_env) throw std::invalid_argument("run_live: no servers");
-  if (params.clients < 1) throw std::invalid_argument("run_live: clients must be >= 1");
-
-  LiveTruth truth(params.clients, run_length);
+// What each client's thread runs: its lives, one after another, and its
+// error, if it throws one, kept for hand_over.
+struct ClientThreads {
+  algorithms::LockAlgorithm& algorithm;
+  const harness::WorkloadParams& params;
+  const std::vector<std::pair<std::string, int>>& servers;
+  uint64_t seed;
+  const LiveOptions& options;
+  LiveTruth& truth;
   std::mutex errors_mutex;
   std::vector<std::string> errors;  // guarded by errors_mutex
 
   // One life of a client: false when it ended in a crash fault.
-  auto live_once = [&](int client, int64_t process) {
+  bool live_once(int client, int64_t process) {
     truth.begin_life(client);
     try {
       const std::unique_ptr<Env> env =
@@ -246,8 +245,9 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
     } catch (const ClientCrashed&) {
       return false;  // the nemesis recorded the crash when it came
     }
-  };
-  auto client_main = [&](int client) {
+  }
+
+  void run(int client) {
     std::string why;
     try {
       int64_t process = client;
@@ -256,7 +256,7 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
       // by the schedule's crashes and the run's end).
       while (!live_once(client, process)) {
         const std::shared_ptr<ClientLife>& life = options.lives.at(static_cast<size_t>(client));
-        if (!life->wait_restarted([&truth] { return truth.stopping(); })) return;
+        if (!life->wait_restarted([this] { return truth.stopping(); })) return;
         process = truth.fresh_process();
       }
       return;
@@ -272,7 +272,28 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
       errors.push_back("c" + std::to_string(client) + ": " + why);
     } catch (...) {
     }
-  };
+  }
+};
+
+}  // namespace
+
+history::History run_live(algorithms::LockAlgorithm& algorithm,
+                          const harness::WorkloadParams& params,
+                          const std::vector<std::pair<std::string, int>>& servers,
+                          Duration run_length, uint64_t seed, const LiveOptions& options) {
+  if (servers.empty() && !options.make_env) throw std::invalid_argument("run_live: no servers");
+  if (params.clients < 1) throw std::invalid_argument("run_live: clients must be >= 1");
+
+  LiveTruth truth(params.clients, run_length);
+  ClientThreads clients{.algorithm = algorithm,
+                        .params = params,
+                        .servers = servers,
+                        .seed = seed,
+                        .options = options,
+                        .truth = truth,
+                        .errors_mutex = {},
+                        .errors = {}};
+  auto client_main = [&clients](int client) { clients.run(client); };
 
   std::atomic<bool> clients_done{false};
   std::thread nemesis;
@@ -295,6 +316,7 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
   LOCKSIM_ASSERT(threads.size() == static_cast<size_t>(params.clients));
   clients_done.store(true);
   if (nemesis.joinable()) nemesis.join();
+  std::vector<std::string> errors = std::move(clients.errors);
   for (std::string& e : truth.take_nemesis_errors()) errors.push_back(std::move(e));
 
   history::History history = truth.finish();

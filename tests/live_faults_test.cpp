@@ -28,6 +28,7 @@
 #include "live/redis_process.h"
 #include "live/redis_servers.h"
 #include "live/tcp_relay.h"
+#include "live/zk_process.h"
 #include "locksim_binary.h"
 #include "real_servers.h"
 
@@ -346,6 +347,19 @@ TEST(LocksimAgree, ClientCrashesAgreeAtAFifthOfTheirTime) {
   const testing::Outcome mysql =
       testing::locksim("agree --time-scale 0.2 --scenario mysql-center-client-crash");
   EXPECT_EQ(mysql.exit_code, 0) << mysql.out << mysql.err;
+}
+
+// A ZooKeeper server's crash and restart live (the leader, zk-3, as the
+// ensemble elects the highest id): Curator's lock stays safe in both.
+TEST(LocksimAgree, AZooKeeperLeaderCrashAgreesAtAFifthOfItsTime) {
+  LOCKSIM_SKIP_WITHOUT("zookeeper", ZkEnsembleProcess::missing());
+  const testing::Outcome r =
+      testing::locksim("agree --time-scale 0.2 --scenario zk-curator-leader-failover");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // A client fault on ZooKeeper is still refused, naming the fault.
+  const testing::Outcome refused = testing::locksim("agree --scenario zk-curator-gc-pause");
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("pause @holder"), std::string::npos) << refused.err;
 }
 
 // Ctrl-C on a live run with failover: the servers and Sentinel gone, their
