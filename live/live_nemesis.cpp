@@ -65,9 +65,9 @@ class Applier {
 
   void start(const FaultEvent& scheduled, Duration at);
   void end_everything();
-  // Lets every hung client go, unrecorded: the run is over.
-  void release_hangs() {
-    for (const auto& [node, until] : hung_until_) t_.client_controls.at(node).unhang();
+  // Abandons every client still hung, unrecorded: the run is over.
+  void abandon_hangs() {
+    for (const auto& [node, until] : hung_until_) t_.client_controls.at(node).abandon();
     hung_until_.clear();
   }
 
@@ -400,7 +400,7 @@ void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& 
   bool released = false;
   while (!done.load()) {
     if (!released && view.stopping()) {
-      applier.release_hangs();
+      applier.abandon_hangs();
       released = true;
     }
     if (!applier.empty() && view.elapsed() >= applier.next_at()) {

@@ -81,7 +81,9 @@ struct LiveTargets {
     // (live/client_life.h); the nemesis records the crash in the history.
     std::function<void()> crash, restart, pause, resume;
     // A client's hang and its end: its work stops, its tasks go on.
-    std::function<void()> hang, unhang;
+    // abandon: the run is over and the client still hangs: its thread ends
+    // where it stands, recording nothing more (ClientAbandoned).
+    std::function<void()> hang, unhang, abandon;
     std::function<void(Duration by)> jump;       // unset: no clock shim
     std::function<void(int64_t ppm)> set_drift;  // likewise
   };
@@ -120,9 +122,9 @@ bool needs_clock_shim(const faults::FaultSchedule& schedule,
 bool needs_relays(const faults::FaultSchedule& schedule);
 
 // Applies `schedule` until `done` is set (the run's clients have finished):
-// once the run's length is over it lets every hung client go (a hang for
-// good would otherwise keep its client from ever finishing its step; the
-// simulation cancels it instead), and
+// once the run's length is over it abandons every client still hung (a hang
+// for good would otherwise keep its client from ever finishing its step; the
+// simulation cancels it there, as this does), and
 // each step at its time, in time order (ties in schedule order, starts before
 // ends as the simulation's timers do). Ends every fault still in force when
 // done (servers continued and restarted, links healed), so the clients' last

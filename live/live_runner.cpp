@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "env/assert.h"
+#include "live/client_freeze.h"
 #include "live/live_env.h"
 
 namespace locksim::live {
@@ -28,7 +29,8 @@ class LiveTruth : public harness::Truth, public LiveRunView {
         run_length_(run_length),
         next_process_(clients),
         open_invoke_(static_cast<size_t>(clients)),
-        lives_(static_cast<size_t>(clients), 0) {}
+        lives_(static_cast<size_t>(clients), 0),
+        abandoned_(static_cast<size_t>(clients), false) {}
 
   // The calling thread runs client `client`'s current life from now on.
   void begin_life(int client) {
@@ -132,12 +134,21 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   // Makes every client stop at its next step (used when the run cannot start).
   void abort() { aborted_.store(true, std::memory_order_relaxed); }
 
+  // Client `client` was abandoned hung at the run's end: its op in flight
+  // stays open in the history, as a cancelled simulated client's does.
+  void abandoned(int client) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    abandoned_.at(static_cast<size_t>(client)) = true;
+  }
+
   // Precondition: every client thread has returned or crash()ed.
   history::History finish() {
     const std::lock_guard<std::mutex> lock(mutex_);
-    // Each client completed its last op, or crash() completed it as :info.
-    for (const auto& open : open_invoke_) {
-      LOCKSIM_ASSERT_MSG(!open.has_value(), "a live op left without a completion");
+    // Each client completed its last op, or crash() completed it as :info,
+    // or it was abandoned hung.
+    for (size_t c = 0; c < open_invoke_.size(); ++c) {
+      LOCKSIM_ASSERT_MSG(!open_invoke_[c].has_value() || abandoned_[c],
+                         "a live op left without a completion");
     }
     return recorder_.finish(true_now());
   }
@@ -193,6 +204,7 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   std::vector<std::string> nemesis_errors_;              // guarded by mutex_
   int64_t next_index_ = 0;                               // guarded by mutex_
   std::vector<uint64_t> lives_;  // by client: crashes so far; guarded by mutex_
+  std::vector<bool> abandoned_;  // by client: hung at the end; guarded by mutex_
 };
 
 // The nemesis's thread (none without options.nemesis): it runs until `done`
@@ -244,6 +256,9 @@ struct ClientThreads {
       return true;
     } catch (const ClientCrashed&) {
       return false;  // the nemesis recorded the crash when it came
+    } catch (const ClientAbandoned&) {
+      truth.abandoned(client);  // hung at the run's end: its op stays open
+      return true;
     }
   }
 

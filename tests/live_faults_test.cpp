@@ -200,7 +200,7 @@ TEST(LocksimAgree, ARestartWithoutPersistenceBreaksTheLockInBoth) {
             std::string::npos)
       << paused.out;
   // What live cannot express is refused with exit 2, before anything runs.
-  const testing::Outcome refused = testing::locksim("agree --scenario redisson-hung-holder");
+  const testing::Outcome refused = testing::locksim("agree --scenario mysql-center-failover");
   EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
   EXPECT_NE(refused.err.find("simulation-only"), std::string::npos) << refused.err;
 }
@@ -270,10 +270,13 @@ TEST(LiveFailover, SentinelPromotesTheReplicaAfterTheMasterIsKilled) {
       eventually([&] { return view->published_primary(0) == "redis-1-r1"; }, milliseconds(15000)))
       << "Sentinel names the replica master";
   EXPECT_EQ(targets.primary(), "redis-1-r1") << "@primary follows Sentinel";
-  const Reply role = replica.command({"ROLE"});
+  // Sentinel kills the promoted replica's client connections (CLIENT KILL):
+  // ask on a fresh one.
+  HiredisConnection promoted("127.0.0.1", servers->port("redis-1-r1"), kPatient);
+  const Reply role = promoted.command({"ROLE"});
   ASSERT_EQ(role.kind, Reply::Kind::kArray) << role.to_string();
   EXPECT_EQ(role.elements.at(0).text, "master");
-  EXPECT_EQ(replica.command({"GET", "lock"}).text, "c1");
+  EXPECT_EQ(promoted.command({"GET", "lock"}).text, "c1");
   EXPECT_EQ(view->failovers(), 1);
   EXPECT_TRUE(eventually([&] { return view->replicas_listed(0) == 0; }, milliseconds(5000)))
       << "the dead old master is listed as a replica Sentinel cannot reach";
