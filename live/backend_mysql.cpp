@@ -98,7 +98,10 @@ history::History run_with_faults(const harness::RunConfig& config,
     t.crash = [l] { l->crash(); };
     t.hang = [h] { h->pause(); };
     t.unhang = [h] { h->resume(); };
-    t.abandon = [h] { h->abandon(); };
+    t.abandon = [f, h] {
+      f->abandon();
+      h->abandon();
+    };
     t.restart = [l] { l->restart(); };
     t.pause = [f] { f->pause(); };
     t.resume = [f] { f->resume(); };

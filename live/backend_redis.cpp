@@ -74,7 +74,10 @@ struct ClientControls {
       LiveTargets::Server& t = targets.client_controls[targets.clients[c]];
       t.hang = [h] { h->pause(); };
       t.unhang = [h] { h->resume(); };
-      t.abandon = [h] { h->abandon(); };
+      t.abandon = [f, h] {
+        f->abandon();
+        h->abandon();
+      };
       t.crash = [l] { l->crash(); };
       t.restart = [l] { l->restart(); };
       t.pause = [f] { f->pause(); };

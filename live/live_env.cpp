@@ -241,6 +241,8 @@ void LiveEnv::start_task(const std::string& name, std::function<void(Env&)> body
       // The client's Env went: the normal end of a task still running.
     } catch (const ClientCrashed&) {
       // Its client crashed: the task died with it.
+    } catch (const ClientAbandoned&) {
+      // The run ended with its client abandoned (a hang): so does the task.
     } catch (const std::exception& e) {
       std::fprintf(stderr, "locksim: task %s of %s: %s\n", name.c_str(), env->client_name().c_str(),
                    e.what());

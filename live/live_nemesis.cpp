@@ -65,9 +65,14 @@ class Applier {
 
   void start(const FaultEvent& scheduled, Duration at);
   void end_everything();
-  // Abandons every client still hung, unrecorded: the run is over.
-  void abandon_hangs() {
-    for (const auto& [node, until] : hung_until_) t_.client_controls.at(node).abandon();
+  // The run is over with a client still hung: every client is abandoned
+  // where it stands, unrecorded, as the simulation cancels them all at the
+  // run's end. (Letting the others finish their step would not do: a
+  // waiter's step ends only when the hung holder's lease does, which its
+  // watchdog, or its abandonment, decides after the run.)
+  void abandon_if_hung() {
+    if (hung_until_.empty()) return;
+    for (const auto& [client, controls] : t_.client_controls) controls.abandon();
     hung_until_.clear();
   }
 
@@ -400,7 +405,7 @@ void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& 
   bool released = false;
   while (!done.load()) {
     if (!released && view.stopping()) {
-      applier.abandon_hangs();
+      applier.abandon_if_hung();
       released = true;
     }
     if (!applier.empty() && view.elapsed() >= applier.next_at()) {

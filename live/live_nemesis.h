@@ -81,8 +81,8 @@ struct LiveTargets {
     // (live/client_life.h); the nemesis records the crash in the history.
     std::function<void()> crash, restart, pause, resume;
     // A client's hang and its end: its work stops, its tasks go on.
-    // abandon: the run is over and the client still hangs: its thread ends
-    // where it stands, recording nothing more (ClientAbandoned).
+    // abandon: the run is over with a client hung: this client's thread and
+    // tasks end where they stand, recording nothing more (ClientAbandoned).
     std::function<void()> hang, unhang, abandon;
     std::function<void(Duration by)> jump;       // unset: no clock shim
     std::function<void(int64_t ppm)> set_drift;  // likewise
@@ -122,9 +122,10 @@ bool needs_clock_shim(const faults::FaultSchedule& schedule,
 bool needs_relays(const faults::FaultSchedule& schedule);
 
 // Applies `schedule` until `done` is set (the run's clients have finished):
-// once the run's length is over it abandons every client still hung (a hang
-// for good would otherwise keep its client from ever finishing its step; the
-// simulation cancels it there, as this does), and
+// once the run's length is over with a client still hung it abandons every
+// client (a hang for good would otherwise keep its client, and the waiters
+// behind it, from ever finishing their step; the simulation cancels them all
+// there, as this does), and
 // each step at its time, in time order (ties in schedule order, starts before
 // ends as the simulation's timers do). Ends every fault still in force when
 // done (servers continued and restarted, links healed), so the clients' last

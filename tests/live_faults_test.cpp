@@ -345,7 +345,12 @@ TEST(LocksimAgree, ClientCrashesAgreeAtAFifthOfTheirTime) {
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::string history = testing::slurp(out / "live" / "history.edn");
   EXPECT_NE(history.find(":f :crash"), std::string::npos) << "the crash is a nemesis op";
-  EXPECT_NE(history.find("client crashed"), std::string::npos) << "the op in flight ends :info";
+  EXPECT_NE(history.find(":type :info, :f :acquire"), std::string::npos)
+      << "the op in flight ends :info";
+  EXPECT_NE(testing::slurp(out / "live" / "history.jsonl").find("client crashed"),
+            std::string::npos)
+      << "worded as the simulation words it";
+  EXPECT_NE(history.find(":f :restart"), std::string::npos);
   EXPECT_NE(history.find(":process 3"), std::string::npos) << "a new life, a fresh process";
   const testing::Outcome mysql =
       testing::locksim("agree --time-scale 0.2 --scenario mysql-center-client-crash");
