@@ -357,6 +357,19 @@ TEST(LocksimAgree, ClientCrashesAgreeAtAFifthOfTheirTime) {
   EXPECT_EQ(mysql.exit_code, 0) << mysql.out << mysql.err;
 }
 
+// A hang live: the holder's work stops, its watchdog renews on, the lock is
+// stuck in both; at the run's end every client is abandoned where it stands,
+// as the simulation cancels them (letting the hung holder go would release
+// the lock and let the waiters in).
+TEST(LocksimAgree, AHungHolderAgreesAtAFifthOfItsTime) {
+  LOCKSIM_SKIP_WITHOUT("redis-server", redis_missing());
+  const testing::Outcome r =
+      testing::locksim("agree --time-scale 0.2 --scenario redisson-hung-holder");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict             liveness              liveness"), std::string::npos)
+      << r.out;
+}
+
 // A ZooKeeper server's crash and restart live (the leader, zk-3, as the
 // ensemble elects the highest id): Curator's lock stays safe in both.
 TEST(LocksimAgree, AZooKeeperLeaderCrashAgreesAtAFifthOfItsTime) {
