@@ -69,7 +69,8 @@ void print_settings() {
     // "(also live)", with what differs there: its default, its meaning.
     std::string live;
     if (s.live) {
-      const std::string live_def = s.format ? s.format(live_defaults) : def;
+      std::string live_def = s.format ? s.format(live_defaults) : def;
+      if (s.kind == harness::Setting::Kind::kFlag) live_def = live_def == "true" ? "on" : "off";
       live = " (also live";
       if (live_def != def) live += "; live default `" + live_def + "`";
       if (!s.live_help.empty()) live += "; live: " + s.live_help;

@@ -37,11 +37,12 @@ std::vector<Setting> redis_rows() {
   std::vector<Setting> rows;
   rows.push_back(masters_row());
   rows.push_back(int_row(
-      "--replicas", "redis.replicas", "asynchronous replicas per master", false, 0,
+      "--replicas", "redis.replicas", "asynchronous replicas per master", true, 0,
       RunConfig::kReplicasPerMasterMax, [](auto& c) -> auto& { return c.redis.replicas; }));
   rows.push_back(duration_row(
       "--replication-lag", "redis.replication_lag", "how far replicas run behind their master",
-      false, DurationRule::kNonNegative, [](auto& c) -> auto& { return c.redis.replication_lag; }));
+      true, DurationRule::kNonNegative, [](auto& c) -> auto& { return c.redis.replication_lag; }));
+  rows.back().live_help = "a standing delay of the relay on each replica's link to its master";
   rows.push_back(choice_row(
       "--persistence", "redis.persistence", "what a crash-restart keeps", true,
       {"none", "aof-everysec", "aof-always", "rdb"},
@@ -51,15 +52,18 @@ std::vector<Setting> redis_rows() {
   rows.push_back(duration_row(
       "--rdb-interval", "redis.rdb_interval", "RDB snapshot period (persistence rdb)", false,
       DurationRule::kPositive, [](auto& c) -> auto& { return c.redis.rdb_interval; }));
-  rows.push_back(flag_row(
+  Setting failover = flag_row(
       "--failover", "redis.failover", "Sentinel-like failover to the most up-to-date replica",
-      [](auto& c) -> auto& { return c.redis.failover; }));
+      [](auto& c) -> auto& { return c.redis.failover; });
+  failover.live = true;
+  failover.live_help = "a real redis-sentinel (quorum 1) promotes a replica";
+  rows.push_back(std::move(failover));
   rows.push_back(duration_row(
-      "--down-after", "redis.down_after", "failover: the master unreachable this long", false,
+      "--down-after", "redis.down_after", "failover: the master unreachable this long", true,
       DurationRule::kPositive, [](auto& c) -> auto& { return c.redis.down_after; }));
   rows.push_back(duration_row(
       "--discovery-delay", "redis.discovery_delay",
-      "failover: clients learn the new master this much later", false, DurationRule::kNonNegative,
+      "failover: clients learn the new master this much later", true, DurationRule::kNonNegative,
       [](auto& c) -> auto& { return c.redis.discovery_delay; }));
   rows.push_back(timeout_row(
       "--timeout", "redis.timeout",

@@ -12,6 +12,7 @@
 #include "harness/backends.h"
 #include "history/history.h"
 #include "live/client_freeze.h"
+#include "live/client_life.h"
 #include "live/live_backend.h"
 #include "live/live_nemesis.h"
 #include "live/live_runner.h"
@@ -65,7 +66,8 @@ int64_t innodb_deadlocks(int port) {
   return std::stoll(*r.rows[0][1]);
 }
 
-// Faults: mariadbd's crash, restart, pause; each client's freeze; with link
+// Faults: mariadbd's crash, restart, pause; each client's freeze, crash and
+// clock; with link
 // faults a relay per client (client c's Env connects to its relay's port).
 history::History run_with_faults(const harness::RunConfig& config,
                                  algorithms::LockAlgorithm& algorithm, harness::RunResult& result,
@@ -80,13 +82,27 @@ history::History run_with_faults(const harness::RunConfig& config,
   targets.clients = client_names(config);
   std::vector<std::shared_ptr<ClientFreeze>> freezes;
   std::vector<std::shared_ptr<ClientClock>> clocks;
+  std::vector<std::shared_ptr<ClientLife>> lives;
+  std::vector<std::shared_ptr<ClientFreeze>> hangs;
   std::vector<std::unique_ptr<TcpRelay>> relays;
   for (const std::string& name : targets.clients) {
     freezes.push_back(std::make_shared<ClientFreeze>());
     clocks.push_back(std::make_shared<ClientClock>());
+    lives.push_back(std::make_shared<ClientLife>());
+    hangs.push_back(std::make_shared<ClientFreeze>());
     ClientFreeze* f = freezes.back().get();
+    ClientFreeze* h = hangs.back().get();
     ClientClock* k = clocks.back().get();
+    ClientLife* l = lives.back().get();
     LiveTargets::Server& t = targets.client_controls[name];
+    t.crash = [l] { l->crash(); };
+    t.hang = [h] { h->pause(); };
+    t.unhang = [h] { h->resume(); };
+    t.abandon = [f, h] {
+      f->abandon();
+      h->abandon();
+    };
+    t.restart = [l] { l->restart(); };
     t.pause = [f] { f->pause(); };
     t.resume = [f] { f->resume(); };
     t.jump = [k](Duration by) { k->jump(by); };
@@ -106,8 +122,11 @@ history::History run_with_faults(const harness::RunConfig& config,
     auto env = std::make_unique<MysqlLiveEnv>(client, a, config.mysql.client_timeout, config.seed);
     env->set_freeze(freezes.at(i));
     env->set_clock(clocks.at(i));
+    env->set_life(lives.at(i));
+    env->set_hang(hangs.at(i));
     return env;
   };
+  live_options.lives = lives;
   live_options.nemesis = [&](LiveRunView& view, const std::atomic<bool>& done) {
     run_live_nemesis(config.faults, targets, view, done);
   };

@@ -1,9 +1,13 @@
 // The Redis backend's live side: one redis-server per master on loopback
-// (its AOF policy from redis.persistence), each client a LiveEnv with one
-// hiredis connection per master. With faults, a nemesis thread applies them
-// to the servers (live/live_nemesis.h); with link faults, every client
-// reaches every server through a relay of its own (live/tcp_relay.h), so a
-// partition can cut one client off one server.
+// (its AOF policy from redis.persistence), with its replicas and, with
+// failover, a real redis-sentinel (live/redis_servers.h); each client a
+// LiveEnv with one hiredis connection per master, or per group following
+// the master Sentinel names (live/group_connection.h). With faults, a
+// nemesis thread applies them to the servers and clients
+// (live/live_nemesis.h); with link faults, every client reaches every server
+// through a relay of its own (live/tcp_relay.h), so a partition can cut one
+// client off one server.
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -13,120 +17,161 @@
 #include "env/parse.h"
 #include "harness/backends.h"
 #include "history/history.h"
+#include "live/client_life.h"
 #include "live/live_backend.h"
 #include "live/live_env.h"
 #include "live/live_nemesis.h"
 #include "live/live_runner.h"
 #include "live/redis_process.h"
+#include "live/redis_servers.h"
 #include "live/tcp_relay.h"
 
 namespace locksim::live {
 
 namespace {
 
+constexpr const char* kSentinel = "sentinel";
+
 std::vector<std::string> client_names(const harness::RunConfig& config) {
   return live_client_names(config.workload.clients);
 }
 
-std::vector<std::string> server_names(int masters) {
-  std::vector<std::string> out;
-  for (int i = 0; i < masters; ++i) out.push_back("redis-" + std::to_string(i + 1));
+// More replicas than the machine holds are refused; everything else about
+// replication and failover runs on real servers.
+void refuse_unsupported(const harness::RunConfig& config) {
+  const sim::redis::Topology topology = harness::resolved_topology(config);
+  if (topology.replicas > RedisServers::kReplicasMax) {
+    throw ConfigError(harness::field_name(config, "redis.replicas") +
+                      ": live mode starts at most " + std::to_string(RedisServers::kReplicasMax) +
+                      " replicas per master, got " + std::to_string(topology.replicas));
+  }
+  check_live_faults(config.faults, client_names(config), RedisServers::names(topology),
+                    config.fault_field_prefix(), RedisServers::links(topology));
+}
+
+// Each client's pause, crash and clock.
+struct ClientControls {
+  std::vector<std::shared_ptr<ClientFreeze>> freezes;
+  std::vector<std::shared_ptr<ClientFreeze>> hangs;  // the client's work only
+  std::vector<std::shared_ptr<ClientClock>> clocks;
+  std::vector<std::shared_ptr<ClientLife>> lives;
+
+  explicit ClientControls(int clients) {
+    for (int c = 0; c < clients; ++c) {
+      freezes.push_back(std::make_shared<ClientFreeze>());
+      hangs.push_back(std::make_shared<ClientFreeze>());
+      clocks.push_back(std::make_shared<ClientClock>());
+      lives.push_back(std::make_shared<ClientLife>());
+    }
+  }
+  void add_targets(LiveTargets& targets) const {
+    LOCKSIM_ASSERT(freezes.size() == targets.clients.size());
+    for (size_t c = 0; c < freezes.size(); ++c) {
+      ClientFreeze* f = freezes[c].get();
+      ClientClock* k = clocks[c].get();
+      ClientLife* l = lives[c].get();
+      ClientFreeze* h = hangs[c].get();
+      LiveTargets::Server& t = targets.client_controls[targets.clients[c]];
+      t.hang = [h] { h->pause(); };
+      t.unhang = [h] { h->resume(); };
+      t.abandon = [f, h] {
+        f->abandon();
+        h->abandon();
+      };
+      t.crash = [l] { l->crash(); };
+      t.restart = [l] { l->restart(); };
+      t.pause = [f] { f->pause(); };
+      t.resume = [f] { f->resume(); };
+      t.jump = [k](Duration by) { k->jump(by); };
+      t.set_drift = [k](int64_t ppm) { k->set_drift(ppm); };
+    }
+  }
+};
+
+// The port client c reaches each server at: the server's own, or with link
+// faults a relay of the client's (made here, kept in `relays`).
+std::vector<std::map<std::string, int>> client_ports(
+    const harness::RunConfig& config, const RedisServers& servers, LiveTargets& targets,
+    std::vector<std::unique_ptr<TcpRelay>>& relays) {
+  std::vector<std::map<std::string, int>> out(static_cast<size_t>(config.workload.clients));
+  const bool relayed = needs_relays(config.faults);
+  for (size_t c = 0; c < out.size(); ++c) {
+    for (const std::string& name : servers.server_names()) {
+      if (name == kSentinel) continue;
+      int port = servers.port(name);
+      if (relayed) {
+        relays.push_back(std::make_unique<TcpRelay>(port));
+        targets.links[{targets.clients[c], name}] = relays.back().get();
+        port = relays.back()->port();
+      }
+      out[c][name] = port;
+    }
+  }
   return out;
 }
 
-// Replication and failover need a monitor live mode does not run
-// (redis-sentinel); the simulation has both.
-void refuse_unsupported(const harness::RunConfig& config) {
-  if (config.redis.replicas != 0) {
-    throw ConfigError(harness::field_name(config, "redis.replicas") +
-                      ": live mode starts masters only, got " +
-                      std::to_string(config.redis.replicas) + " replicas (simulation-only)");
+// Client c's Env: one connection per master, or with replicas one per group.
+std::unique_ptr<LiveEnv> make_env(int client, const RedisServers& servers,
+                                  const std::map<std::string, int>& ports, Duration timeout,
+                                  uint64_t seed) {
+  const std::shared_ptr<const SentinelView> view = servers.view();
+  if (servers.server_names().size() == view->groups()) {  // masters alone
+    std::vector<ServerAddress> addresses;
+    for (size_t g = 0; g < view->groups(); ++g) {
+      addresses.emplace_back("127.0.0.1", ports.at(view->group(g).name));
+    }
+    return std::make_unique<LiveEnv>(client, addresses, timeout, seed);
   }
-  if (config.redis.failover) {
-    throw ConfigError(harness::field_name(config, "redis.failover") +
-                      ": live mode has no failover (simulation-only)");
+  GroupRoutes routes{.view = view, .ports = {}};
+  for (size_t g = 0; g < view->groups(); ++g) {
+    MemberPorts members;
+    for (const std::string& m : view->group(g).members) members[m] = ports.at(m);
+    routes.ports.push_back(std::move(members));
   }
-  check_live_faults(config.faults, client_names(config),
-                    server_names(harness::resolved_topology(config).masters),
-                    config.fault_field_prefix());
+  return std::make_unique<LiveEnv>(client, std::move(routes), timeout, seed);
 }
 
-// What the nemesis may do to each server and each client.
-LiveTargets targets_of(const harness::RunConfig& config,
-                       const std::vector<std::unique_ptr<RedisProcess>>& servers,
-                       const std::vector<std::shared_ptr<ClientFreeze>>& freezes,
-                       const std::vector<std::shared_ptr<ClientClock>>& clocks) {
+// The clients (and with faults the nemesis) over servers already started.
+history::History run_clients(const harness::RunConfig& config, algorithms::LockAlgorithm& algorithm,
+                             harness::RunResult& result, const RedisServers& servers) {
   LiveTargets targets;
-  const std::vector<std::string> names = server_names(static_cast<int>(servers.size()));
-  for (size_t s = 0; s < servers.size(); ++s) {
-    RedisProcess* p = servers[s].get();
-    LiveTargets::Server& t = targets.servers[names[s]];
-    t.crash = [p] { p->crash(); };
-    t.restart = [p] { p->restart(); };
-    t.pause = [p] { p->pause(); };
-    t.resume = [p] { p->resume(); };
-    // Set only under the shim; check_live_faults and needs_clock_shim agree.
-    t.jump = [p](Duration by) { p->clock()->jump(by); };
-    t.set_drift = [p](int64_t ppm) { p->clock()->set_drift(ppm); };
-  }
   targets.clients = client_names(config);
-  LOCKSIM_ASSERT(freezes.size() == targets.clients.size());
-  for (size_t c = 0; c < freezes.size(); ++c) {
-    ClientFreeze* f = freezes[c].get();
-    ClientClock* k = clocks[c].get();
-    LiveTargets::Server& t = targets.client_controls[targets.clients[c]];
-    t.pause = [f] { f->pause(); };
-    t.resume = [f] { f->resume(); };
-    t.jump = [k](Duration by) { k->jump(by); };
-    t.set_drift = [k](int64_t ppm) { k->set_drift(ppm); };
-  }
-  return targets;
-}
-
-// A run with faults: a nemesis thread, a freeze per client, and with link
-// faults a relay per client-server link (client c reaches server s at its
-// relay's port).
-history::History run_with_faults(const harness::RunConfig& config,
-                                 algorithms::LockAlgorithm& algorithm, harness::RunResult& result,
-                                 const std::vector<std::unique_ptr<RedisProcess>>& servers,
-                                 LiveOptions live_options) {
-  std::vector<ServerAddress> addresses;
-  for (const auto& s : servers) addresses.emplace_back("127.0.0.1", s->port());
-  std::vector<std::shared_ptr<ClientFreeze>> freezes;
-  std::vector<std::shared_ptr<ClientClock>> clocks;
-  for (int c = 0; c < config.workload.clients; ++c) {
-    freezes.push_back(std::make_shared<ClientFreeze>());
-    clocks.push_back(std::make_shared<ClientClock>());
+  const ClientControls controls(config.workload.clients);
+  const bool faults = !config.faults.events.empty();
+  if (faults) {
+    servers.add_targets(targets);
+    controls.add_targets(targets);
   }
   // Declared before the run, so they outlive the nemesis and the clients.
-  LiveTargets targets = targets_of(config, servers, freezes, clocks);
   std::vector<std::unique_ptr<TcpRelay>> relays;
-  std::vector<std::vector<ServerAddress>> client_addresses(freezes.size(), addresses);
-  if (needs_relays(config.faults)) {
-    for (size_t c = 0; c < freezes.size(); ++c) {
-      for (size_t s = 0; s < servers.size(); ++s) {
-        relays.push_back(std::make_unique<TcpRelay>(servers[s]->port()));
-        targets.links[{targets.clients[c], "redis-" + std::to_string(s + 1)}] = relays.back().get();
-        client_addresses[c][s].second = relays.back()->port();
-      }
-    }
+  const auto ports = client_ports(config, servers, targets, relays);
+  if (!relays.empty()) {
     result.backend_notes.emplace_back("redis.relays",
                                       "every client reached every server through a TCP relay "
                                       "of its own (live/tcp_relay.h)");
   }
+  LiveOptions live_options;
+  live_options.command_timeout = harness::resolved_topology(config).timeout;
+  live_options.errors = &result.errors;
   const Duration timeout = live_options.command_timeout;
   live_options.make_env = [&](int client) -> std::unique_ptr<Env> {
     const auto i = static_cast<size_t>(client);
-    auto env = std::make_unique<LiveEnv>(client, client_addresses.at(i), timeout, config.seed);
-    env->set_freeze(freezes.at(i));
-    env->set_clock(clocks.at(i));
+    std::unique_ptr<LiveEnv> env = make_env(client, servers, ports.at(i), timeout, config.seed);
+    if (faults) {
+      env->set_freeze(controls.freezes.at(i));
+      env->set_hang(controls.hangs.at(i));
+      env->set_clock(controls.clocks.at(i));
+      env->set_life(controls.lives.at(i));
+    }
     return env;
   };
-  live_options.nemesis = [&](LiveRunView& view, const std::atomic<bool>& done) {
-    run_live_nemesis(config.faults, targets, view, done);
-  };
-  return run_live(algorithm, config.workload, addresses, config.duration, config.seed,
-                  live_options);
+  if (faults) {
+    live_options.lives = controls.lives;
+    live_options.nemesis = [&](LiveRunView& view, const std::atomic<bool>& done) {
+      run_live_nemesis(config.faults, targets, view, done);
+    };
+  }
+  return run_live(algorithm, config.workload, {}, config.duration, config.seed, live_options);
 }
 
 // Owns every server it starts: each is stopped when this returns or throws.
@@ -138,21 +183,23 @@ history::History run(const harness::RunConfig& config, algorithms::LockAlgorithm
   if (topology.persistence == sim::redis::Persistence::kAofEverysec) {
     options.appendfsync = "everysec";
   }
-  if (needs_clock_shim(config.faults, server_names(topology.masters))) options.clock = "shim";
-  std::vector<std::unique_ptr<RedisProcess>> servers;
-  std::vector<std::pair<std::string, int>> addresses;
-  for (int i = 0; i < topology.masters; ++i) {
-    servers.push_back(RedisProcess::start(options));
-    addresses.emplace_back("127.0.0.1", servers.back()->port());
+  if (needs_clock_shim(config.faults, RedisServers::names(topology))) options.clock = "shim";
+  const std::unique_ptr<RedisServers> servers =
+      RedisServers::start(topology, options, config.duration);
+  if (servers->has_sentinel()) {
+    result.backend_notes.emplace_back(
+        "redis.sentinel",
+        "redis-sentinel on 127.0.0.1:" + std::to_string(servers->port(kSentinel)) +
+            " (quorum 1, down-after " + format_duration(topology.down_after) + ")");
   }
-  LiveOptions live_options;
-  live_options.command_timeout = topology.timeout;
-  live_options.errors = &result.errors;
-  if (!config.faults.events.empty()) {
-    return run_with_faults(config, algorithm, result, servers, live_options);
+  history::History history = run_clients(config, algorithm, result, *servers);
+  if (servers->has_sentinel()) {
+    result.backend_notes.emplace_back("redis.failovers",
+                                      std::to_string(servers->view()->failovers()) +
+                                          " new master(s) published to the clients (SENTINEL "
+                                          "get-master-addr-by-name)");
   }
-  return run_live(algorithm, config.workload, addresses, config.duration, config.seed,
-                  live_options);
+  return history;
 }
 
 }  // namespace

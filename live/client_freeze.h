@@ -22,6 +22,11 @@
 
 namespace locksim::live {
 
+// Thrown out of a freeze that was abandoned (a hung client at the run's
+// end): the client's thread ends where it stands and records nothing more.
+// Not a std::exception, as ClientCrashed (client_life.h).
+struct ClientAbandoned {};
+
 class ClientFreeze {
  public:
   void pause() {
@@ -35,16 +40,29 @@ class ClientFreeze {
     }
     changed_.notify_all();
   }
-  // Returns at once unless paused; then when resumed.
+  // Ends the freeze for good: every wait, now and later, throws
+  // ClientAbandoned. For a hang at the run's end: the simulation cancels a
+  // hung client there, so it never takes another step.
+  void abandon() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      abandoned_ = true;
+    }
+    changed_.notify_all();
+  }
+  // Returns at once unless paused; then when resumed. Throws
+  // ClientAbandoned once abandoned.
   void wait_while_paused() {
     std::unique_lock<std::mutex> lock(mutex_);
-    changed_.wait(lock, [this] { return !paused_; });
+    changed_.wait(lock, [this] { return !paused_ || abandoned_; });
+    if (abandoned_) throw ClientAbandoned{};
   }
 
  private:
   std::mutex mutex_;
   std::condition_variable changed_;
   bool paused_ = false;
+  bool abandoned_ = false;
 };
 
 }  // namespace locksim::live

@@ -3,7 +3,10 @@
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
 
+#include <strings.h>
+
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <ctime>
 
@@ -13,6 +16,10 @@
 namespace locksim::live {
 
 namespace {
+
+// A WAIT's own timeout the connection waits for, at most (a day): a run is
+// far shorter, and an absurd value must not overflow the timeval.
+constexpr int64_t kWaitBlockMsMax = 24 * 3600 * 1000;
 
 timeval to_timeval(Duration d) {
   const int64_t ns = d.ns < 0 ? 0 : d.ns;
@@ -63,6 +70,25 @@ std::string describe_error(const redisContext* c, Duration timeout) {
   return what;
 }
 
+// How long a command may take: the timeout, and for WAIT numreplicas
+// timeout-ms also the time the server may block it, as the simulated
+// connection allows (sim/redis/redis_node.h, GroupConnection; Redisson's
+// synced lock write waits responseTimeout + syncTimeout). A timeout the
+// server would reject, or 0 ("forever"), adds nothing.
+Duration command_timeout(const std::vector<std::string>& argv, Duration timeout) {
+  if (argv.size() != 3 || argv[0].size() != 4 || strncasecmp(argv[0].c_str(), "WAIT", 4) != 0) {
+    return timeout;
+  }
+  int64_t block_ms = 0;
+  const auto [end, error] =
+      std::from_chars(argv[2].data(), argv[2].data() + argv[2].size(), block_ms);
+  if (error != std::errc() || end != argv[2].data() + argv[2].size() || block_ms < 0 ||
+      block_ms > kWaitBlockMsMax) {
+    return timeout;
+  }
+  return timeout + Duration::millis(block_ms);
+}
+
 }  // namespace
 
 void HiredisConnection::ContextDeleter::operator()(redisContext* c) const {
@@ -111,16 +137,29 @@ Reply HiredisConnection::command(std::vector<std::string> argv) {
     lengths.push_back(a.size());
   }
 
+  // A blocking command waits longer; every other keeps the usual timeout.
+  const Duration timeout = command_timeout(argv, timeout_);
+  const bool longer = timeout != timeout_;
+  if (longer && redisSetTimeout(context_.get(), to_timeval(timeout)) != REDIS_OK) {
+    context_.reset();
+    return Reply::io_error(where + "cannot set socket timeout");
+  }
   redisReply* raw = nullptr;
   {
     SigpipeGuard guard;
     raw = static_cast<redisReply*>(redisCommandArgv(context_.get(), static_cast<int>(args.size()),
                                                     args.data(), lengths.data()));
   }
+  if (raw != nullptr && longer &&
+      redisSetTimeout(context_.get(), to_timeval(timeout_)) != REDIS_OK) {
+    freeReplyObject(raw);
+    context_.reset();
+    return Reply::io_error(where + "cannot set socket timeout");
+  }
   if (raw == nullptr) {
     // The context is unusable after a transport error (hiredis's contract);
     // drop it so the next command reconnects.
-    std::string why = describe_error(context_.get(), timeout_);
+    std::string why = describe_error(context_.get(), timeout);
     context_.reset();
     return Reply::io_error(where + why);
   }

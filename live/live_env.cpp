@@ -1,5 +1,6 @@
 #include "live/live_env.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <thread>
@@ -20,84 +21,142 @@ sim::Rng client_rng(uint64_t seed, int client) {
 // Thrown out of a task's sleep when its client's Env goes: ends the task.
 struct TaskStopped {};
 
+// How often a sleeping client looks whether it crashed: the resolution of
+// a crash that lands in a sleep (a hold, a retry pause).
+constexpr std::chrono::milliseconds kLifeSlice{2};
+
+// The boundary of every Env call of a client that may be paused or crashed:
+// a paused client waits there (live/client_freeze.h), a crashed one throws
+// ClientCrashed (live/client_life.h).
+struct Boundary {
+  ClientFreeze* freeze = nullptr;    // null: never paused
+  ClientFreeze* hang = nullptr;      // the client's own Env only: its tasks go on
+  const ClientLife* life = nullptr;  // null: never crashed
+  uint64_t generation = 0;           // the life this Env belongs to
+
+  void cross() const {
+    if (life != nullptr) life->check(generation);
+    if (freeze != nullptr) freeze->wait_while_paused();
+    if (hang != nullptr) hang->wait_while_paused();
+    // A crash during the pause: the frozen client never wakes.
+    if (life != nullptr) life->check(generation);
+  }
+};
+
 // A command of a paused client is neither sent nor seen answered while the
-// pause lasts (live/client_freeze.h).
+// pause lasts; a crashed client's is not sent, nor its reply seen.
 class FrozenConnection : public RedisConnectionWrapper {
  public:
-  FrozenConnection(RedisConnection& target, ClientFreeze& freeze)
-      : RedisConnectionWrapper(target), freeze_(freeze) {}
+  FrozenConnection(RedisConnection& target, Boundary boundary)
+      : RedisConnectionWrapper(target), boundary_(boundary) {}
   Reply command(std::vector<std::string> argv) override {
-    freeze_.wait_while_paused();
+    boundary_.cross();
     Reply r = target().command(std::move(argv));
-    freeze_.wait_while_paused();
+    boundary_.cross();
     return r;
   }
 
  private:
-  ClientFreeze& freeze_;
+  Boundary boundary_;
 };
 
 class FrozenSubscriber : public RedisSubscriber {
  public:
-  FrozenSubscriber(RedisSubscriber& target, ClientFreeze& freeze)
-      : target_(target), freeze_(freeze) {}
+  FrozenSubscriber(RedisSubscriber& target, Boundary boundary)
+      : target_(target), boundary_(boundary) {}
   bool subscribe(const std::string& channel) override {
-    freeze_.wait_while_paused();
+    boundary_.cross();
     const bool ok = target_.subscribe(channel);
-    freeze_.wait_while_paused();
+    boundary_.cross();
     return ok;
   }
   void unsubscribe(const std::string& channel) override {
-    freeze_.wait_while_paused();
+    boundary_.cross();
     target_.unsubscribe(channel);
   }
   std::optional<std::string> wait_message(const std::string& channel, Duration timeout) override {
-    freeze_.wait_while_paused();
+    boundary_.cross();
     std::optional<std::string> m = target_.wait_message(channel, timeout);
-    freeze_.wait_while_paused();
+    boundary_.cross();
     return m;
   }
   std::string server_name() const override { return target_.server_name(); }
 
  private:
   RedisSubscriber& target_;
-  ClientFreeze& freeze_;
+  Boundary boundary_;
 };
 
 }  // namespace
 
 LiveEnv::LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration command_timeout,
                  uint64_t seed)
-    : LiveEnv(client, servers, command_timeout, client_rng(seed, client),
+    : LiveEnv(client, servers, nullptr, command_timeout, client_rng(seed, client),
               std::make_shared<TaskStop>()) {}
 
-LiveEnv::LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration command_timeout,
-                 sim::Rng rng, std::shared_ptr<TaskStop> stop)
+LiveEnv::LiveEnv(int client, GroupRoutes routes, Duration command_timeout, uint64_t seed)
+    : LiveEnv(client, {}, std::make_shared<const GroupRoutes>(std::move(routes)), command_timeout,
+              client_rng(seed, client), std::make_shared<TaskStop>()) {}
+
+LiveEnv::LiveEnv(int client, const std::vector<ServerAddress>& servers,
+                 std::shared_ptr<const GroupRoutes> routes, Duration command_timeout, sim::Rng rng,
+                 std::shared_ptr<TaskStop> stop)
     : client_(client),
       servers_(servers),
+      routes_(std::move(routes)),
       command_timeout_(command_timeout),
       rng_(rng),
       stop_(std::move(stop)) {
   LOCKSIM_ASSERT(client >= 0);
-  connections_.reserve(servers.size());
+  LOCKSIM_ASSERT_MSG(routes_ == nullptr || servers.empty(), "servers or groups, not both");
   for (size_t i = 0; i < servers.size(); ++i) {
     connections_.push_back(std::make_unique<HiredisConnection>(
         servers[i].first, servers[i].second, command_timeout, "redis-" + std::to_string(i + 1)));
     subscribers_.push_back(std::make_unique<HiredisSubscriber>(
         servers[i].first, servers[i].second, command_timeout, "redis-" + std::to_string(i + 1)));
   }
-  // Connection i is server i: algorithms address servers by index.
-  LOCKSIM_ASSERT(connections_.size() == servers.size() && subscribers_.size() == servers.size());
+  if (routes_ != nullptr) {
+    LOCKSIM_ASSERT(routes_->view != nullptr && routes_->ports.size() == routes_->view->groups());
+    for (size_t g = 0; g < routes_->ports.size(); ++g) {
+      connections_.push_back(
+          std::make_unique<GroupConnection>(*routes_->view, g, routes_->ports[g], command_timeout));
+      subscribers_.push_back(
+          std::make_unique<GroupSubscriber>(*routes_->view, g, routes_->ports[g], command_timeout));
+    }
+  }
+  // Connection i is server (or group) i: algorithms address servers by index.
+  LOCKSIM_ASSERT(connections_.size() == subscribers_.size());
+}
+
+void LiveEnv::wrap_connections() {
+  const Boundary boundary{
+      .freeze = freeze_.get(), .life = life_.get(), .generation = life_ ? life_generation_ : 0};
+  frozen_connections_.clear();
+  frozen_subscribers_.clear();
+  for (size_t i = 0; i < connections_.size(); ++i) {
+    frozen_connections_.push_back(std::make_unique<FrozenConnection>(*connections_[i], boundary));
+    frozen_subscribers_.push_back(std::make_unique<FrozenSubscriber>(*subscribers_[i], boundary));
+  }
+  LOCKSIM_ASSERT(frozen_connections_.size() == connections_.size());
 }
 
 void LiveEnv::set_freeze(std::shared_ptr<ClientFreeze> freeze) {
   LOCKSIM_ASSERT(freeze != nullptr && freeze_ == nullptr);
   freeze_ = std::move(freeze);
-  for (size_t i = 0; i < connections_.size(); ++i) {
-    frozen_connections_.push_back(std::make_unique<FrozenConnection>(*connections_[i], *freeze_));
-    frozen_subscribers_.push_back(std::make_unique<FrozenSubscriber>(*subscribers_[i], *freeze_));
-  }
-  LOCKSIM_ASSERT(frozen_connections_.size() == connections_.size());
+  wrap_connections();
+}
+
+void LiveEnv::set_hang(std::shared_ptr<ClientFreeze> hang) {
+  LOCKSIM_ASSERT(hang != nullptr && hang_ == nullptr);
+  hang_ = std::move(hang);
+  wrap_connections();
+}
+
+void LiveEnv::set_life(std::shared_ptr<ClientLife> life) {
+  LOCKSIM_ASSERT(life != nullptr && life_ == nullptr);
+  life_ = std::move(life);
+  life_generation_ = life_->generation();
+  wrap_connections();
 }
 
 void LiveEnv::set_clock(std::shared_ptr<ClientClock> clock) {
@@ -106,7 +165,10 @@ void LiveEnv::set_clock(std::shared_ptr<ClientClock> clock) {
 }
 
 TimePoint LiveEnv::now() {
+  if (life_) life_->check(life_generation_);
   if (freeze_) freeze_->wait_while_paused();
+  if (hang_) hang_->wait_while_paused();
+  if (life_) life_->check(life_generation_);
   const int64_t steady = ClientClock::steady_ns();
   if (clock_) return TimePoint::from_ns(steady + clock_->skew_ns(steady));
   const TimePoint t = TimePoint::from_ns(steady);
@@ -130,13 +192,24 @@ LiveEnv::~LiveEnv() {
 void LiveEnv::sleep(Duration d) {
   LOCKSIM_ASSERT_MSG(d >= Duration::zero(), "an algorithm slept a negative time");
   // A real sleep that ends early when the client's Env goes (a task's only).
+  // A crashed client's sleep ends at the crash, in slices short enough that
+  // a task's stop is not missed for long either.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(d.ns);
   std::unique_lock<std::mutex> lock(stop_->mutex);
-  const bool stopped = stop_->changed.wait_for(lock, std::chrono::nanoseconds(d.ns),
-                                               [this] { return stop_->stopped; });
-  if (stopped) throw TaskStopped{};
+  for (;;) {  // bounded by `end`
+    const auto left = end - std::chrono::steady_clock::now();
+    const auto slice = life_ ? std::min<std::chrono::nanoseconds>(left, kLifeSlice) : left;
+    if (stop_->changed.wait_for(lock, slice, [this] { return stop_->stopped; })) {
+      throw TaskStopped{};
+    }
+    if (life_) life_->check(life_generation_);
+    if (std::chrono::steady_clock::now() >= end) break;
+  }
   lock.unlock();
-  // A timer due during a pause fires when it ends.
+  // A timer due during a pause (or a hang of the client's work) fires when it ends.
   if (freeze_) freeze_->wait_while_paused();
+  if (hang_) hang_->wait_while_paused();
+  if (life_) life_->check(life_generation_);
 }
 
 void LiveEnv::start_task(const std::string& name, std::function<void(Env&)> body) {
@@ -151,15 +224,25 @@ void LiveEnv::start_task(const std::string& name, std::function<void(Env&)> body
     }
   }
   auto env = std::unique_ptr<LiveEnv>(
-      new LiveEnv(client_, servers_, command_timeout_, rng_.split("task/" + name), stop_));
+      new LiveEnv(client_, servers_, routes_, command_timeout_, rng_.split("task/" + name), stop_));
   if (freeze_) env->set_freeze(freeze_);  // the pause stops the whole process
   if (clock_) env->set_clock(clock_);     // and the process has one clock
+  if (life_) {
+    // A task dies with the life it was started in.
+    env->life_ = life_;
+    env->life_generation_ = life_generation_;
+    env->wrap_connections();
+  }
   auto done = std::make_shared<std::atomic<bool>>(false);
   std::thread thread([env = std::move(env), body = std::move(body), done, name] {
     try {
       body(*env);
     } catch (const TaskStopped&) {
       // The client's Env went: the normal end of a task still running.
+    } catch (const ClientCrashed&) {
+      // Its client crashed: the task died with it.
+    } catch (const ClientAbandoned&) {
+      // The run ended with its client abandoned (a hang): so does the task.
     } catch (const std::exception& e) {
       std::fprintf(stderr, "locksim: task %s of %s: %s\n", name.c_str(), env->client_name().c_str(),
                    e.what());
@@ -171,12 +254,12 @@ void LiveEnv::start_task(const std::string& name, std::function<void(Env&)> body
 
 RedisConnection& LiveEnv::redis(size_t i) {
   LOCKSIM_ASSERT_MSG(i < connections_.size(), "Env::redis(i) past redis_count()");
-  return freeze_ ? *frozen_connections_[i] : *connections_[i];
+  return frozen_connections_.empty() ? *connections_[i] : *frozen_connections_[i];
 }
 
 RedisSubscriber& LiveEnv::redis_subscriber(size_t i) {
   LOCKSIM_ASSERT_MSG(i < subscribers_.size(), "Env::redis_subscriber(i) past redis_count()");
-  return freeze_ ? *frozen_subscribers_[i] : *subscribers_[i];
+  return frozen_subscribers_.empty() ? *subscribers_[i] : *frozen_subscribers_[i];
 }
 
 }  // namespace locksim::live

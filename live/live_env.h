@@ -21,6 +21,8 @@
 #include "env/faulty_redis_connection.h"
 #include "live/client_clock.h"
 #include "live/client_freeze.h"
+#include "live/client_life.h"
+#include "live/group_connection.h"
 #include "live/hiredis_connection.h"
 #include "live/hiredis_subscriber.h"
 #include "sim/rng.h"
@@ -30,6 +32,13 @@ namespace locksim::live {
 // One server to connect to: host and port.
 using ServerAddress = std::pair<std::string, int>;
 
+// A client's way to groups with replicas (live/group_connection.h): the
+// shared view of who leads each group, and the client's port for each member.
+struct GroupRoutes {
+  std::shared_ptr<const SentinelView> view;
+  std::vector<MemberPorts> ports;  // by group, as the view's groups
+};
+
 class LiveEnv : public Env {
  public:
   // Client `client` (0-based) of a run seeded with `seed`. One connection and
@@ -38,6 +47,9 @@ class LiveEnv : public Env {
   // command (a stopped server becomes an io_error after that long).
   LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration command_timeout,
           uint64_t seed);
+  // The same over groups with replicas: connection i follows group i's
+  // published master (GroupConnection, GroupSubscriber).
+  LiveEnv(int client, GroupRoutes routes, Duration command_timeout, uint64_t seed);
   // Stops the client's tasks (their sleeps end at once) and joins them.
   ~LiveEnv() override;
   LiveEnv(const LiveEnv&) = delete;
@@ -61,6 +73,13 @@ class LiveEnv : public Env {
   // From now on now() reads `clock`'s skew on top of the steady clock (its
   // tasks' too): clock faults on this client. It may then step back.
   void set_clock(std::shared_ptr<ClientClock> clock);
+  // From now on this client's work (not the tasks it starts: a watchdog
+  // goes on) stops at each Env call while `hang` is paused: the hang fault.
+  void set_hang(std::shared_ptr<ClientFreeze> hang);
+  // From now on every Env call of this client and its tasks throws
+  // ClientCrashed once `life` is crashed (live/client_life.h), and a sleep
+  // ends early for it. Call before the client's first step, with set_freeze.
+  void set_life(std::shared_ptr<ClientLife> life);
 
   // A thread of its own, with a LiveEnv of its own (its own connections and
   // stream); its sleeps end early, with an exception that ends the task,
@@ -78,20 +97,27 @@ class LiveEnv : public Env {
     std::thread thread;
     std::shared_ptr<std::atomic<bool>> done;
   };
-  LiveEnv(int client, const std::vector<ServerAddress>& servers, Duration command_timeout,
-          sim::Rng rng, std::shared_ptr<TaskStop> stop);
+  LiveEnv(int client, const std::vector<ServerAddress>& servers,
+          std::shared_ptr<const GroupRoutes> routes, Duration command_timeout, sim::Rng rng,
+          std::shared_ptr<TaskStop> stop);
+  // Wraps the connections behind the freeze and the life (whichever is set).
+  void wrap_connections();
 
   int client_;
   std::vector<ServerAddress> servers_;
+  std::shared_ptr<const GroupRoutes> routes_;  // set: servers_ is empty
   Duration command_timeout_;
   sim::Rng rng_;
   std::shared_ptr<TaskStop> stop_;  // a task's Env: its client's; a client's: its own
   std::vector<Task> tasks_;
   TimePoint last_now_{};  // the last now() reading: it never goes back
-  std::vector<std::unique_ptr<HiredisConnection>> connections_;
-  std::vector<std::unique_ptr<HiredisSubscriber>> subscribers_;  // one per connection
-  // With a freeze: what redis() and redis_subscriber() hand out instead.
+  std::vector<std::unique_ptr<RedisConnection>> connections_;
+  std::vector<std::unique_ptr<RedisSubscriber>> subscribers_;  // one per connection
+  // With a freeze or a life: what redis() and redis_subscriber() hand out instead.
   std::shared_ptr<ClientFreeze> freeze_;
+  std::shared_ptr<ClientFreeze> hang_;  // this Env's only, never its tasks'
+  std::shared_ptr<ClientLife> life_;
+  uint64_t life_generation_ = 0;  // the life this Env was made in
   std::shared_ptr<ClientClock> clock_;
   std::vector<std::unique_ptr<RedisConnection>> frozen_connections_;
   std::vector<std::unique_ptr<RedisSubscriber>> frozen_subscribers_;

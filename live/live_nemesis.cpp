@@ -65,6 +65,16 @@ class Applier {
 
   void start(const FaultEvent& scheduled, Duration at);
   void end_everything();
+  // The run is over with a client still hung: every client is abandoned
+  // where it stands, unrecorded, as the simulation cancels them all at the
+  // run's end. (Letting the others finish their step would not do: a
+  // waiter's step ends only when the hung holder's lease does, which its
+  // watchdog, or its abandonment, decides after the run.)
+  void abandon_if_hung() {
+    if (hung_until_.empty()) return;
+    for (const auto& [client, controls] : t_.client_controls) controls.abandon();
+    hung_until_.clear();
+  }
 
  private:
   struct LinkCounts {
@@ -81,6 +91,7 @@ class Applier {
 
   std::string resolve(const std::string& name) const {
     if (name == kHolder) return view_.holder();
+    if (name == kPrimary && t_.primary) return t_.primary();
     if (name == kPrimary) return t_.servers.empty() ? "" : t_.servers.begin()->first;
     return name;
   }
@@ -98,6 +109,7 @@ class Applier {
   void apply_cuts(const std::vector<Cut>& cuts, int sign);
   void apply_delays(const std::vector<Cut>& cuts, int sign, Duration by);
   void pause(const FaultEvent& e, Duration at);
+  void hang(const FaultEvent& e, Duration at);
   void crash(const FaultEvent& scheduled, const FaultEvent& e, Duration at);
   void partition(const FaultEvent& e, Duration at);
   void delay(const FaultEvent& e, Duration at);
@@ -109,6 +121,7 @@ class Applier {
   std::map<TcpRelay*, LinkCounts> links_;
   uint64_t heals_ = 0;  // global heals so far: a timed cut's end after one undoes nothing
   std::map<std::string, Duration> paused_until_;
+  std::map<std::string, Duration> hung_until_;  // Duration::max(): for good
   std::map<std::string, Duration> down_until_;  // Duration::max(): for good
 };
 
@@ -132,6 +145,9 @@ void Applier::start(const FaultEvent& scheduled, Duration at) {
   switch (e.kind) {
     case FaultKind::kPause:
       pause(e, at);
+      return;
+    case FaultKind::kHang:
+      hang(e, at);
       return;
     case FaultKind::kCrash:
       crash(scheduled, e, at);
@@ -179,16 +195,42 @@ void Applier::pause(const FaultEvent& e, Duration at) {
   });
 }
 
+void Applier::hang(const FaultEvent& e, Duration at) {
+  if (down_until_.count(e.node) != 0) {
+    skip(e, "down");
+    return;
+  }
+  const LiveTargets::Server& client = t_.client_controls.at(e.node);
+  view_.record_nemesis("hang", e.value(), "");
+  client.hang();
+  // As a pause: a later hang ends with the later end; none ends one for good.
+  Duration& until = hung_until_[e.node];
+  until = e.duration == Duration::zero() ? Duration::max() : std::max(until, at + e.duration);
+  if (e.duration == Duration::zero()) return;
+  schedule(at + e.duration, [this, node = e.node, end = at + e.duration] {
+    const auto it = hung_until_.find(node);
+    if (it == hung_until_.end() || it->second > end) return;  // a later hang, or a crash
+    hung_until_.erase(it);
+    view_.record_nemesis("unhang", {node}, "");
+    t_.client_controls.at(node).unhang();
+  });
+}
+
 void Applier::crash(const FaultEvent& scheduled, const FaultEvent& e, Duration at) {
   if (down_until_.count(e.node) != 0) {
     skip(scheduled, "already down");  // the earlier crash owns the restart
     return;
   }
-  const LiveTargets::Server& server = t_.servers.at(e.node);
+  const LiveTargets::Server& node = server_or_client(e.node);
+  const bool client = t_.client_controls.count(e.node) != 0;
   // A paused server is killed as it is; its pause has nothing left to end.
-  paused_until_.erase(e.node);
+  // A paused client is let go first: its next life must not start frozen.
+  if (paused_until_.erase(e.node) != 0 && client) node.resume();
+  // A crash ends a hang (the simulation's rule): the next life works.
+  if (hung_until_.erase(e.node) != 0) node.unhang();
   view_.record_nemesis("crash", e.value(), "");
-  server.crash();
+  node.crash();
+  if (client) view_.client_crashed(e.node);
   if (e.duration == Duration::zero()) {
     down_until_[e.node] = Duration::max();
     return;
@@ -197,7 +239,7 @@ void Applier::crash(const FaultEvent& scheduled, const FaultEvent& e, Duration a
   schedule(at + e.duration, [this, node = e.node] {
     down_until_.erase(node);
     view_.record_nemesis("restart", {node}, "");
-    t_.servers.at(node).restart();
+    server_or_client(node).restart();
   });
 }
 
@@ -266,14 +308,30 @@ void Applier::delay(const FaultEvent& e, Duration at) {
 void Applier::end_everything() {
   for (const auto& [node, until] : paused_until_) server_or_client(node).resume();
   paused_until_.clear();
+  for (const auto& [node, until] : hung_until_) t_.client_controls.at(node).unhang();
+  hung_until_.clear();
   for (auto& [relay, counts] : links_) {
     relay->heal();
     relay->set_delay(std::chrono::milliseconds(0));
   }
 }
 
+// Whether a link between servers `a` and `b` (either way) exists live: a
+// replica's replication link, a Sentinel's link; @primary may be any server.
+bool server_link_exists(const std::string& a, const std::string& b,
+                        const std::vector<std::pair<std::string, std::string>>& links) {
+  return std::any_of(links.begin(), links.end(), [&](const auto& l) {
+    auto matches = [](const std::string& name, const std::string& end) {
+      return name == end || (name == kPrimary && end != "sentinel");
+    };
+    return (matches(a, l.first) && matches(b, l.second)) ||
+           (matches(a, l.second) && matches(b, l.first));
+  });
+}
+
 std::string live_refusal(const FaultEvent& e, const std::vector<std::string>& clients,
-                         const std::vector<std::string>& servers) {
+                         const std::vector<std::string>& servers,
+                         const std::vector<std::pair<std::string, std::string>>& server_links) {
   auto is = [](const std::vector<std::string>& names, const std::string& n) {
     return std::find(names.begin(), names.end(), n) != names.end();
   };
@@ -285,11 +343,8 @@ std::string live_refusal(const FaultEvent& e, const std::vector<std::string>& cl
       if (server_or_primary(e.node) || client_or_holder(e.node)) return "";
       return "no node named '" + e.node + "'";
     case FaultKind::kCrash:
-      if (server_or_primary(e.node)) return "";
-      if (client_or_holder(e.node)) {
-        return "a crash of a client is simulation-only (live clients are threads of one process)";
-      }
-      return "no server named '" + e.node + "'";
+      if (server_or_primary(e.node) || client_or_holder(e.node)) return "";
+      return "no node named '" + e.node + "'";
     case FaultKind::kPartition:
     case FaultKind::kDelay:
       for (const auto* side : {&e.side_a, &e.side_b}) {
@@ -297,12 +352,15 @@ std::string live_refusal(const FaultEvent& e, const std::vector<std::string>& cl
           if (!server_or_primary(n) && !client_or_holder(n)) return "no node named '" + n + "'";
         }
       }
-      // Live runs start no replicas: only client-server links exist.
+      // Client-server links, and the servers' own (replication, Sentinel).
       for (const std::string& a : e.side_a) {
         for (const std::string& b : e.side_b) {
-          if (client_or_holder(a) == client_or_holder(b)) {
+          const bool clients_only = client_or_holder(a) && client_or_holder(b);
+          if (clients_only || (!client_or_holder(a) && !client_or_holder(b) &&
+                               !server_link_exists(a, b, server_links))) {
             return "a link between '" + a + "' and '" + b +
-                   "' does not exist live (clients talk only to servers)";
+                   "' does not exist live (clients talk only to servers; servers to their "
+                   "replicas and to Sentinel)";
           }
         }
       }
@@ -316,7 +374,8 @@ std::string live_refusal(const FaultEvent& e, const std::vector<std::string>& cl
     case FaultKind::kLoss:
       return "loss is simulation-only for now";
     case FaultKind::kHang:
-      return "hang is simulation-only for now";
+      if (client_or_holder(e.node)) return "";
+      return "no client named '" + e.node + "'";
   }
   return "unknown fault kind";
 }
@@ -325,9 +384,10 @@ std::string live_refusal(const FaultEvent& e, const std::vector<std::string>& cl
 
 void check_live_faults(const faults::FaultSchedule& schedule,
                        const std::vector<std::string>& clients,
-                       const std::vector<std::string>& servers, const std::string& field_prefix) {
+                       const std::vector<std::string>& servers, const std::string& field_prefix,
+                       const std::vector<std::pair<std::string, std::string>>& server_links) {
   for (size_t i = 0; i < schedule.events.size(); ++i) {
-    const std::string why = live_refusal(schedule.events[i], clients, servers);
+    const std::string why = live_refusal(schedule.events[i], clients, servers, server_links);
     if (!why.empty()) {
       throw ConfigError(field_prefix + "[" + std::to_string(i) + "]: '" +
                         schedule.events[i].describe() + "' cannot run live: " + why);
@@ -342,7 +402,12 @@ void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& 
     applier.schedule(e.at, [&applier, &e] { applier.start(e, e.at); });
   }
   // Bounded by the schedule: every start schedules at most one end.
+  bool released = false;
   while (!done.load()) {
+    if (!released && view.stopping()) {
+      applier.abandon_if_hung();
+      released = true;
+    }
     if (!applier.empty() && view.elapsed() >= applier.next_at()) {
       try {
         applier.take_next();

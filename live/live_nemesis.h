@@ -3,31 +3,38 @@
 // same times, measured from the run's start on the steady clock.
 //
 //   crash SERVER at T [for D]   SIGKILL; after D, the same binary on the same
-//                               port and folder (what its AOF kept is back)
+//                               port and folder (what its AOF kept is back);
+//                               what its replication links still held dies
+//                               with it
+//   crash CLIENT at T [for D]   the client's life ends (live/client_life.h):
+//                               its op in flight completes :info; after D a
+//                               new life under a fresh process id
 //   pause SERVER at T for D     SIGSTOP, then SIGCONT
 //   pause CLIENT at T for D     the client and its tasks stop at their next
 //                               Env call (live/client_freeze.h)
+//   hang CLIENT at T [for D]    the client's work stops at its next Env call;
+//                               its tasks (a watchdog) go on
 //   jump SERVER at T +-D        the server's wall clock, through the clock
 //   drift SERVER at T PPMppm    shim (live/clock_control.h)
 //   jump / drift CLIENT         the client's Env clock (live/client_clock.h)
 //   partition A|B at T [for D]  the relays (live/tcp_relay.h) of every
-//   partition A->B ...          client-server link between the sides hold
-//   heal at T                   what they carry, and deliver it on heal
+//   partition A->B ...          link between the sides (client-server,
+//   heal at T                   replica-master, Sentinel-server) hold what
+//                               they carry, and deliver it on heal
 //   delay A|B at T for D by X   each chunk on those links waits X more
 //
-// Targets: server and client names, "@holder" (the client holding the lock
-// when the fault fires, read from the live history; none: a skip step, as in
-// the simulation) and "@primary" (the first server: live runs have no
-// failover). Every step is recorded as a :nemesis op, so a live history
-// reads as a simulated one.
+// Targets: server and client names ("sentinel" among the servers of a run
+// with failover), "@holder" (the client holding the lock when the fault
+// fires, read from the live history; none: a skip step, as in the
+// simulation) and "@primary" (the master Sentinel names now; without
+// failover the first server). Every step is recorded as a :nemesis op, so a
+// live history reads as a simulated one.
 //
 // What live mode cannot express yet, refused before any server starts
-// (check_live_faults): faults on clients other than partitions and delays
-// (a live client is a thread: pausing or crashing it alone needs clients as
-// processes), clock faults (they need the LD_PRELOAD clock shim), loss, hang,
-// faults that wait for a grant ("on grant"), and links between two servers
-// or two clients (live runs start no replicas). ZooKeeper runs take no
-// faults at all (live_backend.h's applies_faults).
+// (check_live_faults): loss, faults that wait for a grant ("on
+// grant"), links between two clients or between servers that have none (two
+// masters), and what a backend refuses itself (a clock fault on mariadbd).
+// ZooKeeper runs take a server's crash and pause only (backend_zookeeper.cpp).
 #pragma once
 
 #include <atomic>
@@ -50,6 +57,8 @@ class LiveRunView {
   virtual ~LiveRunView() = default;
   // True time since the run began (the history's clock).
   virtual Duration elapsed() = 0;
+  // The run's length is over: the clients finish their current step.
+  virtual bool stopping() = 0;
   // The client holding the lock now ("c2"), or "".
   virtual std::string holder() = 0;
   // Records one nemesis step as a :nemesis :info op (Nemesis::StepSink's
@@ -59,21 +68,33 @@ class LiveRunView {
   // A step that could not be taken (a server that would not restart): the
   // run's result carries it as an error, so its verdict is not trusted.
   virtual void nemesis_error(const std::string& what) = 0;
+  // Client `client` ("c2") crashed now: its op in flight completes :info
+  // and its hold ends, as the simulation records a client node's crash; what
+  // its dying thread still records is refused (ClientCrashed).
+  virtual void client_crashed(const std::string& client) = 0;
 };
 
 // The real things a live nemesis acts on.
 struct LiveTargets {
   struct Server {
+    // A client's crash and restart end its life and let the next begin
+    // (live/client_life.h); the nemesis records the crash in the history.
     std::function<void()> crash, restart, pause, resume;
+    // A client's hang and its end: its work stops, its tasks go on.
+    // abandon: the run is over with a client hung: this client's thread and
+    // tasks end where they stand, recording nothing more (ClientAbandoned).
+    std::function<void()> hang, unhang, abandon;
     std::function<void(Duration by)> jump;       // unset: no clock shim
     std::function<void(int64_t ppm)> set_drift;  // likewise
   };
-  std::map<std::string, Server> servers;  // by name: "redis-1", ...
-  std::vector<std::string> clients;       // "c1", ... in order
-  // Each client's pause, resume, jump and set_drift (crash and restart
-  // unset), by name.
+  std::map<std::string, Server> servers;  // by name: "redis-1", "redis-1-r1", "sentinel", ...
+  // The server "@primary" names now (unset: the first server).
+  std::function<std::string()> primary;
+  std::vector<std::string> clients;  // "c1", ... in order
+  // Each client's crash, restart, pause, resume, jump and set_drift, by name.
   std::map<std::string, Server> client_controls;
-  // The relay of each client-server link: (client, server) -> relay.
+  // The relay of each link: (client, server) -> relay, and between
+  // servers (replica, its master) and ("sentinel", server).
   std::map<std::pair<std::string, std::string>, TcpRelay*> links;
 };
 
@@ -82,10 +103,14 @@ struct LiveTargets {
 std::vector<std::string> live_client_names(int clients);
 
 // Throws ConfigError naming `field_prefix`[i] for the first fault live mode
-// cannot apply to a run of `clients` and `servers` (names as in LiveTargets).
+// cannot apply to a run of `clients` and `servers` (names as in LiveTargets;
+// "sentinel" among them when the run has one), whose servers are linked to
+// each other only by `server_links` (a replica and its master, Sentinel and
+// each server; either way round).
 void check_live_faults(const faults::FaultSchedule& schedule,
                        const std::vector<std::string>& clients,
-                       const std::vector<std::string>& servers, const std::string& field_prefix);
+                       const std::vector<std::string>& servers, const std::string& field_prefix,
+                       const std::vector<std::pair<std::string, std::string>>& server_links = {});
 
 // Whether a schedule moves the clock of one of `servers` (names as in
 // LiveTargets): its servers then run under the clock shim.
@@ -97,6 +122,10 @@ bool needs_clock_shim(const faults::FaultSchedule& schedule,
 bool needs_relays(const faults::FaultSchedule& schedule);
 
 // Applies `schedule` until `done` is set (the run's clients have finished):
+// once the run's length is over with a client still hung it abandons every
+// client (a hang for good would otherwise keep its client, and the waiters
+// behind it, from ever finishing their step; the simulation cancels them all
+// there, as this does), and
 // each step at its time, in time order (ties in schedule order, starts before
 // ends as the simulation's timers do). Ends every fault still in force when
 // done (servers continued and restarted, links healed), so the clients' last

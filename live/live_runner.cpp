@@ -9,11 +9,16 @@
 #include <thread>
 
 #include "env/assert.h"
+#include "live/client_freeze.h"
 #include "live/live_env.h"
 
 namespace locksim::live {
 
 namespace {
+
+// The life a client thread runs in (LiveTruth::begin_life): what record()
+// holds against the client's current one.
+thread_local uint64_t t_life = 0;
 
 // Truth for threads: one mutex serialises the recorder, and the time is read
 // inside it, so index order and time order agree.
@@ -23,7 +28,15 @@ class LiveTruth : public harness::Truth, public LiveRunView {
       : start_(std::chrono::steady_clock::now()),
         run_length_(run_length),
         next_process_(clients),
-        open_invoke_(static_cast<size_t>(clients)) {}
+        open_invoke_(static_cast<size_t>(clients)),
+        lives_(static_cast<size_t>(clients), 0),
+        abandoned_(static_cast<size_t>(clients), false) {}
+
+  // The calling thread runs client `client`'s current life from now on.
+  void begin_life(int client) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    t_life = lives_.at(static_cast<size_t>(client));
+  }
 
   TimePoint true_now() override {
     const auto elapsed = std::chrono::steady_clock::now() - start_;
@@ -44,24 +57,30 @@ class LiveTruth : public harness::Truth, public LiveRunView {
 
   int64_t record(history::Op op, bool begin_hold, bool end_hold) override {
     const std::lock_guard<std::mutex> lock(mutex_);
+    // A crashed life records nothing more: the crash completed its op.
+    if (t_life != lives_.at(static_cast<size_t>(op.client))) throw ClientCrashed{};
     return record_locked(std::move(op), begin_hold, end_hold);
   }
 
   // Client `client` died of an exception: complete its in-flight op as :info
   // (its effect is unknown, as for a crashed Jepsen process) and end its hold.
+  // (`why` empty: a crash fault, worded as the simulation words it.)
   void crash(int client, const std::string& why) {
     const std::lock_guard<std::mutex> lock(mutex_);
+    crash_locked(client, why);
+  }
+  void crash_locked(int client, const std::string& why) {
     LOCKSIM_ASSERT(client >= 0 && static_cast<size_t>(client) < open_invoke_.size());
     const TimePoint t = true_now();
+    const std::string detail = why.empty() ? "client crashed" : "client crashed: " + why;
     auto& open = open_invoke_[static_cast<size_t>(client)];
     if (open.has_value()) {
       history::Op info = *open;
       info.type = history::OpType::kInfo;
-      info.detail = "client crashed: " + why;
+      info.detail = detail;
       record_locked(std::move(info), false, false);
     } else if (const history::HeldInterval* held = recorder_.open_hold(client)) {
-      for (const history::Op& op :
-           harness::abandoned_release(client, held->process, "client crashed: " + why)) {
+      for (const history::Op& op : harness::abandoned_release(client, held->process, detail)) {
         record_locked(op, false, false);
       }
     }
@@ -70,6 +89,17 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   }
 
   // LiveRunView, for the nemesis's thread.
+  void client_crashed(const std::string& client) override {
+    int index = -1;
+    for (size_t c = 0; c < lives_.size(); ++c) {
+      if (history::client_label(static_cast<int>(c)) == client) index = static_cast<int>(c);
+    }
+    LOCKSIM_ASSERT_MSG(index >= 0, "check_live_faults names only the run's clients");
+    // One step under the lock: no op of the dying life lands after its crash.
+    const std::lock_guard<std::mutex> lock(mutex_);
+    crash_locked(index, "");
+    ++lives_[static_cast<size_t>(index)];
+  }
   Duration elapsed() override { return true_now() - TimePoint{}; }
   std::string holder() override {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -104,12 +134,21 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   // Makes every client stop at its next step (used when the run cannot start).
   void abort() { aborted_.store(true, std::memory_order_relaxed); }
 
+  // Client `client` was abandoned hung at the run's end: its op in flight
+  // stays open in the history, as a cancelled simulated client's does.
+  void abandoned(int client) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    abandoned_.at(static_cast<size_t>(client)) = true;
+  }
+
   // Precondition: every client thread has returned or crash()ed.
   history::History finish() {
     const std::lock_guard<std::mutex> lock(mutex_);
-    // Each client completed its last op, or crash() completed it as :info.
-    for (const auto& open : open_invoke_) {
-      LOCKSIM_ASSERT_MSG(!open.has_value(), "a live op left without a completion");
+    // Each client completed its last op, or crash() completed it as :info,
+    // or it was abandoned hung.
+    for (size_t c = 0; c < open_invoke_.size(); ++c) {
+      LOCKSIM_ASSERT_MSG(!open_invoke_[c].has_value() || abandoned_[c],
+                         "a live op left without a completion");
     }
     return recorder_.finish(true_now());
   }
@@ -164,6 +203,8 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   TimePoint last_recorded_{};                            // guarded by mutex_
   std::vector<std::string> nemesis_errors_;              // guarded by mutex_
   int64_t next_index_ = 0;                               // guarded by mutex_
+  std::vector<uint64_t> lives_;  // by client: crashes so far; guarded by mutex_
+  std::vector<bool> abandoned_;  // by client: hung at the end; guarded by mutex_
 };
 
 // The nemesis's thread (none without options.nemesis): it runs until `done`
@@ -191,27 +232,48 @@ void hand_over(std::vector<std::string> errors, const LiveOptions& options) {
   }
 }
 
-}  // namespace
-
-history::History run_live(algorithms::LockAlgorithm& algorithm,
-                          const harness::WorkloadParams& params,
-                          const std::vector<std::pair<std::string, int>>& servers,
-                          Duration run_length, uint64_t seed, const LiveOptions& options) {
-  if (servers.empty() && !options.make_env) throw std::invalid_argument("run_live: no servers");
-  if (params.clients < 1) throw std::invalid_argument("run_live: clients must be >= 1");
-
-  LiveTruth truth(params.clients, run_length);
+// What each client's thread runs: its lives, one after another, and its
+// error, if it throws one, kept for hand_over.
+struct ClientThreads {
+  algorithms::LockAlgorithm& algorithm;
+  const harness::WorkloadParams& params;
+  const std::vector<std::pair<std::string, int>>& servers;
+  uint64_t seed;
+  const LiveOptions& options;
+  LiveTruth& truth;
   std::mutex errors_mutex;
   std::vector<std::string> errors;  // guarded by errors_mutex
 
-  auto client_main = [&](int client) {
-    std::string why;
+  // One life of a client: false when it ended in a crash fault.
+  bool live_once(int client, int64_t process) {
+    truth.begin_life(client);
     try {
       const std::unique_ptr<Env> env =
           options.make_env
               ? options.make_env(client)
               : std::make_unique<LiveEnv>(client, servers, options.command_timeout, seed);
-      harness::run_client(*env, algorithm, client, params, truth);
+      harness::run_client(*env, algorithm, client, params, truth, process);
+      return true;
+    } catch (const ClientCrashed&) {
+      return false;  // the nemesis recorded the crash when it came
+    } catch (const ClientAbandoned&) {
+      truth.abandoned(client);  // hung at the run's end: its op stays open
+      return true;
+    }
+  }
+
+  void run(int client) {
+    std::string why;
+    try {
+      int64_t process = client;
+      // Each crash fault ends a life; its restart starts the next one under
+      // a fresh process, as the simulation's client node restarts (bounded
+      // by the schedule's crashes and the run's end).
+      while (!live_once(client, process)) {
+        const std::shared_ptr<ClientLife>& life = options.lives.at(static_cast<size_t>(client));
+        if (!life->wait_restarted([this] { return truth.stopping(); })) return;
+        process = truth.fresh_process();
+      }
       return;
     } catch (const std::exception& e) {
       why = e.what();
@@ -225,7 +287,28 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
       errors.push_back("c" + std::to_string(client) + ": " + why);
     } catch (...) {
     }
-  };
+  }
+};
+
+}  // namespace
+
+history::History run_live(algorithms::LockAlgorithm& algorithm,
+                          const harness::WorkloadParams& params,
+                          const std::vector<std::pair<std::string, int>>& servers,
+                          Duration run_length, uint64_t seed, const LiveOptions& options) {
+  if (servers.empty() && !options.make_env) throw std::invalid_argument("run_live: no servers");
+  if (params.clients < 1) throw std::invalid_argument("run_live: clients must be >= 1");
+
+  LiveTruth truth(params.clients, run_length);
+  ClientThreads clients{.algorithm = algorithm,
+                        .params = params,
+                        .servers = servers,
+                        .seed = seed,
+                        .options = options,
+                        .truth = truth,
+                        .errors_mutex = {},
+                        .errors = {}};
+  auto client_main = [&clients](int client) { clients.run(client); };
 
   std::atomic<bool> clients_done{false};
   std::thread nemesis;
@@ -248,6 +331,7 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
   LOCKSIM_ASSERT(threads.size() == static_cast<size_t>(params.clients));
   clients_done.store(true);
   if (nemesis.joinable()) nemesis.join();
+  std::vector<std::string> errors = std::move(clients.errors);
   for (std::string& e : truth.take_nemesis_errors()) errors.push_back(std::move(e));
 
   history::History history = truth.finish();

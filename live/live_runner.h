@@ -24,6 +24,7 @@
 #include "env/time.h"
 #include "harness/workload.h"
 #include "history/history.h"
+#include "live/client_life.h"
 #include "live/live_nemesis.h"
 
 namespace locksim::live {
@@ -46,6 +47,11 @@ struct LiveOptions {
   // after `done` is set, which happens once every client has returned.
   // What it reports through nemesis_error() goes where client errors go.
   std::function<void(LiveRunView& view, const std::atomic<bool>& done)> nemesis;
+  // Each client's life (live/client_life.h), by client; empty: no client
+  // crashes. A client whose life is crashed (its calls throw ClientCrashed)
+  // waits for its restart and then runs again, with a fresh Env from
+  // make_env and a fresh process id, until the run's end.
+  std::vector<std::shared_ptr<ClientLife>> lives;
 };
 
 // Runs params.clients clients against `servers` (host, port) for `run_length`

@@ -17,22 +17,35 @@ int64_t clock_ns() {
 }
 
 // A statement of a paused client is neither sent nor seen answered while
-// the pause lasts (live/client_freeze.h).
+// the pause lasts (live/client_freeze.h); a crashed client's is not sent,
+// nor its answer seen (live/client_life.h).
 class FrozenSql : public SqlConnection {
  public:
-  FrozenSql(SqlConnection& target, ClientFreeze& freeze) : target_(target), freeze_(freeze) {}
+  FrozenSql(SqlConnection& target, ClientFreeze* freeze, ClientFreeze* hang, const ClientLife* life,
+            uint64_t generation)
+      : target_(target), freeze_(freeze), hang_(hang), life_(life), generation_(generation) {}
   SqlResult query(const std::string& sql, const std::vector<SqlValue>& params) override {
-    freeze_.wait_while_paused();
+    cross();
     SqlResult r = target_.query(sql, params);
-    freeze_.wait_while_paused();
+    cross();
     return r;
   }
   void close() override { target_.close(); }
   std::string server_name() const override { return target_.server_name(); }
 
  private:
+  void cross() const {
+    if (life_ != nullptr) life_->check(generation_);
+    if (freeze_ != nullptr) freeze_->wait_while_paused();
+    if (hang_ != nullptr) hang_->wait_while_paused();
+    if (life_ != nullptr) life_->check(generation_);
+  }
+
   SqlConnection& target_;
-  ClientFreeze& freeze_;
+  ClientFreeze* freeze_;
+  ClientFreeze* hang_;  // a MySQL client has no tasks: a hang stops it whole
+  const ClientLife* life_;
+  uint64_t generation_;
 };
 
 }  // namespace
@@ -40,7 +53,25 @@ class FrozenSql : public SqlConnection {
 void MysqlLiveEnv::set_freeze(std::shared_ptr<ClientFreeze> freeze) {
   LOCKSIM_ASSERT(freeze != nullptr && freeze_ == nullptr);
   freeze_ = std::move(freeze);
-  frozen_sql_ = std::make_unique<FrozenSql>(sql_, *freeze_);
+  wrap();
+}
+
+void MysqlLiveEnv::wrap() {
+  frozen_sql_ =
+      std::make_unique<FrozenSql>(sql_, freeze_.get(), hang_.get(), life_.get(), life_generation_);
+}
+
+void MysqlLiveEnv::set_hang(std::shared_ptr<ClientFreeze> hang) {
+  LOCKSIM_ASSERT(hang != nullptr && hang_ == nullptr);
+  hang_ = std::move(hang);
+  wrap();
+}
+
+void MysqlLiveEnv::set_life(std::shared_ptr<ClientLife> life) {
+  LOCKSIM_ASSERT(life != nullptr && life_ == nullptr);
+  life_ = std::move(life);
+  life_generation_ = life_->generation();
+  wrap();
 }
 
 MysqlLiveEnv::MysqlLiveEnv(int client, const MariadbConnection::Address& address, Duration timeout,
@@ -59,7 +90,9 @@ void MysqlLiveEnv::set_clock(std::shared_ptr<ClientClock> clock) {
 }
 
 TimePoint MysqlLiveEnv::now() {
+  if (life_) life_->check(life_generation_);
   if (freeze_) freeze_->wait_while_paused();
+  if (hang_) hang_->wait_while_paused();
   const int64_t steady = clock_ns<std::chrono::steady_clock>();
   const TimePoint t = TimePoint::from_ns(wall_at_start_ns_ + steady - steady_at_start_ns_);
   if (clock_) return TimePoint::from_ns(t.ns + clock_->skew_ns(steady));
@@ -72,9 +105,15 @@ TimePoint MysqlLiveEnv::now() {
 
 void MysqlLiveEnv::sleep(Duration d) {
   LOCKSIM_ASSERT_MSG(d.ns >= 0, "a sleep is never negative");
-  if (d.ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(d.ns));
+  if (life_) {
+    life_->sleep(life_generation_, std::chrono::nanoseconds(d.ns));  // ends at a crash
+  } else if (d.ns > 0) {
+    std::this_thread::sleep_for(std::chrono::nanoseconds(d.ns));
+  }
   // A timer due during a pause fires when it ends.
   if (freeze_) freeze_->wait_while_paused();
+  if (hang_) hang_->wait_while_paused();
+  if (life_) life_->check(life_generation_);
 }
 
 RedisConnection& MysqlLiveEnv::redis(size_t) {

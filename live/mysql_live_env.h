@@ -11,6 +11,7 @@
 
 #include "live/client_clock.h"
 #include "live/client_freeze.h"
+#include "live/client_life.h"
 #include "live/mariadb_connection.h"
 #include "sim/rng.h"
 
@@ -32,7 +33,7 @@ class MysqlLiveEnv : public Env {
   uint64_t random() override { return rng_.next(); }
   RedisConnection& redis(size_t i) override;
   size_t redis_count() const override { return 0; }
-  SqlConnection& sql() override { return freeze_ ? *frozen_sql_ : sql_; }
+  SqlConnection& sql() override { return frozen_sql_ ? *frozen_sql_ : sql_; }
   bool has_sql() const override { return true; }
   std::string client_name() const override { return "c" + std::to_string(client_ + 1); }
 
@@ -42,8 +43,16 @@ class MysqlLiveEnv : public Env {
   // From now on now() reads `clock`'s skew on top (clock faults on this
   // client); it may then step back.
   void set_clock(std::shared_ptr<ClientClock> clock);
+  // From now on every Env call throws ClientCrashed once `life` is crashed
+  // (live/client_life.h), and a sleep ends early for it. Call before the
+  // client's first step.
+  void set_life(std::shared_ptr<ClientLife> life);
+  // From now on the client stops at each Env call while `hang` is paused.
+  void set_hang(std::shared_ptr<ClientFreeze> hang);
 
  private:
+  void wrap();  // sql_ behind whichever of freeze, hang and life are set
+
   int client_;
   sim::Rng rng_;
   int64_t wall_at_start_ns_;
@@ -51,8 +60,11 @@ class MysqlLiveEnv : public Env {
   TimePoint last_now_{};
   MariadbConnection sql_;
   std::shared_ptr<ClientFreeze> freeze_;
+  std::shared_ptr<ClientFreeze> hang_;
+  std::shared_ptr<ClientLife> life_;
+  uint64_t life_generation_ = 0;  // the life this Env was made in
   std::shared_ptr<ClientClock> clock_;
-  std::unique_ptr<SqlConnection> frozen_sql_;  // sql_ behind the freeze
+  std::unique_ptr<SqlConnection> frozen_sql_;  // sql_ behind the freeze and the life
 };
 
 }  // namespace locksim::live

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -102,6 +103,29 @@ std::string find_redis_server() {
   return binary;
 }
 
+// Sentinel: Debian's redis-sentinel, else redis-server in Sentinel mode.
+std::vector<std::string> find_sentinel() {
+  if (std::string binary = find_on_path("redis-sentinel"); !binary.empty()) return {binary};
+  return {find_redis_server(), "--sentinel"};
+}
+
+// Sentinel's command line: its configuration file first (it must be a
+// writable file: Sentinel records what it learns there), loopback only.
+std::vector<std::string> sentinel_args(const std::vector<std::string>& binary, int port,
+                                       const std::string& dir, const std::string& config) {
+  std::vector<std::string> args = {binary[0], config};
+  args.insert(args.end(), binary.begin() + 1, binary.end());
+  // clang-format off
+  args.insert(args.end(), {
+      "--port", std::to_string(port),
+      "--bind", "127.0.0.1",
+      "--protected-mode", "no",
+      "--daemonize", "no",
+      "--dir", dir});
+  // clang-format on
+  return args;
+}
+
 void check_appendfsync(const std::string& fsync) {
   if (!fsync.empty() && fsync != "always" && fsync != "everysec" && fsync != "no") {
     throw std::runtime_error(
@@ -135,7 +159,9 @@ std::vector<std::string> server_args(const std::string& binary, int port, const 
 }  // namespace
 
 std::unique_ptr<RedisProcess> RedisProcess::start(const Options& options) {
-  const std::string binary = find_redis_server();
+  const bool sentinel = !options.sentinel_config.empty();
+  const std::vector<std::string> binary =
+      sentinel ? find_sentinel() : std::vector<std::string>{find_redis_server()};
   check_appendfsync(options.appendfsync);
   if (!options.clock.empty() && options.clock != "shim") {
     throw std::runtime_error("RedisProcess: clock must be \"\" or shim, not " + options.clock);
@@ -145,7 +171,13 @@ std::unique_ptr<RedisProcess> RedisProcess::start(const Options& options) {
   // Owns the dir (and later the child) from here on, so every throw below
   // cleans up through the destructor.
   std::unique_ptr<RedisProcess> process(new RedisProcess());
-  process->dir_ = make_temp_dir("locksim-redis");
+  process->dir_ = make_temp_dir(sentinel ? "locksim-sentinel" : "locksim-redis");
+  const std::string config_path = process->dir_ + "/sentinel.conf";
+  if (sentinel) {
+    std::ofstream config(config_path);
+    config << options.sentinel_config;
+    if (!config.flush()) throw std::runtime_error("RedisProcess: cannot write " + config_path);
+  }
   if (options.clock == "shim")
     process->clock_ = std::make_unique<ClockControl>(process->dir_ + "/clock");
 
@@ -153,7 +185,9 @@ std::unique_ptr<RedisProcess> RedisProcess::start(const Options& options) {
   for (int attempt = 0; attempt < kPortAttemptsMax; ++attempt) {
     const int port = pick_free_loopback_port();
     std::vector<std::string> args =
-        server_args(binary, port, process->dir_, options.appendfsync, extra);
+        sentinel ? sentinel_args(binary, port, process->dir_, config_path)
+                 : server_args(binary[0], port, process->dir_, options.appendfsync, extra);
+    if (sentinel) args.insert(args.end(), extra.begin(), extra.end());
     if (process->clock_) {
       // env(1) execs the server in its place: the pid stays the server's.
       args.insert(args.begin(), {"/usr/bin/env", "LD_PRELOAD=" + clock_shim_library(),

@@ -36,10 +36,16 @@ class RedisProcess {
     // More server arguments, split on whitespace; a double-quoted token may
     // hold spaces or be empty (`--save ""`). Appended last, so they override.
     std::string extra_args;
+    // Non-empty: run redis-sentinel instead (Debian's package; failing that,
+    // `redis-server --sentinel`, the same binary) with this text as its
+    // configuration file (`sentinel monitor ...` lines), which Sentinel
+    // rewrites as it learns and reloads on restart(). appendfsync and clock
+    // do not apply to it.
+    std::string sentinel_config;
   };
 
-  // Starts `redis-server` on 127.0.0.1 on a free port and returns once it
-  // answers PING. Throws std::runtime_error with a one-line reason (the
+  // Starts `redis-server` (or Sentinel, above) on 127.0.0.1 on a free port
+  // and returns once it answers PING. Throws std::runtime_error with a one-line reason (the
   // binary is missing, it did not come up within ~5 s: with the log's tail).
   //
   // The server gets SIGKILL when the thread that called start() exits
@@ -64,6 +70,11 @@ class RedisProcess {
   // Precondition: down (crash() ran).
   void restart();
   bool running() const { return server_.owned(); }
+  // Arguments every later restart() adds (REPLICAOF, an announced port set
+  // by command after the start): a restarted server comes back configured.
+  void add_restart_args(const std::vector<std::string>& more) {
+    args_.insert(args_.end(), more.begin(), more.end());
+  }
   // The shimmed wall clock's control: null unless started with clock_shim.
   ClockControl* clock() const { return clock_.get(); }
   // SIGSTOP / SIGCONT: a paused server keeps its sockets; the kernel accepts

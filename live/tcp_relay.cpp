@@ -87,7 +87,9 @@ struct TcpRelay::Loop {
   std::vector<Connection> connections;
   bool cut_to_server = false;
   bool cut_to_client = false;
-  std::chrono::milliseconds delay{0};
+  bool refuse_while_cut = false;  // TcpRelay::Cut::kRefuse
+  std::chrono::milliseconds delay_to_server{0};
+  std::chrono::milliseconds delay_to_client{0};
   int resets_done = 0;
 
   static void kill(Connection& c) {
@@ -123,8 +125,8 @@ struct TcpRelay::Loop {
     return true;
   }
 
-  // Reads what `d.from` has. False on a socket error.
-  bool fill(Direction& d, Clock::time_point now) const {
+  // Reads what `d.from` has, to be written `delay` later. False on a socket error.
+  static bool fill(Direction& d, std::chrono::milliseconds delay, Clock::time_point now) {
     char buffer[kReadChunkBytes];
     const ssize_t n = recv(d.from, buffer, sizeof(buffer), 0);
     if (n < 0) return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
@@ -175,8 +177,9 @@ struct TcpRelay::Loop {
     constexpr short kReadable = POLLIN | POLLHUP | POLLERR;
     for (size_t i = 0; i < connections.size(); ++i) {
       Connection& c = connections[i];
-      const bool ok = (!(fds[2 + 2 * i].revents & kReadable) || fill(c.to_server, now)) &&
-                      (!(fds[3 + 2 * i].revents & kReadable) || fill(c.to_client, now));
+      const bool ok =
+          (!(fds[2 + 2 * i].revents & kReadable) || fill(c.to_server, delay_to_server, now)) &&
+          (!(fds[3 + 2 * i].revents & kReadable) || fill(c.to_client, delay_to_client, now));
       if (!ok) kill(c);
     }
   }
@@ -188,6 +191,10 @@ struct TcpRelay::Loop {
     for (;;) {
       const int client = accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC);
       if (client < 0) return relayed;
+      if (refuse_while_cut && (cut_to_server || cut_to_client)) {
+        close_with_reset(client);  // a dead host: nobody answers
+        continue;
+      }
       const int server = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
       const sockaddr_in target = loopback(target_port);
       // A blocking connect on loopback: refused or done at once.
@@ -224,7 +231,7 @@ struct TcpRelay::Loop {
   }
 };
 
-TcpRelay::TcpRelay(int target_port) : target_port_(target_port) {
+TcpRelay::TcpRelay(int target_port, Cut cut_mode) : target_port_(target_port), cut_mode_(cut_mode) {
   LOCKSIM_ASSERT(target_port > 0 && target_port < 65536);
   if (pipe2(wake_fds_, O_NONBLOCK | O_CLOEXEC) != 0) {
     throw std::runtime_error(std::string("tcp relay: pipe: ") + std::strerror(errno));
@@ -268,6 +275,8 @@ void TcpRelay::cut(bool toward_server, bool toward_client) {
     const std::lock_guard<std::mutex> lock(mutex_);
     cut_to_server_ = toward_server;
     cut_to_client_ = toward_client;
+    // A refusing relay's cut kills what is open, as a host's death would.
+    if (cut_mode_ == Cut::kRefuse && (toward_server || toward_client)) ++resets_requested_;
   }
   wake();
 }
@@ -277,6 +286,17 @@ void TcpRelay::set_delay(std::chrono::milliseconds extra) {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
     delay_ = extra;
+  }
+  wake();
+}
+
+void TcpRelay::set_lag(std::chrono::milliseconds toward_server,
+                       std::chrono::milliseconds toward_client) {
+  LOCKSIM_ASSERT(toward_server.count() >= 0 && toward_client.count() >= 0);
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    lag_to_server_ = toward_server;
+    lag_to_client_ = toward_client;
   }
   wake();
 }
@@ -293,6 +313,7 @@ void TcpRelay::run() {
   Loop loop;
   loop.listen_fd = listen_fd_;
   loop.target_port = target_port_;
+  loop.refuse_while_cut = cut_mode_ == Cut::kRefuse;
   std::vector<pollfd> fds;
   for (;;) {
     // Settings first, after the poll that a change wakes: bytes read below
@@ -303,7 +324,8 @@ void TcpRelay::run() {
       if (stopping_) break;
       loop.cut_to_server = cut_to_server_;
       loop.cut_to_client = cut_to_client_;
-      loop.delay = delay_;
+      loop.delay_to_server = delay_ + lag_to_server_;
+      loop.delay_to_client = delay_ + lag_to_client_;
       if (loop.resets_done != resets_requested_) {
         for (Connection& c : loop.connections) Loop::kill(c);
         loop.resets_done = resets_requested_;

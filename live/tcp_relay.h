@@ -16,11 +16,20 @@
 //     bytes are kept (the relay still reads them: the sender's kernel would
 //     keep retransmitting, and what it sent is on its way) and go on, in
 //     order, when the direction is healed;
-//   - set_delay(d): each chunk read from now on waits d before it is written;
+//   - set_delay(d): each chunk read from now on waits d before it is written,
+//     on top of the link's standing lag (set_lag, one way each: a
+//     replication link's lag is on the master's side only);
 //   - reset(): every connection is closed with RST on both sides (what a
 //     cut past TCP's retransmission limit ends in), and the held bytes die.
 // A side that closes (EOF) is passed on as a half-close once its bytes are
 // written; an error on either side resets both.
+//
+// A relay made with Cut::kRefuse treats a cut as a dead host rather than a
+// silent one: cutting either direction resets every open connection, and a
+// connection accepted while cut is reset at once. Sentinel's links use it,
+// because the simulated monitor sees a partitioned member as unreachable at
+// once (sim/replication.h), while real Sentinel, on a link that merely holds
+// its pings, would keep listing the member as healthy for down_after.
 //
 // Threads: one thread per relay runs the loop; every public function may be
 // called from any thread and takes effect within a millisecond. Real time:
@@ -37,9 +46,11 @@ namespace locksim::live {
 
 class TcpRelay {
  public:
+  enum class Cut { kHold, kRefuse };  // what a cut does: see the top
+
   // Listens on a free loopback port and relays each accepted connection to
   // 127.0.0.1:`target_port`. Throws std::runtime_error (socket errors).
-  explicit TcpRelay(int target_port);
+  explicit TcpRelay(int target_port, Cut cut_mode = Cut::kHold);
   // Stops the loop and closes every socket (held bytes are dropped).
   ~TcpRelay();
   TcpRelay(const TcpRelay&) = delete;
@@ -51,8 +62,12 @@ class TcpRelay {
   // Holds the directions set to true, releases the ones set to false.
   void cut(bool toward_server, bool toward_client);
   void heal() { cut(false, false); }
-  // Extra latency for every chunk read from now on (zero: none).
+  // Extra latency for every chunk read from now on (zero: none), both ways,
+  // on top of the lag.
   void set_delay(std::chrono::milliseconds extra);
+  // A standing latency of the link, toward the server and toward the client
+  // (a simulated replication lag), which a delay fault adds to.
+  void set_lag(std::chrono::milliseconds toward_server, std::chrono::milliseconds toward_client);
   // Closes every open connection with RST on both sides. New connections
   // are accepted as before.
   void reset();
@@ -66,6 +81,7 @@ class TcpRelay {
   void wake() const;
 
   const int target_port_;
+  const Cut cut_mode_;
   int port_ = 0;
   int listen_fd_ = -1;
   int wake_fds_[2] = {-1, -1};  // a self-pipe: settings changed, or stop
@@ -75,6 +91,8 @@ class TcpRelay {
   bool cut_to_server_ = false;
   bool cut_to_client_ = false;
   std::chrono::milliseconds delay_{0};
+  std::chrono::milliseconds lag_to_server_{0};
+  std::chrono::milliseconds lag_to_client_{0};
   int resets_requested_ = 0;
   bool stopping_ = false;
 

@@ -13,6 +13,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "env/assert.h"
+
 namespace locksim::live {
 
 namespace {
@@ -90,12 +92,11 @@ std::unique_ptr<ZkEnsembleProcess> ZkEnsembleProcess::start(const Options& optio
       std::ofstream(sdir + "/data/myid") << i + 1 << "\n";
     }
     cfg.close();
-    e->servers_.emplace_back(
-        std::vector<std::string>{
-            kJava, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-            "-Dzookeeper.log.dir=" + sdir, "-cp", std::string(kJar) + ":" + kConfDir,
-            "org.apache.zookeeper.server.quorum.QuorumPeerMain", sdir + "/zoo.cfg"},
-        sdir + "/server.log", e->dir_);
+    e->args_.push_back(std::vector<std::string>{
+        kJava, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        "-Dzookeeper.log.dir=" + sdir, "-cp", std::string(kJar) + ":" + kConfDir,
+        "org.apache.zookeeper.server.quorum.QuorumPeerMain", sdir + "/zoo.cfg"});
+    e->servers_.emplace_back(e->args_.back(), sdir + "/server.log", e->dir_);
   }
   const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
   // Ready when every server reports a mode (standalone, leader or follower).
@@ -125,6 +126,25 @@ std::string ZkEnsembleProcess::hosts() const {
   for (int port : ports_)
     out += (out.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
   return out;
+}
+
+void ZkEnsembleProcess::crash(size_t i) {
+  servers_.at(i).stop();
+}
+
+void ZkEnsembleProcess::restart(size_t i) {
+  LOCKSIM_ASSERT_MSG(!servers_.at(i).owned(), "restart() of a running ZooKeeper server");
+  // A log of its own per start: the one before the crash stays readable.
+  const std::string sdir = dir_ + "/zk-" + std::to_string(i + 1);
+  servers_[i] = OwnedProcess(args_.at(i), sdir + "/server-restarted.log", dir_);
+}
+
+void ZkEnsembleProcess::pause(size_t i) {
+  if (servers_.at(i).owned()) (void)::kill(servers_[i].pid(), SIGSTOP);
+}
+
+void ZkEnsembleProcess::resume(size_t i) {
+  if (servers_.at(i).owned()) (void)::kill(servers_[i].pid(), SIGCONT);
 }
 
 std::vector<pid_t> ZkEnsembleProcess::pids() const {

@@ -10,6 +10,7 @@
 // and reaps them all, so nothing is left behind, also on error.
 #pragma once
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <memory>
@@ -39,6 +40,18 @@ class ZkEnsembleProcess {
   std::vector<pid_t> pids() const;  // -1 for a server that exited
   const std::string& dir() const { return dir_; }
 
+  // A live run's faults on server `i` (0-based; live/live_nemesis.h), from
+  // one thread at a time. crash(): SIGKILL, reaped; its data directory (the
+  // snapshot and the transaction log) stays. restart(): the same JVM on the
+  // same ports and folder, not waiting for it to rejoin (the ensemble elects
+  // and resyncs on its own, as the simulated one does); it gets SIGKILL when
+  // the calling thread exits (PR_SET_PDEATHSIG). pause()/resume(): SIGSTOP
+  // and SIGCONT.
+  void crash(size_t i);
+  void restart(size_t i);
+  void pause(size_t i);
+  void resume(size_t i);
+
   // Whether this machine has what start() needs ("" if so, else why not).
   static std::string missing();
 
@@ -51,6 +64,7 @@ class ZkEnsembleProcess {
  private:
   ZkEnsembleProcess() = default;
   std::vector<OwnedProcess> servers_;
+  std::vector<std::vector<std::string>> args_;  // each server's command line, for restart()
   std::vector<int> ports_;
   std::string dir_;
 };

@@ -152,8 +152,9 @@ TEST(Cli, LiveRunAgainstRealRedis) {
 }
 TEST(Cli, LiveBadInputIsOneLine) {
   expect_bad_input("live --duration 1s --param ttl=5x", "--ttl");
-  // What live cannot apply (a hang, a node the run lacks, a clock fault on mariadbd).
-  expect_bad_input("live --fault 'hang c1 at 1s'", "--fault");
+  // What live cannot apply (a link between two clients, a node the run
+  // lacks, a clock fault on mariadbd).
+  expect_bad_input("live --fault 'partition c1|c2 at 1s'", "--fault");
   expect_bad_input("live --fault 'crash redis-7 at 1s'", "--fault");
   expect_bad_input("live --algorithm mysql-center --fault 'jump mysql-1 at 1s +5s'", "--fault");
 }

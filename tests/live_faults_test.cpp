@@ -12,18 +12,23 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "env/parse.h"
 #include "harness/scenario.h"
 #include "harness/time_scale.h"
 #include "live/hiredis_connection.h"
+#include "live/live_nemesis.h"
 #include "live/mariadb_process.h"
 #include "live/redis_process.h"
+#include "live/redis_servers.h"
 #include "live/tcp_relay.h"
+#include "live/zk_process.h"
 #include "locksim_binary.h"
 #include "real_servers.h"
 
@@ -195,7 +200,7 @@ TEST(LocksimAgree, ARestartWithoutPersistenceBreaksTheLockInBoth) {
             std::string::npos)
       << paused.out;
   // What live cannot express is refused with exit 2, before anything runs.
-  const testing::Outcome refused = testing::locksim("agree --scenario set-nx-lua-failover");
+  const testing::Outcome refused = testing::locksim("agree --scenario mysql-center-failover");
   EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
   EXPECT_NE(refused.err.find("simulation-only"), std::string::npos) << refused.err;
 }
@@ -215,6 +220,178 @@ TEST(LocksimAgree, ShippedScenariosAgreeAtAFifthOfTheirTime) {
         testing::locksim(std::string("agree --time-scale 0.2 --scenario ") + name);
     EXPECT_EQ(r.exit_code, 0) << name << "\n" << r.out << r.err;
   }
+}
+
+// Polls `done` every 20 ms for up to `limit`: whether it came true.
+bool eventually(const std::function<bool()>& done, milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!done()) {  // bounded by the deadline
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+  return true;
+}
+
+// Issue 25's acceptance point: real redis-sentinel promotes the replica after
+// the master is SIGKILLed, the clients' view follows it, and the write the
+// replica had applied is on the new master.
+TEST(LiveFailover, SentinelPromotesTheReplicaAfterTheMasterIsKilled) {
+  LOCKSIM_SKIP_WITHOUT("redis-server", redis_missing());
+  sim::redis::Topology topology;
+  topology.masters = 1;
+  topology.replicas = 1;
+  topology.failover = true;
+  topology.down_after = Duration::millis(500);
+  topology.discovery_delay = Duration::millis(100);
+  topology.replication_lag = Duration::zero();
+  const std::unique_ptr<RedisServers> servers =
+      RedisServers::start(topology, {}, Duration::seconds(30));
+  ASSERT_TRUE(servers->has_sentinel());
+  const std::shared_ptr<const SentinelView> view = servers->view();
+  HiredisConnection master("127.0.0.1", servers->port("redis-1"), kPatient);
+  ASSERT_TRUE(master.command({"SET", "lock", "c1"}).is_ok());
+  HiredisConnection replica("127.0.0.1", servers->port("redis-1-r1"), kPatient);
+  ASSERT_TRUE(eventually(
+      [&] {
+        return replica.command({"GET", "lock"}).text == "c1";
+      },
+      milliseconds(2000)))
+      << "the replica follows its master through its relay";
+  EXPECT_EQ(view->published_primary(0), "redis-1");
+  EXPECT_TRUE(eventually([&] { return view->replicas_listed(0) == 1; }, milliseconds(2000)));
+
+  LiveTargets targets;
+  servers->add_targets(targets);
+  ASSERT_TRUE(targets.primary);
+  targets.servers.at("redis-1").crash();  // SIGKILL
+  // down_after plus Sentinel's ping period and its random start (up to 1 s
+  // each), plus the discovery delay: a few seconds on a busy machine.
+  ASSERT_TRUE(
+      eventually([&] { return view->published_primary(0) == "redis-1-r1"; }, milliseconds(15000)))
+      << "Sentinel names the replica master";
+  EXPECT_EQ(targets.primary(), "redis-1-r1") << "@primary follows Sentinel";
+  // Sentinel kills the promoted replica's client connections (CLIENT KILL):
+  // ask on a fresh one.
+  HiredisConnection promoted("127.0.0.1", servers->port("redis-1-r1"), kPatient);
+  const Reply role = promoted.command({"ROLE"});
+  ASSERT_EQ(role.kind, Reply::Kind::kArray) << role.to_string();
+  EXPECT_EQ(role.elements.at(0).text, "master");
+  EXPECT_EQ(promoted.command({"GET", "lock"}).text, "c1");
+  EXPECT_EQ(view->failovers(), 1);
+  EXPECT_TRUE(eventually([&] { return view->replicas_listed(0) == 0; }, milliseconds(5000)))
+      << "the dead old master is listed as a replica Sentinel cannot reach";
+}
+
+// A replica's link through its relay: the replication lag holds a write, and
+// the master's crash loses what the link still held (its output buffer died
+// with it), so the replica never sees it.
+TEST(LiveFailover, AWriteStillInTheLagDiesWithTheMaster) {
+  LOCKSIM_SKIP_WITHOUT("redis-server", redis_missing());
+  sim::redis::Topology topology;
+  topology.masters = 1;
+  topology.replicas = 1;
+  topology.replication_lag = Duration::millis(300);
+  const std::unique_ptr<RedisServers> servers =
+      RedisServers::start(topology, {}, Duration::seconds(30));
+  EXPECT_FALSE(servers->has_sentinel());
+  HiredisConnection master("127.0.0.1", servers->port("redis-1"), kPatient);
+  HiredisConnection replica("127.0.0.1", servers->port("redis-1-r1"), kPatient);
+  ASSERT_TRUE(master.command({"SET", "lock", "c1"}).is_ok());
+  EXPECT_TRUE(replica.command({"GET", "lock"}).is_nil()) << "still in the lag";
+  EXPECT_TRUE(eventually(
+      [&] {
+        return replica.command({"GET", "lock"}).text == "c1";
+      },
+      milliseconds(3000)));
+  ASSERT_TRUE(master.command({"SET", "lock", "c2"}).is_ok());
+  LiveTargets targets;
+  servers->add_targets(targets);
+  targets.servers.at("redis-1").crash();
+  std::this_thread::sleep_for(milliseconds(600));  // twice the lag
+  EXPECT_EQ(replica.command({"GET", "lock"}).text, "c1") << "c2 died with the master";
+}
+
+// The shipped failover scenarios' mechanism, short: a grant lost in the lag,
+// Sentinel promotes the replica, a second client is granted the lock while
+// the first holds (violation in both), in 8 s of real time.
+TEST(LocksimAgree, AFailoverLosesTheGrantInBoth) {
+  LOCKSIM_SKIP_WITHOUT("redis-server", redis_missing());
+  const testing::ScratchDir dir("locksim-agree-failover-");
+  const std::filesystem::path scenario = dir.write("failover.json", R"({"name": "failover",
+    "expect": "violation", "algorithm": "set-nx-lua", "params": {"ttl": "30s"}, "seed": 1,
+    "duration": "8s", "workload": {"clients": 3, "hold": "4s..5s"},
+    "redis": {"masters": 1, "replicas": 1, "replication_lag": "100ms", "failover": true,
+              "down_after": "500ms", "discovery_delay": "100ms"},
+    "faults": ["crash redis-1 at 50ms"]})");
+  const std::filesystem::path out = dir.path() / "out";
+  const testing::Outcome r =
+      testing::locksim("agree --scenario " + scenario.string() + " --out " + out.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict             violation             violation"), std::string::npos)
+      << r.out;
+}
+
+// A client crash live: every client dies 100 ms in, between its SETNX and
+// its EXPIRE, and comes back a second later under a fresh process id; the
+// key without a TTL keeps the lock stuck in both (liveness), and the live
+// history records each crash and each new life.
+TEST(LocksimAgree, ClientCrashesAgreeAtAFifthOfTheirTime) {
+  LOCKSIM_SKIP_WITHOUT("redis-server", redis_missing());
+  LOCKSIM_SKIP_WITHOUT("mariadbd", MariadbProcess::missing());
+  const testing::ScratchDir dir("locksim-agree-crash-");
+  const std::filesystem::path out = dir.path() / "out";
+  const testing::Outcome r = testing::locksim(
+      "agree --time-scale 0.2 --scenario naive-setnx-crash-between --out " + out.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  const std::string history = testing::slurp(out / "live" / "history.edn");
+  EXPECT_NE(history.find(":f :crash"), std::string::npos) << "the crash is a nemesis op";
+  EXPECT_NE(history.find(":type :info, :f :acquire"), std::string::npos)
+      << "the op in flight ends :info";
+  EXPECT_NE(testing::slurp(out / "live" / "history.jsonl").find("client crashed"),
+            std::string::npos)
+      << "worded as the simulation words it";
+  EXPECT_NE(history.find(":f :restart"), std::string::npos);
+  EXPECT_NE(history.find(":process 3"), std::string::npos) << "a new life, a fresh process";
+  const testing::Outcome mysql =
+      testing::locksim("agree --time-scale 0.2 --scenario mysql-center-client-crash");
+  EXPECT_EQ(mysql.exit_code, 0) << mysql.out << mysql.err;
+}
+
+// A hang live: the holder's work stops, its watchdog renews on, the lock is
+// stuck in both; at the run's end every client is abandoned where it stands,
+// as the simulation cancels them (letting the hung holder go would release
+// the lock and let the waiters in).
+TEST(LocksimAgree, AHungHolderAgreesAtAFifthOfItsTime) {
+  LOCKSIM_SKIP_WITHOUT("redis-server", redis_missing());
+  const testing::Outcome r =
+      testing::locksim("agree --time-scale 0.2 --scenario redisson-hung-holder");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("verdict             liveness              liveness"), std::string::npos)
+      << r.out;
+}
+
+// A ZooKeeper server's crash and restart live (the leader, zk-3, as the
+// ensemble elects the highest id): Curator's lock stays safe in both.
+TEST(LocksimAgree, AZooKeeperLeaderCrashAgreesAtAFifthOfItsTime) {
+  LOCKSIM_SKIP_WITHOUT("zookeeper", ZkEnsembleProcess::missing());
+  const testing::Outcome r =
+      testing::locksim("agree --time-scale 0.2 --scenario zk-curator-leader-failover");
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  // A client fault on ZooKeeper is still refused, naming the fault.
+  const testing::Outcome refused = testing::locksim("agree --scenario zk-curator-gc-pause");
+  EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("pause @holder"), std::string::npos) << refused.err;
+}
+
+// Ctrl-C on a live run with failover: the servers and Sentinel gone, their
+// folders removed.
+TEST(LocksimLive, CtrlCStopsSentinelAndReplicas) {
+  LOCKSIM_SKIP_WITHOUT("redis-server", redis_missing());
+  const std::vector<std::string> args = {"--algorithm", "set-nx-lua", "--replicas",
+                                         "1",           "--failover", "--duration",
+                                         "60s",         "--clients",  "2"};
+  testing::expect_ctrl_c_cleans_up(args, "redis-sentinel", 1);
+  testing::expect_ctrl_c_cleans_up(args, "redis-server", 2);
 }
 
 // --time-scale: every duration of a scenario, given or default, scaled on

@@ -31,6 +31,7 @@
 #include "live/live_run.h"
 #include "live/live_runner.h"
 #include "live/redis_process.h"
+#include "live/redis_servers.h"
 #include "real_servers.h"
 
 namespace locksim {
@@ -342,7 +343,7 @@ TEST(LiveBackends, EveryBackendHasOneLiveSide) {
 TEST(LiveBackends, RefusesWhatTheRealServerCannotDoBeforeStartingIt) {
   harness::RunConfig config;
   config.algorithm = "set-nx-lua";
-  config.redis.replicas = 1;
+  config.redis.replicas = RedisServers::kReplicasMax + 1;  // more than the machine holds
   const harness::PreparedRun run = harness::prepare_run(config);
   try {
     (void)run_live_and_check(run);
