@@ -200,7 +200,21 @@ class Engine {
   // Makes the session wait for `for_trx` and runs deadlock detection.
   // Returns the session's own 1213 when it was chosen as the victim.
   std::optional<SqlResult> block(SessionId id, TrxId for_trx);
+  // Deadlock detection for a session that waits: when its wait closes a
+  // cycle, rolls back the victim. Returns the session's own 1213 when it is
+  // the victim.
+  std::optional<SqlResult> resolve_deadlock(SessionId id);
+  // Re-runs every waiting statement, oldest wait first, after locks were
+  // released; deadlock detection follows for the waits that go on.
   void rerun_waiters();
+  // Re-runs the statement session `id` waits with (if wait `seq` is still
+  // in progress): true when it still waits (its edge set, not yet checked).
+  bool rerun_one(SessionId id, uint64_t seq);
+  // A row left latest_ (an insert undone, a delete committed): the locks on
+  // its primary-key record move to the gap, as InnoDB's purge moves them.
+  void row_removed(int64_t findex);
+  // The primary key as a lock key: zero-padded so text order is number order.
+  static std::string pk_key(int64_t findex);
   // The unique index over latest_: rebuilt whole (rebuild_unique) or for the
   // one key a change touched (refresh_key). A key names the first live row
   // with it in Findex order, else the last delete-marked one.

@@ -23,13 +23,6 @@ const SqlValue& bound(const SqlOperand& op, const std::vector<SqlValue>& params)
   return op.literal;
 }
 
-// The primary key as a lock key: zero-padded so text order is number order.
-std::string pk_key(int64_t findex) {
-  char buf[24];
-  std::snprintf(buf, sizeof buf, "%020lld", static_cast<long long>(findex));
-  return buf;
-}
-
 // Does the stored `value` of column `col` equal the operand? Compared as the
 // column would store the operand (VARCHAR under a case-insensitive PAD SPACE
 // collation), except that a DATETIME is compared as DATETIME(6): MariaDB
@@ -75,6 +68,12 @@ std::optional<int64_t> findex_of(const SqlValue& v) {
 }
 
 }  // namespace
+
+std::string Engine::pk_key(int64_t findex) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%020lld", static_cast<long long>(findex));
+  return buf;
+}
 
 std::optional<int64_t> Engine::find_latest(const SqlCondition& key,
                                            const std::vector<SqlValue>& params) const {
