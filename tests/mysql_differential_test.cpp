@@ -23,7 +23,8 @@
 // Skips (with a message) when mariadb-server is not installed, except when
 // CI=true: then it fails, so a CI machine without it cannot pass by testing
 // nothing. One mariadbd (innodb_lock_wait_timeout=1) serves every script;
-// each script uses its own lock names.
+// each script uses its own lock names, and may give its sessions a longer
+// lock wait timeout (Script::lock_wait_timeout).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -34,6 +35,7 @@
 
 #include "live/mariadb_process.h"
 #include "mysql_differential_queue.h"
+#include "mysql_differential_ranges.h"
 #include "mysql_differential_sessions.h"
 #include "real_servers.h"
 #include "sim/mysql/schema.h"
@@ -334,6 +336,10 @@ const std::vector<Script>& scripts() {
        sim::mysql::Isolation::kRepeatableRead, Duration::seconds(10)},
       {"queue_waiting_request_blocks_later", 3, difftest::queue_waiting_request_blocks_later,
        sim::mysql::Isolation::kRepeatableRead, Duration::seconds(10)},
+      {"range_less_than_on_unique_key", 2, difftest::range_less_than_on_unique_key},
+      {"range_between_and_past_the_end", 2, difftest::range_between_and_past_the_end},
+      {"range_unindexed_and_primary_key", 2, difftest::range_unindexed_and_primary_key},
+      {"range_steal_expired_row", 2, difftest::range_steal_expired_row},
   };
   return all;
 }
