@@ -380,8 +380,11 @@ void Engine::refresh_unique(const std::string& key) {
     unique_[key] = *chosen;
   } else {
     unique_.erase(key);
-    // The record left uniq_Flock_name: the locks on it move to the gap.
-    if (was_indexed) locks_.inherit_to_gap({"uniq", key}, {"uniq", next_key_after(key)});
+    // The record left uniq_Flock_name: the locks on it move to the gap. An
+    // empty name's key is also how the supremum is named: its locks stay.
+    if (was_indexed && !key.empty()) {
+      locks_.inherit_to_gap({"uniq", key}, {"uniq", next_key_after(key)});
+    }
   }
   LOCKSIM_ASSERT(!chosen || key_of_.at(*chosen) == key);
 }

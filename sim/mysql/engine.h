@@ -235,6 +235,30 @@ class Engine {
   Outcome do_insert(Session& s, const SqlStatement& st, const std::vector<SqlValue>& params);
   Outcome do_update(Session& s, const SqlStatement& st, const std::vector<SqlValue>& params,
                     bool is_delete);
+  // Locks what the statement's search reads with `kind` (and the gaps
+  // REPEATABLE READ locks with it) and sets *rows to the rows that match
+  // the whole WHERE, in index order. Returns whom to wait for.
+  std::optional<TrxId> lock_rows(Session& s, const SqlStatement& st,
+                                 const std::vector<SqlValue>& params, LockKind kind,
+                                 std::vector<int64_t>* rows);
+  // UPDATE's SET on row `fi` (locked), counting it in r->affected_rows when
+  // it changed. Returns the error that rolls the statement back.
+  std::optional<SqlResult> update_row(Session& s, const SqlStatement& st,
+                                      const std::vector<SqlValue>& params, int64_t fi,
+                                      SqlResult* r);
+  // Range and full scans (engine_scan.cpp). lock_scan locks as lock_rows
+  // says: REPEATABLE READ, a next-key lock on every record scanned, from the
+  // first in the range to the first past it (and on the primary-key record
+  // of a unique-index entry), or the gap before the supremum when the scan
+  // runs off the end; READ COMMITTED, the matching records alone.
+  std::optional<TrxId> lock_scan(Session& s, const SqlStatement& st,
+                                 const std::vector<SqlValue>& params, LockKind kind,
+                                 std::vector<int64_t>* matched);
+  // The rows a plain SELECT's scan reads from the session's snapshot.
+  std::vector<Row> snapshot_scan(const Session& s, const SqlStatement& st,
+                                 const std::vector<SqlValue>& params) const;
+  // The records the statement's scan walks, in index order: (lock key, Findex).
+  std::vector<std::pair<std::string, int64_t>> scanned_index(const SqlStatement& st) const;
   // Finds the row a WHERE's key names and locks it (or its gap) with `kind`.
   // Sets *findex to the row found (latest version, own writes included).
   std::optional<TrxId> lock_key(Session& s, const SqlCondition& key,
