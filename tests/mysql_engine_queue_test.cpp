@@ -109,7 +109,8 @@ TEST(MysqlEngineQueue, RangesParseAndOthersAreRefusedWithAReason) {
             (std::vector<std::string>{"g"}));
   for (const char* sql : {"SELECT * FROM t_tag_lock WHERE Fdesc <> 'x'",
                           "SELECT * FROM t_tag_lock WHERE Fmodify_time < '2026-01-01 00:00:00'",
-                          "SELECT * FROM t_tag_lock WHERE Fdesc IS NULL"}) {
+                          "SELECT * FROM t_tag_lock WHERE Fdesc IS NULL",
+                          "SELECT * FROM t_tag_lock WHERE Findex = 1 OR Findex = 2"}) {
     SqlResult r = run(e, s, sql);
     EXPECT_EQ(r.error_number, 1064) << sql;
     EXPECT_NE(r.message.find("outside the SQL subset"), std::string::npos) << r.message;

@@ -263,6 +263,7 @@ class Parser {
     expect_word("WHERE");
     do test(st);
     while (accept_word("AND"));
+    if (accept_word("OR")) throw Refusal{"tests are joined by AND only"};
     choose_access(st);
   }
 
