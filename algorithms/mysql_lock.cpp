@@ -33,6 +33,13 @@ const char* kSelectForUpdate =
     "SELECT Fcount, Fstatus, Fdeadline, Fdesc FROM t_tag_lock WHERE Flock_name = ? FOR UPDATE";
 const char* kSelectSnapshot =
     "SELECT Fcount, Fstatus, Fdeadline, Fdesc FROM t_tag_lock WHERE Flock_name = ?";
+// acquire=steal: takes the row only if its deadline has passed.
+const char* kUpdateSteal =
+    "UPDATE t_tag_lock SET Fdeadline = ?, Fstatus = 1, Fdesc = ?, Fcount = Fcount + 1, "
+    "Fmodify_time = ? WHERE Flock_name = ? AND Fdeadline < ?";
+const char* kInsertHeld =
+    "INSERT INTO t_tag_lock (Flock_name, Fcount, Fstatus, Fdeadline, Fdesc, Fcreate_time, "
+    "Fmodify_time) VALUES (?, 1, 1, ?, ?, ?, ?)";
 const char* kUpdateTake =
     "UPDATE t_tag_lock SET Fdeadline = ?, Fstatus = 1, Fdesc = ?, Fcount = Fcount + 1, "
     "Fmodify_time = ? WHERE Flock_name = ?";
@@ -73,9 +80,10 @@ AcquireResult MysqlLock::acquire(Env& env, const std::string& resource) {
   bool unknown = false;  // a COMMIT of ours was lost: the row may be ours already
   for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
-    const Attempt a = params_.version == Version::kV1
-                          ? attempt_v1(sql, env, resource, token, unknown)
-                          : attempt_center(sql, env, resource, token, unknown);
+    const Attempt a =
+        params_.take == Take::kSteal      ? attempt_steal(sql, env, resource, token, unknown)
+        : params_.version == Version::kV1 ? attempt_v1(sql, env, resource, token, unknown)
+                                          : attempt_center(sql, env, resource, token, unknown);
     if (a.outcome == Outcome::kOk) {
       result.outcome = Outcome::kOk;
       result.lease.resource = resource;
@@ -120,10 +128,8 @@ MysqlLock::Attempt MysqlLock::attempt_v1(SqlConnection& sql, Env& env, const std
   // Missing: insert it held. Two sessions here at once is the article's deadlock.
   const TimePoint now = env.now();
   const std::string now_text = format_datetime(now);
-  r = sql.query(
-      "INSERT INTO t_tag_lock (Flock_name, Fcount, Fstatus, Fdeadline, Fdesc, Fcreate_time, "
-      "Fmodify_time) VALUES (?, 1, 1, ?, ?, ?, ?)",
-      {resource, format_datetime(now + params_.ttl), token, now_text, now_text});
+  r = sql.query(kInsertHeld,
+                {resource, format_datetime(now + params_.ttl), token, now_text, now_text});
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   return commit(sql, 1, truncate_to_second(now + params_.ttl));
 }
@@ -133,15 +139,7 @@ MysqlLock::Attempt MysqlLock::attempt_center(SqlConnection& sql, Env& env,
                                              bool maybe_ours) {
   SqlResult r = sql.query("BEGIN", {});
   if (!r.ok()) return Attempt{Outcome::kFail, describe(r), 0, {}};
-  const std::string center = center_row(resource);
-  r = sql.query(kSelectForUpdate, {center});
-  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
-  if (r.rows.empty()) {
-    // The first acquire ever creates the center row (held by our insert).
-    r = sql.query("INSERT INTO t_tag_lock (Flock_name, Fstatus, Fdesc) VALUES (?, 0, 'center')",
-                  {center});
-    if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
-  }
+  if (std::optional<Attempt> failed = lock_center(sql, resource)) return *failed;
   r = sql.query(kSelectSnapshot, {resource});
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   if (!r.rows.empty()) return judge_row(sql, env, resource, token, maybe_ours, r.rows[0]);
@@ -152,6 +150,78 @@ MysqlLock::Attempt MysqlLock::attempt_center(SqlConnection& sql, Env& env,
       {resource, now_text, now_text});
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   return take(sql, env, resource, token, 0);
+}
+
+std::optional<MysqlLock::Attempt> MysqlLock::lock_center(SqlConnection& sql,
+                                                         const std::string& resource) {
+  const std::string center = center_row(resource);
+  SqlResult r = sql.query(kSelectForUpdate, {center});
+  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  if (r.rows.empty()) {
+    // The first acquire ever creates the center row (held by our insert).
+    r = sql.query("INSERT INTO t_tag_lock (Flock_name, Fstatus, Fdesc) VALUES (?, 0, 'center')",
+                  {center});
+    if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  }
+  return std::nullopt;
+}
+
+MysqlLock::Attempt MysqlLock::attempt_steal(SqlConnection& sql, Env& env,
+                                            const std::string& resource, const std::string& token,
+                                            bool maybe_ours) {
+  SqlResult r = sql.query("BEGIN", {});
+  if (!r.ok()) return Attempt{Outcome::kFail, describe(r), 0, {}};
+  if (params_.version != Version::kV1) {
+    if (std::optional<Attempt> failed = lock_center(sql, resource)) return *failed;
+  }
+  const TimePoint now = env.now();
+  const std::string now_text = format_datetime(now);
+  r = sql.query(kUpdateSteal,
+                {format_datetime(now + params_.ttl), token, now_text, resource, now_text});
+  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  if (r.affected_rows == 0) return steal_missed(sql, env, resource, token, maybe_ours);
+  // Ours: the transaction reads its own write, so Fcount is the fence.
+  r = sql.query("SELECT Fcount FROM t_tag_lock WHERE Flock_name = ?", {resource});
+  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  LOCKSIM_ASSERT_MSG(r.rows.size() == 1 && r.rows[0][0], "the row just updated is there");
+  return commit(sql, std::stoull(*r.rows[0][0]), truncate_to_second(now + params_.ttl));
+}
+
+MysqlLock::Attempt MysqlLock::steal_missed(SqlConnection& sql, Env& env,
+                                           const std::string& resource, const std::string& token,
+                                           bool maybe_ours) {
+  SqlResult r = sql.query(kSelectForUpdate, {resource});
+  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  if (!r.rows.empty()) {
+    const SqlRow& row = r.rows[0];
+    LOCKSIM_ASSERT(row.size() == 4 && row[0] && row[1] && row[2] && row[3]);
+    if (maybe_ours && *row[1] == "1" && *row[3] == token) {
+      // An earlier attempt's COMMIT was lost on the way back but landed.
+      return commit(sql, std::stoull(*row[0]), parse_datetime(*row[2]));
+    }
+    (void)sql.query("ROLLBACK", {});
+    return Attempt{Outcome::kFail, "held by another client until " + *row[2], 0, {}};
+  }
+  // Missing: insert it held. v2/v3 do it under the center lock. v1 has none:
+  // inserting inside this transaction would be v1's gap-lock deadlock, so it
+  // ends the transaction and inserts on its own (autocommit), as ShedLock
+  // does; of racing inserters one wins, the others wait for its row and get
+  // 1062.
+  const bool alone = params_.version == Version::kV1;
+  if (alone) (void)sql.query("ROLLBACK", {});
+  const TimePoint now = env.now();
+  const std::string now_text = format_datetime(now);
+  const TimePoint deadline = truncate_to_second(now + params_.ttl);
+  r = sql.query(kInsertHeld,
+                {resource, format_datetime(now + params_.ttl), token, now_text, now_text});
+  if (alone) {
+    if (r.error_number == sql_errno::kServerLost)
+      return Attempt{Outcome::kUnknown, describe(r), 0, {}};
+    if (!r.ok()) return Attempt{Outcome::kFail, describe(r), 0, {}};
+    return Attempt{Outcome::kOk, "", 1, deadline};
+  }
+  if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
+  return commit(sql, 1, deadline);
 }
 
 MysqlLock::Attempt MysqlLock::judge_row(SqlConnection& sql, Env& env, const std::string& resource,
@@ -197,16 +267,28 @@ ReleaseResult MysqlLock::release(Env& env, const Lease& lease) {
   SqlConnection& sql = env.sql();
   const std::string now_text = format_datetime(env.now());
   SqlResult r;
+  // A stealer takes only a row whose deadline has passed: its release ends
+  // the deadline now, so the next one need not wait for it.
+  const bool steal = params_.take == Take::kSteal;
   switch (params_.release) {
     case Release::kChecked:
-      r = sql.query(
-          "UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ? "
-          "AND Fdesc = ? AND Fstatus = 1",
-          {now_text, lease.resource, lease.token});
+      r = steal ? sql.query(
+                      "UPDATE t_tag_lock SET Fstatus = 0, Fdeadline = ?, Fmodify_time = ? WHERE "
+                      "Flock_name = ? AND Fdesc = ? AND Fstatus = 1",
+                      {now_text, now_text, lease.resource, lease.token})
+                : sql.query(
+                      "UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ? "
+                      "AND Fdesc = ? AND Fstatus = 1",
+                      {now_text, lease.resource, lease.token});
       break;
     case Release::kBlind:
-      r = sql.query("UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ?",
-                    {now_text, lease.resource});
+      r = steal ? sql.query(
+                      "UPDATE t_tag_lock SET Fstatus = 0, Fdeadline = ?, Fmodify_time = ? WHERE "
+                      "Flock_name = ?",
+                      {now_text, now_text, lease.resource})
+                : sql.query(
+                      "UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ?",
+                      {now_text, lease.resource});
       break;
     case Release::kDelete:
       r = sql.query("DELETE FROM t_tag_lock WHERE Flock_name = ? AND Fdesc = ?",
@@ -232,6 +314,10 @@ AlgorithmSpec mysql_spec(const char* name, const char* summary, MysqlLock::Versi
       {"release", "checked",
        "checked: mark our own row free (Fdesc = token); blind: any holder's; delete: delete "
        "our own row"},
+      {"acquire", "read",
+       "read: read the row under the lock and judge its deadline on the client (the "
+       "article's); steal: UPDATE ... WHERE Flock_name = ? AND Fdeadline < now, INSERT if "
+       "missing"},
       {kMaxAttemptsParam, "20", "transactions per acquire before giving up"},
       {kRetryParam, "50ms..150ms", "random backoff between attempts, uniform in the range"},
   };
@@ -255,6 +341,14 @@ AlgorithmSpec mysql_spec(const char* name, const char* summary, MysqlLock::Versi
     } else {
       throw ConfigError(r.field("release") + ": expected checked, blind or delete, got '" +
                         release + "'");
+    }
+    const std::string take = r.text("acquire");
+    if (take == "read") {
+      p.take = MysqlLock::Take::kRead;
+    } else if (take == "steal") {
+      p.take = MysqlLock::Take::kSteal;
+    } else {
+      throw ConfigError(r.field("acquire") + ": expected read or steal, got '" + take + "'");
     }
     p.retry = read_retry_policy(r);
     return std::unique_ptr<LockAlgorithm>(new MysqlLock(p));

@@ -43,6 +43,19 @@
 // Fcount is incremented by every successful acquire and returned as the
 // lease's fencing token.
 //
+// Parameter `acquire`: `read` (default) is the article's: read the row under
+// the lock, judge its deadline on the client, then UPDATE. `steal` is how lock
+// tables in the wild take a row (ShedLock's, for one): a single conditional
+//   UPDATE ... SET Fdeadline = now + expire, Fstatus = 1, Fdesc = <token>,
+//          Fcount = Fcount + 1 WHERE Flock_name = ? AND Fdeadline < now
+// in a transaction (v2/v3: after the center lock), one affected row meaning
+// ours (then Fcount is read back for the fence); none means held or missing,
+// and a missing row is INSERTed (v1: after ending the transaction, in
+// autocommit, as ShedLock does; 1062: someone else was faster). InnoDB's
+// row lock makes a race of stealers have one winner: the others wait for it
+// and then see its new deadline. Its release writes Fdeadline = now, so the
+// row can be stolen at once.
+//
 // What it does not protect against (and locksim shows): a client clock ahead
 // by more than ttl - hold (it sees a live deadline as past), a holder pausing
 // past its deadline, and everything a single database loses (failover to a
@@ -50,6 +63,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "algorithms/algorithm_spec.h"
@@ -62,11 +76,13 @@ class MysqlLock : public LockAlgorithm {
  public:
   enum class Version { kV1, kCenter, kSegmented };
   enum class Release { kChecked, kBlind, kDelete };
+  enum class Take { kRead, kSteal };
 
   struct Params {
     Version version = Version::kCenter;
     Duration ttl = Duration::seconds(31'536'000);  // the article's expire: a year
     Release release = Release::kChecked;
+    Take take = Take::kRead;
     RetryPolicy retry = {20, Duration::millis(50), Duration::millis(150)};
   };
 
@@ -92,6 +108,17 @@ class MysqlLock : public LockAlgorithm {
                      const std::string& token, bool maybe_ours);
   Attempt attempt_center(SqlConnection& sql, Env& env, const std::string& resource,
                          const std::string& token, bool maybe_ours);
+  // acquire=steal: the conditional UPDATE, then the INSERT of a missing row.
+  Attempt attempt_steal(SqlConnection& sql, Env& env, const std::string& resource,
+                        const std::string& token, bool maybe_ours);
+  // After a steal that matched nothing: a lost COMMIT of ours may have
+  // landed (the row names our token), else the row is missing (INSERT it)
+  // or held by someone else.
+  Attempt steal_missed(SqlConnection& sql, Env& env, const std::string& resource,
+                       const std::string& token, bool maybe_ours);
+  // v2/v3: takes the center row FOR UPDATE inside the open transaction,
+  // inserting it on first use. Returns the failed attempt, or nullopt.
+  std::optional<Attempt> lock_center(SqlConnection& sql, const std::string& resource);
   // The lock row, read under the (center) lock: take it if free or expired.
   Attempt judge_row(SqlConnection& sql, Env& env, const std::string& resource,
                     const std::string& token, bool maybe_ours, const SqlRow& row);
@@ -103,7 +130,7 @@ class MysqlLock : public LockAlgorithm {
   Params params_;
 };
 
-// The registry entries: parameters ttl, release, max-attempts, retry.
+// The registry entries: parameters ttl, release, acquire, max-attempts, retry.
 const AlgorithmSpec& mysql_v1_spec();
 const AlgorithmSpec& mysql_center_spec();
 const AlgorithmSpec& mysql_segmented_spec();

@@ -32,6 +32,17 @@ struct Step {
   Duration wait;
 };
 
+// The steps a script is written in.
+inline Step sql(int session, std::string text, std::vector<SqlValue> params = {}) {
+  return Step{Step::Kind::kStatement, session, std::move(text), std::move(params), {}};
+}
+inline Step close_session(int session) {
+  return Step{Step::Kind::kClose, session, "", {}, {}};
+}
+inline Step wait(Duration d) {
+  return Step{Step::Kind::kWait, 0, "", {}, d};
+}
+
 inline std::string describe_step(const Step& st) {
   std::string out = "s" + std::to_string(st.session) + ": " + st.sql;
   if (!st.params.empty()) {
@@ -186,21 +197,24 @@ inline std::vector<std::string> run_simulated(const std::vector<Step>& steps, in
 
 // ---- Real MariaDB: one thread and one libmariadb session per script session.
 
-// The SQL that puts a new live session at `isolation`: what a server whose
-// transaction_isolation is that level gives every session, without
-// restarting the one mariadbd the scripts share.
-inline std::string isolation_sql(sim::mysql::Isolation isolation) {
-  return isolation == sim::mysql::Isolation::kReadCommitted
-             ? "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
-             : "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ";
+// The SQL that gives a new live session the script's isolation level and
+// innodb_lock_wait_timeout: what a server started with them gives every
+// session, without restarting the one mariadbd the scripts share.
+inline std::vector<std::string> session_sql(sim::mysql::Isolation isolation,
+                                            Duration lock_wait_timeout) {
+  return {isolation == sim::mysql::Isolation::kReadCommitted
+              ? "SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED"
+              : "SET SESSION TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+          "SET SESSION innodb_lock_wait_timeout = " +
+              std::to_string(lock_wait_timeout.ns / Duration::seconds(1).ns)};
 }
 
 class LiveSession {
  public:
-  LiveSession(int port, sim::mysql::Isolation isolation)
+  LiveSession(int port, std::vector<std::string> connect_sql)
       : conn_({.host = "127.0.0.1", .port = port, .database = "locksim", .user = "root"},
               Duration::seconds(30), "mariadb"),
-        connect_sql_(isolation_sql(isolation)),
+        connect_sql_(std::move(connect_sql)),
         thread_([this] { serve(); }) {}
   ~LiveSession() {
     {
@@ -243,8 +257,10 @@ class LiveSession {
         // Connect first, so the monitor knows which server thread to watch,
         // and set the session's isolation level as the server would.
         if (!conn_.connected()) {
-          const SqlResult set = conn_.query(connect_sql_, {});
-          if (!set.ok()) throw std::runtime_error(connect_sql_ + ": " + set.message);
+          for (const std::string& sql : connect_sql_) {
+            const SqlResult set = conn_.query(sql, {});
+            if (!set.ok()) throw std::runtime_error(sql + ": " + set.message);
+          }
         }
         {
           const std::lock_guard<std::mutex> id_lock(mutex_);
@@ -258,7 +274,7 @@ class LiveSession {
     }
   }
   live::MariadbConnection conn_;
-  const std::string connect_sql_;
+  const std::vector<std::string> connect_sql_;
   mutable std::mutex mutex_;
   std::condition_variable cv_;
   std::optional<Step> job_;
@@ -270,11 +286,11 @@ class LiveSession {
 
 class LiveSessions : public Sessions {
  public:
-  LiveSessions(int port, int sessions, sim::mysql::Isolation isolation)
+  LiveSessions(int port, int sessions, const std::vector<std::string>& connect_sql)
       : monitor_({.host = "127.0.0.1", .port = port, .database = "locksim", .user = "root"},
                  Duration::seconds(30), "monitor") {
     for (int s = 0; s < sessions; ++s) {
-      sessions_.push_back(std::make_unique<LiveSession>(port, isolation));
+      sessions_.push_back(std::make_unique<LiveSession>(port, connect_sql));
     }
   }
   void post(int s, const Step& step) override {
@@ -319,13 +335,14 @@ class LiveSessions : public Sessions {
 // Runs the script against the server on `port`, starting from an empty
 // t_tag_lock (TRUNCATE also resets AUTO_INCREMENT, as a fresh simulation has it).
 inline std::vector<std::string> run_live(const std::vector<Step>& steps, int sessions, int port,
-                                         sim::mysql::Isolation isolation) {
+                                         sim::mysql::Isolation isolation,
+                                         Duration lock_wait_timeout) {
   live::MariadbConnection setup(
       {.host = "127.0.0.1", .port = port, .database = "locksim", .user = "root"},
       Duration::seconds(30), "setup");
   const SqlResult r = setup.query("TRUNCATE TABLE t_tag_lock", {});
   if (!r.ok()) throw std::runtime_error("TRUNCATE: " + r.message);
-  LiveSessions io(port, sessions, isolation);
+  LiveSessions io(port, sessions, session_sql(isolation, lock_wait_timeout));
   return run_script(io, steps, sessions);
 }
 

@@ -23,7 +23,8 @@
 // Skips (with a message) when mariadb-server is not installed, except when
 // CI=true: then it fails, so a CI machine without it cannot pass by testing
 // nothing. One mariadbd (innodb_lock_wait_timeout=1) serves every script;
-// each script uses its own lock names.
+// each script uses its own lock names, and may give its sessions a longer
+// lock wait timeout (Script::lock_wait_timeout).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -33,6 +34,8 @@
 #include <vector>
 
 #include "live/mariadb_process.h"
+#include "mysql_differential_queue.h"
+#include "mysql_differential_ranges.h"
 #include "mysql_differential_sessions.h"
 #include "real_servers.h"
 #include "sim/mysql/schema.h"
@@ -40,23 +43,16 @@
 namespace locksim {
 namespace {
 
+using difftest::close_session;
+using difftest::sql;
 using difftest::Step;
+using difftest::wait;
 
 const char* kForUpdate =
     "SELECT Flock_name, Fcount, Fstatus FROM t_tag_lock WHERE Flock_name = ? FOR UPDATE";
 const char* kSnapshot = "SELECT Flock_name, Fcount, Fstatus FROM t_tag_lock WHERE Flock_name = ?";
 const char* kInsert = "INSERT INTO t_tag_lock (Flock_name, Fcount, Fdesc) VALUES (?, ?, ?)";
 const char* kBump = "UPDATE t_tag_lock SET Fcount = Fcount + 1 WHERE Flock_name = ?";
-
-Step sql(int session, std::string text, std::vector<SqlValue> params = {}) {
-  return Step{Step::Kind::kStatement, session, std::move(text), std::move(params), {}};
-}
-Step close_session(int session) {
-  return Step{Step::Kind::kClose, session, "", {}, {}};
-}
-Step wait(Duration d) {
-  return Step{Step::Kind::kWait, 0, "", {}, d};
-}
 
 // v1's deadlock: both find the row missing (gap locks, compatible), both
 // INSERT; InnoDB kills one, the other's INSERT goes through.
@@ -310,6 +306,10 @@ struct Script {
   int sessions;
   std::vector<Step> (*steps)();
   sim::mysql::Isolation isolation = sim::mysql::Isolation::kRepeatableRead;
+  // Whole seconds (innodb_lock_wait_timeout's unit). Scripts that keep
+  // sessions waiting over many steps need longer than 1 s live, where each
+  // step's settling takes a few hundred milliseconds.
+  Duration lock_wait_timeout = Duration::seconds(1);
 };
 
 const std::vector<Script>& scripts() {
@@ -330,6 +330,16 @@ const std::vector<Script>& scripts() {
        sim::mysql::Isolation::kReadCommitted},
       {"read_committed_no_gap_new_snapshot", 2, read_committed_no_gap_new_snapshot,
        sim::mysql::Isolation::kReadCommitted},
+      {"queue_duplicate_waiters_deadlock", 3, difftest::queue_duplicate_waiters_deadlock,
+       sim::mysql::Isolation::kRepeatableRead, Duration::seconds(10)},
+      {"queue_shared_holder_upgrade_deadlock", 2, difftest::queue_shared_holder_upgrade_deadlock,
+       sim::mysql::Isolation::kRepeatableRead, Duration::seconds(10)},
+      {"queue_waiting_request_blocks_later", 3, difftest::queue_waiting_request_blocks_later,
+       sim::mysql::Isolation::kRepeatableRead, Duration::seconds(10)},
+      {"range_less_than_on_unique_key", 2, difftest::range_less_than_on_unique_key},
+      {"range_between_and_past_the_end", 2, difftest::range_between_and_past_the_end},
+      {"range_unindexed_and_primary_key", 2, difftest::range_unindexed_and_primary_key},
+      {"range_steal_expired_row", 2, difftest::range_steal_expired_row},
   };
   return all;
 }
@@ -354,9 +364,9 @@ TEST_P(MysqlDifferential, SimulationAnswersAsMariaDbDoes) {
   ASSERT_NE(server_, nullptr) << "mariadbd did not start";
   const Script& script = GetParam();
   const std::vector<std::string> sim = difftest::run_simulated(
-      script.steps(), script.sessions, Duration::seconds(1), script.isolation);
-  const std::vector<std::string> real =
-      difftest::run_live(script.steps(), script.sessions, server_->port(), script.isolation);
+      script.steps(), script.sessions, script.lock_wait_timeout, script.isolation);
+  const std::vector<std::string> real = difftest::run_live(
+      script.steps(), script.sessions, server_->port(), script.isolation, script.lock_wait_timeout);
   // LOCKSIM_MYSQL_TRACE=1 shows what real MariaDB answered, step by step.
   if (std::getenv("LOCKSIM_MYSQL_TRACE") != nullptr) {
     for (const std::string& line : real) std::cerr << "  " << line << "\n";

@@ -26,7 +26,7 @@ TEST(MysqlEngine, UnknownStatementIs1064NamingIt) {
   Engine e;
   SessionId s = e.open();
   for (const char* sql : {"DROP TABLE t_tag_lock", "SELECT * FROM other WHERE Findex = 1",
-                          "SELECT * FROM t_tag_lock WHERE Fdesc = 'x'", "SELECT 'unterminated",
+                          "SELECT * FROM t_tag_lock WHERE Fdesc <> 'x'", "SELECT 'unterminated",
                           "UPDATE t_tag_lock SET Fcount = WHERE Findex = 1", ""}) {
     SqlResult r = run(e, s, sql);
     EXPECT_EQ(r.error_number, 1064) << sql;

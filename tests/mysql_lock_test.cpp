@@ -57,7 +57,14 @@ TEST(MysqlLock, BadParametersNameTheField) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("s.json: params.release"), std::string::npos) << e.what();
   }
+  try {
+    spec->make({{"acquire", "grab"}}, "--");
+    FAIL() << "an unknown acquire mode must be refused";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--acquire"), std::string::npos) << e.what();
+  }
   EXPECT_NO_THROW(spec->make({{"ttl", "1s"}, {"release", "blind"}}, "--"));
+  EXPECT_NO_THROW(spec->make({{"acquire", "steal"}}, "--"));
 }
 
 }  // namespace

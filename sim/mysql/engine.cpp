@@ -137,6 +137,8 @@ Engine::Outcome Engine::run_body(Session& s, const SqlStatement& st,
 SqlResult Engine::finish(Session& s, Outcome outcome, size_t undo_mark, uint64_t* committed) {
   LOCKSIM_ASSERT(!outcome.wait_for);
   *committed = 0;
+  // A re-run that went another way leaves the request it waited for.
+  if (locks_.cancel_wait(s.trx)) rerun_waiters();
   if (!outcome.result.ok()) rollback_statement(s, undo_mark);
   if (!s.explicit_trx) {
     // Autocommit: the statement was its own transaction.
@@ -150,8 +152,12 @@ SqlResult Engine::finish(Session& s, Outcome outcome, size_t undo_mark, uint64_t
 }
 
 std::optional<SqlResult> Engine::block(SessionId id, TrxId for_trx) {
+  locks_.set_waiting(session_ref(id).trx, for_trx);
+  return resolve_deadlock(id);
+}
+
+std::optional<SqlResult> Engine::resolve_deadlock(SessionId id) {
   Session& s = session_ref(id);
-  locks_.set_waiting(s.trx, for_trx);
   const std::vector<TrxId> cycle = locks_.cycle_through(s.trx);
   if (cycle.empty()) return std::nullopt;
   // The victim: least weight; the requester (cycle[0]) on a tie with the least.
@@ -192,28 +198,45 @@ void Engine::rerun_waiters() {
       if (s.pending) order.emplace_back(s.wait_seq, id);
     }
     std::sort(order.begin(), order.end());
+    // Waits that go on are checked for deadlocks only once every waiter had
+    // its turn, oldest first, as MariaDB checks the waits a release left
+    // after it re-queued them all (lock_rec_dequeue_from_page collects them
+    // for the deadlock checker). So two waiters whose re-runs deadlock with
+    // each other lose the older one on a tie: it is the requester of the
+    // first check (queue_duplicate_waiters_deadlock).
+    std::vector<std::pair<uint64_t, SessionId>> still_waiting;
     for (const auto& [seq, id] : order) {
-      Session& s = session_ref(id);
-      if (!s.pending || s.wait_seq != seq) continue;  // finished or a victim meanwhile
-      locks_.clear_waiting(s.trx);
-      const SqlStatement st = *s.pending;
-      const std::vector<SqlValue> params = s.pending_params;
-      const size_t mark = s.undo.size();
-      Outcome o = run_body(s, st, params);
-      if (o.wait_for) {
-        // Still blocked (perhaps on another holder): the same wait goes on.
-        if (std::optional<SqlResult> dead = block(id, *o.wait_for)) {
-          finished_.push_back(FinishedStatement{id, *dead});
-        }
-        continue;
+      if (rerun_one(id, seq)) still_waiting.emplace_back(seq, id);
+    }
+    for (const auto& [seq, id] : still_waiting) {
+      auto it = sessions_.find(id);
+      if (it == sessions_.end() || !it->second.pending || it->second.wait_seq != seq) continue;
+      if (std::optional<SqlResult> dead = resolve_deadlock(id)) {
+        finished_.push_back(FinishedStatement{id, *dead});
       }
-      s.pending.reset();
-      uint64_t committed = 0;
-      SqlResult r = finish(s, std::move(o), mark, &committed);
-      finished_.push_back(FinishedStatement{id, std::move(r), committed});
     }
   } while (rerun_again_);
   rerunning_ = false;
+}
+
+bool Engine::rerun_one(SessionId id, uint64_t seq) {
+  Session& s = session_ref(id);
+  if (!s.pending || s.wait_seq != seq) return false;  // finished or a victim meanwhile
+  locks_.clear_waiting(s.trx);
+  const SqlStatement st = *s.pending;
+  const std::vector<SqlValue> params = s.pending_params;
+  const size_t mark = s.undo.size();
+  Outcome o = run_body(s, st, params);
+  if (o.wait_for) {
+    // Still blocked (perhaps on another holder): the same wait goes on.
+    locks_.set_waiting(s.trx, *o.wait_for);
+    return true;
+  }
+  s.pending.reset();
+  uint64_t committed = 0;
+  SqlResult r = finish(s, std::move(o), mark, &committed);
+  finished_.push_back(FinishedStatement{id, std::move(r), committed});
+  return false;
 }
 
 void Engine::lock_wait_timeout(SessionId id, uint64_t wait_id) {
@@ -222,12 +245,17 @@ void Engine::lock_wait_timeout(SessionId id, uint64_t wait_id) {
   Session& s = it->second;
   s.pending.reset();
   locks_.clear_waiting(s.trx);
-  // A blocked statement has written nothing yet (every body locks before it
-  // writes), so rolling back the statement is only ending its wait.
-  if (!s.explicit_trx) rollback(s);
   finished_.push_back(FinishedStatement{
       id, SqlResult::error(sql_errno::kLockWaitTimeout,
                            "Lock wait timeout exceeded; try restarting transaction")});
+  // A blocked statement has written nothing yet (every body locks before it
+  // writes), so rolling back the statement is only ending its wait. Its
+  // request leaves the queue, which may let requests behind it through.
+  if (!s.explicit_trx) {
+    rollback(s);
+  } else if (locks_.cancel_wait(s.trx)) {
+    rerun_waiters();
+  }
 }
 
 void Engine::close(SessionId id) {
@@ -265,7 +293,10 @@ uint64_t Engine::commit(Session& s) {
         Version{commit_seq_, l.deleted ? std::nullopt : std::optional<Row>(l.row)});
     ++committed_changes_;
     l.writer = 0;
-    if (l.deleted) latest_.erase(it);
+    if (l.deleted) {
+      latest_.erase(it);
+      row_removed(fi);
+    }
   }
   const TrxId trx = s.trx;
   for (int64_t fi : s.written) refresh_key(fi);
@@ -294,6 +325,7 @@ void Engine::rollback_statement(Session& s, size_t undo_mark) {
       latest_[u.findex] = std::move(*u.before);
     } else {
       latest_.erase(u.findex);
+      row_removed(u.findex);
     }
     refresh_key(u.findex);
   }
@@ -338,6 +370,7 @@ void Engine::refresh_key(int64_t findex) {
 }
 
 void Engine::refresh_unique(const std::string& key) {
+  const bool was_indexed = unique_.count(key) != 0;
   std::optional<int64_t> chosen;
   for (int64_t fi : keyed_.at(key)) {  // ascending, as rebuild_unique walks latest_
     auto l = latest_.find(fi);
@@ -348,8 +381,20 @@ void Engine::refresh_unique(const std::string& key) {
     unique_[key] = *chosen;
   } else {
     unique_.erase(key);
+    // The record left uniq_Flock_name: the locks on it move to the gap. An
+    // empty name's key is also how the supremum is named: its locks stay.
+    if (was_indexed && !key.empty()) {
+      locks_.inherit_to_gap({"uniq", key}, {"uniq", next_key_after(key)});
+    }
   }
   LOCKSIM_ASSERT(!chosen || key_of_.at(*chosen) == key);
+}
+
+void Engine::row_removed(int64_t findex) {
+  LOCKSIM_ASSERT(latest_.count(findex) == 0);
+  auto next = latest_.upper_bound(findex);
+  locks_.inherit_to_gap({"pk", pk_key(findex)},
+                        {"pk", next == latest_.end() ? std::string() : pk_key(next->first)});
 }
 
 SessionId Engine::session_of_trx(TrxId trx) const {
@@ -361,8 +406,9 @@ SessionId Engine::session_of_trx(TrxId trx) const {
 }
 
 uint64_t Engine::weight(const Session& s) const {
-  // InnoDB's TRX_WEIGHT: undo records plus lock structs (the waiting one included).
-  return s.undo.size() + locks_.lock_count(s.trx) + (s.pending ? 1 : 0);
+  // InnoDB's TRX_WEIGHT: undo records plus lock structs (the waiting one
+  // included: it is in the queue).
+  return s.undo.size() + locks_.lock_count(s.trx);
 }
 
 const Row* Engine::committed_row(const std::string& lock_name) const {

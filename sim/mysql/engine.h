@@ -203,7 +203,21 @@ class Engine {
   // Makes the session wait for `for_trx` and runs deadlock detection.
   // Returns the session's own 1213 when it was chosen as the victim.
   std::optional<SqlResult> block(SessionId id, TrxId for_trx);
+  // Deadlock detection for a session that waits: when its wait closes a
+  // cycle, rolls back the victim. Returns the session's own 1213 when it is
+  // the victim.
+  std::optional<SqlResult> resolve_deadlock(SessionId id);
+  // Re-runs every waiting statement, oldest wait first, after locks were
+  // released; deadlock detection follows for the waits that go on.
   void rerun_waiters();
+  // Re-runs the statement session `id` waits with (if wait `seq` is still
+  // in progress): true when it still waits (its edge set, not yet checked).
+  bool rerun_one(SessionId id, uint64_t seq);
+  // A row left latest_ (an insert undone, a delete committed): the locks on
+  // its primary-key record move to the gap, as InnoDB's purge moves them.
+  void row_removed(int64_t findex);
+  // The primary key as a lock key: zero-padded so text order is number order.
+  static std::string pk_key(int64_t findex);
   // The unique index over latest_: rebuilt whole (rebuild_unique) or for the
   // one key a change touched (refresh_key). A key names the first live row
   // with it in Findex order, else the last delete-marked one.
@@ -224,6 +238,30 @@ class Engine {
   Outcome do_insert(Session& s, const SqlStatement& st, const std::vector<SqlValue>& params);
   Outcome do_update(Session& s, const SqlStatement& st, const std::vector<SqlValue>& params,
                     bool is_delete);
+  // Locks what the statement's search reads with `kind` (and the gaps
+  // REPEATABLE READ locks with it) and sets *rows to the rows that match
+  // the whole WHERE, in index order. Returns whom to wait for.
+  std::optional<TrxId> lock_rows(Session& s, const SqlStatement& st,
+                                 const std::vector<SqlValue>& params, LockKind kind,
+                                 std::vector<int64_t>* rows);
+  // UPDATE's SET on row `fi` (locked), counting it in r->affected_rows when
+  // it changed. Returns the error that rolls the statement back.
+  std::optional<SqlResult> update_row(Session& s, const SqlStatement& st,
+                                      const std::vector<SqlValue>& params, int64_t fi,
+                                      SqlResult* r);
+  // Range and full scans (engine_scan.cpp). lock_scan locks as lock_rows
+  // says: REPEATABLE READ, a next-key lock on every record scanned, from the
+  // first in the range to the first past it (and on the primary-key record
+  // of a unique-index entry), or the gap before the supremum when the scan
+  // runs off the end; READ COMMITTED, the matching records alone.
+  std::optional<TrxId> lock_scan(Session& s, const SqlStatement& st,
+                                 const std::vector<SqlValue>& params, LockKind kind,
+                                 std::vector<int64_t>* matched);
+  // The rows a plain SELECT's scan reads from the session's snapshot.
+  std::vector<Row> snapshot_scan(const Session& s, const SqlStatement& st,
+                                 const std::vector<SqlValue>& params) const;
+  // The records the statement's scan walks, in index order: (lock key, Findex).
+  std::vector<std::pair<std::string, int64_t>> scanned_index(const SqlStatement& st) const;
   // Finds the row a WHERE's key names and locks it (or its gap) with `kind`.
   // Sets *findex to the row found (latest version, own writes included).
   std::optional<TrxId> lock_key(Session& s, const SqlCondition& key,

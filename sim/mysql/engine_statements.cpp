@@ -10,71 +10,15 @@
 
 #include "env/assert.h"
 #include "sim/mysql/engine.h"
+#include "sim/mysql/row_match.h"
 
 namespace locksim::sim::mysql {
 
-namespace {
-
-const SqlValue& bound(const SqlOperand& op, const std::vector<SqlValue>& params) {
-  if (op.param) {
-    LOCKSIM_ASSERT(*op.param < params.size());
-    return params[*op.param];
-  }
-  return op.literal;
-}
-
-// The primary key as a lock key: zero-padded so text order is number order.
-std::string pk_key(int64_t findex) {
+std::string Engine::pk_key(int64_t findex) {
   char buf[24];
   std::snprintf(buf, sizeof buf, "%020lld", static_cast<long long>(findex));
   return buf;
 }
-
-// Does the stored `value` of column `col` equal the operand? Compared as the
-// column would store the operand (VARCHAR under a case-insensitive PAD SPACE
-// collation), except that a DATETIME is compared as DATETIME(6): MariaDB
-// keeps the string's fraction, so '... 00.5' never equals a stored '... 00'.
-// An operand the column cannot hold matches nothing.
-bool column_equals(size_t col, const std::string& value, const SqlValue& operand) {
-  const Column& c = table_columns()[col];
-  if (c.type == ColumnType::kDatetime) {
-    if (!operand) return false;
-    const std::optional<DatetimeText> dt = read_datetime(*operand);
-    return dt && dt->micros == 0 && dt->seconds == value;  // DATETIME(0) holds no fraction
-  }
-  if (c.type == ColumnType::kVarchar && operand && operand->size() <= c.varchar_max) {
-    return same_unique_key(value, *operand);  // fits the column as it is: no conversion
-  }
-  auto stored = store_value(col, operand);
-  if (std::holds_alternative<SqlResult>(stored)) return false;
-  const std::string& v = std::get<std::string>(stored);
-  if (table_columns()[col].type == ColumnType::kVarchar) {
-    return unique_key_of(v) == unique_key_of(value);
-  }
-  return v == value;
-}
-
-bool row_matches(const Row& row, const std::vector<SqlCondition>& where,
-                 const std::vector<SqlValue>& params) {
-  return std::all_of(where.begin(), where.end(), [&](const SqlCondition& c) {
-    const size_t col = *column_index(c.column);
-    return column_equals(col, row[col], bound(c.value, params));
-  });
-}
-
-SqlRow project(const Row& row, const std::vector<std::string>& columns) {
-  SqlRow out;
-  for (const std::string& c : columns) out.emplace_back(row[*column_index(c)]);
-  return out;
-}
-
-std::optional<int64_t> findex_of(const SqlValue& v) {
-  auto stored = store_value(kFindex, v);
-  if (std::holds_alternative<SqlResult>(stored)) return std::nullopt;
-  return std::stoll(std::get<std::string>(stored));
-}
-
-}  // namespace
 
 std::optional<int64_t> Engine::find_latest(const SqlCondition& key,
                                            const std::vector<SqlValue>& params) const {
@@ -177,6 +121,19 @@ std::optional<TrxId> Engine::lock_key(Session& s, const SqlCondition& key,
   return std::nullopt;
 }
 
+std::optional<TrxId> Engine::lock_rows(Session& s, const SqlStatement& st,
+                                       const std::vector<SqlValue>& params, LockKind kind,
+                                       std::vector<int64_t>* rows) {
+  rows->clear();
+  if (st.access != SqlAccess::kPkLookup && st.access != SqlAccess::kUniqueLookup) {
+    return lock_scan(s, st, params, kind, rows);
+  }
+  std::optional<int64_t> fi;
+  if (auto w = lock_key(s, st.where[st.key], params, kind, &fi)) return w;
+  if (fi && row_matches(latest_.at(*fi).row, st.where, params)) rows->push_back(*fi);
+  return std::nullopt;
+}
+
 Engine::Outcome Engine::do_select(Session& s, const SqlStatement& st,
                                   const std::vector<SqlValue>& params) {
   SqlResult r;
@@ -185,7 +142,10 @@ Engine::Outcome Engine::do_select(Session& s, const SqlStatement& st,
     // REPEATABLE READ: the snapshot starts at the transaction's first read;
     // READ COMMITTED: each read takes a new one.
     if (!s.read_view || isolation_ == Isolation::kReadCommitted) s.read_view = commit_seq_;
-    if (std::optional<int64_t> fi = find_snapshot(s, st.where[0], params)) {
+    if (st.access != SqlAccess::kPkLookup && st.access != SqlAccess::kUniqueLookup) {
+      for (const Row& row : snapshot_scan(s, st, params))
+        r.rows.push_back(project(row, st.columns));
+    } else if (std::optional<int64_t> fi = find_snapshot(s, st.where[st.key], params)) {
       std::optional<Row> row = snapshot_row(s, *fi);
       if (row && row_matches(*row, st.where, params)) r.rows.push_back(project(*row, st.columns));
     }
@@ -193,12 +153,9 @@ Engine::Outcome Engine::do_select(Session& s, const SqlStatement& st,
   }
   const LockKind kind =
       st.lock == SqlLockMode::kUpdate ? LockKind::kRecordExclusive : LockKind::kRecordShared;
-  std::optional<int64_t> fi;
-  if (auto w = lock_key(s, st.where[0], params, kind, &fi)) return Outcome{w, {}};
-  if (fi) {
-    const Row& row = latest_.at(*fi).row;
-    if (row_matches(row, st.where, params)) r.rows.push_back(project(row, st.columns));
-  }
+  std::vector<int64_t> rows;
+  if (auto w = lock_rows(s, st, params, kind, &rows)) return Outcome{w, {}};
+  for (int64_t fi : rows) r.rows.push_back(project(latest_.at(fi).row, st.columns));
   return Outcome{std::nullopt, std::move(r)};
 }
 
@@ -244,6 +201,16 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
                    SqlResult::error(sql_errno::kDupEntry,
                                     "Duplicate entry '" + row[kFindex] + "' for key 'PRIMARY'")};
   }
+  // The clustered record goes into the primary key's gap before the next
+  // Findex (the supremum for a new AUTO_INCREMENT value): a scan's next-key
+  // or supremum gap lock keeps it out.
+  const auto next_pk = latest_.upper_bound(fi);
+  if (auto w = locks_.acquire(
+          s.trx,
+          LockTarget{"pk", next_pk == latest_.end() ? std::string() : pk_key(next_pk->first)},
+          LockKind::kInsertIntention)) {
+    return Outcome{w, {}};
+  }
   auto_increment_ = std::max(auto_increment_, fi + 1);  // never given back, even on rollback
   row[kFindex] = std::to_string(fi);
   // The new row is the inserter's until it commits: X on both keys.
@@ -259,18 +226,24 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
 
 Engine::Outcome Engine::do_update(Session& s, const SqlStatement& st,
                                   const std::vector<SqlValue>& params, bool is_delete) {
-  std::optional<int64_t> fi;
-  if (auto w = lock_key(s, st.where[0], params, LockKind::kRecordExclusive, &fi)) {
-    return Outcome{w, {}};
-  }
+  std::vector<int64_t> rows;
+  if (auto w = lock_rows(s, st, params, LockKind::kRecordExclusive, &rows)) return Outcome{w, {}};
   SqlResult r;
-  if (!fi || !row_matches(latest_.at(*fi).row, st.where, params)) return Outcome{std::nullopt, r};
-  Row row = latest_.at(*fi).row;
-  if (is_delete) {
-    write_row(s, *fi, std::move(row), true);
-    r.affected_rows = 1;
-    return Outcome{std::nullopt, std::move(r)};
+  for (int64_t fi : rows) {
+    if (is_delete) {
+      write_row(s, fi, latest_.at(fi).row, true);
+      ++r.affected_rows;
+    } else if (std::optional<SqlResult> err = update_row(s, st, params, fi, &r)) {
+      return Outcome{std::nullopt, std::move(*err)};  // the statement rolls back
+    }
   }
+  return Outcome{std::nullopt, std::move(r)};
+}
+
+std::optional<SqlResult> Engine::update_row(Session& s, const SqlStatement& st,
+                                            const std::vector<SqlValue>& params, int64_t fi,
+                                            SqlResult* r) {
+  Row row = latest_.at(fi).row;
   for (const SqlAssignment& a : st.set) {
     const size_t col = *column_index(a.column);
     SqlValue value = bound(a.value, params);
@@ -279,21 +252,20 @@ Engine::Outcome Engine::do_update(Session& s, const SqlStatement& st,
       // stored as canonical integer text, so this parse cannot fail.
       value = std::to_string(std::stoll(row[*column_index(*a.base_column)]) + a.delta);
     }
-    auto stored = store_value(col, value, &r.warnings);  // raised even if nothing changes
-    if (auto* err = std::get_if<SqlResult>(&stored)) return Outcome{std::nullopt, *err};
+    auto stored = store_value(col, value, &r->warnings);  // raised even if nothing changes
+    if (auto* err = std::get_if<SqlResult>(&stored)) return *err;
     if (col == kFlockName &&
         unique_key_of(std::get<std::string>(stored)) != unique_key_of(row[kFlockName])) {
-      return Outcome{std::nullopt, SqlResult::error(sql_errno::kParseError,
-                                                    "renaming a lock (SET Flock_name) is outside "
-                                                    "the simulated subset")};
+      return SqlResult::error(sql_errno::kParseError,
+                              "renaming a lock (SET Flock_name) is outside the simulated subset");
     }
     row[col] = std::get<std::string>(stored);
   }
   // MySQL counts only rows whose values changed (no CLIENT_FOUND_ROWS).
-  if (row == latest_.at(*fi).row) return Outcome{std::nullopt, r};
-  write_row(s, *fi, std::move(row), false);
-  r.affected_rows = 1;
-  return Outcome{std::nullopt, std::move(r)};
+  if (row == latest_.at(fi).row) return std::nullopt;
+  write_row(s, fi, std::move(row), false);
+  ++r->affected_rows;
+  return std::nullopt;
 }
 
 void Engine::write_row(Session& s, int64_t findex, Row row, bool deleted) {

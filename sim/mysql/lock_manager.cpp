@@ -25,34 +25,117 @@ bool LockManager::covers(LockKind held, LockKind wanted) {
   return held == LockKind::kRecordExclusive && wanted == LockKind::kRecordShared;
 }
 
-std::optional<TrxId> LockManager::acquire(TrxId trx, const LockTarget& target, LockKind kind) {
-  LOCKSIM_ASSERT(trx != 0);
-  std::vector<Held>& held = granted_[target];
-  for (const Held& h : held) {
-    if (h.trx != trx && conflicts(h.kind, kind)) return h.trx;
+std::optional<TrxId> LockManager::first_conflict(const Queue& q, size_t end, TrxId trx,
+                                                 LockKind wanted) {
+  LOCKSIM_ASSERT(end <= q.size());
+  for (size_t i = 0; i < end; ++i) {
+    if (q[i].trx != trx && conflicts(q[i].kind, wanted)) return q[i].trx;
   }
-  const bool already = std::any_of(held.begin(), held.end(), [&](const Held& h) {
-    return h.trx == trx && covers(h.kind, kind);
-  });
-  if (!already) held.push_back(Held{trx, kind});
   return std::nullopt;
 }
 
+void LockManager::grant_waiting(Queue& q) {
+  for (size_t i = 0; i < q.size(); ++i) {
+    if (!q[i].waiting || first_conflict(q, i, q[i].trx, q[i].kind)) continue;
+    q[i].waiting = false;
+    const size_t erased = waiting_on_.erase(q[i].trx);
+    LOCKSIM_ASSERT_MSG(erased == 1, "a waiting request is its transaction's one wait");
+  }
+}
+
+void LockManager::erase_if_empty(const LockTarget& target) {
+  auto it = queues_.find(target);
+  if (it != queues_.end() && it->second.empty()) queues_.erase(it);
+}
+
+std::optional<TrxId> LockManager::acquire(TrxId trx, const LockTarget& target, LockKind kind) {
+  LOCKSIM_ASSERT(trx != 0);
+  bool held = false;
+  if (auto it = queues_.find(target); it != queues_.end()) {
+    held = std::any_of(it->second.begin(), it->second.end(), [&](const Request& r) {
+      return r.trx == trx && !r.waiting && covers(r.kind, kind);
+    });
+  }
+  // Held already: a re-run taking its locks again from the start must not
+  // withdraw the request it waits for further on. Except an insert
+  // intention: every insert checks the gap afresh (InnoDB keeps no granted
+  // insert-intention lock: it checks for others' gap locks at each insert).
+  if (held && kind != LockKind::kInsertIntention) return std::nullopt;
+  if (auto w = waiting_on_.find(trx); w != waiting_on_.end()) {
+    if (w->second.first != target || w->second.second != kind) {
+      cancel_wait(trx);
+    } else {
+      // Asked again by the re-run of the statement that waits for it: still
+      // waiting, since releases grant what they let through.
+      const Queue& q = queues_.at(target);
+      auto own = std::find_if(q.begin(), q.end(),
+                              [&](const Request& r) { return r.trx == trx && r.waiting; });
+      LOCKSIM_ASSERT_MSG(own != q.end(), "a transaction's waiting request is in its queue");
+      const std::optional<TrxId> blocker =
+          first_conflict(q, static_cast<size_t>(own - q.begin()), trx, kind);
+      LOCKSIM_ASSERT_MSG(blocker, "a waiting request has a conflicting request ahead of it");
+      return blocker;
+    }
+  }
+  Queue& q = queues_[target];
+  // Waiting requests count too: they are ahead of this one in the queue.
+  const std::optional<TrxId> blocker = first_conflict(q, q.size(), trx, kind);
+  if (!blocker && held) return std::nullopt;  // an insert intention granted before
+  q.push_back(Request{trx, kind, blocker.has_value()});
+  if (blocker) waiting_on_[trx] = {target, kind};
+  return blocker;
+}
+
+bool LockManager::cancel_wait(TrxId trx) {
+  auto w = waiting_on_.find(trx);
+  if (w == waiting_on_.end()) return false;
+  const LockTarget target = w->second.first;
+  waiting_on_.erase(w);
+  Queue& q = queues_.at(target);
+  q.erase(std::remove_if(q.begin(), q.end(),
+                         [trx](const Request& r) { return r.trx == trx && r.waiting; }),
+          q.end());
+  grant_waiting(q);
+  erase_if_empty(target);
+  return true;
+}
+
 void LockManager::release_all(TrxId trx) {
-  for (auto it = granted_.begin(); it != granted_.end();) {
-    auto& v = it->second;
-    v.erase(std::remove_if(v.begin(), v.end(), [trx](const Held& h) { return h.trx == trx; }),
-            v.end());
-    it = v.empty() ? granted_.erase(it) : std::next(it);
+  waiting_on_.erase(trx);
+  for (auto it = queues_.begin(); it != queues_.end();) {
+    Queue& q = it->second;
+    const size_t before = q.size();
+    q.erase(std::remove_if(q.begin(), q.end(), [trx](const Request& r) { return r.trx == trx; }),
+            q.end());
+    if (q.size() != before) grant_waiting(q);
+    it = q.empty() ? queues_.erase(it) : std::next(it);
   }
   waits_for_.erase(trx);
 }
 
+void LockManager::inherit_to_gap(const LockTarget& removed, const LockTarget& heir) {
+  LOCKSIM_ASSERT(removed.index == heir.index && removed != heir);
+  auto it = queues_.find(removed);
+  if (it == queues_.end()) return;
+  const Queue donor = std::move(it->second);
+  queues_.erase(it);
+  Queue& q = queues_[heir];
+  for (const Request& r : donor) {
+    if (r.waiting) waiting_on_.erase(r.trx);  // withdrawn: the record it waited for is gone
+    if (r.kind == LockKind::kInsertIntention) continue;
+    const bool has_gap = std::any_of(q.begin(), q.end(), [&](const Request& h) {
+      return h.trx == r.trx && h.kind == LockKind::kGap;
+    });
+    if (!has_gap) q.push_back(Request{r.trx, LockKind::kGap, false});  // gaps never wait
+  }
+  erase_if_empty(heir);
+}
+
 size_t LockManager::lock_count(TrxId trx) const {
   size_t n = 0;
-  for (const auto& [target, v] : granted_) {
+  for (const auto& [target, q] : queues_) {
     n += static_cast<size_t>(
-        std::count_if(v.begin(), v.end(), [trx](const Held& h) { return h.trx == trx; }));
+        std::count_if(q.begin(), q.end(), [trx](const Request& r) { return r.trx == trx; }));
   }
   return n;
 }

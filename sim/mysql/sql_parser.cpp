@@ -2,6 +2,7 @@
 // function per statement kind. Every failure is a ParseFailure carrying the
 // text where parsing stopped, turned into MariaDB's 1064 message at the top.
 #include <cctype>
+#include <optional>
 #include <stdexcept>
 
 #include "sim/mysql/schema.h"
@@ -22,7 +23,15 @@ struct ParseFailure {
   size_t offset;
 };
 
-char lower_char(char c) { return ascii_lower(c); }
+// Valid SQL outside the subset (sql_statement.h): 1064 saying so, not a
+// syntax error the user would look for in vain.
+struct Refusal {
+  std::string why;
+};
+
+char lower_char(char c) {
+  return ascii_lower(c);
+}
 
 bool same_word(const std::string& a, const char* b) {
   size_t i = 0;
@@ -79,7 +88,11 @@ std::vector<Token> tokenize(const std::string& s) {
       out.push_back({Token::Kind::kWord, s.substr(start, i - start), start});
     } else if (c == '?') {
       out.push_back({Token::Kind::kParam, "?", i++});
-    } else if (std::string("(),=+-*;").find(c) != std::string::npos) {
+    } else if ((c == '<' || c == '>' || c == '!') && i + 1 < s.size() &&
+               (s[i + 1] == '=' || (c == '<' && s[i + 1] == '>'))) {
+      out.push_back({Token::Kind::kSymbol, s.substr(i, 2), i});  // <= >= <> !=
+      i += 2;
+    } else if (std::string("(),=+-*;<>").find(c) != std::string::npos) {
       out.push_back({Token::Kind::kSymbol, std::string(1, c), i++});
     } else {
       throw ParseFailure{i};
@@ -248,16 +261,62 @@ class Parser {
 
   void where(SqlStatement& st) {
     expect_word("WHERE");
-    do {
-      SqlCondition c;
-      c.column = column();
-      expect_symbol("=");
-      c.value = operand();
-      st.where.push_back(std::move(c));
-    } while (accept_word("AND"));
-    const std::string& key = st.where[0].column;
-    if (key != table_columns()[kFindex].name && key != table_columns()[kFlockName].name) {
-      throw ParseFailure{0};  // not a key lookup: outside the subset
+    do test(st);
+    while (accept_word("AND"));
+    if (accept_word("OR")) throw Refusal{"tests are joined by AND only"};
+    choose_access(st);
+  }
+
+  void test(SqlStatement& st) {
+    const std::string col = column();
+    if (accept_word("BETWEEN")) {
+      SqlOperand low = operand();
+      expect_word("AND");  // BETWEEN's own AND, not the next test's
+      st.where.push_back(SqlCondition{col, SqlCompare::kGe, std::move(low)});
+      st.where.push_back(SqlCondition{col, SqlCompare::kLe, operand()});
+      return;
+    }
+    const SqlCompare op = compare();
+    st.where.push_back(SqlCondition{col, op, operand()});
+  }
+
+  SqlCompare compare() {
+    if (accept_symbol("=")) return SqlCompare::kEq;
+    if (accept_symbol("<")) return SqlCompare::kLt;
+    if (accept_symbol("<=")) return SqlCompare::kLe;
+    if (accept_symbol(">")) return SqlCompare::kGt;
+    if (accept_symbol(">=")) return SqlCompare::kGe;
+    if (peek().text == "<>" || peek().text == "!=" || accept_word("IN") || accept_word("LIKE") ||
+        accept_word("IS") || accept_word("NOT")) {
+      throw Refusal{"only =, <, <=, >, >= and BETWEEN compare a column"};
+    }
+    fail();
+  }
+
+  // The index MariaDB searches (sql_statement.h explains the order).
+  static void choose_access(SqlStatement& st) {
+    const std::string pk = table_columns()[kFindex].name;
+    const std::string uniq = table_columns()[kFlockName].name;
+    auto find = [&](const std::string& col, bool equality) -> std::optional<size_t> {
+      for (size_t i = 0; i < st.where.size(); ++i) {
+        if (st.where[i].column == col && (st.where[i].op == SqlCompare::kEq) == equality) return i;
+      }
+      return std::nullopt;
+    };
+    if (auto i = find(pk, true)) {
+      st.access = SqlAccess::kPkLookup;
+      st.key = *i;
+    } else if (auto j = find(uniq, true)) {
+      st.access = SqlAccess::kUniqueLookup;
+      st.key = *j;
+    } else if (find(pk, false)) {
+      st.access = SqlAccess::kPkRange;
+    } else if (find(uniq, false)) {
+      st.access = SqlAccess::kUniqueRange;
+    } else if (find("Fmodify_time", true) || find("Fmodify_time", false)) {
+      throw Refusal{"a WHERE that only idx_Fmodify_time could serve (that index is not simulated)"};
+    } else {
+      st.access = SqlAccess::kFullScan;
     }
   }
 
@@ -280,6 +339,11 @@ std::variant<SqlStatement, SqlResult> parse_sql(const std::string& sql) {
                             "corresponds to your MariaDB server version for the right syntax to "
                             "use near '" +
                                 near + "' at line 1 (statement: " + sql + ")");
+  } catch (const Refusal& r) {
+    return SqlResult::error(sql_errno::kParseError,
+                            "outside the SQL subset the simulated server understands "
+                            "(sim/mysql/sql_statement.h): " +
+                                r.why + " (statement: " + sql + ")");
   } catch (const std::out_of_range&) {
     return SqlResult::error(sql_errno::kParseError, "number out of range in: " + sql);
   }

@@ -7,16 +7,23 @@
 //   UPDATE t_tag_lock SET col = expr, ... WHERE cond
 //   DELETE FROM t_tag_lock WHERE cond
 //
-// cond is `key = value [AND col = value ...]` whose first column is a key the
-// server can search by (Findex, the primary key, or Flock_name, the unique
-// key): the algorithms only ever look rows up by key, and InnoDB's locking
-// depends on that index search, so the server refuses other shapes rather
-// than guess. value is `?`, a quoted string or an integer; expr is a value or
-// `col + int` / `col - int`. Keywords are case-insensitive, identifiers may be
-// back-quoted, a trailing `;` is allowed.
+// cond is `test [AND test ...]`, test is `col op value` (op one of = < <= >
+// >=) or `col BETWEEN value AND value` (read as >= and <=). value is `?`, a
+// quoted string or an integer; expr is a value or `col + int` / `col - int`.
+// Keywords are case-insensitive, identifiers may be back-quoted, a trailing
+// `;` is allowed.
+//
+// InnoDB's locking depends on which index a statement searches, so the
+// parser decides it (SqlAccess) as MariaDB 10.11's optimizer does for this
+// table: an equality on a key is a one-row lookup (the primary key first),
+// else a range on Findex scans the primary key, else a range on Flock_name
+// scans the unique key, else the whole primary key is scanned. A WHERE that
+// no key serves but that tests Fmodify_time is refused: that column has an
+// index (idx_Fmodify_time) the simulation does not keep, which the optimizer
+// might choose.
 //
 // Anything else is error 1064 naming the statement, as MariaDB reports a
-// parse error — never a crash.
+// parse error (for valid SQL outside the subset, saying so) — never a crash.
 #pragma once
 
 #include <cstdint>
@@ -35,10 +42,22 @@ struct SqlOperand {
   SqlValue literal;             // otherwise
 };
 
-// `col = value`.
+enum class SqlCompare { kEq, kLt, kLe, kGt, kGe };
+
+// `col op value`.
 struct SqlCondition {
   std::string column;  // canonical spelling from the schema
+  SqlCompare op = SqlCompare::kEq;
   SqlOperand value;
+};
+
+// How a statement finds its rows (see the top of this file).
+enum class SqlAccess {
+  kPkLookup,      // Findex = v
+  kUniqueLookup,  // Flock_name = v
+  kPkRange,       // a range on Findex: the primary key, scanned
+  kUniqueRange,   // a range on Flock_name: uniq_Flock_name, scanned
+  kFullScan,      // no key serves the WHERE: every row of the primary key
 };
 
 // One SET item: `col = value` or `col = col2 +/- delta`.
@@ -57,7 +76,9 @@ struct SqlStatement {
   std::vector<std::string> columns;  // SELECT list (all for *) or INSERT list
   std::vector<SqlOperand> values;    // INSERT values, one per column
   std::vector<SqlAssignment> set;    // UPDATE
-  std::vector<SqlCondition> where;   // where[0] is the key lookup
+  std::vector<SqlCondition> where;   // all must hold
+  SqlAccess access = SqlAccess::kFullScan;
+  size_t key = 0;  // for a lookup: where[key] is the key's equality
   SqlLockMode lock = SqlLockMode::kNone;
   size_t param_count = 0;  // number of `?`
 };
