@@ -126,6 +126,14 @@ harness::Scenario load_for_agree(const std::string& name, const AgreeFlags& flag
   return sc;
 }
 
+// Throws ConfigError, before anything runs, for a scenario live cannot
+// express: a setting or fault it cannot apply (check_live_run), or a story
+// its file says live cannot reproduce (not_live).
+void check_expressible(const harness::Scenario& sc) {
+  live::check_live_run(sc.config);
+  if (!sc.not_live.empty()) throw ConfigError(sc.source + ": not_live: " + sc.not_live);
+}
+
 // Both runs of one scenario live can express; writes sim/ and live/ under
 // `out` ("" nothing). Returns agree.json's row and the exit code.
 std::pair<nlohmann::ordered_json, int> compare(const harness::Scenario& sc, const std::string& out,
@@ -218,7 +226,7 @@ int agree_all(const AgreeFlags& flags) {
     const harness::Scenario sc = load_for_agree(all[i].name, flags);
     nlohmann::ordered_json row;
     try {
-      live::check_live_run(sc.config);
+      check_expressible(sc);
     } catch (const ConfigError& e) {
       row["scenario"] = all[i].name;
       row["expressible"] = false;
@@ -281,7 +289,7 @@ int run_agree_command(const AgreeFlags& flags) {
   if (flags.scenario.empty()) throw ConfigError("--scenario: expected a scenario, or --all");
   const harness::Scenario sc = load_for_agree(flags.scenario, flags);
   // Everything live cannot do is refused before the simulation runs.
-  live::check_live_run(sc.config);
+  check_expressible(sc);
   make_out_dir(flags.out);
   auto [j, code] = compare(sc, flags.out, flags.quiet);
   if (!flags.out.empty()) {

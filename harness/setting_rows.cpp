@@ -104,7 +104,7 @@ std::vector<Setting> network_settings() {
   // same bytes (live/live_backend.h, link_latency).
   rows.back().live_help =
       "on Redis, every client-server link carries it through a relay of its own, in whole ms "
-      "(under 0.5 ms: loopback's own), plus a handshake's round trip per new connection; "
+      "(up to 1 ms: loopback's own), plus a handshake's round trip per new connection; "
       "refused on MySQL and ZooKeeper";
   rows.push_back(duration_row(
       "--latency-jitter-mean", "network.latency_jitter_mean",

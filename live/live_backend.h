@@ -63,7 +63,7 @@ history::History run_live_clients(const harness::RunConfig& config,
 
 // The standing one-way latency of a live run's client-server links: the
 // scenario's network.latency_base in whole milliseconds (the relay's
-// resolution), zero below half a millisecond. Why: a scenario that gives its
+// resolution), zero below 1.5 ms (see the definition). Why: a scenario that gives its
 // links a latency (50 ms) times its faults by it (a partition while the
 // first grant's reply travels back), and loopback answers in well under a
 // millisecond, so live must carry the latency itself to fault the same

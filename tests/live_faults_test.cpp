@@ -229,6 +229,12 @@ TEST(LocksimAgree, ARestartWithoutPersistenceBreaksTheLockInBoth) {
   const testing::Outcome refused = testing::locksim("agree --scenario mysql-center-failover");
   EXPECT_EQ(refused.exit_code, 2) << refused.out << refused.err;
   EXPECT_NE(refused.err.find("simulation-only"), std::string::npos) << refused.err;
+  // So is a story its file says live cannot reproduce (a race at 0 s that
+  // only the simulation's jitter decides), with the file's reason.
+  const testing::Outcome race = testing::locksim("agree --scenario redisson-fair-skewed-clock");
+  EXPECT_EQ(race.exit_code, 2) << race.out << race.err;
+  EXPECT_NE(race.err.find("not_live: its stuck lock needs c3 to win"), std::string::npos)
+      << race.err;
 }
 
 // The bounded subset CI runs (issue 25): `agree --all --only` over shipped
@@ -236,9 +242,9 @@ TEST(LocksimAgree, ARestartWithoutPersistenceBreaksTheLockInBoth) {
 // MySQL, ZooKeeper) and per fault kind live applies that a shipped scenario
 // uses: a server's crash and restart (set-nx-lua-restart-no-fsync,
 // zk-curator-leader-failover), a client's pause (set-nx-lua-gc-pause), a
-// partition and a one-way partition of a link with a latency, aimed at the
-// first grant's reply in flight (set-nx-lua-partition-late-grant,
-// set-nx-lua-one-way-partition), a delay (mysql-center-slow-link), a
+// partition (naive-setnx-partition-late-delete), a one-way partition of a
+// link with a latency, aimed at the first grant's reply in flight
+// (set-nx-lua-one-way-partition), a delay (mysql-center-slow-link), a
 // server's clock (set-nx-lua-clock-jump), a client's clock
 // (mysql-center-clock-skew), client crashes (naive-setnx-crash-between,
 // mysql-center-client-crash) and a hang (redisson-hung-holder); each gives
