@@ -1,5 +1,6 @@
 #include "cli/agree_command.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -20,6 +21,7 @@
 #include "harness/time_scale.h"
 #include "history/history_io.h"
 #include "live/live_run.h"
+#include "reports/agree_html.h"
 #include "reports/result_json.h"
 
 namespace locksim::cli {
@@ -90,6 +92,10 @@ nlohmann::ordered_json agree_json(const harness::Scenario& sc, const harness::Ru
     j["verdict"] = found_as_scenario(r);
     j["first_overlap"] = in.first_overlap == "-" ? nlohmann::ordered_json()
                                                  : nlohmann::ordered_json(in.first_overlap);
+    // The same instant in nanoseconds, for the timing difference agree.html shows.
+    j["first_overlap_ns"] = r.mutex.overlaps.empty()
+                                ? nlohmann::ordered_json()
+                                : nlohmann::ordered_json(r.mutex.overlaps.front().window_start.ns);
     j["overlaps"] = in.overlaps;
     j["acquisitions"] = in.acquisitions;
     j["nemesis_steps"] = in.faults;
@@ -118,6 +124,14 @@ harness::Scenario load_for_agree(const std::string& name, const AgreeFlags& flag
     harness::scale_time(sc.config, harness::parse_time_scale(flags.time_scale, "--time-scale"));
   }
   return sc;
+}
+
+// Throws ConfigError, before anything runs, for a scenario live cannot
+// express: a setting or fault it cannot apply (check_live_run), or a story
+// its file says live cannot reproduce (not_live).
+void check_expressible(const harness::Scenario& sc) {
+  live::check_live_run(sc.config);
+  if (!sc.not_live.empty()) throw ConfigError(sc.source + ": not_live: " + sc.not_live);
 }
 
 // Both runs of one scenario live can express; writes sim/ and live/ under
@@ -175,21 +189,44 @@ std::string agree_markdown(const nlohmann::ordered_json& report) {
   return md;
 }
 
-// Every shipped scenario, the report rewritten after each (an interrupted
-// --all keeps what finished).
+// The shipped scenarios --all runs: every one, or those --only names (each
+// must be shipped: one unknown name is bad input, never silently skipped).
+std::vector<harness::BuiltinScenario> scenarios_for_all(const std::string& only) {
+  const auto& shipped = harness::builtin_scenario_texts();
+  if (only.empty()) return shipped;
+  std::vector<std::string> names;
+  for (size_t start = 0; start <= only.size();) {
+    const size_t comma = std::min(only.find(',', start), only.size());
+    names.push_back(only.substr(start, comma - start));
+    start = comma + 1;
+  }
+  for (const std::string& n : names) {
+    if (harness::find_builtin_scenario(n) == nullptr) {
+      throw ConfigError(harness::unknown_scenario_message("--only", n, false));
+    }
+  }
+  std::vector<harness::BuiltinScenario> out;
+  for (const harness::BuiltinScenario& b : shipped) {
+    if (std::find(names.begin(), names.end(), b.name) != names.end()) out.push_back(b);
+  }
+  return out;
+}
+
+// Every shipped scenario (or --only's), the report rewritten after each (an
+// interrupted --all keeps what finished).
 int agree_all(const AgreeFlags& flags) {
   if (flags.out.empty()) throw ConfigError("--out: --all writes its report there; give a folder");
+  const std::vector<harness::BuiltinScenario> all = scenarios_for_all(flags.only);
   make_out_dir(flags.out);
   const std::filesystem::path out(flags.out);
   nlohmann::ordered_json report;
   report["scenarios"] = nlohmann::ordered_json::array();
   int expressible = 0, agreeing = 0, code = kExitClean;
-  const auto& all = harness::builtin_scenario_texts();
   for (size_t i = 0; i < all.size(); ++i) {
     const harness::Scenario sc = load_for_agree(all[i].name, flags);
     nlohmann::ordered_json row;
     try {
-      live::check_live_run(sc.config);
+      check_expressible(sc);
     } catch (const ConfigError& e) {
       row["scenario"] = all[i].name;
       row["expressible"] = false;
@@ -220,6 +257,7 @@ int agree_all(const AgreeFlags& flags) {
                          {"time_scale", flags.time_scale.empty() ? "1" : flags.time_scale}};
     write_file_atomically(out / "agree.json", report.dump(2) + "\n");
     write_file_atomically(out / "agree.md", agree_markdown(report));
+    write_file_atomically(out / "agree.html", reports::agree_html(report));
   }
   return code;
 }
@@ -231,9 +269,13 @@ CLI::App* add_agree_command(CLI::App& app, AgreeFlags& flags) {
       "agree", "run a scenario in the simulation and against real servers; compare the verdicts");
   CLI::Option* one = agree->add_option("--scenario", flags.scenario,
                                        "a shipped scenario (locksim list) or a file");
-  CLI::Option* all =
-      agree->add_flag("--all", flags.all, "every shipped scenario; writes agree.json and agree.md");
+  CLI::Option* all = agree->add_flag(
+      "--all", flags.all, "every shipped scenario; writes agree.json, agree.md and agree.html");
   one->excludes(all);
+  agree
+      ->add_option("--only", flags.only,
+                   "with --all: only these shipped scenarios (comma-separated)")
+      ->needs(all);
   agree->add_option("--seed", flags.seed, "override the scenario's seed (both runs)");
   agree->add_option("--time-scale", flags.time_scale,
                     "multiply every duration of the scenario by F on both sides (0.01 to 100)");
@@ -247,7 +289,7 @@ int run_agree_command(const AgreeFlags& flags) {
   if (flags.scenario.empty()) throw ConfigError("--scenario: expected a scenario, or --all");
   const harness::Scenario sc = load_for_agree(flags.scenario, flags);
   // Everything live cannot do is refused before the simulation runs.
-  live::check_live_run(sc.config);
+  check_expressible(sc);
   make_out_dir(flags.out);
   auto [j, code] = compare(sc, flags.out, flags.quiet);
   if (!flags.out.empty()) {

@@ -7,7 +7,7 @@
 //
 // --time-scale F multiplies every duration of the scenario by F on both
 // sides (harness/time_scale.h), so a 60 s scenario runs live in 6 s.
-//   locksim agree --all --out DIR [--time-scale F]
+//   locksim agree --all --out DIR [--only NAME,NAME...] [--time-scale F]
 //
 // Prints both results and the instants that matter (the first overlap, the
 // faults taken), and writes, with --out, DIR/sim and DIR/live (each a run's
@@ -33,6 +33,7 @@ struct AgreeFlags {
   std::string time_scale;  // "": 1
   std::string out;
   bool all = false;  // --all: every shipped scenario, a report in --out
+  std::string only;  // with --all: "a,b,c" of them only ("": all)
   bool quiet = false;
 };
 

@@ -106,10 +106,11 @@ Scenario parse_scenario(std::string_view text, const std::string& source) {
   if (j.contains("name")) s.name = string_field(j, "name", source);
   if (j.contains("description")) s.description = string_field(j, "description", source);
   if (j.contains("expect")) s.expect = parse_expect(string_field(j, "expect", source), source);
+  if (j.contains("not_live")) s.not_live = string_field(j, "not_live", source);
   s.summary = j.contains("summary") ? summary_field(j, source) : first_sentence(s.description);
   if (!j.contains("algorithm")) fail(source, "algorithm", "an algorithm name", "nothing");
   // Every run setting, by the table (harness/settings.h); unknown keys are errors.
-  settings_from_json(j, s.config, {"name", "summary", "description", "expect"});
+  settings_from_json(j, s.config, {"name", "summary", "description", "expect", "not_live"});
   LOCKSIM_ASSERT_MSG(!s.config.algorithm.empty(), "the algorithm's row read it");
   LOCKSIM_ASSERT(s.config.source == source);
   LOCKSIM_ASSERT_MSG(!s.summary.empty(), "a listing never shows nothing");
@@ -168,6 +169,7 @@ std::string scenario_file_text(const Scenario& sc) {
   if (!sc.summary.empty()) top["summary"] = sc.summary;
   if (!sc.description.empty()) top["description"] = sc.description;
   if (sc.expect != Scenario::Expect::kUnspecified) top["expect"] = to_string(sc.expect);
+  if (!sc.not_live.empty()) top["not_live"] = sc.not_live;
   const OrderedJson settings = non_default_settings(sc.config);  // items() must not outlive it
   for (auto it = settings.begin(); it != settings.end(); ++it) top[it.key()] = it.value();
   LOCKSIM_ASSERT(top.contains("algorithm") && top.contains("seed"));

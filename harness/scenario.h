@@ -44,6 +44,12 @@ struct Scenario {
   Expect expect = Expect::kUnspecified;
   RunConfig config;
   std::string source;  // the file path, or "builtin:NAME"
+  // The file's "not_live": why live mode cannot reproduce what the story
+  // needs although it can run every setting and fault ("": nothing). Why a
+  // field: a story that needs a given client to win a race decided by
+  // sub-millisecond network jitter is invisible to any check of settings,
+  // and only its author knows it. Read by `locksim agree`, never by a run.
+  std::string not_live;
 };
 
 const char* to_string(Scenario::Expect e);  // "", "safe", "violation", "liveness"

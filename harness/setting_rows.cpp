@@ -99,7 +99,13 @@ std::vector<Setting> network_settings() {
   std::vector<Setting> rows;
   rows.push_back(duration_row(
       "--latency-base", "network.latency_base", "one-way latency of every message, before jitter",
-      false, DurationRule::kNonNegative, [](auto& c) -> auto& { return c.link.latency_base; }));
+      true, DurationRule::kNonNegative, [](auto& c) -> auto& { return c.link.latency_base; }));
+  // Live, so a scenario that times a fault by its links' latency faults the
+  // same bytes (live/live_backend.h, link_latency).
+  rows.back().live_help =
+      "on Redis, every client-server link carries it through a relay of its own, in whole ms "
+      "(up to 1 ms: loopback's own), plus a handshake's round trip per new connection; "
+      "refused on MySQL and ZooKeeper";
   rows.push_back(duration_row(
       "--latency-jitter-mean", "network.latency_jitter_mean",
       "mean of the exponential jitter added to each message", false, DurationRule::kNonNegative,

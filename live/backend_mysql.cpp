@@ -41,6 +41,7 @@ void refuse_unsupported(const harness::RunConfig& config) {
   }
   check_live_faults(config.faults, client_names(config), {kServerName},
                     config.fault_field_prefix());
+  refuse_link_latency(config, "MySQL");
   // MariaDB's NOW() is the only clock the lock tables read on the server,
   // and the v1-v3 locks write client times: no clock shim for mariadbd yet.
   if (needs_clock_shim(config.faults, {kServerName})) {

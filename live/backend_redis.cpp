@@ -4,9 +4,11 @@
 // LiveEnv with one hiredis connection per master, or per group following
 // the master Sentinel names (live/group_connection.h). With faults, a
 // nemesis thread applies them to the servers and clients
-// (live/live_nemesis.h); with link faults, every client reaches every server
-// through a relay of its own (live/tcp_relay.h), so a partition can cut one
-// client off one server.
+// (live/live_nemesis.h); with link faults, or a link latency above
+// loopback's (link_latency), every client reaches every server through a
+// relay of its own (live/tcp_relay.h), so a partition can cut one client off
+// one server and each link carries the scenario's latency.
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -89,18 +91,21 @@ struct ClientControls {
 };
 
 // The port client c reaches each server at: the server's own, or with link
-// faults a relay of the client's (made here, kept in `relays`).
+// faults or a link latency a relay of the client's (made here, kept in
+// `relays`), carrying that latency.
 std::vector<std::map<std::string, int>> client_ports(
     const harness::RunConfig& config, const RedisServers& servers, LiveTargets& targets,
     std::vector<std::unique_ptr<TcpRelay>>& relays) {
   std::vector<std::map<std::string, int>> out(static_cast<size_t>(config.workload.clients));
-  const bool relayed = needs_relays(config.faults);
+  const std::chrono::milliseconds latency = link_latency(config);
+  const bool relayed = needs_relays(config.faults) || latency.count() > 0;
   for (size_t c = 0; c < out.size(); ++c) {
     for (const std::string& name : servers.server_names()) {
       if (name == kSentinel) continue;
       int port = servers.port(name);
       if (relayed) {
         relays.push_back(std::make_unique<TcpRelay>(port));
+        if (latency.count() > 0) set_link_latency(*relays.back(), latency);
         targets.links[{targets.clients[c], name}] = relays.back().get();
         port = relays.back()->port();
       }
@@ -146,9 +151,14 @@ history::History run_clients(const harness::RunConfig& config, algorithms::LockA
   std::vector<std::unique_ptr<TcpRelay>> relays;
   const auto ports = client_ports(config, servers, targets, relays);
   if (!relays.empty()) {
-    result.backend_notes.emplace_back("redis.relays",
-                                      "every client reached every server through a TCP relay "
-                                      "of its own (live/tcp_relay.h)");
+    const std::chrono::milliseconds latency = link_latency(config);
+    result.backend_notes.emplace_back(
+        "redis.relays",
+        "every client reached every server through a TCP relay of its own "
+        "(live/tcp_relay.h)" +
+            (latency.count() > 0
+                 ? ", " + std::to_string(latency.count()) + " ms each way (network.latency_base)"
+                 : std::string()));
   }
   LiveOptions live_options;
   live_options.command_timeout = harness::resolved_topology(config).timeout;

@@ -55,6 +55,7 @@ void refuse_faults(const harness::RunConfig& config) {
 // tickTime is a whole number of milliseconds.
 void refuse_unsupported(const harness::RunConfig& config) {
   refuse_faults(config);
+  refuse_link_latency(config, "ZooKeeper");
   const sim::zookeeper::ZkParams& zk = config.zookeeper;
   if (zk.servers != 1 && zk.servers != 3) {
     throw ConfigError(harness::field_name(config, "zookeeper.servers") +

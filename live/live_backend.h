@@ -11,6 +11,7 @@
 // through this list, so it names none.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -22,6 +23,7 @@
 #include "harness/run_config.h"
 #include "harness/run_result.h"
 #include "history/history.h"
+#include "live/tcp_relay.h"
 
 namespace locksim::live {
 
@@ -58,6 +60,24 @@ const LiveBackend& live_backend_of(const harness::BackendSpec& backend);
 history::History run_live_clients(const harness::RunConfig& config,
                                   algorithms::LockAlgorithm& algorithm, harness::RunResult& result,
                                   std::function<std::unique_ptr<Env>(int client)> make_env);
+
+// The standing one-way latency of a live run's client-server links: the
+// scenario's network.latency_base in whole milliseconds (the relay's
+// resolution), zero below 1.5 ms (see the definition). Why: a scenario that gives its
+// links a latency (50 ms) times its faults by it (a partition while the
+// first grant's reply travels back), and loopback answers in well under a
+// millisecond, so live must carry the latency itself to fault the same
+// bytes; the simulation's default (0.2 ms) is what loopback already gives.
+// The jitter is not drawn live: the machine's scheduling brings its own.
+std::chrono::milliseconds link_latency(const harness::RunConfig& config);
+// Makes `relay` a client-server link of `latency` (> 0): each chunk waits it,
+// both ways, and a new connection's first bytes wait the handshake's round
+// trip before it, as a simulated client's dial does (sim/rpc.h).
+void set_link_latency(TcpRelay& relay, std::chrono::milliseconds latency);
+// Throws ConfigError naming network.latency_base when `config` has a link
+// latency (link_latency) and the backend's live side, named `backend`, puts
+// no relay on its client links to carry it: it is not expressible live.
+void refuse_link_latency(const harness::RunConfig& config, const std::string& backend);
 
 // Each backend's live side, in its own file (live/backend_<name>.cpp).
 LiveBackend redis_live_backend();

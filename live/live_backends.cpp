@@ -1,6 +1,8 @@
 #include "live/live_backend.h"
 
 #include "env/assert.h"
+#include "env/parse.h"
+#include "harness/settings.h"
 #include "live/live_runner.h"
 
 namespace locksim::live {
@@ -17,6 +19,33 @@ const LiveBackend& live_backend_of(const harness::BackendSpec& backend) {
   }
   LOCKSIM_ASSERT_MSG(false, "every backend has a live side");
   return live_backends().front();
+}
+
+std::chrono::milliseconds link_latency(const harness::RunConfig& config) {
+  const int64_t ns = config.link.latency_base.ns;
+  LOCKSIM_ASSERT_MSG(ns >= 0, "run validation refuses a negative latency");
+  constexpr int64_t kNsPerMs = 1'000'000;
+  // Up to 1 ms is not carried: a loopback hop through the machine's
+  // scheduling already takes up to about that, and --time-scale's 1 ms floor
+  // turns the default 0.2 ms into 1 ms, which must not send every scaled run
+  // through relays (nor refuse every scaled MySQL and ZooKeeper run).
+  constexpr int64_t kCarriedMinNs = 2 * kNsPerMs;
+  if (ns < kCarriedMinNs - kNsPerMs / 2) return std::chrono::milliseconds(0);
+  return std::chrono::milliseconds((ns + kNsPerMs / 2) / kNsPerMs);
+}
+
+void set_link_latency(TcpRelay& relay, std::chrono::milliseconds latency) {
+  LOCKSIM_ASSERT(latency.count() > 0);
+  relay.set_lag(latency, latency);
+  relay.set_handshake(latency * 2);
+}
+
+void refuse_link_latency(const harness::RunConfig& config, const std::string& backend) {
+  if (link_latency(config).count() == 0) return;
+  throw ConfigError(harness::field_name(config, "network.latency_base") + ": live " + backend +
+                    " runs carry no link latency (no relay on every client link), got " +
+                    format_duration(config.link.latency_base) +
+                    "; only Redis's live links carry one");
 }
 
 history::History run_live_clients(const harness::RunConfig& config,

@@ -401,6 +401,19 @@ void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& 
   for (const FaultEvent& e : schedule.events) {
     applier.schedule(e.at, [&applier, &e] { applier.start(e, e.at); });
   }
+  auto take_next = [&applier, &view] {
+    try {
+      applier.take_next();
+    } catch (const std::exception& e) {
+      view.nemesis_error(e.what());
+    }
+  };
+  // The steps at 0 s before any client's first step: in the simulation the
+  // nemesis's timers at 0 fire before the clients' first events, so a
+  // partition at 0 s holds a client's very first request, and a client's
+  // clock jumped at 0 s is wrong from its first read.
+  while (!applier.empty() && applier.next_at() <= Duration::zero()) take_next();
+  view.nemesis_ready();
   // Bounded by the schedule: every start schedules at most one end.
   bool released = false;
   while (!done.load()) {
@@ -409,11 +422,7 @@ void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& 
       released = true;
     }
     if (!applier.empty() && view.elapsed() >= applier.next_at()) {
-      try {
-        applier.take_next();
-      } catch (const std::exception& e) {
-        view.nemesis_error(e.what());
-      }
+      take_next();
       continue;
     }
     std::this_thread::sleep_for(kTick);

@@ -59,6 +59,9 @@ class LiveRunView {
   virtual Duration elapsed() = 0;
   // The run's length is over: the clients finish their current step.
   virtual bool stopping() = 0;
+  // The steps due at the run's start (0 s) are taken: the clients may begin.
+  // Called once by the nemesis, before it waits for anything.
+  virtual void nemesis_ready() = 0;
   // The client holding the lock now ("c2"), or "".
   virtual std::string holder() = 0;
   // Records one nemesis step as a :nemesis :info op (Nemesis::StepSink's
@@ -122,6 +125,8 @@ bool needs_clock_shim(const faults::FaultSchedule& schedule,
 bool needs_relays(const faults::FaultSchedule& schedule);
 
 // Applies `schedule` until `done` is set (the run's clients have finished):
+// first every step due at 0 s, then view.nemesis_ready() (a fault at 0 s is
+// in force before any client's first step, as the simulation fires it);
 // once the run's length is over with a client still hung it abandons every
 // client (a hang for good would otherwise keep its client, and the waiters
 // behind it, from ever finishing their step; the simulation cancels them all

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <exception>
 #include <mutex>
 #include <optional>
@@ -131,6 +132,19 @@ class LiveTruth : public harness::Truth, public LiveRunView {
     return std::move(nemesis_errors_);
   }
 
+  // LiveRunView: the nemesis took its steps at 0 s (or ended): clients may start.
+  void nemesis_ready() override {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    nemesis_ready_ = true;
+    nemesis_ready_changed_.notify_all();
+  }
+  // Bounded: the nemesis's thread calls nemesis_ready() before its first
+  // wait, and start_nemesis calls it again when that thread ends.
+  void wait_nemesis_ready() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    nemesis_ready_changed_.wait(lock, [this] { return nemesis_ready_; });
+  }
+
   // Makes every client stop at its next step (used when the run cannot start).
   void abort() { aborted_.store(true, std::memory_order_relaxed); }
 
@@ -205,6 +219,8 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   int64_t next_index_ = 0;                               // guarded by mutex_
   std::vector<uint64_t> lives_;  // by client: crashes so far; guarded by mutex_
   std::vector<bool> abandoned_;  // by client: hung at the end; guarded by mutex_
+  bool nemesis_ready_ = false;   // guarded by mutex_
+  std::condition_variable nemesis_ready_changed_;
 };
 
 // The nemesis's thread (none without options.nemesis): it runs until `done`
@@ -218,6 +234,7 @@ std::thread start_nemesis(const LiveOptions& options, LiveTruth& truth,
     } catch (const std::exception& e) {
       truth.nemesis_error(e.what());
     }
+    truth.nemesis_ready();  // a nemesis that threw first must not hold the clients back
   });
 }
 
@@ -317,6 +334,7 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
   try {
     // The nemesis first: a fault at 0 s comes before the clients' first step.
     nemesis = start_nemesis(options, truth, clients_done);
+    if (nemesis.joinable()) truth.wait_nemesis_ready();
     for (int client = 0; client < params.clients; ++client)
       threads.emplace_back(client_main, client);
   } catch (...) {

@@ -69,6 +69,8 @@ struct Direction {
   bool eof = false;      // `from` closed its side
   bool shut = false;     // and that half-close was passed on
   bool blocked = false;  // the last write would block: wait for POLLOUT
+  // Nothing read is due before this (the connection's handshake: set_handshake).
+  Clock::time_point not_before{};
 };
 
 struct Connection {
@@ -90,6 +92,7 @@ struct TcpRelay::Loop {
   bool refuse_while_cut = false;  // TcpRelay::Cut::kRefuse
   std::chrono::milliseconds delay_to_server{0};
   std::chrono::milliseconds delay_to_client{0};
+  std::chrono::milliseconds handshake{0};
   int resets_done = 0;
 
   static void kill(Connection& c) {
@@ -135,7 +138,8 @@ struct TcpRelay::Loop {
       return true;
     }
     // FIFO even when the delay shrinks: never due before the chunk ahead.
-    Clock::time_point due = now + delay;
+    // A chunk sent before the handshake would have ended leaves when it ends.
+    Clock::time_point due = std::max(now, d.not_before) + delay;
     if (!d.held.empty()) due = std::max(due, d.held.back().due);
     d.held.push_back({std::string(buffer, static_cast<size_t>(n)), due});
     d.held_bytes += static_cast<size_t>(n);
@@ -209,6 +213,7 @@ struct TcpRelay::Loop {
       (void)setsockopt(client, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       (void)setsockopt(server, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       Connection c;
+      c.to_server.not_before = Clock::now() + handshake;
       c.client = c.to_server.from = c.to_client.to = client;
       c.server = c.to_client.from = c.to_server.to = server;
       connections.push_back(std::move(c));
@@ -301,6 +306,15 @@ void TcpRelay::set_lag(std::chrono::milliseconds toward_server,
   wake();
 }
 
+void TcpRelay::set_handshake(std::chrono::milliseconds round_trip) {
+  LOCKSIM_ASSERT(round_trip.count() >= 0);
+  {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    handshake_ = round_trip;
+  }
+  wake();
+}
+
 void TcpRelay::reset() {
   {
     const std::lock_guard<std::mutex> lock(mutex_);
@@ -326,6 +340,7 @@ void TcpRelay::run() {
       loop.cut_to_client = cut_to_client_;
       loop.delay_to_server = delay_ + lag_to_server_;
       loop.delay_to_client = delay_ + lag_to_client_;
+      loop.handshake = handshake_;
       if (loop.resets_done != resets_requested_) {
         for (Connection& c : loop.connections) Loop::kill(c);
         loop.resets_done = resets_requested_;

@@ -19,6 +19,11 @@
 //   - set_delay(d): each chunk read from now on waits d before it is written,
 //     on top of the link's standing lag (set_lag, one way each: a
 //     replication link's lag is on the master's side only);
+//   - set_handshake(h): a connection accepted from now on passes nothing
+//     toward the server until h after its accept (then its lag on top): the
+//     SYN / SYN-ACK round trip a link with a standing latency takes before
+//     a client can send, which the kernel's own handshake with the relay
+//     skips (sim/rpc.h dial sleeps it);
 //   - reset(): every connection is closed with RST on both sides (what a
 //     cut past TCP's retransmission limit ends in), and the held bytes die.
 // A side that closes (EOF) is passed on as a half-close once its bytes are
@@ -68,6 +73,8 @@ class TcpRelay {
   // A standing latency of the link, toward the server and toward the client
   // (a simulated replication lag), which a delay fault adds to.
   void set_lag(std::chrono::milliseconds toward_server, std::chrono::milliseconds toward_client);
+  // The handshake time of connections accepted from now on (zero: none).
+  void set_handshake(std::chrono::milliseconds round_trip);
   // Closes every open connection with RST on both sides. New connections
   // are accepted as before.
   void reset();
@@ -93,6 +100,7 @@ class TcpRelay {
   std::chrono::milliseconds delay_{0};
   std::chrono::milliseconds lag_to_server_{0};
   std::chrono::milliseconds lag_to_client_{0};
+  std::chrono::milliseconds handshake_{0};
   int resets_requested_ = 0;
   bool stopping_ = false;
 

@@ -137,6 +137,12 @@ std::string unjudged_text(const Matrix& m);
 // "data ok" or "data ✗N" (N runs whose guarded data broke); data_runs > 0.
 std::string data_brief(const MatrixCell& c);
 
+// The inline stylesheet of locksim's HTML pages (matrix.html, agree.html:
+// one look, and nothing fetched): verdict cells td.violation, td.liveness,
+// td.safe, td.unknown; td.gatefail frames a cell that breaks what was asked
+// of it.
+const char* report_style();
+
 // The writers. Each is a pure function of the matrix (timeline SVGs for the
 // HTML are passed in, keyed by "algorithm/profile").
 std::string matrix_json(const Matrix& m);

@@ -9,9 +9,8 @@
 
 namespace locksim::reports {
 
-namespace {
-
-const char* kStyle = R"(<style>
+const char* report_style() {
+  return R"(<style>
 body { font-family: sans-serif; margin: 1.5em; }
 table.matrix { border-collapse: collapse; }
 table.matrix td, table.matrix th { border: 1px solid #999; padding: 4px 8px; text-align: center; }
@@ -26,6 +25,9 @@ td a { color: inherit; }
 code { background: #f3f3f3; padding: 1px 4px; }
 </style>
 )";
+}
+
+namespace {
 
 std::string anchor(const MatrixCell& c) {
   return "cx-" + c.algorithm + "-" + c.profile;
@@ -96,7 +98,7 @@ std::string counterexample(const MatrixCell& c, const std::string& svg) {
 std::string matrix_html(const Matrix& m, const std::map<std::string, std::string>& timelines) {
   std::string out =
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>locksim sweep</title>\n";
-  out += kStyle;
+  out += report_style();
   out += "</head><body>\n<h1>locksim sweep</h1>\n<p>" + std::to_string(m.plan.algorithms.size()) +
          " algorithms × " + std::to_string(m.plan.profiles.size()) + " profiles × seeds " +
          std::to_string(m.plan.seed_first) + ".." + std::to_string(m.plan.seed_last) + "; " +

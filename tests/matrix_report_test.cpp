@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/sweep/sweep.h"
+#include "reports/agree_html.h"
 #include "reports/matrix.h"
 #include "tests/run_summary_builder.h"
 
@@ -84,6 +87,51 @@ TEST(MatrixReport, MedianSeedsToAViolationCountsFromEveryStart) {
   EXPECT_NE(matrix_json(m).find("\"median_seeds_to_violation\": 2"), std::string::npos);
   EXPECT_NE(matrix_markdown(m).find("| 2 | 2 |"), std::string::npos) << matrix_markdown(m);
   EXPECT_NE(matrix_html(m, {}).find("a violation every 2 seeds (median)"), std::string::npos);
+}
+
+// agree.html: one row per scenario, in matrix.html's colours, a differing
+// one framed, the timing difference shown, and a scenario live cannot
+// express listed with its reason; self-contained.
+TEST(AgreeHtml, ShowsEveryRowBothVerdictsTheDifferenceAndWhyNot) {
+  auto side = [](const std::string& verdict, nlohmann::ordered_json overlap,
+                 nlohmann::ordered_json overlap_ns) {
+    return nlohmann::ordered_json{{"verdict", verdict},
+                                  {"first_overlap", overlap},
+                                  {"first_overlap_ns", overlap_ns},
+                                  {"overlaps", 1},
+                                  {"acquisitions", 4},
+                                  {"nemesis_steps", 2},
+                                  {"errors", nlohmann::ordered_json::array()}};
+  };
+  nlohmann::ordered_json report;
+  report["scenarios"] = nlohmann::ordered_json::array();
+  report["scenarios"].push_back({{"scenario", "both-violate"},
+                                 {"expected", "violation"},
+                                 {"simulation", side("violation", "1.029s", 1'029'000'000)},
+                                 {"live", side("violation", "1.094s", 1'094'000'000)},
+                                 {"agree", true},
+                                 {"expressible", true}});
+  report["scenarios"].push_back({{"scenario", "they-differ"},
+                                 {"expected", nullptr},
+                                 {"simulation", side("liveness", nullptr, nullptr)},
+                                 {"live", side("safe", nullptr, nullptr)},
+                                 {"agree", false},
+                                 {"expressible", true}});
+  report["scenarios"].push_back(
+      {{"scenario", "sim-only"}, {"expressible", false}, {"why", "faults[0]: loss <live>"}});
+  report["summary"] = {{"scenarios", 3}, {"expressible", 2}, {"agree", 1}, {"time_scale", "0.2"}};
+  const std::string html = agree_html(report);
+  EXPECT_NE(html.find("expressible live: 2; agreeing: 1; time scale 0.2"), std::string::npos);
+  for (const char* name : {"both-violate", "they-differ", "sim-only"}) {
+    EXPECT_NE(html.find(std::string("<tr data-scenario=\"") + name + "\">"), std::string::npos)
+        << name;
+  }
+  EXPECT_NE(html.find("1.029s / 1.094s</td><td>+0.065s"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"liveness gatefail\""), std::string::npos) << html;
+  EXPECT_NE(html.find("<b>no</b>"), std::string::npos);
+  EXPECT_NE(html.find("faults[0]: loss &lt;live&gt;"), std::string::npos) << "escaped";
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_EQ(html.find("http"), std::string::npos) << "nothing fetched";
 }
 
 }  // namespace
