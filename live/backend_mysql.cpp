@@ -11,6 +11,7 @@
 #include "env/parse.h"
 #include "harness/backends.h"
 #include "history/history.h"
+#include "live/client_controls.h"
 #include "live/client_freeze.h"
 #include "live/client_life.h"
 #include "live/live_backend.h"
@@ -91,23 +92,8 @@ history::History run_with_faults(const harness::RunConfig& config,
     clocks.push_back(std::make_shared<ClientClock>());
     lives.push_back(std::make_shared<ClientLife>());
     hangs.push_back(std::make_shared<ClientFreeze>());
-    ClientFreeze* f = freezes.back().get();
-    ClientFreeze* h = hangs.back().get();
-    ClientClock* k = clocks.back().get();
-    ClientLife* l = lives.back().get();
-    LiveTargets::Server& t = targets.client_controls[name];
-    t.crash = [l] { l->crash(); };
-    t.hang = [h] { h->pause(); };
-    t.unhang = [h] { h->resume(); };
-    t.abandon = [f, h] {
-      f->abandon();
-      h->abandon();
-    };
-    t.restart = [l] { l->restart(); };
-    t.pause = [f] { f->pause(); };
-    t.resume = [f] { f->resume(); };
-    t.jump = [k](Duration by) { k->jump(by); };
-    t.set_drift = [k](int64_t ppm) { k->set_drift(ppm); };
+    wire_client_controls(targets.client_controls[name], *freezes.back(), *hangs.back(),
+                         *lives.back(), *clocks.back());
     if (needs_relays(config.faults)) {
       relays.push_back(std::make_unique<TcpRelay>(address.port));
       targets.links[{name, kServerName}] = relays.back().get();

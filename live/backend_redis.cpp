@@ -19,6 +19,7 @@
 #include "env/parse.h"
 #include "harness/backends.h"
 #include "history/history.h"
+#include "live/client_controls.h"
 #include "live/client_life.h"
 #include "live/live_backend.h"
 #include "live/live_env.h"
@@ -69,23 +70,8 @@ struct ClientControls {
   void add_targets(LiveTargets& targets) const {
     LOCKSIM_ASSERT(freezes.size() == targets.clients.size());
     for (size_t c = 0; c < freezes.size(); ++c) {
-      ClientFreeze* f = freezes[c].get();
-      ClientClock* k = clocks[c].get();
-      ClientLife* l = lives[c].get();
-      ClientFreeze* h = hangs[c].get();
-      LiveTargets::Server& t = targets.client_controls[targets.clients[c]];
-      t.hang = [h] { h->pause(); };
-      t.unhang = [h] { h->resume(); };
-      t.abandon = [f, h] {
-        f->abandon();
-        h->abandon();
-      };
-      t.crash = [l] { l->crash(); };
-      t.restart = [l] { l->restart(); };
-      t.pause = [f] { f->pause(); };
-      t.resume = [f] { f->resume(); };
-      t.jump = [k](Duration by) { k->jump(by); };
-      t.set_drift = [k](int64_t ppm) { k->set_drift(ppm); };
+      wire_client_controls(targets.client_controls[targets.clients[c]], *freezes[c], *hangs[c],
+                           *lives[c], *clocks[c]);
     }
   }
 };
