@@ -15,6 +15,7 @@
 #include "harness/margin/margin.h"
 #include "harness/run.h"
 #include "harness/scenario.h"
+#include "tests/locksim_binary.h"
 
 namespace locksim::harness {
 namespace {
@@ -42,6 +43,22 @@ checkers::Verdict::Kind mutex(const RunConfig& c) {
 
 constexpr auto kSafe = checkers::Verdict::Kind::kValid;
 constexpr auto kViolation = checkers::Verdict::Kind::kInvalid;
+
+// A waiter whose resubscription after a failover outlasts its wait for the
+// unlock message (it connects, then subscribes, each within the time left)
+// ends the wait and goes on: the run is not cut short. It once scheduled its
+// wake in the past and stopped the fixed-workload matrix at this seed.
+TEST(Redisson, AWaiterWhoseResubscribeOutlastsItsWaitGoesOn) {
+  const testing::ScratchDir dir("locksim_redisson_");
+  const testing::Outcome o = testing::locksim(
+      "run --algorithm redisson-leased --seed 118 --duration 20s --stuck-after 10s --replicas 1 "
+      "--replication-lag 1s --failover --down-after 1s --discovery-delay 200ms --profile failover "
+      "--out " +
+      dir.path().string());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_EQ(o.err.find("invariant broken"), std::string::npos) << o.err;
+  EXPECT_NE(o.out.find("wrote "), std::string::npos) << o.out;
+}
 
 // A pause that starts just after the acquire (the lease was just set) may
 // last almost the whole 30 s: the renewal due at 10 s runs when it ends.

@@ -101,9 +101,13 @@ std::optional<std::string> GroupSubscriber::wait_message(const std::string& chan
       if (!ok) {
         const Duration left = deadline - world_.now();
         if (left > Duration::zero()) world_.sleep(std::min(kReconnectPause, left));
-        continue;
       }
+      // Connecting and subscribing took time (each up to `limit`, so
+      // together past the deadline): a message may have come meanwhile, or
+      // the deadline passed. The next round looks at both before it blocks.
+      continue;
     }
+    LOCKSIM_ASSERT_MSG(world_.now() < deadline, "a round blocks only before its deadline");
     block_until(channel, deadline);
   }
 }
