@@ -133,8 +133,8 @@ void clock_faults(Draw& d, const std::vector<std::string>& nodes, int64_t drift_
 }
 
 // Client clocks: drift up to 8 %, steps up to 2 x the lease. With an idle
-// lock (a drawn workload), three seeds in four also drift the clock of
-// whichever client holds the lock at a drawn time: a client's clock matters
+// lock (a drawn workload), every seed also drifts the clock of whichever
+// client holds the lock at a drawn time: a client's clock matters
 // to a lock only while that client holds, and with few clients and long
 // holds the clients drawn above may never hold again after their fault
 // (issue 27: the ZooKeeper cells' coverage fell below the fixed workload's).
@@ -144,7 +144,6 @@ void client_clock(Draw& d, std::vector<FaultEvent>& out) {
   clock_faults(d, d.view().clients, 80'000, 2000, out);
   if (!d.view().idle_lock) return;
   sim::Rng& aim = d.aim();
-  if (!aim.chance(0.75)) return;
   const int64_t run_ms = d.view().run_length.to_ms();
   FaultEvent e = event(FaultKind::kSetDrift,
                        Duration::millis(aim.between(run_ms / 20, run_ms * 4 / 5)), "@holder");
