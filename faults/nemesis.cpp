@@ -18,7 +18,12 @@ Nemesis::Nemesis(sim::World& world, sim::Network& net, std::map<std::string, sim
       sink_(std::move(sink)) {}
 
 std::string Nemesis::resolve(const std::string& name) const {
-  if (name == kHolder) return holder_ ? holder_() : std::string();
+  if (name == kHolder) {
+    std::string holder = holder_ ? holder_() : std::string();
+    // At a grant (grantee_ is set only while a grant's fault fires) the
+    // client granted may not have its reply yet: it is the one to name.
+    return holder.empty() ? grantee_ : holder;
+  }
   if (name == kPrimary) return primary_ ? primary_() : std::string();
   if (name == kGrantee) return grantee_;
   return name;

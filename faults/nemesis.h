@@ -55,6 +55,9 @@ class Nemesis {
   // "@holder": whichever client holds the lock when the fault fires (none:
   // the fault is skipped, and reported as a "skip" step). That is how a
   // scenario says "pause the holder" without depending on who won the race.
+  // A fault that fires at a grant ('on held', 'on held+D') while nobody
+  // holds yet (the grant's reply is still on its way) names the client
+  // granted, where the store names one: it is the holder-to-be.
   // `sink` may be empty (the steps then go unrecorded: only for callers that
   // keep no history).
   Nemesis(sim::World& world, sim::Network& net, std::map<std::string, sim::Node*> nodes,

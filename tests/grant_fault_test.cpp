@@ -189,5 +189,34 @@ TEST(GrantFault, OnHeldFiresAtItsTimeWhenHeldAndElseAfterTheNextGrant) {
   EXPECT_EQ(ops[0].time_ns, Duration::millis(1500).ns) << "held at its time: no wait";
 }
 
+// "on held" without +D fires at the grant itself, while the grant's reply
+// is still on its way and nobody holds yet: "@holder" names the client
+// granted, the holder-to-be, instead of skipping the fault. A store that
+// names no client (GETSET's) has no one to name: the fault is skipped.
+TEST(GrantFault, OnHeldAtTheGrantNamesTheClientGranted) {
+  RunConfig c;
+  c.seed = 5;
+  c.duration = Duration::seconds(30);
+  c.workload.clients = 1;
+  c.workload.hold_min = c.workload.hold_max = Duration::seconds(1);
+  c.workload.idle_min = c.workload.idle_max = Duration::seconds(3);
+  c.faults.events.push_back(parse_fault("pause @holder at 1500ms on held for 100ms", "f"));
+  const history::History h = simulate_and_check(c).result.history;
+  const std::vector<history::Op> ops = nemesis_ops(h);
+  ASSERT_GE(ops.size(), 1u) << history::to_jsonl(h);
+  EXPECT_EQ(ops[0].f, history::OpF::kPause) << history::to_jsonl(h);
+  ASSERT_FALSE(ops[0].value.empty());
+  EXPECT_EQ(ops[0].value[0], "c1");
+  ASSERT_GE(h.held.size(), 2u);
+  // The grant is the SET at the server, before the client's hold starts.
+  EXPECT_LE(ops[0].time_ns, h.held[1].start.ns);
+  EXPECT_GT(ops[0].time_ns, h.held[0].end.ns);
+
+  c.algorithm = "getset-timestamp";
+  const std::vector<history::Op> unnamed = nemesis_ops(simulate_and_check(c).result.history);
+  ASSERT_GE(unnamed.size(), 1u);
+  EXPECT_NE(unnamed[0].f, history::OpF::kPause) << "GETSET's store names no client granted";
+}
+
 }  // namespace
 }  // namespace locksim::harness
