@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
+#include "harness/run_result.h"
 #include "live/live_run.h"
 #include "live/mariadb_connection.h"
 #include "live/mariadb_process.h"
-#include "harness/run_result.h"
 #include "locksim_binary.h"
 #include "real_servers.h"
 
@@ -48,7 +48,8 @@ class MysqlLive : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(MysqlLive, HoldsTheLockAloneOnRealMariaDb) {
   SKIP_WITHOUT_MARIADB();
-  const harness::RunResult r = run_live_and_check(harness::prepare_run(config_for(GetParam(), Duration::seconds(3))));
+  const harness::RunResult r =
+      run_live_and_check(harness::prepare_run(config_for(GetParam(), Duration::seconds(3))));
   EXPECT_TRUE(r.errors.empty()) << (r.errors.empty() ? "" : r.errors.front());
   EXPECT_EQ(r.mutex.kind, checkers::Verdict::Kind::kValid) << r.mutex.explanation;
   EXPECT_GT(r.acquisitions, 10) << "the lock really went round";
@@ -115,6 +116,40 @@ TEST(MariadbConnection, ErrorNumbersPassThroughAndALostSessionIs2013) {
   server.reset();
   MariadbConnection c({.port = port}, Duration::seconds(2));
   EXPECT_EQ(c.query("SELECT 1", {}).error_number, 2013);
+}
+
+// Issue 25's acceptance point: a SIGKILLed mariadbd keeps what its redo log
+// had flushed. With innodb_flush_log_at_trx_commit=0 the log is flushed once
+// a second, so the commits of the last moment before the kill are gone after
+// the restart's crash recovery; with 1 (each commit flushed) every one is
+// there. Commits of their own (autocommit), then the kill at once.
+int64_t rows_after_kill(int flush_log_at_trx_commit, int commits) {
+  auto server = MariadbProcess::start({.flush_log_at_trx_commit = flush_log_at_trx_commit});
+  const MariadbConnection::Address at{.port = server->port()};
+  {
+    MariadbConnection c(at, Duration::seconds(10));
+    for (int i = 0; i < commits; ++i) {
+      const SqlResult r =
+          c.query("INSERT INTO t_tag_lock (Flock_name) VALUES (?)", {"k" + std::to_string(i)});
+      EXPECT_TRUE(r.ok()) << r.message;
+    }
+    server->crash();
+  }
+  server->restart();
+  MariadbConnection c(at, Duration::seconds(10));
+  const SqlResult count = c.query("SELECT COUNT(*) FROM t_tag_lock", {});
+  EXPECT_TRUE(count.ok()) << count.message;
+  if (!count.ok() || count.rows.size() != 1 || !count.rows[0].at(0)) return -1;
+  return std::stoll(*count.rows[0].at(0));
+}
+
+TEST(MariadbProcess, AKillWithFlushAtCommitZeroLosesTheLastCommitsAndWithOneKeepsThem) {
+  SKIP_WITHOUT_MARIADB();
+  constexpr int kCommits = 200;
+  EXPECT_EQ(rows_after_kill(1, kCommits), kCommits);
+  const int64_t kept = rows_after_kill(0, kCommits);
+  EXPECT_GE(kept, 0);
+  EXPECT_LT(kept, kCommits) << "the commits since the last once-a-second flush are lost";
 }
 
 TEST(MariadbProcess, StopRemovesTheServerAndItsFolder) {
