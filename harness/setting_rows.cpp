@@ -103,9 +103,9 @@ std::vector<Setting> network_settings() {
   // Live, so a scenario that times a fault by its links' latency faults the
   // same bytes (live/live_backend.h, link_latency).
   rows.back().live_help =
-      "on Redis, every client-server link carries it through a relay of its own, in whole ms "
-      "(up to 1 ms: loopback's own), plus a handshake's round trip per new connection; "
-      "refused on MySQL and ZooKeeper";
+      "on Redis and ZooKeeper, every client-server link carries it through a relay of its own, "
+      "in whole ms (up to 1 ms: loopback's own), plus a handshake's round trip per new "
+      "connection; refused on MySQL";
   rows.push_back(duration_row(
       "--latency-jitter-mean", "network.latency_jitter_mean",
       "mean of the exponential jitter added to each message", false, DurationRule::kNonNegative,

@@ -45,7 +45,7 @@ void refuse_link_latency(const harness::RunConfig& config, const std::string& ba
   throw ConfigError(harness::field_name(config, "network.latency_base") + ": live " + backend +
                     " runs carry no link latency (no relay on every client link), got " +
                     format_duration(config.link.latency_base) +
-                    "; only Redis's live links carry one");
+                    "; only Redis's and ZooKeeper's live links carry one");
 }
 
 history::History run_live_clients(const harness::RunConfig& config,

@@ -15,7 +15,8 @@
 //   hang CLIENT at T [for D]    the client's work stops at its next Env call;
 //                               its tasks (a watchdog) go on
 //   jump SERVER at T +-D        the server's wall clock, through the clock
-//   drift SERVER at T PPMppm    shim (live/clock_control.h)
+//   drift SERVER at T PPMppm    shim (live/clock_control.h); its monotonic
+//                               clock stays real
 //   jump / drift CLIENT         the client's Env clock (live/client_clock.h)
 //   partition A|B at T [for D]  the relays (live/tcp_relay.h) of every
 //   partition A->B ...          link between the sides (client-server,
@@ -33,8 +34,11 @@
 // What live mode cannot express yet, refused before any server starts
 // (check_live_faults): loss, faults that wait for a grant ("on
 // grant"), links between two clients or between servers that have none (two
-// masters), and what a backend refuses itself (a clock fault on mariadbd).
-// ZooKeeper runs take a server's crash and pause only (backend_zookeeper.cpp).
+// masters), and what a backend refuses itself (a clock fault on mariadbd;
+// on ZooKeeper every fault on a client, a server's drift and the quorum's
+// links: backend_zookeeper.cpp says why). ZooKeeper runs take a server's
+// crash, pause and jump, and partitions and delays between its clients and
+// servers, each client reaching each server through a relay of its own.
 #pragma once
 
 #include <atomic>

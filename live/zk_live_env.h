@@ -16,7 +16,9 @@ namespace locksim::live {
 class ZkLiveEnv : public Env {
  public:
   // Client `client` (0-based) of a run seeded with `seed`, asking `hosts`
-  // ("127.0.0.1:port,...") for sessions of `session_timeout`.
+  // ("127.0.0.1:port,...") for sessions of `session_timeout`. The hosts are
+  // the client's own: the servers' ports, or its relays in front of them
+  // when the run cuts or delays its links (backend_zookeeper.cpp).
   ZkLiveEnv(int client, const std::string& hosts, Duration session_timeout, uint64_t seed);
 
   TimePoint now() override;  // steady_clock: never jumps

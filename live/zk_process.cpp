@@ -51,6 +51,32 @@ std::string four_letter(int port, const char* word) {
   return out;
 }
 
+// Every server's loopback ports, by server.
+struct Ports {
+  std::vector<int> client, quorum, election;
+};
+
+// Server i's folder `sdir`: its zoo.cfg, its data directory and (in an
+// ensemble) its myid.
+void write_server_config(const std::string& sdir, const ZkEnsembleProcess::Options& options,
+                         const Ports& ports, int i) {
+  std::filesystem::create_directories(sdir + "/data");
+  std::ofstream cfg(sdir + "/zoo.cfg");
+  cfg << "tickTime=" << options.tick_ms << "\ninitLimit=50\nsyncLimit=5\n"
+      << "dataDir=" << sdir << "/data\nclientPort=" << ports.client[i]
+      << "\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
+      << "4lw.commands.whitelist=srvr,ruok\n";
+  const int n = options.servers;
+  if (n > 1) {
+    for (int j = 0; j < n; ++j) {
+      cfg << "server." << j + 1 << "=127.0.0.1:" << ports.quorum[j] << ":" << ports.election[j]
+          << "\n";
+    }
+    std::ofstream(sdir + "/data/myid") << i + 1 << "\n";
+  }
+  if (!cfg.flush()) throw std::runtime_error("ZkEnsembleProcess: cannot write " + sdir);
+}
+
 }  // namespace
 
 std::string ZkEnsembleProcess::missing() {
@@ -69,53 +95,57 @@ std::unique_ptr<ZkEnsembleProcess> ZkEnsembleProcess::start(const Options& optio
   std::unique_ptr<ZkEnsembleProcess> e(new ZkEnsembleProcess());
   e->dir_ = make_temp_dir("locksim-zk");
   const int n = options.servers;
-  std::vector<int> quorum_ports, election_ports;
+  Ports ports;
   for (int i = 0; i < n; ++i) {
     e->ports_.push_back(pick_free_loopback_port());
-    quorum_ports.push_back(pick_free_loopback_port());
-    election_ports.push_back(pick_free_loopback_port());
+    ports.quorum.push_back(pick_free_loopback_port());
+    ports.election.push_back(pick_free_loopback_port());
   }
+  ports.client = e->ports_;
   e->servers_.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) {
     const std::string sdir = e->dir_ + "/zk-" + std::to_string(i + 1);
-    std::filesystem::create_directories(sdir + "/data");
-    std::ofstream cfg(sdir + "/zoo.cfg");
-    cfg << "tickTime=" << options.tick_ms << "\ninitLimit=50\nsyncLimit=5\n"
-        << "dataDir=" << sdir << "/data\nclientPort=" << e->ports_[i]
-        << "\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n"
-        << "4lw.commands.whitelist=srvr,ruok\n";
-    if (n > 1) {
-      for (int j = 0; j < n; ++j) {
-        cfg << "server." << j + 1 << "=127.0.0.1:" << quorum_ports[j] << ":" << election_ports[j]
-            << "\n";
-      }
-      std::ofstream(sdir + "/data/myid") << i + 1 << "\n";
+    write_server_config(sdir, options, ports, i);
+    std::vector<std::string> args = {kJava,
+                                     "-Xmx128m",
+                                     "-XX:+UseSerialGC",
+                                     "-XX:TieredStopAtLevel=1",
+                                     "-Dzookeeper.log.dir=" + sdir,
+                                     "-cp",
+                                     std::string(kJar) + ":" + kConfDir,
+                                     "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+                                     sdir + "/zoo.cfg"};
+    if (options.clock_shim) {
+      e->clocks_.push_back(std::make_unique<ClockControl>(sdir + "/clock"));
+      // env(1) execs the JVM in its place: the pid stays the server's.
+      args.insert(args.begin(), {"/usr/bin/env", "LD_PRELOAD=" + clock_shim_library(),
+                                 std::string(kClockFileEnv) + "=" + e->clocks_.back()->path()});
     }
-    cfg.close();
-    e->args_.push_back(std::vector<std::string>{
-        kJava, "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-        "-Dzookeeper.log.dir=" + sdir, "-cp", std::string(kJar) + ":" + kConfDir,
-        "org.apache.zookeeper.server.quorum.QuorumPeerMain", sdir + "/zoo.cfg"});
+    e->args_.push_back(std::move(args));
     e->servers_.emplace_back(e->args_.back(), sdir + "/server.log", e->dir_);
   }
+  e->wait_until_ready();
+  return e;
+}
+
+void ZkEnsembleProcess::wait_until_ready() {
   const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
   // Ready when every server reports a mode (standalone, leader or follower).
-  for (;;) {
-    int ready = 0;
-    for (int port : e->ports_)
-      ready += four_letter(port, "srvr").find("Mode:") != std::string::npos;
-    if (ready == n) return e;
-    for (size_t i = 0; i < e->servers_.size(); ++i) {
+  for (;;) {  // bounded by the deadline
+    size_t ready = 0;
+    for (int port : ports_) ready += four_letter(port, "srvr").find("Mode:") != std::string::npos;
+    if (ready == ports_.size()) return;
+    for (size_t i = 0; i < servers_.size(); ++i) {
       int status = 0;
-      if (e->servers_[i].exited(&status)) {
-        throw std::runtime_error(
-            "ZkEnsembleProcess: server " + std::to_string(i + 1) + " exited at startup: " +
-            log_tail(e->dir_ + "/zk-" + std::to_string(i + 1) + "/server.log"));
+      if (servers_[i].exited(&status)) {
+        throw std::runtime_error("ZkEnsembleProcess: server " + std::to_string(i + 1) +
+                                 " exited at startup: " +
+                                 log_tail(dir_ + "/zk-" + std::to_string(i + 1) + "/server.log"));
       }
     }
     if (std::chrono::steady_clock::now() > deadline) {
       throw std::runtime_error("ZkEnsembleProcess: no quorum within 60 s: " +
-                               log_tail(e->dir_ + "/zk-1/server.log"));
+                               log_tail(dir_ + "/zk-1/server.log"));
     }
     std::this_thread::sleep_for(kPoll);
   }

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "live/clock_control.h"
 #include "live/owned_processes.h"
 
 namespace locksim::live {
@@ -26,6 +27,13 @@ class ZkEnsembleProcess {
   struct Options {
     int servers = 1;    // 1 or 3
     int tick_ms = 100;  // tickTime: sessions may be 2..20 ticks
+    // Each JVM under the clock shim (live/clock_shim/), with a control file
+    // of its own, so clock(i) can step its wall clock. The JVM honours it:
+    // HotSpot 17 reads System.currentTimeMillis (ctime, mtime) with
+    // clock_gettime(CLOCK_REALTIME) through libc, which the shim replaces,
+    // and System.nanoTime (session expiry, ticks) with CLOCK_MONOTONIC,
+    // which the shim leaves real. Test: LiveFaults.TheClockShimMovesZooKeeperCtimeOnly.
+    bool clock_shim = false;
   };
 
   // Starts the servers and returns once a client can create a node through
@@ -52,6 +60,10 @@ class ZkEnsembleProcess {
   void pause(size_t i);
   void resume(size_t i);
 
+  // Server i's wall clock control (0-based): null unless started with
+  // clock_shim. A restart keeps it (the same file, the same fake clock).
+  ClockControl* clock(size_t i) const { return clocks_.empty() ? nullptr : clocks_.at(i).get(); }
+
   // Whether this machine has what start() needs ("" if so, else why not).
   static std::string missing();
 
@@ -63,9 +75,12 @@ class ZkEnsembleProcess {
 
  private:
   ZkEnsembleProcess() = default;
+  // Returns once every server reports a mode; throws as start() says.
+  void wait_until_ready();
   std::vector<OwnedProcess> servers_;
   std::vector<std::vector<std::string>> args_;  // each server's command line, for restart()
   std::vector<int> ports_;
+  std::vector<std::unique_ptr<ClockControl>> clocks_;  // empty without the shim
   std::string dir_;
 };
 
