@@ -49,7 +49,9 @@ struct EdnHistory {
 
 // Called while a parse goes on with an offset into its text: the parse never
 // reads the bytes before it again, so their memory may be given back
-// (history_file.cpp drops those pages of a mapped file). Offsets only grow.
+// (history_file.cpp drops those pages of a mapped file). Offsets grow, but
+// for one case: a text whose :index values do not strictly increase is read
+// twice (the first read keeps no list of them), the second time from 0.
 using TextDone = std::function<void(size_t offset)>;
 
 // How often `done` is called: every this many bytes of text, at an op's end.

@@ -41,7 +41,10 @@ struct EdnPart {
 // checks and errors of parse_edn_history, lines and columns counted from
 // the part's start. Client ops go to history.ops/lines, or to `compact`
 // when `compact` is set. `ops_reserved` is reserved up front (for the whole
-// file when the part is its first half). Throws ConfigError.
+// file when the part is its first half). Throws ConfigError, and another
+// exception when its :index values do not strictly increase (it keeps no
+// list of them, see edn_history.cpp's OpCollector): the split read then
+// reads the whole text, which sorts them out.
 EdnPart parse_edn_part(std::string_view text, const std::string& source, bool compact,
                        size_t ops_reserved, const TextDone& done);
 

@@ -42,6 +42,8 @@ size_t ops_reserved_for(size_t bytes) {
 TextDone part_done(const TextRangeDone& done, size_t base) {
   if (!done) return {};
   return [&done, base, last = base](size_t offset) mutable {
+    // A read that starts again from 0 (see TextDone) starts its ranges again.
+    if (base + offset < last) last = base;
     done(last, base + offset);
     last = base + offset;
   };

@@ -277,6 +277,31 @@ TEST(EdnSplit, BothHalvesGiveTheirBytesBack) {
   EXPECT_GT(reach[1], cut + history::kTextDoneStep);
 }
 
+// A text whose :index values do not increase is read again from its start
+// (see TextDone): the ranges start again too, never backwards.
+TEST(EdnSplit, ARereadGivesItsBytesBackFromTheStartAgain) {
+  const std::string edn = big_edn();
+  const size_t late = edn.size() * 3 / 4;
+  // An index used twice (an error), and one out of order but unique (none).
+  for (const std::string index : {"5", "99999999"}) {
+    const std::string text = planted(edn, late, "{:index ", "{:index " + index + ", :j ").first;
+    int calls = 0;
+    std::mutex m;
+    const Outcome got = outcome([&] {
+      return parse_edn_history_split(text, "h.edn", [&](size_t begin, size_t end) {
+        const std::lock_guard<std::mutex> lock(m);
+        EXPECT_LE(begin, end);
+        EXPECT_LE(end, text.size());
+        ++calls;
+      });
+    });
+    const Outcome want = whole(text);
+    EXPECT_EQ(want.error.empty(), index != "5") << want.error;
+    expect_same(want, got, index);
+    EXPECT_GT(calls, 8);
+  }
+}
+
 // Flat op maps (on one line, spaced by ' ' and ',', atoms only) take a fast
 // path (Reader::read_flat_map); the same text spaced by tabs takes the long
 // one, with the same columns (a tab is one column). Both must read alike.
