@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -116,14 +117,19 @@ EdnHistory parse_edn_history_cut(std::string_view text, const std::string& sourc
   // Any failure in a half, whatever it is, sends the text to the one-piece
   // read, which fails (or not) exactly as it would have alone.
   std::optional<EdnPart> second;
-  std::thread reader([&] {
-    try {
-      second = parse_edn_part(text.substr(cut), source, true, ops_reserved_for(text.size() - cut),
-                              part_done(done, cut));
-    } catch (...) {
-      second.reset();
-    }
-  });
+  std::optional<std::thread> reader;
+  try {
+    reader.emplace([&] {
+      try {
+        second = parse_edn_part(text.substr(cut), source, true, ops_reserved_for(text.size() - cut),
+                                part_done(done, cut));
+      } catch (...) {
+        second.reset();
+      }
+    });
+  } catch (const std::system_error&) {
+    return parse_whole(text, source, done);  // no thread to be had: one piece, the same result
+  }
   std::optional<EdnPart> first;
   try {
     // The first half's ops are the result's, so it reserves for the whole.
@@ -132,7 +138,7 @@ EdnHistory parse_edn_history_cut(std::string_view text, const std::string& sourc
   } catch (...) {
     first.reset();
   }
-  reader.join();
+  reader->join();
   if (first && second && joins(*first, *second)) return join(std::move(*first), std::move(*second));
   // Their memory back before the second read.
   first.reset();
