@@ -10,8 +10,8 @@
 // time is the command's wall time, start-up and output included; its counters
 // are the child's CPU time and peak RSS (wait4's rusage; bench_peak_MB is this
 // process's own, which must stay below it, see HistoryFile). BM_ParseEdnHistory
-// is the reading alone, in this process, for the split between reading and
-// checking.
+// is the reading alone, in this process, in one piece and split over two
+// threads, for the split between reading and checking.
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
 #include <spawn.h>
@@ -144,10 +144,16 @@ BENCHMARK(BM_CheckCommand)
     ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
+// {ops, split}: split 0 is parse_edn_history (one thread), 1 is
+// parse_edn_history_split (two halves on two threads, what the command runs);
+// Time is wall time, CPU the process's CPU time (both threads).
 void BM_ParseEdnHistory(benchmark::State& state) {
   const std::string& text = history_edn(state.range(0), false);
+  const bool split = state.range(1) != 0;
   for (auto _ : state) {
-    const locksim::history::EdnHistory h = locksim::history::parse_edn_history(text, "bench.edn");
+    const locksim::history::EdnHistory h =
+        split ? locksim::history::parse_edn_history_split(text, "bench.edn")
+              : locksim::history::parse_edn_history(text, "bench.edn");
     if (h.total_ops != state.range(0) + state.range(0) / 1000) {
       state.SkipWithError("unexpected op count");
       break;
@@ -157,6 +163,11 @@ void BM_ParseEdnHistory(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * state.range(0));
   state.SetBytesProcessed(state.iterations() * static_cast<int64_t>(text.size()));
 }
-BENCHMARK(BM_ParseEdnHistory)->Arg(1'000'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ParseEdnHistory)
+    ->Args({1'000'000, 0})
+    ->Args({1'000'000, 1})
+    ->UseRealTime()
+    ->MeasureProcessCPUTime()
+    ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "env/assert.h"
 #include "env/parse.h"
+#include "history/edn_part.h"
 #include "history/edn_value.h"
 #include "history/history_file.h"
 
@@ -91,6 +92,24 @@ std::optional<Field>* read_key(Reader& r, OpMap& m, int depth) {
   return slot;
 }
 
+// The map whose '{' is current(), when it is flat (Reader::read_flat_map):
+// the fields read_op_map would take from it, the same atoms, and the same
+// first duplicate key; false having read nothing otherwise.
+bool read_flat_op_map(Reader& r, OpMap& m) {
+  thread_local Reader::FlatPairs pairs;  // reused: see FlatPairs
+  if (!r.read_flat_map(pairs)) return false;
+  for (int i = 0; i < pairs.count; ++i) {
+    std::optional<Field>* slot = slot_of(m, pairs.keys[i].text);
+    if (slot == nullptr) continue;  // a key an op does not use
+    if (slot->has_value()) {
+      if (!m.duplicate) m.duplicate = pairs.keys[i];  // as read_key names it
+      continue;
+    }
+    slot->emplace(Field{pairs.values[i], nullptr});
+  }
+  return true;
+}
+
 // Reads the map whose '{' is current() at nesting `depth`, as Reader::read
 // would (the same errors, at the same places) but without building it.
 OpMap read_op_map(Reader& r, int depth) {
@@ -101,6 +120,7 @@ OpMap read_op_map(Reader& r, int depth) {
   OpMap m;
   m.line = r.line();
   m.column = r.column();
+  if (read_flat_op_map(r, m)) return m;
   r.advance();
   size_t forms = 0;
   std::optional<Field>* slot = nullptr;  // where the value after the last key goes
@@ -119,10 +139,25 @@ OpMap read_op_map(Reader& r, int depth) {
   return m;
 }
 
+// Thrown by an OpCollector that keeps no indices at the first :index not
+// above the one before: the read starts again, keeping them (see below).
+struct IndicesOutOfOrder {};
+
 // Turns op maps into Ops, keeping the counts and the :index rules.
+//
+// Unique indices need a list of them (index, line, column: 24 MB for 1 M
+// ops) only when they do not strictly increase: then finish() sorts them
+// and names a duplicate. Files list ops in index order, so an OpCollector
+// asked to keep no indices checks only that they increase, and throws
+// IndicesOutOfOrder at the first that does not; the caller reads the text
+// again keeping them. Any error before that point is the same either way,
+// and a duplicate is named only by finish(), after every other error.
 class OpCollector {
  public:
-  OpCollector(Reader& reader, EdnHistory& out) : reader_(reader), out_(out) {}
+  // Client ops go to out.ops and out.lines, or to `*compact` when it is set.
+  OpCollector(Reader& reader, EdnHistory& out, bool keep_indices,
+              std::vector<PartOp>* compact = nullptr)
+      : reader_(reader), out_(out), compact_(compact), keep_indices_(keep_indices) {}
 
   // Reads one top-level form at nesting `depth` and takes it as an op.
   // Precondition: skip_space() found a form.
@@ -141,6 +176,7 @@ class OpCollector {
 
   // Every :index used once.
   void finish() {
+    if (!keep_indices_) return;  // they increased strictly: no duplicate
     // Files list ops in index order: then the O(n log n) sort is skipped.
     if (!std::is_sorted(indices_.begin(), indices_.end())) {
       std::sort(indices_.begin(), indices_.end());
@@ -153,6 +189,19 @@ class OpCollector {
                                     "indices must be unique",
                                     indices_[i].first, indices_[i - 1].second.first));
       }
+    }
+  }
+
+  // Whether the ops carry :index, and their range: what joining two parts
+  // needs. Precondition: finish() passed (the indices are sorted).
+  void describe(EdnPart& part) const {
+    part.indexed = indexed_;
+    if (!keep_indices_) {
+      part.index_min = first_index_;
+      part.index_max = last_index_;
+    } else if (!indices_.empty()) {
+      part.index_min = indices_.front().first;
+      part.index_max = indices_.back().first;
     }
   }
 
@@ -197,19 +246,28 @@ class OpCollector {
                                 "such as :nemesis, got {}",
                                 shown(process.value())));
     }
-    Op& op = out_.ops.emplace_back();
-    op.index = index;
-    op.process = process.integer;
-    op.client = -1;
-    op.type = static_cast<OpType>(one_of(map, map.type, ":type", kTypes));
-    op.f = static_cast<OpF>(one_of(map, map.f, ":f", kFs));
+    const int type = one_of(map, map.type, ":type", kTypes);
+    const int f = one_of(map, map.f, ":f", kFs);
+    int64_t time_ns = 0;
     if (map.time) {
       if (map.time->atom.kind != Value::Kind::kInt) {
         fail(*map.time,
              ":time: expected an integer (nanoseconds), got " + shown(map.time->value()));
       }
-      op.time_ns = map.time->atom.integer;
+      time_ns = map.time->atom.integer;
     }
+    if (compact_ != nullptr) {
+      compact_->push_back(PartOp{index, time_ns, process.integer, map.line,
+                                 static_cast<uint8_t>(type), static_cast<uint8_t>(f)});
+      return;
+    }
+    Op& op = out_.ops.emplace_back();
+    op.index = index;
+    op.process = process.integer;
+    op.client = -1;
+    op.type = static_cast<OpType>(type);
+    op.f = static_cast<OpF>(f);
+    op.time_ns = time_ns;
     out_.lines.push_back(map.line);
     // Pair: every client op kept has its source line, for messages naming where.
     LOCKSIM_ASSERT(out_.ops.size() == out_.lines.size());
@@ -229,7 +287,13 @@ class OpCollector {
     if (index.kind != Value::Kind::kInt) {
       fail(index, ":index: expected an integer, got " + shown(map.index->value()));
     }
-    indices_.push_back({index.integer, {index.line, index.column}});
+    if (keep_indices_) {
+      indices_.push_back({index.integer, {index.line, index.column}});
+    } else {
+      if (position > 0 && index.integer <= last_index_) throw IndicesOutOfOrder{};
+      if (position == 0) first_index_ = index.integer;
+      last_index_ = index.integer;
+    }
     return index.integer;
   }
 
@@ -250,70 +314,135 @@ class OpCollector {
 
   Reader& reader_;
   EdnHistory& out_;
+  std::vector<PartOp>* compact_;
+  const bool keep_indices_;
   bool indexed_ = false;
+  int64_t first_index_ = 0;  // without keep_indices_: the first and the last :index
+  int64_t last_index_ = 0;
   std::vector<std::pair<int64_t, std::pair<int, int>>> indices_;  // (index, (line, column))
 };
 
-}  // namespace
+// Calls `done` at an op's end every kTextDoneStep bytes (see TextDone).
+class DoneSteps {
+ public:
+  DoneSteps(const Reader& r, const TextDone& done) : r_(r), done_(done) {}
+  void op_read() {
+    if (done_ && r_.offset() - done_at_ >= kTextDoneStep) {
+      done_at_ = r_.offset();
+      done_(done_at_);
+    }
+  }
 
-EdnHistory parse_edn_history(std::string_view text, const std::string& source,
-                             const TextDone& done) {
+ private:
+  const Reader& r_;
+  const TextDone& done_;
+  size_t done_at_ = 0;  // the offset last handed to `done`
+};
+
+// Reads top-level forms to the end of the text, each an op.
+void read_bare_ops(Reader& r, OpCollector& ops, DoneSteps& steps) {
+  r.skip_space();
+  while (!r.at_end()) {
+    ops.read(0);
+    steps.op_read();
+    r.skip_space();
+  }
+}
+
+// One vector (or list) of op maps, its bracket current(): read element by
+// element, so a million-op history never sits in memory as one EDN tree.
+void read_vector_of_ops(Reader& r, OpCollector& ops, DoneSteps& steps) {
+  const char close = r.current() == '[' ? ']' : ')';
+  const int line = r.line();
+  const int column = r.column();
+  r.advance();
+  for (;;) {
+    r.skip_space();
+    if (r.at_end()) {
+      r.fail(
+          fmt::format("expected '{}' to close the collection of ops opened at {}:{}, got "
+                      "end of input",
+                      close, line, column));
+    }
+    if (r.current() == close) break;
+    ops.read(1);
+    steps.op_read();
+  }
+  r.advance();
+  r.skip_space();
+  if (!r.at_end()) {
+    r.fail(
+        "expected end of input after the collection of ops (a history is op maps, or one "
+        "vector of them)");
+  }
+}
+
+// Room for every op of a text of `bytes` without a copy while the vector
+// grows (a copy would hold a 1 M-op history twice): ops in locksim's and
+// Jepsen's files take 55 to 80 bytes, so this is more than enough, and
+// capacity never written to is never given memory by the kernel. Capped so
+// a huge file cannot ask for more address space than a machine has; past
+// the cap it grows.
+size_t ops_reserved_for(size_t bytes) {
+  return std::min<size_t>(bytes / kOpBytesMin + 1, kOpsReservedMax);
+}
+
+// parse_edn_history, keeping every :index or only checking that they
+// increase (see OpCollector).
+EdnHistory parse_edn_history(std::string_view text, const std::string& source, const TextDone& done,
+                             bool keep_indices) {
   EdnHistory out;
-  // Room for every op without a copy while the vector grows (a copy would
-  // hold a 1 M-op history twice): ops in locksim's and Jepsen's files take 55
-  // to 80 bytes, so this is more than enough, and capacity never written to
-  // is never given memory by the kernel. Capped so a huge file cannot ask
-  // for more address space than a machine has; past the cap it grows.
-  const size_t ops_max = std::min<size_t>(text.size() / kOpBytesMin + 1, kOpsReservedMax);
+  const size_t ops_max = ops_reserved_for(text.size());
   out.ops.reserve(ops_max);
   out.lines.reserve(ops_max);
   Reader r(text, source);
-  OpCollector ops(r, out);
-  size_t done_at = 0;  // the offset last handed to `done`
-  const auto op_read = [&] {
-    if (done && r.offset() - done_at >= kTextDoneStep) {
-      done_at = r.offset();
-      done(done_at);
-    }
-  };
+  OpCollector ops(r, out, keep_indices);
+  DoneSteps steps(r, done);
   r.skip_space();
   if (!r.at_end() && (r.current() == '[' || r.current() == '(')) {
-    // One vector (or list) of op maps: read it element by element, so a
-    // million-op history never sits in memory as one EDN tree.
-    const char close = r.current() == '[' ? ']' : ')';
-    const int line = r.line();
-    const int column = r.column();
-    r.advance();
-    for (;;) {
-      r.skip_space();
-      if (r.at_end()) {
-        r.fail(
-            fmt::format("expected '{}' to close the collection of ops opened at {}:{}, got "
-                        "end of input",
-                        close, line, column));
-      }
-      if (r.current() == close) break;
-      ops.read(1);
-      op_read();
-    }
-    r.advance();
-    r.skip_space();
-    if (!r.at_end()) {
-      r.fail(
-          "expected end of input after the collection of ops (a history is op maps, or one "
-          "vector of them)");
-    }
+    read_vector_of_ops(r, ops, steps);
   } else {
-    while (!r.at_end()) {
-      ops.read(0);
-      op_read();
-      r.skip_space();
-    }
+    read_bare_ops(r, ops, steps);
   }
   ops.finish();
   LOCKSIM_ASSERT(out.ops.size() == out.lines.size());
   LOCKSIM_ASSERT(out.total_ops == static_cast<int64_t>(out.ops.size()) + out.skipped_ops);
   return out;
+}
+
+}  // namespace
+
+EdnHistory parse_edn_history(std::string_view text, const std::string& source,
+                             const TextDone& done) {
+  try {
+    return parse_edn_history(text, source, done, false);
+  } catch (const IndicesOutOfOrder&) {
+    // The first read's ops are gone with its stack: one history at a time.
+    return parse_edn_history(text, source, done, true);
+  }
+}
+
+EdnPart parse_edn_part(std::string_view text, const std::string& source, bool compact,
+                       size_t ops_reserved, const TextDone& done) {
+  EdnPart part;
+  if (compact) {
+    part.compact.reserve(ops_reserved);
+  } else {
+    part.history.ops.reserve(ops_reserved);
+    part.history.lines.reserve(ops_reserved);
+  }
+  Reader r(text, source);
+  OpCollector ops(r, part.history, false, compact ? &part.compact : nullptr);
+  DoneSteps steps(r, done);
+  read_bare_ops(r, ops, steps);
+  ops.finish();
+  ops.describe(part);
+  part.end_line = r.line();
+  const size_t kept = compact ? part.compact.size() : part.history.ops.size();
+  // Pair: every client op went to one place, with its line.
+  LOCKSIM_ASSERT(part.history.ops.size() == part.history.lines.size());
+  LOCKSIM_ASSERT(part.history.total_ops == static_cast<int64_t>(kept) + part.history.skipped_ops);
+  return part;
 }
 
 EdnHistory load_edn_history(const std::string& path) {

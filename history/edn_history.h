@@ -49,7 +49,9 @@ struct EdnHistory {
 
 // Called while a parse goes on with an offset into its text: the parse never
 // reads the bytes before it again, so their memory may be given back
-// (history_file.cpp drops those pages of a mapped file). Offsets only grow.
+// (history_file.cpp drops those pages of a mapped file). Offsets grow, but
+// for one case: a text whose :index values do not strictly increase is read
+// twice (the first read keeps no list of them), the second time from 0.
 using TextDone = std::function<void(size_t offset)>;
 
 // How often `done` is called: every this many bytes of text, at an op's end.
@@ -71,6 +73,41 @@ inline constexpr size_t kOpsReservedMax = size_t{16} << 20;
 // O(n) time; memory: the ops (sizeof(Op) each), no EDN tree.
 EdnHistory parse_edn_history(std::string_view text, const std::string& source,
                              const TextDone& done = {});
+
+// Called by parse_edn_history_split as each half goes on: the parse never
+// reads [begin, end) again. A half's calls are contiguous (each begins where
+// its last ended, the first at the half's start); the two halves call from
+// two threads at once, with disjoint ranges.
+using TextRangeDone = std::function<void(size_t begin, size_t end)>;
+
+// Texts shorter than this are read in one piece: a thread costs more than
+// it saves below a few MB, and a small history's result is the same either way.
+inline constexpr size_t kSplitBytesMin = size_t{4} << 20;
+// How far past the middle the split looks for a line that starts an op map;
+// a text without one there is read in one piece.
+inline constexpr size_t kSplitSearchMax = size_t{1} << 20;
+
+// Where parse_edn_history_split would cut `text` (given split_bytes_min), or
+// npos when it would read it in one piece: just after the first newline at
+// or past the middle that is followed by '{' or '#' (an op map or a
+// record), within kSplitSearchMax, in a text of bare op maps (not one
+// vector of them) of at least split_bytes_min bytes.
+size_t edn_split_point(std::string_view text, size_t split_bytes_min = kSplitBytesMin);
+
+// parse_edn_history with the same result and the same error for every input,
+// in about half the wall time on two cores: a big file of bare op maps (what
+// locksim and Jepsen write, one per line) is cut at a line (edn_split_point)
+// and its halves read on two threads, then joined. EDN holds no state across
+// a newline between two top-level forms, so when both halves read cleanly
+// and their :index rules join (both indexed or neither; the first's indices
+// all below the second's), the join is exactly the one-piece read. Anything
+// else (an error in either half, a cut that fell inside a multi-line form,
+// unsorted indices) is read again in one piece, so every error, its line and
+// column are parse_edn_history's. `done` (optional) is told which bytes are
+// done with (see TextRangeDone), and must be safe to call from two threads.
+EdnHistory parse_edn_history_split(std::string_view text, const std::string& source,
+                                   const TextRangeDone& done = {},
+                                   size_t split_bytes_min = kSplitBytesMin);
 
 // Reads and parses a file. Throws ConfigError, also when it cannot be read.
 EdnHistory load_edn_history(const std::string& path);
