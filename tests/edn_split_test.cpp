@@ -322,8 +322,8 @@ const char* const kFlat[] = {
     "{:process 1 :type :invoke :f :acquire :time +5}\n",
     "{:process 1 :type :invoke :f :acquire :time 5N}\n",
     "{:process 1 :type \"ok\" :f :acquire}\n",
-    "{:process 1 :type :invoke :f :acquire :a 1 :b 2 :c 3 :d 4 :e 5 :g 6 :h 7 :i 8 :j 9 :k 10 "
-    ":l 11 :m 12 :n 13}\n",
+    ("{:process 1 :type :invoke :f :acquire :a 1 :b 2 :c 3 :d 4 :e 5 :g 6 :h 7 :i 8 :j 9 :k 10 "
+     ":l 11 :m 12 :n 13}\n"),
     "{}\n{ }\n",
     "{:a 1}\n",
     "{:process 1 :type :invoke :f :acquire :index 3}\n{:process 1 :type :ok :f :acquire}\n",
