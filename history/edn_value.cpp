@@ -78,6 +78,44 @@ bool small_integer(std::string_view t, size_t digits_from, int64_t& out) {
   return true;
 }
 
+// Token `t` (non-empty, no delimiter in it) into `a`'s kind, integer and
+// text, as read_atom reads a keyword, nil, a boolean or a [-]digits integer
+// that fits int64 (read_number's kInt, keeping the token); false for
+// anything else (+1, 1N, big integers and floats take the long way).
+// `long_digits`: an integer past 18 digits is read with from_chars, else
+// left to the long way too (read_flat_map's choice).
+bool simple_atom(std::string_view t, bool long_digits, Atom& a) {
+  LOCKSIM_ASSERT(!t.empty());
+  a.integer = 0;
+  a.text = {};
+  if (t[0] == ':') {  // first: half of an op's forms are keywords
+    // read_atom's rule; "::x" and ":" are its errors.
+    if (t.size() == 1 || t[1] == ':') return false;
+    a.kind = Value::Kind::kKeyword;
+    a.text = t.substr(1);
+    return true;
+  }
+  if (t == "nil") {
+    a.kind = Value::Kind::kNil;
+    return true;
+  }
+  if (t == "true" || t == "false") {
+    a.kind = Value::Kind::kBool;
+    a.integer = t == "true";
+    return true;
+  }
+  const size_t digits_from = t[0] == '-' ? 1 : 0;
+  if (t.size() == digits_from || !is_digit(t[digits_from])) return false;
+  if (!small_integer(t, digits_from, a.integer)) {
+    if (!long_digits) return false;
+    const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), a.integer);
+    if (ec != std::errc() || ptr != t.data() + t.size()) return false;
+  }
+  a.kind = Value::Kind::kInt;
+  a.text = t;
+  return true;
+}
+
 // [+-]?digits(.digits*)?([eE][+-]?digits)?M?
 bool is_float(std::string_view t) {
   size_t i = 0;
@@ -394,28 +432,7 @@ std::optional<Atom> Reader::read_atom_fast() {
   Atom a;
   a.line = line_;
   a.column = column_;
-  if (t[0] == ':') {  // first: half of an op's forms are keywords
-    // read_atom's rule; "::x" and ":" are its errors.
-    if (t.size() == 1 || t[1] == ':') return std::nullopt;
-    a.kind = Value::Kind::kKeyword;
-    a.text = t.substr(1);
-  } else if (t == "nil") {
-    a.kind = Value::Kind::kNil;
-  } else if (t == "true" || t == "false") {
-    a.kind = Value::Kind::kBool;
-    a.integer = t == "true";
-  } else {
-    // [-]digits that fit int64: read_number's kInt, and nothing else
-    // (+1, 1N, big integers and floats take the long way).
-    const size_t digits_from = t[0] == '-' ? 1 : 0;
-    if (t.size() == digits_from || !is_digit(t[digits_from])) return std::nullopt;
-    if (!small_integer(t, digits_from, a.integer)) {
-      const auto [ptr, ec] = std::from_chars(t.data(), t.data() + t.size(), a.integer);
-      if (ec != std::errc() || ptr != t.data() + t.size()) return std::nullopt;
-    }
-    a.kind = Value::Kind::kInt;
-    a.text = t;  // as read_number keeps the token
-  }
+  if (!simple_atom(t, true, a)) return std::nullopt;
   // A token holds no newline (a delimiter), so only the column moves.
   pos_ = end;
   column_ += static_cast<int>(t.size());
@@ -430,24 +447,7 @@ bool Reader::read_flat_atom(size_t& p, size_t start, Atom& a) const {
   size_t end = p;
   while (end < text_.size() && !is_delimiter(text_[end])) ++end;
   const std::string_view t = text_.substr(p, end - p);
-  if (t.empty()) return false;
-  a.integer = 0;
-  a.text = {};
-  if (t[0] == ':') {
-    if (t.size() == 1 || t[1] == ':') return false;
-    a.kind = Value::Kind::kKeyword;
-    a.text = t.substr(1);
-  } else if (t == "nil") {
-    a.kind = Value::Kind::kNil;
-  } else if (t == "true" || t == "false") {
-    a.kind = Value::Kind::kBool;
-    a.integer = t == "true";
-  } else {
-    const size_t digits_from = t[0] == '-' ? 1 : 0;
-    if (t.size() == digits_from || !small_integer(t, digits_from, a.integer)) return false;
-    a.kind = Value::Kind::kInt;
-    a.text = t;
-  }
+  if (t.empty() || !simple_atom(t, false, a)) return false;
   a.line = line_;
   a.column = column_ + static_cast<int>(p - start);
   p = end;

@@ -158,17 +158,24 @@ TEST(GrantFault, WhatTheRunEndsBeforeIsASkipAtTheEnd) {
   EXPECT_EQ(ops[0].detail, "the run ended before grant+D");
 }
 
-// "on held+D": at its time if a client holds the lock then; else D after
-// the next grant. A quiet lock (one client, long idle gaps) is free at 1.5 s
-// and held at the first grant after it; a busy one is held at its time.
-TEST(GrantFault, OnHeldFiresAtItsTimeWhenHeldAndElseAfterTheNextGrant) {
+// A quiet lock: one client holding 1 s after each 3 s idle gap, so it is
+// free at 1.5 s; with `fault`.
+RunConfig quiet_lock(const std::string& fault) {
   RunConfig c;
   c.seed = 5;
   c.duration = Duration::seconds(30);
   c.workload.clients = 1;
   c.workload.hold_min = c.workload.hold_max = Duration::seconds(1);
   c.workload.idle_min = c.workload.idle_max = Duration::seconds(3);
-  c.faults.events.push_back(parse_fault("pause @holder at 1500ms on held+200ms for 100ms", "f"));
+  c.faults.events.push_back(parse_fault(fault, "f"));
+  return c;
+}
+
+// "on held+D": at its time if a client holds the lock then; else D after
+// the next grant. A quiet lock (one client, long idle gaps) is free at 1.5 s
+// and held at the first grant after it; a busy one is held at its time.
+TEST(GrantFault, OnHeldFiresAtItsTimeWhenHeldAndElseAfterTheNextGrant) {
+  RunConfig c = quiet_lock("pause @holder at 1500ms on held+200ms for 100ms");
   const history::History quiet = simulate_and_check(c).result.history;
   std::vector<history::Op> ops = nemesis_ops(quiet);
   ASSERT_GE(ops.size(), 1u) << history::to_jsonl(quiet);
@@ -194,13 +201,7 @@ TEST(GrantFault, OnHeldFiresAtItsTimeWhenHeldAndElseAfterTheNextGrant) {
 // granted, the holder-to-be, instead of skipping the fault. A store that
 // names no client (GETSET's) has no one to name: the fault is skipped.
 TEST(GrantFault, OnHeldAtTheGrantNamesTheClientGranted) {
-  RunConfig c;
-  c.seed = 5;
-  c.duration = Duration::seconds(30);
-  c.workload.clients = 1;
-  c.workload.hold_min = c.workload.hold_max = Duration::seconds(1);
-  c.workload.idle_min = c.workload.idle_max = Duration::seconds(3);
-  c.faults.events.push_back(parse_fault("pause @holder at 1500ms on held for 100ms", "f"));
+  RunConfig c = quiet_lock("pause @holder at 1500ms on held for 100ms");
   const history::History h = simulate_and_check(c).result.history;
   const std::vector<history::Op> ops = nemesis_ops(h);
   ASSERT_GE(ops.size(), 1u) << history::to_jsonl(h);
