@@ -83,19 +83,11 @@ std::vector<std::map<std::string, int>> client_ports(
     const harness::RunConfig& config, const RedisServers& servers, LiveTargets& targets,
     std::vector<std::unique_ptr<TcpRelay>>& relays) {
   std::vector<std::map<std::string, int>> out(static_cast<size_t>(config.workload.clients));
-  const std::chrono::milliseconds latency = link_latency(config);
-  const bool relayed = needs_relays(config.faults) || latency.count() > 0;
   for (size_t c = 0; c < out.size(); ++c) {
     for (const std::string& name : servers.server_names()) {
       if (name == kSentinel) continue;
-      int port = servers.port(name);
-      if (relayed) {
-        relays.push_back(std::make_unique<TcpRelay>(port));
-        if (latency.count() > 0) set_link_latency(*relays.back(), latency);
-        targets.links[{targets.clients[c], name}] = relays.back().get();
-        port = relays.back()->port();
-      }
-      out[c][name] = port;
+      out[c][name] =
+          client_link_port(config, targets.clients[c], name, servers.port(name), targets, relays);
     }
   }
   return out;

@@ -131,20 +131,13 @@ void add_server_targets(const harness::RunConfig& config, ZkEnsembleProcess& ens
 std::vector<std::string> client_hosts(const harness::RunConfig& config,
                                       const ZkEnsembleProcess& ensemble, LiveTargets& targets,
                                       std::vector<std::unique_ptr<TcpRelay>>& relays) {
-  const std::chrono::milliseconds latency = link_latency(config);
-  const bool relayed = needs_relays(config.faults) || latency.count() > 0;
   const std::vector<std::string> names = server_names(config.zookeeper.servers);
   std::vector<std::string> out;
   for (const std::string& client : targets.clients) {
     std::string hosts;
     for (size_t i = 0; i < names.size(); ++i) {
-      int port = ensemble.client_ports().at(i);
-      if (relayed) {
-        relays.push_back(std::make_unique<TcpRelay>(port));
-        if (latency.count() > 0) set_link_latency(*relays.back(), latency);
-        targets.links[{client, names[i]}] = relays.back().get();
-        port = relays.back()->port();
-      }
+      const int port = client_link_port(config, client, names[i], ensemble.client_ports().at(i),
+                                        targets, relays);
       hosts += (hosts.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(port);
     }
     out.push_back(std::move(hosts));

@@ -23,6 +23,7 @@
 #include "harness/run_config.h"
 #include "harness/run_result.h"
 #include "history/history.h"
+#include "live/live_nemesis.h"
 #include "live/tcp_relay.h"
 
 namespace locksim::live {
@@ -78,6 +79,14 @@ void set_link_latency(TcpRelay& relay, std::chrono::milliseconds latency);
 // latency (link_latency) and the backend's live side, named `backend`, puts
 // no relay on its client links to carry it: it is not expressible live.
 void refuse_link_latency(const harness::RunConfig& config, const std::string& backend);
+// The port `client` reaches `server` (listening on `port`) at in a live run
+// of `config`: `port` itself, or with link faults or a link latency (Redis's
+// and ZooKeeper's client links) a relay of the client's own in front of it,
+// made here and kept in `relays`, registered as the link in `targets`, and
+// carrying that latency. So a partition can cut one client off one server.
+int client_link_port(const harness::RunConfig& config, const std::string& client,
+                     const std::string& server, int port, LiveTargets& targets,
+                     std::vector<std::unique_ptr<TcpRelay>>& relays);
 
 // Each backend's live side, in its own file (live/backend_<name>.cpp).
 LiveBackend redis_live_backend();

@@ -48,6 +48,17 @@ void refuse_link_latency(const harness::RunConfig& config, const std::string& ba
                     "; only Redis's and ZooKeeper's live links carry one");
 }
 
+int client_link_port(const harness::RunConfig& config, const std::string& client,
+                     const std::string& server, int port, LiveTargets& targets,
+                     std::vector<std::unique_ptr<TcpRelay>>& relays) {
+  const std::chrono::milliseconds latency = link_latency(config);
+  if (!needs_relays(config.faults) && latency.count() == 0) return port;
+  relays.push_back(std::make_unique<TcpRelay>(port));
+  if (latency.count() > 0) set_link_latency(*relays.back(), latency);
+  targets.links[{client, server}] = relays.back().get();
+  return relays.back()->port();
+}
+
 history::History run_live_clients(const harness::RunConfig& config,
                                   algorithms::LockAlgorithm& algorithm, harness::RunResult& result,
                                   std::function<std::unique_ptr<Env>(int client)> make_env) {
