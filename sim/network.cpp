@@ -126,15 +126,16 @@ void Network::resume_restored_links() {
     LOCKSIM_ASSERT_MSG(retransmit.has_value(), "a held stream outlived its retransmission limit");
     schedule_pump(s, *retransmit + link(s.from(), s.to()).latency_base);
   }
-  for (auto& [id, c] : connections_) {
+  for (size_t i = 0; i < connections_.size(); ++i) {
+    ConnectionRecord& c = connections_[i];
     // The client's next retransmission meets the RST once both ways are up.
     if (!c.reset_unseen || !connected(*c.server, *c.client)) continue;
     c.reset_unseen = false;
-    const uint64_t conn = id;
+    const uint64_t conn = i + 1;
     world_.after(link(*c.server, *c.client).latency_base * 2, [this, conn] {
-      auto it = connections_.find(conn);
-      if (it != connections_.end() && it->second.on_failure) {
-        auto handler = it->second.on_failure;
+      const ConnectionRecord& r = record(conn);
+      if (r.on_failure) {
+        auto handler = r.on_failure;
         handler(ConnectionState::kReset);
       }
     });
@@ -212,15 +213,19 @@ Duration Network::draw_latency(const Node& from, const Node& to) {
   return latency;
 }
 
-void Network::send(const Node& from, Node& to, Callback message) {
-  enqueue(from, to, 0, std::move(message));
+void Network::send(const Node& from, Node& to, Callback&& message) {
+  enqueue(from, to, 0, nullptr, std::move(message));
 }
 
-void Network::enqueue(const Node& from, Node& to, uint64_t connection, Callback message) {
+void Network::enqueue(const Node& from, Node& to, uint64_t connection, Stream** cached,
+                      Callback&& message) {
   LOCKSIM_ASSERT(message != nullptr);
   ++sent_;
   const Duration latency = draw_latency(from, to);
-  Stream& s = stream(from, to, connection);
+  if (cached != nullptr && *cached == nullptr) *cached = &stream(from, to, connection);
+  Stream& s = cached != nullptr ? **cached : stream(from, to, connection);
+  // Pair of the cache: it holds the stream the index would give.
+  LOCKSIM_ASSERT(&s.from() == &from && &s.to() == &to && s.connection() == connection);
   if (s.size() >= Stream::kQueuedMax) {
     ++dropped_;
     check_counts();
@@ -279,10 +284,9 @@ void Network::deliver(Stream& s, Packet p) {
   LOCKSIM_ASSERT_MSG(world_.now() >= p.ready, "a message arrived before its latency allows");
   s.last_arrival = world_.now();
   if (p.connection != 0) {
-    auto it = connections_.find(p.connection);
-    LOCKSIM_ASSERT_MSG(it != connections_.end(), "a packet of an unknown connection");
-    const ConnectionState state = it->second.state;
-    const bool to_server = &s.to() == it->second.server;
+    const ConnectionRecord& c = record(p.connection);
+    const ConnectionState state = c.state;
+    const bool to_server = &s.to() == c.server;
     // Bytes a client wrote before closing still reach the server; nothing
     // reaches a socket that is gone.
     if (!(state == ConnectionState::kOpen || (to_server && state == ConnectionState::kClosed))) {
@@ -330,9 +334,8 @@ void Network::break_connection(const Stream& broken) {
   }
   check_counts();
   if (id == 0) return;  // the implicit link: its users resync (replication) or time out
-  auto it = connections_.find(id);
-  LOCKSIM_ASSERT_MSG(it != connections_.end(), "a stream of an unknown connection");
-  if (it->second.state == ConnectionState::kOpen) notify(id, it->second, ConnectionState::kBroken);
+  ConnectionRecord& c = record(id);
+  if (c.state == ConnectionState::kOpen) notify(id, c, ConnectionState::kBroken);
 }
 
 void Network::node_crashed(const Node& node) {
@@ -345,7 +348,9 @@ void Network::node_crashed(const Node& node) {
     dropped_ += n;
   }
   check_counts();
-  for (auto& [id, c] : connections_) {
+  for (size_t i = 0; i < connections_.size(); ++i) {
+    const uint64_t id = i + 1;
+    ConnectionRecord& c = connections_[i];
     if (c.state != ConnectionState::kOpen || (c.client != &node && c.server != &node)) continue;
     if (c.client == &node) {
       c.state = ConnectionState::kReset;  // the server side forgets it
@@ -372,54 +377,59 @@ void Network::notify(uint64_t id, ConnectionRecord& c, ConnectionState why) {
   const Duration after =
       why == ConnectionState::kReset ? link(*c.server, *c.client).latency_base : Duration::zero();
   world_.after(after, [this, id, why] {
-    auto it = connections_.find(id);
-    if (it == connections_.end() || !it->second.on_failure) return;
-    auto handler = it->second.on_failure;  // it may replace itself
+    const ConnectionRecord& r = record(id);
+    if (!r.on_failure) return;
+    auto handler = r.on_failure;  // it may replace itself
     handler(why);
   });
 }
 
 uint64_t Network::open_connection(Node& client, Node& server) {
   const uint64_t id = next_connection_++;
-  connections_.emplace(id, ConnectionRecord{&client, &server, ConnectionState::kOpen, false, {}});
+  connections_.push_back(ConnectionRecord{&client, &server, ConnectionState::kOpen, false, {}});
+  // Pair of record(): the new record sits at slot id - 1.
+  LOCKSIM_ASSERT(connections_.size() == id);
   return id;
 }
 
-void Network::send_on(uint64_t connection, bool to_server, Callback message) {
-  auto it = connections_.find(connection);
-  LOCKSIM_ASSERT_MSG(it != connections_.end(), "a send on an unknown connection");
-  ConnectionRecord& c = it->second;
+Network::ConnectionRecord& Network::record(uint64_t id) {
+  LOCKSIM_ASSERT_MSG(id >= 1 && id <= connections_.size(), "an unknown connection");
+  return connections_[id - 1];
+}
+
+const Network::ConnectionRecord& Network::record(uint64_t id) const {
+  LOCKSIM_ASSERT_MSG(id >= 1 && id <= connections_.size(), "an unknown connection");
+  return connections_[id - 1];
+}
+
+void Network::send_on(uint64_t connection, bool to_server, Callback&& message) {
+  ConnectionRecord& c = record(connection);
   const bool writable = c.state == ConnectionState::kOpen;
   if (!writable) return;  // a dead socket takes nothing
   if (to_server) {
-    enqueue(*c.client, *c.server, connection, std::move(message));
+    enqueue(*c.client, *c.server, connection, &c.streams[1], std::move(message));
   } else {
-    enqueue(*c.server, *c.client, connection, std::move(message));
+    enqueue(*c.server, *c.client, connection, &c.streams[0], std::move(message));
   }
 }
 
 void Network::close_connection(uint64_t connection) {
-  auto it = connections_.find(connection);
-  LOCKSIM_ASSERT(it != connections_.end());
-  if (it->second.state == ConnectionState::kOpen) it->second.state = ConnectionState::kClosed;
+  ConnectionRecord& c = record(connection);
+  if (c.state == ConnectionState::kOpen) c.state = ConnectionState::kClosed;
 }
 
 ConnectionState Network::connection_state(uint64_t connection) const {
-  auto it = connections_.find(connection);
-  LOCKSIM_ASSERT(it != connections_.end());
-  return it->second.state;
+  return record(connection).state;
 }
 
 void Network::set_failure_handler(uint64_t connection,
                                   std::function<void(ConnectionState)> handler) {
-  auto it = connections_.find(connection);
-  LOCKSIM_ASSERT(it != connections_.end());
-  it->second.on_failure = std::move(handler);
+  record(connection).on_failure = std::move(handler);
 }
 
 void Network::release_connection(uint64_t connection) {
   close_connection(connection);
-  connections_.at(connection).on_failure = {};
+  record(connection).on_failure = {};
 }
 
 void Network::check_counts() const {

@@ -101,11 +101,11 @@ class Network {
   // (the long-lived connection a replication link or a quorum channel keeps):
   // it runs via to.deliver() on arrival, after every earlier message from
   // `from` to `to`.
-  void send(const Node& from, Node& to, Callback message);
+  void send(const Node& from, Node& to, Callback&& message);
 
   // --- Connections (used by sim::Connection; see there). ---
   uint64_t open_connection(Node& client, Node& server);
-  void send_on(uint64_t connection, bool to_server, Callback message);
+  void send_on(uint64_t connection, bool to_server, Callback&& message);
   void close_connection(uint64_t connection);
   ConnectionState connection_state(uint64_t connection) const;
   void set_failure_handler(uint64_t connection, std::function<void(ConnectionState)> handler);
@@ -139,6 +139,10 @@ class Network {
     ConnectionState state = ConnectionState::kOpen;
     bool reset_unseen = false;  // reset while the RST could not reach the client
     std::function<void(ConnectionState)> on_failure;
+    // Its two streams, [0] to the client and [1] to the server, once made:
+    // a send finds its stream without the index's hash lookup. Streams live
+    // as long as the Network, so the pointers never dangle.
+    Stream* streams[2] = {nullptr, nullptr};
   };
 
   static Pair key(const Node& a, const Node& b);
@@ -146,7 +150,14 @@ class Network {
   const LinkParams& link(const Node& a, const Node& b) const;
   Stream& stream(const Node& from, const Node& to, uint64_t connection);
   Duration draw_latency(const Node& from, const Node& to);
-  void enqueue(const Node& from, Node& to, uint64_t connection, Callback message);
+  // `cached`: where the stream's pointer is kept (a connection's record), or
+  // null to look it up by its key (the implicit peer link).
+  void enqueue(const Node& from, Node& to, uint64_t connection, Stream** cached,
+               Callback&& message);
+  // The record of connection `id` (asserted to exist): ids are handed out
+  // 1, 2, 3, ... and records are never removed, so it is slot id - 1.
+  ConnectionRecord& record(uint64_t id);
+  const ConnectionRecord& record(uint64_t id) const;
   void schedule_pump(Stream& s, TimePoint at);
   void pump(Stream& s);
   void deliver(Stream& s, Packet p);
@@ -176,7 +187,8 @@ class Network {
   // by node address (never iterated, so pointer order cannot leak).
   std::vector<std::unique_ptr<Stream>> streams_;
   std::unordered_map<StreamKey, Stream*, StreamKeyHash> stream_index_;
-  std::map<uint64_t, ConnectionRecord> connections_;
+  // By id - 1 (see record()); iterated in id order, as the map it replaced.
+  std::vector<ConnectionRecord> connections_;
   uint64_t next_connection_ = 1;
   uint64_t sent_ = 0;
   uint64_t dropped_ = 0;

@@ -75,7 +75,7 @@ boost::fibers::context* SimScheduler::pick_next() noexcept {
     LOCKSIM_ASSERT_MSG(!ctx->is_context(boost::fibers::type::main_context) &&
                            !ctx->is_context(boost::fibers::type::dispatcher_context),
                        "main or dispatcher in the worker pool");
-    return ctx;
+    return running_ = ctx;
   }
   // The dispatcher frees the stacks of finished fibers, then hands over to
   // main, which advances virtual time. It runs first only when a fiber has
@@ -84,9 +84,9 @@ boost::fibers::context* SimScheduler::pick_next() noexcept {
   // queue, which the simulation never uses) for nothing to free.
   if (dispatcher_ != nullptr && (release_pending_ || main_ == nullptr)) {
     release_pending_ = false;
-    return std::exchange(dispatcher_, nullptr);
+    return running_ = std::exchange(dispatcher_, nullptr);
   }
-  if (main_ != nullptr) return std::exchange(main_, nullptr);
+  if (main_ != nullptr) return running_ = std::exchange(main_, nullptr);
   return nullptr;
 }
 

@@ -57,6 +57,9 @@ class SimScheduler final : public boost::fibers::algo::algorithm {
   // chance (see pick_next).
   void fiber_ending() { release_pending_ = true; }
   uint64_t switches() const { return switches_; }
+  // The context pick_next() last handed over: the one running now, since
+  // every switch of this thread goes through pick_next (null before the first).
+  boost::fibers::context* running() const { return running_; }
 
   void awakened(boost::fibers::context* ctx) noexcept override;
   boost::fibers::context* pick_next() noexcept override;
@@ -76,6 +79,7 @@ class SimScheduler final : public boost::fibers::algo::algorithm {
   bool attached_ = false;
   bool release_pending_ = false;
   uint64_t switches_ = 0;
+  boost::fibers::context* running_ = nullptr;
 };
 
 }  // namespace locksim::sim
