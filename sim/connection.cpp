@@ -33,28 +33,43 @@ std::optional<TimePoint> next_retransmission(TimePoint first_sent, TimePoint at,
 }
 
 const Packet& Stream::head() const {
-  LOCKSIM_ASSERT_MSG(!queue_.empty(), "the head of an empty stream");
-  return queue_.front();
+  LOCKSIM_ASSERT_MSG(count_ > 0, "the head of an empty stream");
+  return slots_[head_];
 }
 
-void Stream::push(Packet p) {
+void Stream::push(Packet&& p) {
   LOCKSIM_ASSERT_MSG(p.ready >= p.sent, "a packet ready before it was sent");
-  LOCKSIM_ASSERT_MSG(queue_.empty() || p.sent >= queue_.back().sent,
+  const size_t mask = slots_.size() - 1;
+  LOCKSIM_ASSERT_MSG(count_ == 0 || p.sent >= slots_[(head_ + count_ - 1) & mask].sent,
                      "packets written out of order");
-  LOCKSIM_ASSERT(queue_.size() < kQueuedMax);
-  queue_.push_back(std::move(p));
+  LOCKSIM_ASSERT(count_ < kQueuedMax);
+  if (count_ == slots_.size()) {
+    // Full: double, moving the live packets to the front in their order.
+    std::vector<Packet> grown(std::max<size_t>(4, 2 * slots_.size()));
+    for (size_t i = 0; i < count_; ++i) grown[i] = std::move(slots_[(head_ + i) & mask]);
+    slots_ = std::move(grown);
+    head_ = 0;
+  }
+  // Pair of the growth: a power of two, so `& mask` wraps.
+  LOCKSIM_ASSERT((slots_.size() & (slots_.size() - 1)) == 0 && count_ < slots_.size());
+  slots_[(head_ + count_) & (slots_.size() - 1)] = std::move(p);
+  ++count_;
 }
 
 Packet Stream::pop() {
-  LOCKSIM_ASSERT_MSG(!queue_.empty(), "popping an empty stream");
-  Packet p = std::move(queue_.front());
-  queue_.pop_front();
+  LOCKSIM_ASSERT_MSG(count_ > 0, "popping an empty stream");
+  Packet p = std::move(slots_[head_]);
+  head_ = (head_ + 1) & (slots_.size() - 1);
+  --count_;
   return p;
 }
 
 size_t Stream::clear() {
-  const size_t n = queue_.size();
-  queue_.clear();
+  const size_t n = count_;
+  // What was held dies now, as the deque's clear() destroyed it.
+  for (size_t i = 0; i < count_; ++i) slots_[(head_ + i) & (slots_.size() - 1)] = Packet{};
+  head_ = 0;
+  count_ = 0;
   ++generation_;
   pump_scheduled = false;
   blocked = false;
@@ -92,11 +107,11 @@ ConnectionState Connection::state() const {
   return net_.connection_state(id_);
 }
 
-void Connection::to_server(Callback message) {
+void Connection::to_server(Callback&& message) {
   net_.send_on(id_, true, std::move(message));
 }
 
-void Connection::to_client(Callback message) {
+void Connection::to_client(Callback&& message) {
   net_.send_on(id_, false, std::move(message));
 }
 

@@ -33,6 +33,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "env/time.h"
 #include "sim/callback.h"
@@ -87,13 +88,13 @@ class Stream {
   Node& from() const { return *from_; }
   Node& to() const { return *to_; }
   uint64_t connection() const { return connection_; }
-  bool empty() const { return queue_.empty(); }
-  size_t size() const { return queue_.size(); }
+  bool empty() const { return count_ == 0; }
+  size_t size() const { return count_; }
   const Packet& head() const;
 
   // Appends; `p.ready` may be earlier than the tail's (jitter): it still
   // leaves after it. Precondition (asserted): p.ready >= p.sent.
-  void push(Packet p);
+  void push(Packet&& p);
   // Removes and returns the head. Precondition (asserted): not empty.
   Packet pop();
   // Drops everything (a crash, a broken connection); returns how many.
@@ -120,7 +121,12 @@ class Stream {
   Node* from_;
   Node* to_;
   uint64_t connection_;
-  std::deque<Packet> queue_;
+  // A ring over slots_ (its size a power of two, grown by doubling): a
+  // stream holds a packet or two at a time, and a deque allocated and freed
+  // a block every few packets. Slots past the live ones hold empty packets.
+  std::vector<Packet> slots_;
+  size_t head_ = 0;   // index of the oldest packet
+  size_t count_ = 0;  // live packets, from head_ on (wrapping)
   uint64_t generation_ = 0;
 };
 
@@ -151,8 +157,9 @@ class Connection {
   // Queues `message` to run at the server (resp. client) node, after every
   // earlier one in that direction. On a connection that is no longer open it
   // is dropped: nothing can be written to a dead socket.
-  void to_server(Callback message);
-  void to_client(Callback message);
+  // (By rvalue, as every send on the path down to the stream: see Stream::push.)
+  void to_server(Callback&& message);
+  void to_client(Callback&& message);
 
   // The client closes: what it already sent still reaches the server, in
   // order (a client cannot recall bytes); what the server sends after is

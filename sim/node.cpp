@@ -26,7 +26,7 @@ TimePoint Node::local_now() const {
   return clock_.local(world_.now());
 }
 
-void Node::deliver(Callback message) {
+void Node::deliver(Callback&& message) {
   LOCKSIM_ASSERT(message != nullptr);
   switch (state_) {
     case State::kRunning:

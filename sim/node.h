@@ -48,7 +48,7 @@ class Node {
 
   // Hands a message to the node: handled now if running, queued if paused,
   // dropped if crashed (the sender's timeout covers it).
-  void deliver(Callback message);
+  void deliver(Callback&& message);
 
   // Fault requests. Each changes the state only along an allowed transition
   // (pause: running -> paused; resume: paused -> running; crash: running or

@@ -22,6 +22,7 @@
 
 #include "env/assert.h"
 #include "sim/connection.h"
+#include "sim/local_shared.h"
 #include "sim/network.h"
 #include "sim/node.h"
 #include "sim/world.h"
@@ -86,7 +87,8 @@ CallResult<Response> call(World& world, Connection& conn, Handler handler, Durat
     CallResult<Response> result;
     std::optional<Response> staged;  // the reply, from the server's handling to its arrival
   };
-  auto state = std::make_shared<State>(std::move(handler));
+  // Counted without locked instructions (sim/local_shared.h).
+  auto state = LocalShared<State>::make(std::move(handler));
   const TimePoint deadline =
       timeout == kNoTimeout ? TimePoint{} + kNoTimeout : world.now() + timeout;
   Node& server = conn.server();
@@ -160,7 +162,7 @@ CallResult<Response> call_deferred(World& world, Connection& conn, Handler handl
     CallResult<Response> result;
     bool responded = false;
   };
-  auto state = std::make_shared<State>();
+  auto state = LocalShared<State>::make();
   const TimePoint deadline =
       timeout == kNoTimeout ? TimePoint{} + kNoTimeout : world.now() + timeout;
   Network& net = conn.network();

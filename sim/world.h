@@ -69,12 +69,12 @@ class World {
   // is not before now() (nothing is scheduled in the past) and the World is
   // not shut down.
   // Inline: every message and timer of a run passes here.
-  void at(TimePoint when, EventQueue::Action action) {
+  void at(TimePoint when, EventQueue::Action&& action) {
     LOCKSIM_ASSERT_MSG(when >= now_, "an event scheduled in the past");
     LOCKSIM_ASSERT_MSG(!shut_down_, "an event scheduled after shutdown");
     queue_.push(when, std::move(action));
   }
-  void after(Duration d, EventQueue::Action action) { at(now_ + d, std::move(action)); }
+  void after(Duration d, EventQueue::Action&& action) { at(now_ + d, std::move(action)); }
 
   // Starts a fiber on `node` (may be null for fibers outside any node). An
   // exception escaping `body` is recorded in errors(), never std::terminate.
