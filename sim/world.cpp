@@ -1,11 +1,11 @@
 #include "sim/world.h"
 
 #include <boost/context/detail/exception.hpp>
-#include <boost/fiber/fixedsize_stack.hpp>
 #include <boost/fiber/operations.hpp>
 
 #include "env/assert.h"
 #include "sim/node.h"
+#include "sim/stack_pool.h"
 
 namespace locksim::sim {
 
@@ -35,8 +35,7 @@ void World::spawn(std::string name, Node* node, std::function<void()> body) {
   record->node = node;
   FiberRecord* r = record.get();
   fibers_.push_back(std::move(record));
-  r->fiber = boost::fibers::fiber(std::allocator_arg,
-                                  boost::fibers::fixedsize_stack(options_.fiber_stack_bytes),
+  r->fiber = boost::fibers::fiber(std::allocator_arg, PooledStack(options_.fiber_stack_bytes),
                                   [this, r, body = std::move(body)] {
                                     r->context = boost::fibers::context::active();
                                     running_ = r;

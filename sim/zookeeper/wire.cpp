@@ -11,7 +11,7 @@ void OrderedPipe::send(Network& net, const Node& from, Node& to, std::function<v
 }
 
 void OrderedPipe::arrive(uint64_t seq, std::function<void()> message) {
-  if (seq < next_run_) return;  // cannot happen on one pipe; harmless if it did
+  if (seq < next_run_) return;           // cannot happen on one pipe; harmless if it did
   if (held_.size() >= kHeldMax) return;  // a dead pipe takes nothing, in line or not
   if (seq == next_run_) {
     // In line, as nearly every message is: run it without a trip through the
