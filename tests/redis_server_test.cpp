@@ -318,6 +318,40 @@ TEST_F(RedisServerTest, SandboxHidesOsIoAndLoadfile) {
   EXPECT_EQ(eval("return math.floor(2.5)"), I(2));
 }
 
+TEST_F(RedisServerTest, RawWritesIntoReadOnlyTablesAreWiped) {
+  // Every way a script can write past a read-only table's __newindex.
+  EXPECT_EQ(eval("table.insert(string, 'x') return string[1]"), B("x"));
+  EXPECT_EQ(eval("return string[1]"), kNil);
+  EXPECT_EQ(eval("table.insert(redis, 'b') table.insert(redis, 'a') table.sort(redis) "
+                 "return {redis[1], redis[2]}"),
+            A({B("a"), B("b")}));
+  EXPECT_EQ(eval("return #redis"), I(0));
+  EXPECT_EQ(eval("rawset(math, 1, 'x') rawset(math, 2, 'y') table.remove(math, 1) return math[1]"),
+            B("y"));
+  EXPECT_EQ(eval("return #math"), I(0));
+  EXPECT_EQ(eval("rawset(table, 'insert', 5) return type(table.insert)"), B("number"));
+  EXPECT_EQ(eval("return type(table.insert)"), B("function"));
+  // The error handler records where an error happened in the error value.
+  EXPECT_EQ(eval("error(string)").kind, Reply::Kind::kError);
+  EXPECT_EQ(eval("return tostring(rawget(string, 'source'))"), B("nil"));
+  // The library functions behave and fail as before they were wrapped.
+  const std::string misuse[][2] = {{"rawset(1, 2, 3)", "rawset"},
+                                   {"table.insert(1, 2)", "insert"},
+                                   {"table.remove(1)", "remove"},
+                                   {"table.sort(1)", "sort"}};
+  for (const auto& [script, name] : misuse) {
+    EXPECT_EQ(eval(script), E("ERR user_script:1: bad argument #1 to '" + name +
+                              "' (table expected, got number) script: " + sha1_hex(script) +
+                              ", on @user_script:1."));
+  }
+  EXPECT_EQ(eval("local ok, e = pcall(rawset, nil) return e"),
+            B("bad argument #1 to '?' (table expected, got nil)"));
+  EXPECT_EQ(eval("local t = {} rawset(t, 'a', 1) table.insert(t, 'x') table.insert(t, 1, 'y') "
+                 "table.sort(t, function(a, b) return a > b end) "
+                 "return {t.a, t[1], t[2], table.remove(t), #t}"),
+            A({I(1), B("y"), B("x"), B("x"), I(1)}));
+}
+
 TEST_F(RedisServerTest, MathRandomFollowsRedis7) {
   // The values a fresh redis-server 7.0.15 returns: one rand48 stream per
   // server, not reseeded per script, surviving SCRIPT FLUSH.

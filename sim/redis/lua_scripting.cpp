@@ -23,24 +23,6 @@ namespace {
 // to stop a runaway script promptly, rarely enough to cost nothing.
 constexpr int kHookEveryInstructions = 1000;
 
-// The registry key of a compiled script, "f_" and its sha, in a buffer on
-// the stack: every EVAL looks its function up.
-class FunctionKey {
- public:
-  explicit FunctionKey(const std::string& sha) {
-    LOCKSIM_ASSERT_MSG(sha.size() == kShaChars, "a script's sha is 40 hex digits");
-    text_[0] = 'f';
-    text_[1] = '_';
-    std::memcpy(text_ + 2, sha.data(), kShaChars);
-    text_[2 + kShaChars] = '\0';
-  }
-  const char* c_str() const { return text_; }
-
- private:
-  static constexpr size_t kShaChars = 40;
-  char text_[2 + kShaChars + 1];
-};
-
 }  // namespace
 
 // ---------------------------------------------- callbacks: the core's part
@@ -106,6 +88,9 @@ int LuaCallbacks::error_handler(lua_State* L) {
     lua::push_error_table(L, text);
   } else {
     lua_settop(L, 1);
+    // The script's own table, which may be a read-only proxy (error(_G)):
+    // the rawsets below write it.
+    self(L)->proxies_maybe_written_ = true;
   }
   if (have_frame) {
     lua_pushstring(L, "source");
@@ -130,6 +115,7 @@ void LuaScripting::close() {
   LOCKSIM_ASSERT_MSG(!in_script_, "the interpreter is never closed under a running script");
   if (lua_ != nullptr) lua_close(lua_);
   lua_ = nullptr;
+  function_refs_.clear();
   LOCKSIM_ASSERT_MSG(memory_used_bytes_ == 0, "lua_close frees every byte Lua allocated");
 }
 
@@ -138,7 +124,16 @@ lua_State* LuaScripting::state() {
   lua_State* L = lua_newstate(&LuaCallbacks::alloc, this);
   if (L == nullptr) throw std::runtime_error("cannot create the Lua interpreter");
   lua_atpanic(L, &LuaCallbacks::panic);
-  set_up_sandbox(L);
+  const SandboxRefs refs = set_up_sandbox(L);
+  handler_ref_ = refs.handler;
+  globals_ref_ = refs.globals;
+  raw_writers_ = {refs.rawset, refs.table_insert, refs.table_remove, refs.table_sort};
+  proxies_maybe_written_ = false;
+  for (auto [array, name] : {std::pair{&keys_, "KEYS"}, std::pair{&argv_, "ARGV"}}) {
+    lua_pushstring(L, name);
+    array->name_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+  }
+  LOCKSIM_ASSERT(lua_gettop(L) == 0);
   lua_ = L;
   return L;
 }
@@ -155,8 +150,9 @@ const std::string& LuaScripting::sha_of(const std::string& body) {
 }
 
 LuaScripting::LoadResult LuaScripting::load(const std::string& body) {
-  std::string sha = sha_of(body);
-  if (exists(sha)) return {sha, std::nullopt};
+  const std::string& sha = sha_of(body);
+  const auto cached = function_refs_.find(sha);
+  if (cached != function_refs_.end()) return {cached->first, std::nullopt};
   lua_State* L = state();
   if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
     std::string msg = lua::to_std_string(L, -1);
@@ -164,27 +160,31 @@ LuaScripting::LoadResult LuaScripting::load(const std::string& body) {
     return {sha,
             Reply::error(lua::map_newlines("ERR Error compiling script (new function): " + msg))};
   }
-  lua_setfield(L, LUA_REGISTRYINDEX, FunctionKey(sha).c_str());
+  const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
   bodies_.emplace(sha, body);
-  return {sha, std::nullopt};
+  return {function_refs_.emplace(sha, ref).first->first, std::nullopt};
+}
+
+void LuaScripting::set_array(LuaArray& which, std::span<const std::string> items) {
+  lua_State* L = lua_;
+  lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, which.name_ref);
+  lua::push_string_array(L, items);
+  lua_rawset(L, -3);  // globals[name] = the new table
+  lua_pop(L, 1);
 }
 
 Reply LuaScripting::run(const std::string& sha, std::span<const std::string> keys,
                         std::span<const std::string> args, const CommandRunner& runner) {
-  LOCKSIM_ASSERT_MSG(exists(sha), "run() takes a sha that load() cached");
+  const auto function = function_refs_.find(sha);
+  LOCKSIM_ASSERT_MSG(function != function_refs_.end(), "run() takes a sha that load() cached");
   LOCKSIM_ASSERT_MSG(runner_ == nullptr && !in_script_, "scripts do not nest");
   lua_State* L = state();
   const int base = lua_gettop(L);
 
   // KEYS and ARGV are written into the real globals, behind the read-only proxy.
-  lua_getfield(L, LUA_REGISTRYINDEX, kLuaGlobalsKey);
-  lua_pushstring(L, "KEYS");
-  lua::push_string_array(L, keys);
-  lua_rawset(L, -3);
-  lua_pushstring(L, "ARGV");
-  lua::push_string_array(L, args);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
+  set_array(keys_, keys);
+  set_array(argv_, args);
 
   runner_ = &runner;
   instructions_ = 0;
@@ -192,8 +192,8 @@ Reply LuaScripting::run(const std::string& sha, std::span<const std::string> key
   in_script_ = true;
   lua_sethook(L, &LuaCallbacks::hook, LUA_MASKCOUNT, kHookEveryInstructions);
 
-  lua_getfield(L, LUA_REGISTRYINDEX, kLuaHandlerKey);
-  lua_getfield(L, LUA_REGISTRYINDEX, FunctionKey(sha).c_str());
+  lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, function->second);
   LOCKSIM_ASSERT_MSG(lua_isfunction(L, -1), "load() stored the compiled script");
   const int status = lua_pcall(L, 0, 1, base + 1);
 
@@ -203,7 +203,10 @@ Reply LuaScripting::run(const std::string& sha, std::span<const std::string> key
 
   const Reply reply = script_reply(sha, status);
   lua_settop(L, base);
-  wipe_proxy_leftovers(L);
+  if (proxies_maybe_written_) {
+    wipe_proxy_leftovers(L);
+    proxies_maybe_written_ = false;
+  }
   LOCKSIM_ASSERT(lua_gettop(L) == base);
   return reply;
 }
