@@ -318,6 +318,71 @@ TEST_F(RedisServerTest, SandboxHidesOsIoAndLoadfile) {
   EXPECT_EQ(eval("return math.floor(2.5)"), I(2));
 }
 
+// What one script sees of KEYS and ARGV: #, every pair in pairs() order, the metatable.
+constexpr char kDescribeKeysAndArgv[] =
+    "local function d(t) local p = {} for k, v in pairs(t) do "
+    "p[#p + 1] = tostring(k) .. '=' .. tostring(v) end "
+    "return #t .. ':' .. table.concat(p, ',') .. ':' .. tostring(getmetatable(t)) end "
+    "return {d(KEYS), d(ARGV)}";
+
+// The reply a server that never ran a script gives: KEYS and ARGV made afresh.
+Reply first_run_reply(const std::string& script, const std::vector<std::string>& keys,
+                      const std::vector<std::string>& args) {
+  Server fresh(42);
+  std::vector<std::string> argv = {"EVAL", script, std::to_string(keys.size())};
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return fresh.execute(argv, kStart);
+}
+
+TEST_F(RedisServerTest, KeysAndArgvLookMadeAfreshEveryRun) {
+  // Each step: a script that may change KEYS or ARGV (all but the last
+  // allocate nothing, so the tables may be kept), then one that looks.
+  const std::vector<std::string> touch = {
+      "return 1",
+      "KEYS[1] = 'k' ARGV[2] = nil return 1",
+      "KEYS[1] = nil ARGV[1] = 5 return 1",
+      "setmetatable(KEYS, getmetatable('')) setmetatable(ARGV, ARGV) return 1",
+      "KEYS.junk = 1 KEYS.junk = nil table.insert(ARGV, 'more') return 1",
+  };
+  const std::vector<std::vector<std::string>> sizes = {{}, {"k1"}, {"k1", "k2", "k3"}};
+  for (const std::string& script : touch) {
+    for (const auto& keys : sizes) {
+      for (const auto& args : sizes) {
+        eval(script, keys, args);
+        std::vector<std::string> other_args = args;
+        for (std::string& a : other_args) a += "'";
+        EXPECT_EQ(eval(kDescribeKeysAndArgv, keys, other_args),
+                  first_run_reply(kDescribeKeysAndArgv, keys, other_args))
+            << script << " with " << keys.size() << " keys, " << args.size() << " args";
+      }
+    }
+  }
+  EXPECT_EQ(eval(kDescribeKeysAndArgv, {"a", "b"}, {"c"}), A({B("2:1=a,2=b:nil"), B("1:1=c:nil")}));
+  EXPECT_EQ(eval("return {KEYS[1], ARGV[1]}", {std::string("a\0b", 3)}, {""}),
+            A({B(std::string("a\0b", 3)), B("")}));
+  EXPECT_EQ(eval("return {KEYS[1], ARGV[1]}", {std::string("a\0c", 3)}, {"x"}),
+            A({B(std::string("a\0c", 3)), B("x")}));
+}
+
+TEST_F(RedisServerTest, WhatAScriptDidToKeysDoesNotShapeTheNextOnes) {
+  // Keys a script adds and removes leave a hash part behind in the table
+  // they went into; where the next script's new keys land in it, and so
+  // pairs()' order, must be as in a table made afresh.
+  const std::string grow_and_clear =
+      "KEYS.q=1 KEYS[7]=1 KEYS[9]=1 KEYS[12]=1 KEYS.z=1 KEYS.p=1 "
+      "KEYS.q=nil KEYS[7]=nil KEYS[9]=nil KEYS[12]=nil KEYS.z=nil KEYS.p=nil return 1";
+  const std::string insert_and_list =
+      "KEYS.w=1 KEYS.s=1 KEYS.r=1 KEYS[3]=1 KEYS.q=1 local o = {} "
+      "for k in pairs(KEYS) do o[#o + 1] = tostring(k) end return table.concat(o, ',')";
+  const Reply expected = first_run_reply(insert_and_list, {"k"}, {"a"});
+  for (int round = 0; round < 3; ++round) {
+    eval("return 1", {"k"}, {"a"});
+    eval(grow_and_clear, {"k"}, {"a"});
+    EXPECT_EQ(eval(insert_and_list, {"k"}, {"a"}), expected) << round;
+  }
+}
+
 TEST_F(RedisServerTest, RawWritesIntoReadOnlyTablesAreWiped) {
   // Every way a script can write past a read-only table's __newindex.
   EXPECT_EQ(eval("table.insert(string, 'x') return string[1]"), B("x"));

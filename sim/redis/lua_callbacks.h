@@ -32,7 +32,8 @@ struct LuaCallbacks {
 
   // --- lua_scripting.cpp: the core.
   // lua_Alloc: counts the bytes in use, and while a script runs refuses to
-  // grow past the memory limit (Lua then raises "not enough memory").
+  // grow past the memory limit (Lua then raises "not enough memory"). Counts
+  // its calls too (LuaScripting::set_array).
   static void* alloc(void* ud, void* ptr, size_t osize, size_t nsize);
   // An error outside any pcall: a bug in locksim, thrown as runtime_error.
   static int panic(lua_State* L);

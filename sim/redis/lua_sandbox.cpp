@@ -93,7 +93,10 @@ int LuaCallbacks::redis_command(lua_State* L, bool raise) {
       reply = Reply::error(std::string("ERR simulated server failure: ") + e.what());
     }
   }
+  // The conversion makes new objects only; it reshapes no table a script holds.
+  const uint64_t alloc_calls = s->alloc_calls_;
   lua::push_reply(L, reply, 0);
+  s->alloc_calls_ = alloc_calls;
   if (raise && (reply.is_error() || reply.is_io_error())) return lua_error(L);
   return 1;
 }

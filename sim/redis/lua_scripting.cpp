@@ -36,6 +36,7 @@ LuaScripting* LuaCallbacks::self(lua_State* L) {
 
 void* LuaCallbacks::alloc(void* ud, void* ptr, size_t osize, size_t nsize) {
   auto* s = static_cast<LuaScripting*>(ud);
+  ++s->alloc_calls_;
   if (nsize == 0) {
     std::free(ptr);
     LOCKSIM_ASSERT_MSG(s->memory_used_bytes_ >= osize, "Lua frees only what it allocated");
@@ -132,6 +133,9 @@ lua_State* LuaScripting::state() {
   for (auto [array, name] : {std::pair{&keys_, "KEYS"}, std::pair{&argv_, "ARGV"}}) {
     lua_pushstring(L, name);
     array->name_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushboolean(L, 0);  // a placeholder: luaL_ref gives no reference of its own to nil
+    array->table_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    array->size = -1;
   }
   LOCKSIM_ASSERT(lua_gettop(L) == 0);
   lua_ = L;
@@ -165,13 +169,60 @@ LuaScripting::LoadResult LuaScripting::load(const std::string& body) {
   return {function_refs_.emplace(sha, ref).first->first, std::nullopt};
 }
 
+// KEYS and ARGV. A script must see each as a table made afresh for its run:
+// the items at 1..n, nothing else, no metatable, and a fresh table's layout
+// (the sizes of its array and hash parts), which decides where keys the
+// script adds go and so the order pairs() visits them in. Making the two
+// tables on every EVAL, and collecting them, was 6 % of a Redlock run's
+// instructions, so the last run's table is refilled instead when it still
+// has that layout: it was made for n items, n items come now, it has no
+// metatable, and nothing reshaped it since. A Lua 5.1 table changes its
+// layout only by a rehash (ltable.c's resize), and a rehash always
+// allocates or frees; so if the last script never called the allocator
+// (not counting redis.call's reply conversion, which makes new objects
+// only), no table was reshaped. The script may still have written the
+// slots 1..n (KEYS[1] = 'x', ARGV[2] = nil), which changes no layout, and
+// the refill writes all of them. Any other case gets a table made afresh,
+// as before.
+//
+// One difference a script could see: the table is the same object from run
+// to run. A script that smuggled a reference to it out of its run would see
+// later runs' items through that reference; the only writable tables that
+// outlive a run are the string metatable and the string library behind its
+// __index (getmetatable('')), which the sandbox does not guard.
 void LuaScripting::set_array(LuaArray& which, std::span<const std::string> items) {
   lua_State* L = lua_;
+  const int n = static_cast<int>(items.size());
+  if (!arrays_maybe_reshaped_ && which.size == n) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, which.table_ref);
+    if (lua_getmetatable(L, -1) == 0) {
+      for (int i = 1; i <= n; ++i) {
+        const std::string& item = items[static_cast<size_t>(i - 1)];
+        // An item the slot already holds (a script's key, run after run)
+        // is left there, so it is not interned again.
+        lua_rawgeti(L, -1, i);
+        size_t len = 0;
+        const char* held = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : nullptr;
+        const bool same =
+            held != nullptr && len == item.size() && std::memcmp(held, item.data(), len) == 0;
+        lua_pop(L, 1);
+        if (same) continue;
+        lua_pushlstring(L, item.data(), item.size());
+        lua_rawseti(L, -2, i);
+      }
+      lua_pop(L, 1);
+      return;
+    }
+    lua_pop(L, 2);  // the table and its metatable
+  }
   lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
   lua_rawgeti(L, LUA_REGISTRYINDEX, which.name_ref);
   lua::push_string_array(L, items);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, which.table_ref);
   lua_rawset(L, -3);  // globals[name] = the new table
   lua_pop(L, 1);
+  which.size = n;
 }
 
 Reply LuaScripting::run(const std::string& sha, std::span<const std::string> keys,
@@ -186,6 +237,7 @@ Reply LuaScripting::run(const std::string& sha, std::span<const std::string> key
   set_array(keys_, keys);
   set_array(argv_, args);
 
+  alloc_calls_at_start_ = alloc_calls_;
   runner_ = &runner;
   instructions_ = 0;
   killed_ = false;
@@ -200,6 +252,7 @@ Reply LuaScripting::run(const std::string& sha, std::span<const std::string> key
   lua_sethook(L, nullptr, 0, 0);
   in_script_ = false;
   runner_ = nullptr;
+  arrays_maybe_reshaped_ = alloc_calls_ != alloc_calls_at_start_;  // see set_array()
 
   const Reply reply = script_reply(sha, status);
   lua_settop(L, base);

@@ -93,14 +93,18 @@ class LuaScripting {
  private:
   friend struct LuaCallbacks;  // the C functions registered into Lua (lua_callbacks.h)
 
-  // KEYS or ARGV, as set_array() sets it.
+  // KEYS or ARGV: the table the real globals hold under that name, and how
+  // set_array() last filled it.
   struct LuaArray {
-    int name_ref = 0;  // registry reference of the string "KEYS" or "ARGV"
+    int name_ref = 0;   // registry reference of the string "KEYS" or "ARGV"
+    int table_ref = 0;  // registry reference of the table the globals hold under it
+    int size = -1;      // how many items set_array() put in it; -1: none yet
   };
 
   lua_State* state();  // creates the interpreter (and its sandbox) on first use
   void close();
-  // Has `which` (keys_ or argv_) name a table made afresh holding `items` at 1..n.
+  // Has `which` (keys_ or argv_) name a table holding `items` at 1..n, as a
+  // table made afresh for them would: the last run's when it can.
   void set_array(LuaArray& which, std::span<const std::string> items);
   // The reply for the run that just ended with lua_pcall `status`, its
   // result or error on top of the stack (left there).
@@ -145,6 +149,13 @@ class LuaScripting {
   int globals_ref_ = 0;  // the real globals, behind the read-only proxy
   LuaArray keys_;
   LuaArray argv_;
+  // Calls of LuaCallbacks::alloc, but for those of redis.call's reply
+  // conversion, and their count when the current script started.
+  uint64_t alloc_calls_ = 0;
+  uint64_t alloc_calls_at_start_ = 0;
+  // The last script called the allocator: it may have reshaped KEYS or
+  // ARGV, which are then made afresh (set_array()).
+  bool arrays_maybe_reshaped_ = true;
   // Set when a script may have written a read-only proxy past its
   // __newindex (see lua_sandbox.h): only then has wipe_proxy_leftovers()
   // anything to do.
