@@ -318,6 +318,105 @@ TEST_F(RedisServerTest, SandboxHidesOsIoAndLoadfile) {
   EXPECT_EQ(eval("return math.floor(2.5)"), I(2));
 }
 
+// What one script sees of KEYS and ARGV: #, every pair in pairs() order, the metatable.
+constexpr char kDescribeKeysAndArgv[] =
+    "local function d(t) local p = {} for k, v in pairs(t) do "
+    "p[#p + 1] = tostring(k) .. '=' .. tostring(v) end "
+    "return #t .. ':' .. table.concat(p, ',') .. ':' .. tostring(getmetatable(t)) end "
+    "return {d(KEYS), d(ARGV)}";
+
+// The reply a server that never ran a script gives: KEYS and ARGV made afresh.
+Reply first_run_reply(const std::string& script, const std::vector<std::string>& keys,
+                      const std::vector<std::string>& args) {
+  Server fresh(42);
+  std::vector<std::string> argv = {"EVAL", script, std::to_string(keys.size())};
+  argv.insert(argv.end(), keys.begin(), keys.end());
+  argv.insert(argv.end(), args.begin(), args.end());
+  return fresh.execute(argv, kStart);
+}
+
+TEST_F(RedisServerTest, KeysAndArgvLookMadeAfreshEveryRun) {
+  // Each step: a script that may change KEYS or ARGV (all but the last
+  // allocate nothing, so the tables may be kept), then one that looks.
+  const std::vector<std::string> touch = {
+      "return 1",
+      "KEYS[1] = 'k' ARGV[2] = nil return 1",
+      "KEYS[1] = nil ARGV[1] = 5 return 1",
+      "setmetatable(KEYS, getmetatable('')) setmetatable(ARGV, ARGV) return 1",
+      "KEYS.junk = 1 KEYS.junk = nil table.insert(ARGV, 'more') return 1",
+  };
+  const std::vector<std::vector<std::string>> sizes = {{}, {"k1"}, {"k1", "k2", "k3"}};
+  for (const std::string& script : touch) {
+    for (const auto& keys : sizes) {
+      for (const auto& args : sizes) {
+        eval(script, keys, args);
+        std::vector<std::string> other_args = args;
+        for (std::string& a : other_args) a += "'";
+        EXPECT_EQ(eval(kDescribeKeysAndArgv, keys, other_args),
+                  first_run_reply(kDescribeKeysAndArgv, keys, other_args))
+            << script << " with " << keys.size() << " keys, " << args.size() << " args";
+      }
+    }
+  }
+  EXPECT_EQ(eval(kDescribeKeysAndArgv, {"a", "b"}, {"c"}), A({B("2:1=a,2=b:nil"), B("1:1=c:nil")}));
+  EXPECT_EQ(eval("return {KEYS[1], ARGV[1]}", {std::string("a\0b", 3)}, {""}),
+            A({B(std::string("a\0b", 3)), B("")}));
+  EXPECT_EQ(eval("return {KEYS[1], ARGV[1]}", {std::string("a\0c", 3)}, {"x"}),
+            A({B(std::string("a\0c", 3)), B("x")}));
+}
+
+TEST_F(RedisServerTest, WhatAScriptDidToKeysDoesNotShapeTheNextOnes) {
+  // Keys a script adds and removes leave a hash part behind in the table
+  // they went into; where the next script's new keys land in it, and so
+  // pairs()' order, must be as in a table made afresh.
+  const std::string grow_and_clear =
+      "KEYS.q=1 KEYS[7]=1 KEYS[9]=1 KEYS[12]=1 KEYS.z=1 KEYS.p=1 "
+      "KEYS.q=nil KEYS[7]=nil KEYS[9]=nil KEYS[12]=nil KEYS.z=nil KEYS.p=nil return 1";
+  const std::string insert_and_list =
+      "KEYS.w=1 KEYS.s=1 KEYS.r=1 KEYS[3]=1 KEYS.q=1 local o = {} "
+      "for k in pairs(KEYS) do o[#o + 1] = tostring(k) end return table.concat(o, ',')";
+  const Reply expected = first_run_reply(insert_and_list, {"k"}, {"a"});
+  for (int round = 0; round < 3; ++round) {
+    eval("return 1", {"k"}, {"a"});
+    eval(grow_and_clear, {"k"}, {"a"});
+    EXPECT_EQ(eval(insert_and_list, {"k"}, {"a"}), expected) << round;
+  }
+}
+
+TEST_F(RedisServerTest, RawWritesIntoReadOnlyTablesAreWiped) {
+  // Every way a script can write past a read-only table's __newindex.
+  EXPECT_EQ(eval("table.insert(string, 'x') return string[1]"), B("x"));
+  EXPECT_EQ(eval("return string[1]"), kNil);
+  EXPECT_EQ(eval("table.insert(redis, 'b') table.insert(redis, 'a') table.sort(redis) "
+                 "return {redis[1], redis[2]}"),
+            A({B("a"), B("b")}));
+  EXPECT_EQ(eval("return #redis"), I(0));
+  EXPECT_EQ(eval("rawset(math, 1, 'x') rawset(math, 2, 'y') table.remove(math, 1) return math[1]"),
+            B("y"));
+  EXPECT_EQ(eval("return #math"), I(0));
+  EXPECT_EQ(eval("rawset(table, 'insert', 5) return type(table.insert)"), B("number"));
+  EXPECT_EQ(eval("return type(table.insert)"), B("function"));
+  // The error handler records where an error happened in the error value.
+  EXPECT_EQ(eval("error(string)").kind, Reply::Kind::kError);
+  EXPECT_EQ(eval("return tostring(rawget(string, 'source'))"), B("nil"));
+  // The library functions behave and fail as before they were wrapped.
+  const std::string misuse[][2] = {{"rawset(1, 2, 3)", "rawset"},
+                                   {"table.insert(1, 2)", "insert"},
+                                   {"table.remove(1)", "remove"},
+                                   {"table.sort(1)", "sort"}};
+  for (const auto& [script, name] : misuse) {
+    EXPECT_EQ(eval(script), E("ERR user_script:1: bad argument #1 to '" + name +
+                              "' (table expected, got number) script: " + sha1_hex(script) +
+                              ", on @user_script:1."));
+  }
+  EXPECT_EQ(eval("local ok, e = pcall(rawset, nil) return e"),
+            B("bad argument #1 to '?' (table expected, got nil)"));
+  EXPECT_EQ(eval("local t = {} rawset(t, 'a', 1) table.insert(t, 'x') table.insert(t, 1, 'y') "
+                 "table.sort(t, function(a, b) return a > b end) "
+                 "return {t.a, t[1], t[2], table.remove(t), #t}"),
+            A({I(1), B("y"), B("x"), B("x"), I(1)}));
+}
+
 TEST_F(RedisServerTest, MathRandomFollowsRedis7) {
   // The values a fresh redis-server 7.0.15 returns: one rand48 stream per
   // server, not reseeded per script, surviving SCRIPT FLUSH.

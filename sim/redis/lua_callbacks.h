@@ -22,10 +22,9 @@ namespace locksim::sim::redis {
 
 class LuaScripting;
 
-// Registry keys shared by the core and the sandbox.
-inline constexpr char kLuaGlobalsKey[] = "locksim.globals";  // the real globals, behind the proxy
-inline constexpr char kLuaProxiesKey[] = "locksim.proxies";  // read-only proxies, wiped per run
-inline constexpr char kLuaHandlerKey[] = "locksim.handler";  // Redis' __redis__err__handler
+// The registry key of the read-only proxies (lua_sandbox.cpp), which
+// wipe_proxy_leftovers() clears.
+inline constexpr char kLuaProxiesKey[] = "locksim.proxies";
 
 struct LuaCallbacks {
   // The LuaScripting that owns L. Never null.
@@ -33,7 +32,8 @@ struct LuaCallbacks {
 
   // --- lua_scripting.cpp: the core.
   // lua_Alloc: counts the bytes in use, and while a script runs refuses to
-  // grow past the memory limit (Lua then raises "not enough memory").
+  // grow past the memory limit (Lua then raises "not enough memory"). Counts
+  // its calls too (LuaScripting::set_array).
   static void* alloc(void* ud, void* ptr, size_t osize, size_t nsize);
   // An error outside any pcall: a bug in locksim, thrown as runtime_error.
   static int panic(lua_State* L);
@@ -55,6 +55,13 @@ struct LuaCallbacks {
   static int math_randomseed(lua_State* L);
   static int readonly_newindex(lua_State* L);
   static int missing_global(lua_State* L);
+  // rawset, table.insert, table.remove and table.sort: the library's own,
+  // called in the same frame (so their errors read the same), after marking
+  // that a read-only proxy may have been written (see lua_sandbox.h).
+  static int rawset(lua_State* L);
+  static int table_insert(lua_State* L);
+  static int table_remove(lua_State* L);
+  static int table_sort(lua_State* L);
 
  private:
   // redis.call (raise) and redis.pcall (return {err=...}).

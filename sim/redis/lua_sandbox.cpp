@@ -63,13 +63,19 @@ int LuaCallbacks::redis_command(lua_State* L, bool raise) {
     push_lua_error(L, "Please specify at least one argument for this redis lib call");
     return raise ? lua_error(L) : 1;
   }
-  std::vector<std::string> argv;
-  argv.reserve(static_cast<size_t>(argc));
+  // Into the strings of the last call's command line, so that they reuse
+  // their buffers.
+  std::vector<std::string>& argv = s->call_argv_;
+  argv.resize(static_cast<size_t>(argc));
   for (int j = 1; j <= argc; ++j) {
-    if (lua_type(L, j) == LUA_TNUMBER) {
-      argv.push_back(lua::number_argument(lua_tonumber(L, j)));
-    } else if (lua_type(L, j) == LUA_TSTRING) {
-      argv.push_back(to_std_string(L, j));
+    std::string& arg = argv[static_cast<size_t>(j - 1)];
+    const int type = lua_type(L, j);
+    if (type == LUA_TNUMBER) {
+      arg = lua::number_argument(lua_tonumber(L, j));
+    } else if (type == LUA_TSTRING) {
+      size_t len = 0;
+      const char* text = lua_tolstring(L, j, &len);
+      arg.assign(text, len);
     } else {
       push_lua_error(L, "Lua redis lib command arguments must be strings or integers");
       return raise ? lua_error(L) : 1;
@@ -87,7 +93,10 @@ int LuaCallbacks::redis_command(lua_State* L, bool raise) {
       reply = Reply::error(std::string("ERR simulated server failure: ") + e.what());
     }
   }
+  // The conversion makes new objects only; it reshapes no table a script holds.
+  const uint64_t alloc_calls = s->alloc_calls_;
   lua::push_reply(L, reply, 0);
+  s->alloc_calls_ = alloc_calls;
   if (raise && (reply.is_error() || reply.is_io_error())) return lua_error(L);
   return 1;
 }
@@ -183,6 +192,32 @@ int LuaCallbacks::missing_global(lua_State* L) {
   return luaL_error(L, "Script attempted to access nonexistent global variable '%s'", name.c_str());
 }
 
+// Each stand-in runs the library's function on its own frame: an argument
+// error names the function as the script called it, as before.
+int LuaCallbacks::rawset(lua_State* L) {
+  LuaScripting* s = self(L);
+  s->proxies_maybe_written_ = true;
+  return s->raw_writers_.rawset(L);
+}
+
+int LuaCallbacks::table_insert(lua_State* L) {
+  LuaScripting* s = self(L);
+  s->proxies_maybe_written_ = true;
+  return s->raw_writers_.insert(L);
+}
+
+int LuaCallbacks::table_remove(lua_State* L) {
+  LuaScripting* s = self(L);
+  s->proxies_maybe_written_ = true;
+  return s->raw_writers_.remove(L);
+}
+
+int LuaCallbacks::table_sort(lua_State* L) {
+  LuaScripting* s = self(L);
+  s->proxies_maybe_written_ = true;
+  return s->raw_writers_.sort(L);
+}
+
 // ------------------------------------------------------ setting the state up
 
 namespace {
@@ -220,6 +255,30 @@ void open_libraries(lua_State* L) {
   lua_getglobal(L, "math");
   set_function(L, "random", &LuaCallbacks::math_random);
   set_function(L, "randomseed", &LuaCallbacks::math_randomseed);
+  lua_pop(L, 1);
+}
+
+// The library's function `name` in the table at `index`, replaced by `stand_in`.
+lua_CFunction replace_function(lua_State* L, int index, const char* name, lua_CFunction stand_in) {
+  if (index < 0 && index > LUA_REGISTRYINDEX) index = lua_gettop(L) + index + 1;
+  lua_getfield(L, index, name);
+  const lua_CFunction original = lua_tocfunction(L, -1);
+  LOCKSIM_ASSERT_MSG(original != nullptr, "the library defines it as a C function");
+  lua_pop(L, 1);
+  lua_pushcfunction(L, stand_in);
+  lua_setfield(L, index, name);
+  return original;
+}
+
+// Swaps each library function that can write a table raw for its stand-in,
+// which marks that a proxy may need wiping (lua_sandbox.h). Returns the
+// originals in `refs`.
+void replace_raw_writers(lua_State* L, SandboxRefs& refs) {
+  refs.rawset = replace_function(L, LUA_GLOBALSINDEX, "rawset", &LuaCallbacks::rawset);
+  lua_getglobal(L, LUA_TABLIBNAME);
+  refs.table_insert = replace_function(L, -1, "insert", &LuaCallbacks::table_insert);
+  refs.table_remove = replace_function(L, -1, "remove", &LuaCallbacks::table_remove);
+  refs.table_sort = replace_function(L, -1, "sort", &LuaCallbacks::table_sort);
   lua_pop(L, 1);
 }
 
@@ -272,14 +331,15 @@ void push_readonly_proxy(lua_State* L, int index) {
 // The sandbox proper. Scripts see the globals through an empty proxy: every
 // write lands in __newindex and fails, as on Redis 7's read-only globals;
 // reads fall through to the real globals, whose own __index makes a missing
-// name an error. Library tables get the same read-only proxy.
-void make_globals_read_only(lua_State* L) {
+// name an error. Library tables get the same read-only proxy. Returns the
+// reference of the real globals.
+int make_globals_read_only(lua_State* L) {
   lua_newtable(L);
   lua_setfield(L, LUA_REGISTRYINDEX, kLuaProxiesKey);
   lua_pushvalue(L, LUA_GLOBALSINDEX);
   const int globals = lua_gettop(L);
   lua_pushvalue(L, globals);
-  lua_setfield(L, LUA_REGISTRYINDEX, kLuaGlobalsKey);
+  const int globals_ref = luaL_ref(L, LUA_REGISTRYINDEX);
   for (const char* name : {"string", "table", "math", "coroutine", "redis"}) {
     lua_getfield(L, globals, name);
     push_readonly_proxy(L, -1);
@@ -297,18 +357,22 @@ void make_globals_read_only(lua_State* L) {
   lua_setfield(L, globals, "_G");
   lua_replace(L, LUA_GLOBALSINDEX);  // chunks compiled from now on see the proxy
   lua_settop(L, 0);
+  return globals_ref;
 }
 
 }  // namespace
 
-void set_up_sandbox(lua_State* L) {
+SandboxRefs set_up_sandbox(lua_State* L) {
   LOCKSIM_ASSERT_MSG(lua_gettop(L) == 0, "the sandbox is built in a fresh state");
+  SandboxRefs refs;
   open_libraries(L);
+  replace_raw_writers(L, refs);
   install_redis_table(L);
   lua_pushcfunction(L, &LuaCallbacks::error_handler);
-  lua_setfield(L, LUA_REGISTRYINDEX, kLuaHandlerKey);
-  make_globals_read_only(L);
+  refs.handler = luaL_ref(L, LUA_REGISTRYINDEX);
+  refs.globals = make_globals_read_only(L);
   LOCKSIM_ASSERT(lua_gettop(L) == 0);
+  return refs;
 }
 
 void wipe_proxy_leftovers(lua_State* L) {

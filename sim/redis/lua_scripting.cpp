@@ -23,24 +23,6 @@ namespace {
 // to stop a runaway script promptly, rarely enough to cost nothing.
 constexpr int kHookEveryInstructions = 1000;
 
-// The registry key of a compiled script, "f_" and its sha, in a buffer on
-// the stack: every EVAL looks its function up.
-class FunctionKey {
- public:
-  explicit FunctionKey(const std::string& sha) {
-    LOCKSIM_ASSERT_MSG(sha.size() == kShaChars, "a script's sha is 40 hex digits");
-    text_[0] = 'f';
-    text_[1] = '_';
-    std::memcpy(text_ + 2, sha.data(), kShaChars);
-    text_[2 + kShaChars] = '\0';
-  }
-  const char* c_str() const { return text_; }
-
- private:
-  static constexpr size_t kShaChars = 40;
-  char text_[2 + kShaChars + 1];
-};
-
 }  // namespace
 
 // ---------------------------------------------- callbacks: the core's part
@@ -54,6 +36,7 @@ LuaScripting* LuaCallbacks::self(lua_State* L) {
 
 void* LuaCallbacks::alloc(void* ud, void* ptr, size_t osize, size_t nsize) {
   auto* s = static_cast<LuaScripting*>(ud);
+  ++s->alloc_calls_;
   if (nsize == 0) {
     std::free(ptr);
     LOCKSIM_ASSERT_MSG(s->memory_used_bytes_ >= osize, "Lua frees only what it allocated");
@@ -106,6 +89,9 @@ int LuaCallbacks::error_handler(lua_State* L) {
     lua::push_error_table(L, text);
   } else {
     lua_settop(L, 1);
+    // The script's own table, which may be a read-only proxy (error(_G)):
+    // the rawsets below write it.
+    self(L)->proxies_maybe_written_ = true;
   }
   if (have_frame) {
     lua_pushstring(L, "source");
@@ -130,6 +116,7 @@ void LuaScripting::close() {
   LOCKSIM_ASSERT_MSG(!in_script_, "the interpreter is never closed under a running script");
   if (lua_ != nullptr) lua_close(lua_);
   lua_ = nullptr;
+  function_refs_.clear();
   LOCKSIM_ASSERT_MSG(memory_used_bytes_ == 0, "lua_close frees every byte Lua allocated");
 }
 
@@ -138,7 +125,19 @@ lua_State* LuaScripting::state() {
   lua_State* L = lua_newstate(&LuaCallbacks::alloc, this);
   if (L == nullptr) throw std::runtime_error("cannot create the Lua interpreter");
   lua_atpanic(L, &LuaCallbacks::panic);
-  set_up_sandbox(L);
+  const SandboxRefs refs = set_up_sandbox(L);
+  handler_ref_ = refs.handler;
+  globals_ref_ = refs.globals;
+  raw_writers_ = {refs.rawset, refs.table_insert, refs.table_remove, refs.table_sort};
+  proxies_maybe_written_ = false;
+  for (auto [array, name] : {std::pair{&keys_, "KEYS"}, std::pair{&argv_, "ARGV"}}) {
+    lua_pushstring(L, name);
+    array->name_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    lua_pushboolean(L, 0);  // a placeholder: luaL_ref gives no reference of its own to nil
+    array->table_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    array->size = -1;
+  }
+  LOCKSIM_ASSERT(lua_gettop(L) == 0);
   lua_ = L;
   return L;
 }
@@ -155,8 +154,9 @@ const std::string& LuaScripting::sha_of(const std::string& body) {
 }
 
 LuaScripting::LoadResult LuaScripting::load(const std::string& body) {
-  std::string sha = sha_of(body);
-  if (exists(sha)) return {sha, std::nullopt};
+  const std::string& sha = sha_of(body);
+  const auto cached = function_refs_.find(sha);
+  if (cached != function_refs_.end()) return {cached->first, std::nullopt};
   lua_State* L = state();
   if (luaL_loadbuffer(L, body.data(), body.size(), "@user_script") != 0) {
     std::string msg = lua::to_std_string(L, -1);
@@ -164,46 +164,102 @@ LuaScripting::LoadResult LuaScripting::load(const std::string& body) {
     return {sha,
             Reply::error(lua::map_newlines("ERR Error compiling script (new function): " + msg))};
   }
-  lua_setfield(L, LUA_REGISTRYINDEX, FunctionKey(sha).c_str());
+  const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
   bodies_.emplace(sha, body);
-  return {sha, std::nullopt};
+  return {function_refs_.emplace(sha, ref).first->first, std::nullopt};
+}
+
+// KEYS and ARGV. A script must see each as a table made afresh for its run:
+// the items at 1..n, nothing else, no metatable, and a fresh table's layout
+// (the sizes of its array and hash parts), which decides where keys the
+// script adds go and so the order pairs() visits them in. Making the two
+// tables on every EVAL, and collecting them, was 6 % of a Redlock run's
+// instructions, so the last run's table is refilled instead when it still
+// has that layout: it was made for n items, n items come now, it has no
+// metatable, and nothing reshaped it since. A Lua 5.1 table changes its
+// layout only by a rehash (ltable.c's resize), and a rehash always
+// allocates or frees; so if the last script never called the allocator
+// (not counting redis.call's reply conversion, which makes new objects
+// only), no table was reshaped. The script may still have written the
+// slots 1..n (KEYS[1] = 'x', ARGV[2] = nil), which changes no layout, and
+// the refill writes all of them. Any other case gets a table made afresh,
+// as before.
+//
+// One difference a script could see: the table is the same object from run
+// to run. A script that smuggled a reference to it out of its run would see
+// later runs' items through that reference; the only writable tables that
+// outlive a run are the string metatable and the string library behind its
+// __index (getmetatable('')), which the sandbox does not guard.
+void LuaScripting::set_array(LuaArray& which, std::span<const std::string> items) {
+  lua_State* L = lua_;
+  const int n = static_cast<int>(items.size());
+  if (!arrays_maybe_reshaped_ && which.size == n) {
+    lua_rawgeti(L, LUA_REGISTRYINDEX, which.table_ref);
+    if (lua_getmetatable(L, -1) == 0) {
+      for (int i = 1; i <= n; ++i) {
+        const std::string& item = items[static_cast<size_t>(i - 1)];
+        // An item the slot already holds (a script's key, run after run)
+        // is left there, so it is not interned again.
+        lua_rawgeti(L, -1, i);
+        size_t len = 0;
+        const char* held = lua_type(L, -1) == LUA_TSTRING ? lua_tolstring(L, -1, &len) : nullptr;
+        const bool same =
+            held != nullptr && len == item.size() && std::memcmp(held, item.data(), len) == 0;
+        lua_pop(L, 1);
+        if (same) continue;
+        lua_pushlstring(L, item.data(), item.size());
+        lua_rawseti(L, -2, i);
+      }
+      lua_pop(L, 1);
+      return;
+    }
+    lua_pop(L, 2);  // the table and its metatable
+  }
+  lua_rawgeti(L, LUA_REGISTRYINDEX, globals_ref_);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, which.name_ref);
+  lua::push_string_array(L, items);
+  lua_pushvalue(L, -1);
+  lua_rawseti(L, LUA_REGISTRYINDEX, which.table_ref);
+  lua_rawset(L, -3);  // globals[name] = the new table
+  lua_pop(L, 1);
+  which.size = n;
 }
 
 Reply LuaScripting::run(const std::string& sha, std::span<const std::string> keys,
                         std::span<const std::string> args, const CommandRunner& runner) {
-  LOCKSIM_ASSERT_MSG(exists(sha), "run() takes a sha that load() cached");
+  const auto function = function_refs_.find(sha);
+  LOCKSIM_ASSERT_MSG(function != function_refs_.end(), "run() takes a sha that load() cached");
   LOCKSIM_ASSERT_MSG(runner_ == nullptr && !in_script_, "scripts do not nest");
   lua_State* L = state();
   const int base = lua_gettop(L);
 
   // KEYS and ARGV are written into the real globals, behind the read-only proxy.
-  lua_getfield(L, LUA_REGISTRYINDEX, kLuaGlobalsKey);
-  lua_pushstring(L, "KEYS");
-  lua::push_string_array(L, keys);
-  lua_rawset(L, -3);
-  lua_pushstring(L, "ARGV");
-  lua::push_string_array(L, args);
-  lua_rawset(L, -3);
-  lua_pop(L, 1);
+  set_array(keys_, keys);
+  set_array(argv_, args);
 
+  alloc_calls_at_start_ = alloc_calls_;
   runner_ = &runner;
   instructions_ = 0;
   killed_ = false;
   in_script_ = true;
   lua_sethook(L, &LuaCallbacks::hook, LUA_MASKCOUNT, kHookEveryInstructions);
 
-  lua_getfield(L, LUA_REGISTRYINDEX, kLuaHandlerKey);
-  lua_getfield(L, LUA_REGISTRYINDEX, FunctionKey(sha).c_str());
+  lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, function->second);
   LOCKSIM_ASSERT_MSG(lua_isfunction(L, -1), "load() stored the compiled script");
   const int status = lua_pcall(L, 0, 1, base + 1);
 
   lua_sethook(L, nullptr, 0, 0);
   in_script_ = false;
   runner_ = nullptr;
+  arrays_maybe_reshaped_ = alloc_calls_ != alloc_calls_at_start_;  // see set_array()
 
   const Reply reply = script_reply(sha, status);
   lua_settop(L, base);
-  wipe_proxy_leftovers(L);
+  if (proxies_maybe_written_) {
+    wipe_proxy_leftovers(L);
+    proxies_maybe_written_ = false;
+  }
   LOCKSIM_ASSERT(lua_gettop(L) == base);
   return reply;
 }

@@ -20,8 +20,8 @@
 //
 // Not reproduced: the cjson/cmsgpack/bit/struct libraries, redis.setresp
 // (RESP3), SCRIPT KILL of a running script, and a read-only protection of
-// library tables that survives rawset (rawset leftovers are wiped after each
-// script instead, so nothing leaks between scripts).
+// library tables that survives rawset (rawset leftovers are wiped after the
+// script that made them instead, so nothing leaks between scripts).
 //
 // Where it lives: this file and lua_scripting.cpp are the core (the cache,
 // one run, its limits); lua_sandbox.* builds the sandbox; lua_values.* turns
@@ -61,15 +61,17 @@ class LuaScripting {
   LuaScripting& operator=(const LuaScripting&) = delete;
 
   // Compiles `body` and caches it under its SHA-1 hex (a no-op when already
-  // cached). Returns the sha, or the compile-error reply Redis gives.
+  // cached). Returns the sha, or the compile-error reply Redis gives. `sha`
+  // refers to storage of this LuaScripting: valid until the next load(),
+  // flush() or restart() (copy it to keep it longer).
   struct LoadResult {
-    std::string sha;
+    const std::string& sha;
     std::optional<Reply> error;
   };
   LoadResult load(const std::string& body);
 
   // `sha` must be lowercase hex.
-  bool exists(const std::string& sha) const { return bodies_.count(sha) != 0; }
+  bool exists(const std::string& sha) const { return function_refs_.count(sha) != 0; }
 
   // Runs a cached script with the given KEYS and ARGV. `sha` must exist.
   // KEYS and ARGV are views into the EVAL's arguments: no copy per call.
@@ -91,8 +93,19 @@ class LuaScripting {
  private:
   friend struct LuaCallbacks;  // the C functions registered into Lua (lua_callbacks.h)
 
+  // KEYS or ARGV: the table the real globals hold under that name, and how
+  // set_array() last filled it.
+  struct LuaArray {
+    int name_ref = 0;   // registry reference of the string "KEYS" or "ARGV"
+    int table_ref = 0;  // registry reference of the table the globals hold under it
+    int size = -1;      // how many items set_array() put in it; -1: none yet
+  };
+
   lua_State* state();  // creates the interpreter (and its sandbox) on first use
   void close();
+  // Has `which` (keys_ or argv_) name a table holding `items` at 1..n, as a
+  // table made afresh for them would: the last run's when it can.
+  void set_array(LuaArray& which, std::span<const std::string> items);
   // The reply for the run that just ended with lua_pcall `status`, its
   // result or error on top of the stack (left there).
   Reply script_reply(const std::string& sha, int status);
@@ -102,6 +115,9 @@ class LuaScripting {
 
   lua_State* lua_ = nullptr;
   std::map<std::string, std::string> bodies_;  // sha -> body, sorted: order never leaks
+  // sha -> the registry reference (luaL_ref) of its compiled function in
+  // lua_: the same keys as bodies_ (close() clears it, flush() both).
+  std::map<std::string, int, std::less<>> function_refs_;
   // The last bodies hashed: a lock runs two or three scripts over and over,
   // and hashing each EVAL's body was a tenth of a Redis run. A memo hit or
   // miss changes only the cost, never a reply.
@@ -125,6 +141,39 @@ class LuaScripting {
 
   size_t memory_used_bytes_ = 0;
   size_t memory_limit_bytes_ = kDefaultMemoryLimitBytes;
+
+  // What every run reaches, as registry references (luaL_ref) taken when
+  // the state is built: an integer index, where a string key would be
+  // hashed and interned on every run. Valid while lua_ is.
+  int handler_ref_ = 0;  // Redis' __redis__err__handler
+  int globals_ref_ = 0;  // the real globals, behind the read-only proxy
+  LuaArray keys_;
+  LuaArray argv_;
+  // Calls of LuaCallbacks::alloc, but for those of redis.call's reply
+  // conversion, and their count when the current script started.
+  uint64_t alloc_calls_ = 0;
+  uint64_t alloc_calls_at_start_ = 0;
+  // The last script called the allocator: it may have reshaped KEYS or
+  // ARGV, which are then made afresh (set_array()).
+  bool arrays_maybe_reshaped_ = true;
+  // Set when a script may have written a read-only proxy past its
+  // __newindex (see lua_sandbox.h): only then has wipe_proxy_leftovers()
+  // anything to do.
+  bool proxies_maybe_written_ = false;
+  // The library's own rawset, table.insert, table.remove and table.sort,
+  // which LuaCallbacks' stand-ins call.
+  using LuaCFunction = int (*)(lua_State*);
+  struct RawWriters {
+    LuaCFunction rawset = nullptr;
+    LuaCFunction insert = nullptr;
+    LuaCFunction remove = nullptr;
+    LuaCFunction sort = nullptr;
+  };
+  RawWriters raw_writers_;
+  // redis.call's command line, reused call after call so that its strings
+  // keep their buffers. Scripts do not nest (EVAL is noscript), and nothing
+  // reads it after the command ran.
+  std::vector<std::string> call_argv_;
 };
 
 }  // namespace locksim::sim::redis
