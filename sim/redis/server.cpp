@@ -18,6 +18,18 @@ std::string map_newlines(std::string s) {
   return s;
 }
 
+// FNV-1a over the name's lowercase letters: spreads the command names over
+// find_any_case's slots, and hashes a name in any letter case as its
+// lowercase form.
+uint32_t name_hash(std::string_view name) {
+  uint32_t h = 2166136261u;
+  for (const char c : name) {
+    const char lower = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+    h = (h ^ static_cast<unsigned char>(lower)) * 16777619u;
+  }
+  return h;
+}
+
 bool arity_ok(int arity, size_t argc) {
   return arity > 0 ? argc == static_cast<size_t>(arity) : argc >= static_cast<size_t>(-arity);
 }
@@ -95,16 +107,32 @@ const Server::Command* Server::find_command(std::string_view lowercase_name) {
 }
 
 const Server::Command* Server::find_any_case(const std::string& name) {
-  // Every command on every event passes here: lower-case it on the stack.
-  // No command name is longer than the buffer, so a longer one is unknown.
-  constexpr size_t kNameMax = 32;
-  if (name.size() > kNameMax) return nullptr;
-  std::array<char, kNameMax> lower{};
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    lower[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  // Every command on every event passes here, and every redis.call of a
+  // script: a hash over the table, built once, instead of the map's string
+  // compares down its tree, and no lowercased copy of the name. Open
+  // addressing with linear probing; at most half full, so a probe ends
+  // after a slot or two. The names are views of the map's keys, which live
+  // as long as the program.
+  struct Slot {
+    std::string_view name;
+    const Command* command = nullptr;
+  };
+  constexpr size_t kSlots = 128;  // a power of two
+  static const std::array<Slot, kSlots> slots = [] {
+    std::array<Slot, kSlots> built{};
+    const auto& table = command_table();
+    LOCKSIM_ASSERT_MSG(table.size() * 2 <= kSlots, "the command hash table is over half full");
+    for (const auto& [lowercase_name, command] : table) {
+      size_t i = name_hash(lowercase_name) % kSlots;
+      while (built[i].command != nullptr) i = (i + 1) % kSlots;
+      built[i] = Slot{lowercase_name, &command};
+    }
+    return built;
+  }();
+  for (size_t i = name_hash(name) % kSlots; slots[i].command != nullptr; i = (i + 1) % kSlots) {
+    if (equals_ignoring_case(name, slots[i].name)) return slots[i].command;
   }
-  return find_command(std::string_view(lower.data(), name.size()));
+  return nullptr;
 }
 
 bool Server::implements(const std::string& lowercase_name, bool from_script) {
@@ -150,8 +178,16 @@ void Server::flush_all() {
   LOCKSIM_ASSERT(keyspace_.size() == 0 && scripting_.scripts().empty());
 }
 
-Entry* Server::find_typed(const std::string& key, int64_t now_ms, KeyType type, bool* wrong_type) {
-  Entry* entry = keyspace_.find(key, now_ms);
+const Entry* Server::find_typed(const std::string& key, int64_t now_ms, KeyType type,
+                                bool* wrong_type) {
+  const Entry* entry = keyspace_.find(key, now_ms);
+  *wrong_type = entry != nullptr && entry->type() != type;
+  return *wrong_type ? nullptr : entry;
+}
+
+Entry* Server::find_typed_for_write(const std::string& key, int64_t now_ms, KeyType type,
+                                    bool* wrong_type) {
+  Entry* entry = keyspace_.find_for_write(key, now_ms);
   *wrong_type = entry != nullptr && entry->type() != type;
   return *wrong_type ? nullptr : entry;
 }
