@@ -139,12 +139,22 @@ void RedisNode::send_along_stream(RedisNode& replica, Callback message) {
 }
 
 void RedisNode::after_write() {
-  if (topology_.persistence == Persistence::kAofAlways) disk_ = server_->keys();
+  if (topology_.persistence == Persistence::kAofAlways) save_to_disk();
   replicate_if_changed(false);
+}
+
+void RedisNode::save_to_disk() {
+  if (disk_version_ == server_->keys_version()) return;  // disk_ holds these keys already
+  disk_ = server_->keys();
+  disk_version_ = server_->keys_version();
 }
 
 void RedisNode::replicate_if_changed(bool force) {
   if (!ships()) return;
+  // Unmoved since the last shipment (or the last comparison), the keys are
+  // what was shipped: no need to compare them key by key.
+  if (!force && shipped_version_ == server_->keys_version()) return;
+  shipped_version_ = server_->keys_version();
   if (!force && server_->keys() == last_shipped_) return;
   last_shipped_ = server_->keys();
   ship_to_replicas(last_shipped_);
@@ -152,7 +162,7 @@ void RedisNode::replicate_if_changed(bool force) {
 
 void RedisNode::install_shipment(const Keys& snapshot, uint64_t /*seq*/) {
   server_->restore(snapshot);
-  if (topology_.persistence == Persistence::kAofAlways) disk_ = server_->keys();
+  if (topology_.persistence == Persistence::kAofAlways) save_to_disk();
 }
 
 void RedisNode::on_crash() {
@@ -169,6 +179,7 @@ void RedisNode::on_crash() {
 
 void RedisNode::on_promoted() {
   last_shipped_ = server_->keys();
+  shipped_version_ = server_->keys_version();
   drop_master_state(false);  // a replica has no WAIT state; nothing stale either
 }
 
@@ -202,7 +213,7 @@ void RedisNode::schedule_periodic_save(Duration period) {
   // A zero period would reschedule itself at the same instant forever.
   LOCKSIM_ASSERT_MSG(period > Duration::zero(), "a periodic save needs a positive period");
   world_.after(period, [this, period] {
-    if (node().running()) disk_ = server_->keys();
+    if (node().running()) save_to_disk();
     schedule_periodic_save(period);
   });
 }
