@@ -205,18 +205,26 @@ void Server::flush_all() {
   LOCKSIM_ASSERT(keyspace_.size() == 0 && scripting_.scripts().empty());
 }
 
-const Entry* Server::find_typed(const std::string& key, int64_t now_ms, KeyType type,
-                                bool* wrong_type) {
-  const Entry* entry = keyspace_.find(key, now_ms);
+namespace {
+
+// `entry` if it holds `type`; else nullptr, with *wrong_type telling a key
+// of another type from no key (find_typed's rule, for either lookup).
+template <typename E>
+E* of_type(E* entry, KeyType type, bool* wrong_type) {
   *wrong_type = entry != nullptr && entry->type() != type;
   return *wrong_type ? nullptr : entry;
 }
 
+}  // namespace
+
+const Entry* Server::find_typed(const std::string& key, int64_t now_ms, KeyType type,
+                                bool* wrong_type) {
+  return of_type(keyspace_.find(key, now_ms), type, wrong_type);
+}
+
 Entry* Server::find_typed_for_write(const std::string& key, int64_t now_ms, KeyType type,
                                     bool* wrong_type) {
-  Entry* entry = keyspace_.find_for_write(key, now_ms);
-  *wrong_type = entry != nullptr && entry->type() != type;
-  return *wrong_type ? nullptr : entry;
+  return of_type(keyspace_.find_for_write(key, now_ms), type, wrong_type);
 }
 
 }  // namespace locksim::sim::redis
