@@ -1,22 +1,16 @@
 #include "sim/redis/redis_node.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <utility>
 
 #include "env/assert.h"
+#include "sim/redis/command_util.h"
 #include "sim/rpc.h"
 
 namespace locksim::sim::redis {
 
 namespace {
-
-std::string lower(const std::string& name) {
-  std::string out = name;
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Commands a replica refuses, as redis-server does with replica-read-only yes.
 // EVAL/EVALSHA are refused outright: every script locksim's algorithms send
@@ -27,9 +21,8 @@ bool is_write_command(const std::string& name) {
       "set",     "setnx", "getset", "del",    "expire", "pexpire", "expireat", "pexpireat",
       "persist", "incr",  "decr",   "incrby", "eval",   "evalsha", "hset",     "hdel",
       "hincrby", "rpush", "lpop",   "lrem",   "zadd",   "zincrby", "zrem"};
-  const std::string name_lower = lower(name);
   return std::any_of(std::begin(kWrites), std::end(kWrites),
-                     [&](const char* w) { return name_lower == w; });
+                     [&](const char* w) { return equals_ignoring_case(name, w); });
 }
 
 }  // namespace
@@ -52,12 +45,7 @@ RedisNode::RedisNode(World& world, Network& net, std::string name, uint64_t seed
 
 bool RedisNode::is_blocking_command(const std::string& name) {
   // Asked of every command a client sends: compared in place, no copy.
-  static constexpr char kWait[] = "wait";
-  if (name.size() != sizeof(kWait) - 1) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(name[i])) != kWait[i]) return false;
-  }
-  return true;
+  return equals_ignoring_case(name, "wait");
 }
 
 void RedisNode::execute_blocking(const std::vector<std::string>& argv, uint64_t client,
