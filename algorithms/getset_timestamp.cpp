@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "algorithms/param_reader.h"
+#include "algorithms/redis_argv.h"
 #include "env/assert.h"
 
 namespace locksim::algorithms {
@@ -83,7 +84,8 @@ RoundEnd take_over_if_expired(Rounds& r, const std::string& stored) {
   }
   // Step 4: expired by our clock; try to take it over.
   const int64_t new_expires_at_ms = now_ms + r.ttl_ms + 1;
-  const Reply old = r.redis.command({"GETSET", r.resource, std::to_string(new_expires_at_ms)});
+  const Reply old =
+      r.redis.command(redis_argv({"GETSET", r.resource, std::to_string(new_expires_at_ms)}));
   // Step 5: nobody changed the value between our GET and our GETSET.
   if (old.kind == Reply::Kind::kBulk && old.text == stored) {
     r.won_expires_at_ms = new_expires_at_ms;
@@ -100,7 +102,8 @@ RoundEnd take_over_if_expired(Rounds& r, const std::string& stored) {
 RoundEnd one_round(Rounds& r) {
   // Step 1. Recomputed each round: the client's clock has moved on.
   const int64_t expires_at_ms = r.env.now().to_ms() + r.ttl_ms + 1;
-  const Reply set = r.redis.command({"SETNX", r.resource, std::to_string(expires_at_ms)});
+  const Reply set =
+      r.redis.command(redis_argv({"SETNX", r.resource, std::to_string(expires_at_ms)}));
   if (set.is_integer(1)) {
     r.won_expires_at_ms = expires_at_ms;
     return RoundEnd::kWon;
@@ -115,7 +118,7 @@ RoundEnd one_round(Rounds& r) {
     return RoundEnd::kLost;
   }
   // Step 2.
-  const Reply got = r.redis.command({"GET", r.resource});
+  const Reply got = r.redis.command(redis_argv({"GET", r.resource}));
   if (got.is_nil()) {
     r.detail = "key vanished between SETNX and GET " +
                std::to_string(GetsetTimestamp::kImmediateRetriesMax) + " times in a row";
@@ -187,7 +190,7 @@ ReleaseResult GetsetTimestamp::release(Env& env, const Lease& lease) {
   if (!expires_at_ms || env.now().to_ms() >= *expires_at_ms) {
     return {Outcome::kFail, "lease expired by our clock: not deleting, the key may be another's"};
   }
-  const Reply r = redis.command({"DEL", lease.resource});
+  const Reply r = redis.command(redis_argv({"DEL", lease.resource}));
   if (r.is_integer(1)) return {Outcome::kOk, ""};
   if (r.is_io_error()) return {Outcome::kUnknown, r.text};
   if (r.is_error()) return {Outcome::kFail, r.text};

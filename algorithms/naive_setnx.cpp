@@ -1,6 +1,7 @@
 #include "algorithms/naive_setnx.h"
 
 #include "algorithms/param_reader.h"
+#include "algorithms/redis_argv.h"
 #include "algorithms/set_nx_lua.h"  // make_token
 #include "env/assert.h"
 
@@ -53,13 +54,13 @@ AcquireResult NaiveSetnx::acquire(Env& env, const std::string& resource) {
 
   for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
-    Reply r = redis.command({"SETNX", resource, token});
+    Reply r = redis.command(redis_argv({"SETNX", resource, token}));
     bool won = r.is_integer(1);
     if (r.is_integer(0) && outcome_unknown) {
       // The key exists. If an earlier, timed-out SETNX of ours created it, we
       // hold the lock — and its key has no expiry yet, since we never got to
       // step 3. Ask rather than wait: without an EXPIRE it would never go.
-      Reply owner = redis.command({"GET", resource});
+      Reply owner = redis.command(redis_argv({"GET", resource}));
       won = owner.kind == Reply::Kind::kBulk && owner.text == token;
       if (owner.is_io_error()) r = owner;
     }
@@ -72,7 +73,7 @@ AcquireResult NaiveSetnx::acquire(Env& env, const std::string& resource) {
       // The window this algorithm is known for: from here until EXPIRE lands,
       // the key has no expiry. A scenario widens it to crash a client inside.
       if (params_.expire_delay > Duration::zero()) env.sleep(params_.expire_delay);
-      const Reply e = redis.command({"EXPIRE", resource, ttl_s});
+      const Reply e = redis.command(redis_argv({"EXPIRE", resource, ttl_s}));
       // Faithful to the naive client: the EXPIRE reply changes nothing, we
       // already hold the lock. It is noted so the history shows the hazard.
       if (e.is_io_error()) {
@@ -100,7 +101,7 @@ ReleaseResult NaiveSetnx::release(Env& env, const Lease& lease) {
   RedisConnection& redis = env.redis(params_.server);
   // No ownership check: if our lease expired and someone else took the lock,
   // this deletes *their* key. That is the flaw this algorithm exists to show.
-  const Reply r = redis.command({"DEL", lease.resource});
+  const Reply r = redis.command(redis_argv({"DEL", lease.resource}));
   if (r.is_integer(1)) return {Outcome::kOk, ""};
   if (r.is_io_error()) return {Outcome::kUnknown, r.text};
   if (r.is_error()) return {Outcome::kFail, r.text};

@@ -3,6 +3,7 @@
 #include <optional>
 
 #include "algorithms/param_reader.h"
+#include "algorithms/redis_argv.h"
 #include "algorithms/redisson_lock.h"
 #include "algorithms/set_nx_lua.h"
 #include "env/assert.h"
@@ -176,9 +177,9 @@ AcquireResult RedissonFairLock::acquire(Env& env, const std::string& resource) {
   for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
     const TimePoint start = env.now();
-    const Reply r = redis.command({"EVAL", acquire_script(), "3", resource, queue_key(resource),
-                                   timeout_key(resource), lease_ms, field, wait_ms,
-                                   std::to_string(start.to_ms())});
+    const Reply r = redis.command(redis_argv({"EVAL", acquire_script(), "3", resource,
+                                              queue_key(resource), timeout_key(resource), lease_ms,
+                                              field, wait_ms, std::to_string(start.to_ms())}));
     if (r.is_nil()) {
       result.outcome = Outcome::kOk;
       result.lease.resource = resource;
@@ -210,13 +211,9 @@ AcquireResult RedissonFairLock::acquire(Env& env, const std::string& resource) {
 void RedissonFairLock::cancel(Env& env, const std::string& resource,
                               const std::string& field) const {
   RedisConnection& redis = env.redis(params_.server);
-  const std::vector<std::string> argv = {"EVAL",
-                                         cancel_script(),
-                                         "2",
-                                         queue_key(resource),
-                                         timeout_key(resource),
-                                         field,
-                                         std::to_string(params_.wait_time.to_ms())};
+  const std::vector<std::string> argv =
+      redis_argv({"EVAL", cancel_script(), "2", queue_key(resource), timeout_key(resource), field,
+                  std::to_string(params_.wait_time.to_ms())});
   // Retried as any Redisson command (and the release) is; a retry after a
   // landed cancel finds nothing to remove.
   for (int attempt = 1; attempt <= params_.release_attempts; ++attempt) {
@@ -233,19 +230,12 @@ ReleaseResult RedissonFairLock::release(Env& env, const Lease& lease) {
   // Stopped whatever the outcome, as Redisson cancels the renewal on unlock.
   if (lease.renewal) lease.renewal->stopped.store(true);
   const std::string& resource = lease.resource;
-  const std::vector<std::string> argv = {"EVAL",
-                                         release_script(),
-                                         "5",
-                                         resource,
-                                         queue_key(resource),
-                                         timeout_key(resource),
-                                         RedissonLock::channel(resource),
-                                         RedissonLock::latch_key(resource, make_token(env)),
-                                         "0",  // Redisson's UNLOCK_MESSAGE
-                                         std::to_string(params_.watchdog_timeout.to_ms()),
-                                         lease.token,
-                                         std::to_string(env.now().to_ms()),
-                                         std::to_string(kLatchExpiry.to_ms())};
+  const std::vector<std::string> argv = redis_argv(
+      {"EVAL", release_script(), "5", resource, queue_key(resource), timeout_key(resource),
+       RedissonLock::channel(resource), RedissonLock::latch_key(resource, make_token(env)),
+       "0",  // Redisson's UNLOCK_MESSAGE
+       std::to_string(params_.watchdog_timeout.to_ms()), lease.token,
+       std::to_string(env.now().to_ms()), std::to_string(kLatchExpiry.to_ms())});
   return release_with_retries(env, env.redis(params_.server), argv, params_.release_attempts,
                               params_.release_retry);
 }

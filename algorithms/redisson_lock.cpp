@@ -1,6 +1,7 @@
 #include "algorithms/redisson_lock.h"
 
 #include "algorithms/param_reader.h"
+#include "algorithms/redis_argv.h"
 #include "algorithms/set_nx_lua.h"
 #include "env/assert.h"
 #include "env/parse.h"
@@ -120,10 +121,10 @@ Reply RedissonLock::try_once(RedisConnection& redis, const std::string& resource
                              const std::string& field, std::optional<uint64_t>* fence) const {
   const std::string lease_ms = std::to_string(lease_of_store().to_ms());
   if (!params_.fenced) {
-    return redis.command({"EVAL", kAcquireScript, "1", resource, lease_ms, field});
+    return redis.command(redis_argv({"EVAL", kAcquireScript, "1", resource, lease_ms, field}));
   }
-  Reply r = redis.command(
-      {"EVAL", kFencedAcquireScript, "2", resource, token_key(resource), lease_ms, field});
+  Reply r = redis.command(redis_argv(
+      {"EVAL", kFencedAcquireScript, "2", resource, token_key(resource), lease_ms, field}));
   const bool pair = r.kind == Reply::Kind::kArray && r.elements.size() == 2 &&
                     r.elements[0].kind == Reply::Kind::kInteger &&
                     r.elements[1].kind == Reply::Kind::kInteger;
@@ -215,8 +216,8 @@ void renew_until_stopped(Env& task, size_t server, Duration timeout, const std::
   while (!renewal->stopped.load()) {
     task.sleep(period);
     if (renewal->stopped.load()) return;
-    const Reply r =
-        redis.command({"EVAL", RedissonLock::kRenewScript, "1", resource, lease_ms, field});
+    const Reply r = redis.command(
+        redis_argv({"EVAL", RedissonLock::kRenewScript, "1", resource, lease_ms, field}));
     // The field is gone: stop, and tell nobody. Anything but an answer
     // (a timeout, a lost connection) is logged by Redisson and tried again
     // at the next period.
@@ -245,8 +246,8 @@ WriteSync sync_replicas(RedisConnection& redis) {
   const int listed = redis.replicas();
   LOCKSIM_ASSERT(listed >= 0);
   if (listed == 0) return WriteSync::kStands;
-  const Reply r =
-      redis.command({"WAIT", std::to_string(listed), std::to_string(kSyncTimeout.to_ms())});
+  const Reply r = redis.command(
+      redis_argv({"WAIT", std::to_string(listed), std::to_string(kSyncTimeout.to_ms())}));
   if (r.kind != Reply::Kind::kInteger) return WriteSync::kNoReply;
   LOCKSIM_ASSERT_MSG(r.integer >= 0 && r.integer <= listed, "WAIT counts replicas");
   return r.integer == 0 ? WriteSync::kNoReplicaAcked : WriteSync::kStands;
@@ -293,16 +294,11 @@ ReleaseResult RedissonLock::release(Env& env, const Lease& lease) {
   if (lease.renewal) lease.renewal->stopped.store(true);
   RedisConnection& redis = env.redis(params_.server);
   const std::string latch = latch_key(lease.resource, make_token(env));
-  const std::vector<std::string> argv = {"EVAL",
-                                         kReleaseScript,
-                                         "3",
-                                         lease.resource,
-                                         channel(lease.resource),
-                                         latch,
-                                         "0",  // Redisson's UNLOCK_MESSAGE
-                                         std::to_string(lease_of_store().to_ms()),
-                                         lease.token,
-                                         std::to_string(kLatchExpiry.to_ms())};
+  const std::vector<std::string> argv =
+      redis_argv({"EVAL", kReleaseScript, "3", lease.resource, channel(lease.resource), latch,
+                  "0",  // Redisson's UNLOCK_MESSAGE
+                  std::to_string(lease_of_store().to_ms()), lease.token,
+                  std::to_string(kLatchExpiry.to_ms())});
   return release_with_retries(env, redis, argv, params_.release_attempts, params_.release_retry);
 }
 

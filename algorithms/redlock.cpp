@@ -6,6 +6,7 @@
 
 #include "algorithms/param_reader.h"
 #include "algorithms/quorum_text.h"
+#include "algorithms/redis_argv.h"
 #include "algorithms/set_nx_lua.h"  // make_token, kReleaseScript
 #include "env/assert.h"
 #include "env/parse.h"  // format_duration, ConfigError
@@ -78,7 +79,7 @@ QuorumTally set_on_every_node(Env& env, const std::string& resource, const std::
   LOCKSIM_ASSERT(may_hold.size() == env.redis_count());
   QuorumTally tally;
   for (size_t i = 0; i < may_hold.size(); ++i) {
-    const Reply r = env.redis(i).command({"SET", resource, token, "NX", "PX", ttl_ms});
+    const Reply r = env.redis(i).command(redis_argv({"SET", resource, token, "NX", "PX", ttl_ms}));
     if (r.is_ok() || r.is_io_error()) may_hold[i] = true;  // a lost reply may hide an OK
     if (r.is_ok()) {
       ++tally.locked;
@@ -126,7 +127,8 @@ size_t Redlock::unlock_all(Env& env, const std::string& resource, const std::str
   for (size_t i = 0; i < env.redis_count(); ++i) {
     // Errors change nothing, as in the reference clients: a node that did not
     // answer drops the key when its TTL runs out.
-    const Reply r = env.redis(i).command({"EVAL", SetNxLua::kReleaseScript, "1", resource, token});
+    const Reply r =
+        env.redis(i).command(redis_argv({"EVAL", SetNxLua::kReleaseScript, "1", resource, token}));
     if (r.kind == Reply::Kind::kInteger) {
       may_hold[i] = false;  // the script ran: no key of ours is left there
     } else {
@@ -180,8 +182,8 @@ ReleaseResult Redlock::release(Env& env, const Lease& lease) {
   size_t deleted = 0;
   size_t io_errors = 0;
   for (size_t i = 0; i < n; ++i) {
-    const Reply r =
-        env.redis(i).command({"EVAL", SetNxLua::kReleaseScript, "1", lease.resource, lease.token});
+    const Reply r = env.redis(i).command(
+        redis_argv({"EVAL", SetNxLua::kReleaseScript, "1", lease.resource, lease.token}));
     if (r.is_integer(1)) ++deleted;
     if (r.is_io_error()) ++io_errors;
   }
@@ -209,8 +211,8 @@ ExtendResult Redlock::extend(Env& env, Lease& lease) {
   size_t extended = 0;
   size_t io_errors = 0;
   for (size_t i = 0; i < n; ++i) {
-    const Reply r =
-        env.redis(i).command({"EVAL", kExtendScript, "1", lease.resource, lease.token, ttl_ms});
+    const Reply r = env.redis(i).command(
+        redis_argv({"EVAL", kExtendScript, "1", lease.resource, lease.token, ttl_ms}));
     if (r.is_integer(1)) ++extended;
     if (r.is_io_error()) ++io_errors;
   }

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "algorithms/param_reader.h"
+#include "algorithms/redis_argv.h"
 #include "env/assert.h"
 
 namespace locksim::algorithms {
@@ -51,12 +52,12 @@ AcquireResult SetNxLua::acquire(Env& env, const std::string& resource) {
 
   for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
-    Reply r = redis.command({"SET", resource, token, "NX", "PX", ttl_ms});
+    Reply r = redis.command(redis_argv({"SET", resource, token, "NX", "PX", ttl_ms}));
     bool won = r.is_ok();
     if (r.is_nil() && outcome_unknown) {
       // The key exists. If an earlier, timed-out SET of ours created it, we
       // hold the lock: ask rather than wait for our own key to expire.
-      Reply owner = redis.command({"GET", resource});
+      Reply owner = redis.command(redis_argv({"GET", resource}));
       won = owner.kind == Reply::Kind::kBulk && owner.text == token;
       if (owner.is_io_error()) r = owner;
     }
@@ -81,7 +82,7 @@ AcquireResult SetNxLua::acquire(Env& env, const std::string& resource) {
 ReleaseResult SetNxLua::release(Env& env, const Lease& lease) {
   LOCKSIM_ASSERT_MSG(is_well_formed(lease), "release takes a lease acquire returned");
   RedisConnection& redis = env.redis(params_.server);
-  Reply r = redis.command({"EVAL", kReleaseScript, "1", lease.resource, lease.token});
+  Reply r = redis.command(redis_argv({"EVAL", kReleaseScript, "1", lease.resource, lease.token}));
   if (r.is_integer(1)) return {Outcome::kOk, ""};
   if (r.is_io_error()) return {Outcome::kUnknown, r.text};
   if (r.is_error()) return {Outcome::kFail, r.text};

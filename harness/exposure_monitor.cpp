@@ -26,10 +26,13 @@ void ExposureMonitor::look() {
   if (!watching_) return;
   if (unchanged_since_last_answer()) {
     // The same holders, the same answer: every window stays as it is. Only
-    // the count and the wake-up are what asking would have made them.
+    // the count and the wake-up are what asking would have made them (a
+    // wake-up already set for answer_until_, which is ahead, stands).
     ++samples_;
     LOCKSIM_ASSERT(!holding_.empty());
-    if (answer_until_ != sim::LockExposure::kNoChange) wake_at(answer_until_);
+    if (answer_until_ != sim::LockExposure::kNoChange && wake_ != answer_until_) {
+      wake_at(answer_until_);
+    }
     return;
   }
   holders_(holding_);

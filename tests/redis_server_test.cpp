@@ -203,6 +203,13 @@ TEST_F(RedisServerTest, ArityAndUnknownCommands) {
   EXPECT_EQ(run({"FOO", "a", "b"}),
             E("ERR unknown command 'FOO', with args beginning with: 'a' 'b' "));
   EXPECT_EQ(run({"foo"}), E("ERR unknown command 'foo', with args beginning with: "));
+  // Names are matched whole, in any letter case.
+  EXPECT_EQ(run({"gEtSeT", "a", "1"}), kNil);
+  EXPECT_EQ(run({"PexpireAT", "missing", "1"}), I(0));
+  EXPECT_EQ(run({"gets", "a"}), E("ERR unknown command 'gets', with args beginning with: 'a' "));
+  EXPECT_EQ(run({"ge", "a"}), E("ERR unknown command 'ge', with args beginning with: 'a' "));
+  EXPECT_EQ(run({"get ", "a"}), E("ERR unknown command 'get ', with args beginning with: 'a' "));
+  EXPECT_EQ(run({""}), E("ERR unknown command '', with args beginning with: "));
   EXPECT_EQ(run({"PING"}), Reply::status("PONG"));
   EXPECT_EQ(run({"PING", "hi"}), B("hi"));
   EXPECT_EQ(run({"SCRIPT"}), E("ERR wrong number of arguments for 'script' command"));
@@ -503,6 +510,47 @@ TEST(RedisActiveExpireTest, DeletesExpiredKeysDeterministically) {
   EXPECT_EQ(a.dbsize(), 50u + 50u);
   // Nothing live is ever deleted.
   EXPECT_TRUE(a.active_expire(kStart).empty());
+}
+
+// Keyspace::version, which the exposure monitor's stamp sums: every change
+// moves it, a read does not (a waiting client's SET NX that finds the lock
+// taken must not make the monitor ask the servers again).
+TEST(RedisKeysVersionTest, ChangesMoveItReadsDoNot) {
+  Server s(1);
+  EXPECT_EQ(s.execute({"SET", "lock", "a", "NX", "PX", "1000"}, kStart), kOk);
+  uint64_t v = s.keys_version();
+  for (const std::vector<std::string>& read : std::vector<std::vector<std::string>>{
+           {"SET", "lock", "b", "NX", "PX", "1000"},
+           {"SETNX", "lock", "b"},
+           {"GET", "lock"},
+           {"PTTL", "lock"},
+           {"TTL", "lock"},
+           {"EXISTS", "lock", "other"},
+           {"TYPE", "lock"},
+           {"GET", "other"},
+           {"SET", "other", "x", "XX"},
+           {"PEXPIRE", "other", "100"},
+           {"DEL", "other"},
+           {"EVAL", "return redis.call('get', KEYS[1])", "1", "lock"}}) {
+    s.execute(read, kStart);
+    EXPECT_EQ(s.keys_version(), v) << read[0];
+  }
+  const auto moves = [&](const std::vector<std::string>& argv, TimePoint at) {
+    s.execute(argv, at);
+    const bool moved = s.keys_version() != v;
+    v = s.keys_version();
+    return moved;
+  };
+  EXPECT_TRUE(moves({"PEXPIRE", "lock", "2000"}, kStart));
+  EXPECT_TRUE(moves({"SET", "n", "1"}, kStart));
+  EXPECT_TRUE(moves({"INCR", "n"}, kStart));
+  EXPECT_TRUE(moves({"HSET", "h", "f", "1"}, kStart));
+  EXPECT_TRUE(moves({"HINCRBY", "h", "f", "1"}, kStart));
+  EXPECT_TRUE(moves({"EVAL", "return redis.call('del', KEYS[1])", "1", "n"}, kStart));
+  // Lazy expiry deletes the key a read finds dead: a change.
+  EXPECT_TRUE(moves({"GET", "lock"}, kStart + Duration::seconds(3)));
+  EXPECT_EQ(s.keys().count("lock"), 0u);
+  EXPECT_FALSE(moves({"GET", "lock"}, kStart + Duration::seconds(3)));
 }
 
 TEST(Sha1Test, Vectors) {

@@ -27,7 +27,7 @@ Reply wrong_arity(const std::string& full_name) {
 std::optional<int64_t> string2ll(const std::string& s) {
   constexpr size_t kLengthMax = 20;  // LONG_STR_SIZE - 1
   if (s.empty() || s.size() > kLengthMax) return std::nullopt;
-  if (s == "0") return 0;
+  if (s.size() == 1 && s[0] == '0') return 0;
   size_t i = 0;
   const bool negative = s[0] == '-';
   if (negative) {
@@ -39,8 +39,10 @@ std::optional<int64_t> string2ll(const std::string& s) {
   for (; i < s.size(); ++i) {
     if (s[i] < '0' || s[i] > '9') return std::nullopt;
     const uint64_t digit = static_cast<uint64_t>(s[i] - '0');
-    if (v > (UINT64_MAX - digit) / 10) return std::nullopt;
-    v = v * 10 + digit;
+    // v * 10 + digit past UINT64_MAX (without a division per digit).
+    if (__builtin_mul_overflow(v, uint64_t{10}, &v) || __builtin_add_overflow(v, digit, &v)) {
+      return std::nullopt;
+    }
   }
   if (negative) {
     if (v > static_cast<uint64_t>(INT64_MAX) + 1) return std::nullopt;

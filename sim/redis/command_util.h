@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "env/reply.h"
 
@@ -24,6 +25,18 @@ inline const Reply kWrongType =
 
 // ASCII lowercase (command names and options are case-insensitive in Redis).
 std::string lowercase(std::string s);
+
+// Whether `s` is `lower` (lowercase ASCII) in any letter case, as Redis'
+// strcasecmp matches an option: no lowercased copy of `s` is made, which
+// every SET's NX and PX would otherwise cost.
+inline bool equals_ignoring_case(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if ((c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c) != lower[i]) return false;
+  }
+  return true;
+}
 
 // "ERR wrong number of arguments for '<full_name>' command".
 Reply wrong_arity(const std::string& full_name);

@@ -34,31 +34,36 @@ struct SetOptions {
   const std::string* expire_arg = nullptr;
 };
 
+// The expiry unit option `opt` names (EX PX EXAT PXAT, any case), or kNone.
+SetOptions::Unit unit_named(const std::string& opt) {
+  using Unit = SetOptions::Unit;
+  if (equals_ignoring_case(opt, "ex")) return Unit::kEx;
+  if (equals_ignoring_case(opt, "px")) return Unit::kPx;
+  if (equals_ignoring_case(opt, "exat")) return Unit::kExAt;
+  if (equals_ignoring_case(opt, "pxat")) return Unit::kPxAt;
+  return Unit::kNone;
+}
+
 std::optional<SetOptions> parse_set_options(const std::vector<std::string>& argv) {
   using Unit = SetOptions::Unit;
   SetOptions o;
   for (size_t j = 3; j < argv.size(); ++j) {
-    const std::string opt = lowercase(argv[j]);
+    // Matched in place, in any letter case: no lowercased copy per option.
+    const std::string& opt = argv[j];
     const bool has_next = j + 1 < argv.size();
     auto expire_allowed = [&](Unit self) {
       return !o.keepttl && has_next && (o.unit == Unit::kNone || o.unit == self);
     };
-    if (opt == "nx" && !o.xx) {
+    if (equals_ignoring_case(opt, "nx") && !o.xx) {
       o.nx = true;
-    } else if (opt == "xx" && !o.nx) {
+    } else if (equals_ignoring_case(opt, "xx") && !o.nx) {
       o.xx = true;
-    } else if (opt == "get") {
+    } else if (equals_ignoring_case(opt, "get")) {
       o.get = true;
-    } else if (opt == "keepttl" && o.unit == Unit::kNone) {
+    } else if (equals_ignoring_case(opt, "keepttl") && o.unit == Unit::kNone) {
       o.keepttl = true;
-    } else if ((opt == "ex" && expire_allowed(Unit::kEx)) ||
-               (opt == "px" && expire_allowed(Unit::kPx)) ||
-               (opt == "exat" && expire_allowed(Unit::kExAt)) ||
-               (opt == "pxat" && expire_allowed(Unit::kPxAt))) {
-      o.unit = opt == "ex"     ? Unit::kEx
-               : opt == "px"   ? Unit::kPx
-               : opt == "exat" ? Unit::kExAt
-                               : Unit::kPxAt;
+    } else if (const Unit unit = unit_named(opt); unit != Unit::kNone && expire_allowed(unit)) {
+      o.unit = unit;
       o.expire_arg = &argv[++j];  // a repeated option overrides: Redis keeps the last
     } else {
       return std::nullopt;
@@ -100,12 +105,11 @@ Reply Server::cmd_set(const Argv& argv, int64_t now_ms) {
   }
 
   const std::string& key = argv[1];
-  Entry* existing = keyspace_.find(key, now_ms);
-  Reply old_value = bulk_or_nil(existing);
-  if (o.get && old_value.is_error()) return old_value;  // SET ... GET on a hash: nothing set
-  if ((o.nx && existing != nullptr) || (o.xx && existing == nullptr)) {
-    return o.get ? old_value : Reply::nil();
-  }
+  const Entry* existing = keyspace_.find(key, now_ms);
+  // SET ... GET answers the old value; without GET there is none to copy.
+  Reply old_value = o.get ? bulk_or_nil(existing) : Reply::nil();
+  if (old_value.is_error()) return old_value;  // SET ... GET on a hash: nothing set
+  if ((o.nx && existing != nullptr) || (o.xx && existing == nullptr)) return old_value;
   if (o.keepttl) expire_at_ms = existing != nullptr ? existing->expire_at_ms : std::nullopt;
   keyspace_.put(key, argv[2], expire_at_ms);
   return o.get ? old_value : Reply::ok();
@@ -153,14 +157,14 @@ Reply Server::cmd_pexpireat(const Argv& argv, int64_t now_ms) {
 Reply Server::expire_generic(const Argv& argv, int64_t now_ms, int64_t base_ms, bool seconds) {
   bool nx = false, xx = false, gt = false, lt = false;
   for (size_t j = 3; j < argv.size(); ++j) {
-    const std::string opt = lowercase(argv[j]);
-    if (opt == "nx") {
+    const std::string& opt = argv[j];
+    if (equals_ignoring_case(opt, "nx")) {
       nx = true;
-    } else if (opt == "xx") {
+    } else if (equals_ignoring_case(opt, "xx")) {
       xx = true;
-    } else if (opt == "gt") {
+    } else if (equals_ignoring_case(opt, "gt")) {
       gt = true;
-    } else if (opt == "lt") {
+    } else if (equals_ignoring_case(opt, "lt")) {
       lt = true;
     } else {
       return Reply::error("ERR Unsupported option " + argv[j]);
@@ -174,16 +178,17 @@ Reply Server::expire_generic(const Argv& argv, int64_t now_ms, int64_t base_ms, 
   const std::optional<int64_t> parsed = string2ll(argv[2]);
   if (!parsed) return kNotInteger;
   int64_t when_ms = *parsed;
-  const std::string name = lowercase(argv[0]);
   if (seconds) {
-    if (when_ms > INT64_MAX / 1000 || when_ms < INT64_MIN / 1000) return invalid_expire(name);
+    if (when_ms > INT64_MAX / 1000 || when_ms < INT64_MIN / 1000) {
+      return invalid_expire(lowercase(argv[0]));
+    }
     when_ms *= 1000;
   }
-  if (when_ms > INT64_MAX - base_ms) return invalid_expire(name);
+  if (when_ms > INT64_MAX - base_ms) return invalid_expire(lowercase(argv[0]));
   when_ms += base_ms;
 
   const std::string& key = argv[1];
-  Entry* entry = keyspace_.find(key, now_ms);
+  const Entry* entry = keyspace_.find(key, now_ms);
   if (entry == nullptr) return Reply::integer_reply(0);
   const std::optional<int64_t> current = entry->expire_at_ms;  // none = infinite TTL
   if (nx && current) return Reply::integer_reply(0);
@@ -201,7 +206,7 @@ Reply Server::expire_generic(const Argv& argv, int64_t now_ms, int64_t base_ms, 
 }
 
 Reply Server::cmd_persist(const Argv& argv, int64_t now_ms) {
-  Entry* entry = keyspace_.find(argv[1], now_ms);
+  const Entry* entry = keyspace_.find(argv[1], now_ms);
   if (entry == nullptr || !entry->expire_at_ms) return Reply::integer_reply(0);
   keyspace_.set_expire(argv[1], std::nullopt);
   return Reply::integer_reply(1);
@@ -239,7 +244,7 @@ Reply Server::cmd_incrby(const Argv& argv, int64_t now_ms) {
 
 // Redis' incrDecrCommand: the value must be a strict integer; the TTL stays.
 Reply Server::incr_generic(const std::string& key, int64_t increment, int64_t now_ms) {
-  Entry* entry = keyspace_.find(key, now_ms);
+  Entry* entry = keyspace_.find_for_write(key, now_ms);
   int64_t old_value = 0;
   if (entry != nullptr && entry->type() != KeyType::kString) return kWrongType;
   if (entry != nullptr) {
@@ -359,7 +364,7 @@ Reply Server::cmd_type(const Argv& argv, int64_t now_ms) {
 }
 
 std::map<std::string, std::string>* Server::hash_for_write(const std::string& key, int64_t now_ms) {
-  Entry* entry = keyspace_.find(key, now_ms);
+  Entry* entry = keyspace_.find_for_write(key, now_ms);
   if (entry == nullptr) entry = &keyspace_.create(key, KeyType::kHash);
   return entry->hash ? &*entry->hash : nullptr;
 }
@@ -393,7 +398,7 @@ Reply Server::cmd_hexists(const Argv& argv, int64_t now_ms) {
 
 // A hash left without fields is deleted, TTL and all, as Redis does.
 Reply Server::cmd_hdel(const Argv& argv, int64_t now_ms) {
-  Entry* entry = keyspace_.find(argv[1], now_ms);
+  Entry* entry = keyspace_.find_for_write(argv[1], now_ms);
   if (entry == nullptr) return Reply::integer_reply(0);
   if (!entry->hash) return kWrongType;
   int64_t deleted = 0;

@@ -27,7 +27,7 @@ using List = std::deque<std::string>;
 // pushGenericCommand: the key is made on the first push; replies the length.
 Reply Server::cmd_rpush(const Argv& argv, int64_t now_ms) {
   bool wrong_type = false;
-  Entry* entry = find_typed(argv[1], now_ms, KeyType::kList, &wrong_type);
+  Entry* entry = find_typed_for_write(argv[1], now_ms, KeyType::kList, &wrong_type);
   if (wrong_type) return kWrongType;
   if (entry == nullptr) entry = &keyspace_.create(argv[1], KeyType::kList);
   for (size_t i = 2; i < argv.size(); ++i) entry->list->push_back(argv[i]);
@@ -48,7 +48,7 @@ Reply Server::cmd_lpop(const Argv& argv, int64_t now_ms) {
     count = *parsed;
   }
   bool wrong_type = false;
-  Entry* entry = find_typed(argv[1], now_ms, KeyType::kList, &wrong_type);
+  Entry* entry = find_typed_for_write(argv[1], now_ms, KeyType::kList, &wrong_type);
   if (wrong_type) return kWrongType;
   if (entry == nullptr) return Reply::nil();
   List& list = *entry->list;
@@ -88,7 +88,7 @@ Reply Server::cmd_lrem(const Argv& argv, int64_t now_ms) {
   const std::optional<int64_t> parsed = string2ll(argv[2]);
   if (!parsed) return kNotInteger;
   bool wrong_type = false;
-  Entry* entry = find_typed(argv[1], now_ms, KeyType::kList, &wrong_type);
+  Entry* entry = find_typed_for_write(argv[1], now_ms, KeyType::kList, &wrong_type);
   if (wrong_type) return kWrongType;
   if (entry == nullptr) return Reply::integer_reply(0);
   List& list = *entry->list;

@@ -114,7 +114,7 @@ Reply Server::zadd_generic(const Argv& argv, int64_t now_ms, bool incr) {
     scores.push_back(*score);
   }
   bool wrong_type = false;
-  Entry* entry = find_typed(argv[1], now_ms, KeyType::kZSet, &wrong_type);
+  Entry* entry = find_typed_for_write(argv[1], now_ms, KeyType::kZSet, &wrong_type);
   if (wrong_type) return kWrongType;
   int64_t added = 0, updated = 0, processed = 0;
   double last_score = 0;
@@ -146,7 +146,7 @@ Reply Server::cmd_zscore(const Argv& argv, int64_t now_ms) {
 
 Reply Server::cmd_zrem(const Argv& argv, int64_t now_ms) {
   bool wrong_type = false;
-  Entry* entry = find_typed(argv[1], now_ms, KeyType::kZSet, &wrong_type);
+  Entry* entry = find_typed_for_write(argv[1], now_ms, KeyType::kZSet, &wrong_type);
   if (wrong_type) return kWrongType;
   if (entry == nullptr) return Reply::integer_reply(0);
   int64_t deleted = 0;

@@ -1,5 +1,6 @@
 #include "sim/redis/keyspace.h"
 
+#include <algorithm>
 #include <iterator>
 
 #include "env/assert.h"
@@ -29,18 +30,31 @@ const char* type_name(KeyType type) {
   return "none";
 }
 
-Entry* Keyspace::find(const std::string& key, int64_t now_ms) {
+Entry* Keyspace::live(const std::string& key, int64_t now_ms) {
   auto it = entries_.find(key);
   if (it == entries_.end()) return nullptr;
-  ++version_;  // the entry is handed out (or removed below)
   // (The volatile index is not checked here, on every lookup: that cost a
   // string search per command. active_expire checks it key by key and
   // check_invariants in full, at a cost they pay anyway.)
   if (is_expired(it->second, now_ms)) {
-    remove(key);
+    // Erased by its position: remove(key) would search the map again. The
+    // index first, while `key` surely still names something alive.
+    volatile_keys_.erase(key);
+    entries_.erase(it);
+    ++version_;
     return nullptr;
   }
   return &it->second;
+}
+
+const Entry* Keyspace::find(const std::string& key, int64_t now_ms) {
+  return live(key, now_ms);
+}
+
+Entry* Keyspace::find_for_write(const std::string& key, int64_t now_ms) {
+  Entry* entry = live(key, now_ms);
+  if (entry != nullptr) ++version_;  // handed out: the caller may write through it
+  return entry;
 }
 
 void Keyspace::put(const std::string& key, std::string value, std::optional<int64_t> expire_at_ms) {
@@ -111,34 +125,43 @@ void Keyspace::remove(const std::string& key) {
 
 std::vector<std::string> Keyspace::active_expire(int64_t now_ms, Rng& rng) {
   std::vector<std::string> deleted;
+  std::vector<size_t> drawn;                            // positions in volatile_keys_
+  std::vector<std::set<std::string>::iterator> sample;  // in key order, no key twice
   for (int round = 0; round < kRoundsMax && !volatile_keys_.empty(); ++round) {
     // Collect the sample: every volatile key when there are few (Redis would
-    // very likely hit them all anyway), else kSampleSize seeded draws with
-    // replacement, deduplicated. std::set keeps the sample in key order.
-    std::set<std::string> sample;
+    // very likely hit them all anyway), else kSampleSize seeded draws of a
+    // position with replacement, deduplicated. Positions in the sorted index
+    // are in key order, so sorting them keeps the sample in key order, and
+    // one walk reaches them all. The sample points into the index: no key
+    // is copied unless it is deleted.
     const size_t volatile_before = volatile_keys_.size();
-    if (volatile_keys_.size() <= kSampleSize) {
-      sample = volatile_keys_;
+    sample.clear();
+    if (volatile_before <= kSampleSize) {
+      for (auto it = volatile_keys_.begin(); it != volatile_keys_.end(); ++it) sample.push_back(it);
     } else {
-      for (size_t draw = 0; draw < kSampleSize; ++draw) {
-        // O(n) step to the drawn index; keyspaces in locksim are small.
-        auto it = std::next(volatile_keys_.begin(),
-                            static_cast<std::ptrdiff_t>(rng.below(volatile_keys_.size())));
-        sample.insert(*it);
+      drawn.clear();
+      for (size_t draw = 0; draw < kSampleSize; ++draw) drawn.push_back(rng.below(volatile_before));
+      std::sort(drawn.begin(), drawn.end());
+      drawn.erase(std::unique(drawn.begin(), drawn.end()), drawn.end());
+      auto it = volatile_keys_.begin();
+      size_t at = 0;
+      for (const size_t position : drawn) {
+        it = std::next(it, static_cast<std::ptrdiff_t>(position - at));
+        at = position;
+        sample.push_back(it);
       }
     }
     LOCKSIM_ASSERT(!sample.empty() && sample.size() <= kSampleSize);
-    size_t expired = 0;
-    for (const std::string& key : sample) {
-      auto it = entries_.find(key);
+    // Judge the whole sample, then delete: a deletion would end its iterator.
+    const size_t deleted_before = deleted.size();
+    for (const auto key : sample) {
+      auto it = entries_.find(*key);
       LOCKSIM_ASSERT_MSG(it != entries_.end(), "a volatile key that is not a key");
       LOCKSIM_ASSERT_MSG(it->second.expire_at_ms.has_value(), "a volatile key without an expiry");
-      if (is_expired(it->second, now_ms)) {
-        deleted.push_back(key);
-        remove(key);
-        ++expired;
-      }
+      if (is_expired(it->second, now_ms)) deleted.push_back(*key);
     }
+    for (size_t i = deleted_before; i < deleted.size(); ++i) remove(deleted[i]);
+    const size_t expired = deleted.size() - deleted_before;
     LOCKSIM_ASSERT(volatile_keys_.size() == volatile_before - expired);
     // Redis 7.0 repeats while more than 10% of the sample was stale
     // (ACTIVE_EXPIRE_CYCLE_ACCEPTABLE_STALE at the default effort).
@@ -166,15 +189,16 @@ void Keyspace::clear() {
 
 void Keyspace::check_invariants() const {
   // O(n): run after the bulk operations only (a whole-keyspace load, an
-  // expiry cycle), whose cost is O(n) already.
-  size_t with_expiry = 0;
+  // expiry cycle), whose cost is O(n) already. Both are sorted by key, so
+  // one walk of each compares them, without a lookup per key.
+  auto indexed = volatile_keys_.begin();
   for (const auto& [key, entry] : entries_) {
-    if (entry.expire_at_ms) {
-      ++with_expiry;
-      LOCKSIM_ASSERT_MSG(volatile_keys_.count(key) == 1, "volatile index misses a key");
-    }
+    if (!entry.expire_at_ms) continue;
+    LOCKSIM_ASSERT_MSG(indexed != volatile_keys_.end() && *indexed == key,
+                       "the volatile index is not the keys with an expiry");
+    ++indexed;
   }
-  LOCKSIM_ASSERT_MSG(with_expiry == volatile_keys_.size(), "volatile index has extra keys");
+  LOCKSIM_ASSERT_MSG(indexed == volatile_keys_.end(), "volatile index has extra keys");
 }
 
 }  // namespace locksim::sim::redis

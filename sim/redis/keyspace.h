@@ -64,9 +64,14 @@ class Keyspace {
     return entry.expire_at_ms.has_value() && now_ms > *entry.expire_at_ms;
   }
 
-  // The live entry for `key`, or nullptr. Deletes the key first if it has
-  // expired at `now_ms` (lazy expiry), so callers never see a dead key.
-  Entry* find(const std::string& key, int64_t now_ms);
+  // The live entry for `key`, or nullptr, for a caller that only reads it.
+  // Deletes the key first if it has expired at `now_ms` (lazy expiry), so
+  // callers never see a dead key. Only that deletion counts in version(): a
+  // read changes nothing (a waiting client's failed SET NX, a GET, a PTTL).
+  const Entry* find(const std::string& key, int64_t now_ms);
+  // As find(), for a caller that may write through the entry (INCR, HSET,
+  // RPUSH...): handing one out counts in version().
+  Entry* find_for_write(const std::string& key, int64_t now_ms);
 
   // Inserts or overwrites `key` with a string. `expire_at_ms` nullopt means no expiry.
   void put(const std::string& key, std::string value, std::optional<int64_t> expire_at_ms);
@@ -96,10 +101,13 @@ class Keyspace {
   void clear();
   size_t size() const { return entries_.size(); }
   // Grows whenever the keyspace may have changed: every write, every lazy or
-  // active expiry, and every find() that hands out an entry (its caller may
-  // write through it), so a reader that cached an answer from entries()
-  // knows it still holds while this stands still. Counts more than the
-  // changes, never fewer.
+  // active expiry, and every find_for_write() that hands out an entry (its
+  // caller may write through it), so a reader that cached an answer from
+  // entries() knows it still holds while this stands still. Counts more
+  // than the changes, never fewer; find() alone does not move it unless it
+  // expires the key. (The exposure monitor asks the servers again only when
+  // this moves: a read that moved it would make every waiting client's
+  // retry a question.)
   uint64_t version() const { return version_; }
 
   static constexpr size_t kSampleSize = 20;
@@ -107,6 +115,8 @@ class Keyspace {
 
  private:
   void remove(const std::string& key);  // precondition: key present
+  // The live entry for `key`, or nullptr after lazy expiry (which counts).
+  Entry* live(const std::string& key, int64_t now_ms);
   // Keeps volatile_keys_ in step with one key's new expiry.
   void index_expiry(const std::string& key, std::optional<int64_t> expire_at_ms);
   // The volatile index is exactly the keys with an expiry (O(n)).

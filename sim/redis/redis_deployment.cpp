@@ -145,9 +145,19 @@ std::optional<LockExposure> RedisDeployment::lock_free_for_fresh_contender(const
 
 std::optional<uint64_t> RedisDeployment::lock_state_stamp() const {
   // A sum of counters that only grow grows when any of them does. It covers
-  // everything see() reads: each server's keys, state and clock, and which
-  // member each group serves from (a promotion counts a failover).
+  // everything see() reads: each group's current primary's keys, state and
+  // clock, and which member that is. Without failover no group ever
+  // promotes, so the primaries' counters are all it needs (asked after every
+  // event of a hold: Redlock's five masters, not every server and group);
+  // with it, every server's, and each promotion counts a failover.
   uint64_t stamp = 0;
+  if (!topology_.failover) {
+    for (const auto& g : groups_) {
+      RedisNode& primary = g->current_primary();
+      stamp += primary.server().keys_version() + primary.node().changes();
+    }
+    return stamp;
+  }
   for (const auto& s : servers_) stamp += s->server().keys_version() + s->node().changes();
   for (const auto& g : groups_) stamp += static_cast<uint64_t>(g->failovers());
   return stamp;

@@ -1,22 +1,16 @@
 #include "sim/redis/redis_node.h"
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <utility>
 
 #include "env/assert.h"
+#include "sim/redis/command_util.h"
 #include "sim/rpc.h"
 
 namespace locksim::sim::redis {
 
 namespace {
-
-std::string lower(const std::string& name) {
-  std::string out = name;
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 // Commands a replica refuses, as redis-server does with replica-read-only yes.
 // EVAL/EVALSHA are refused outright: every script locksim's algorithms send
@@ -27,9 +21,8 @@ bool is_write_command(const std::string& name) {
       "set",     "setnx", "getset", "del",    "expire", "pexpire", "expireat", "pexpireat",
       "persist", "incr",  "decr",   "incrby", "eval",   "evalsha", "hset",     "hdel",
       "hincrby", "rpush", "lpop",   "lrem",   "zadd",   "zincrby", "zrem"};
-  const std::string name_lower = lower(name);
   return std::any_of(std::begin(kWrites), std::end(kWrites),
-                     [&](const char* w) { return name_lower == w; });
+                     [&](const char* w) { return equals_ignoring_case(name, w); });
 }
 
 }  // namespace
@@ -52,12 +45,7 @@ RedisNode::RedisNode(World& world, Network& net, std::string name, uint64_t seed
 
 bool RedisNode::is_blocking_command(const std::string& name) {
   // Asked of every command a client sends: compared in place, no copy.
-  static constexpr char kWait[] = "wait";
-  if (name.size() != sizeof(kWait) - 1) return false;
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(name[i])) != kWait[i]) return false;
-  }
-  return true;
+  return equals_ignoring_case(name, "wait");
 }
 
 void RedisNode::execute_blocking(const std::vector<std::string>& argv, uint64_t client,
@@ -139,12 +127,22 @@ void RedisNode::send_along_stream(RedisNode& replica, Callback message) {
 }
 
 void RedisNode::after_write() {
-  if (topology_.persistence == Persistence::kAofAlways) disk_ = server_->keys();
+  if (topology_.persistence == Persistence::kAofAlways) save_to_disk();
   replicate_if_changed(false);
+}
+
+void RedisNode::save_to_disk() {
+  if (disk_version_ == server_->keys_version()) return;  // disk_ holds these keys already
+  disk_ = server_->keys();
+  disk_version_ = server_->keys_version();
 }
 
 void RedisNode::replicate_if_changed(bool force) {
   if (!ships()) return;
+  // Unmoved since the last shipment (or the last comparison), the keys are
+  // what was shipped: no need to compare them key by key.
+  if (!force && shipped_version_ == server_->keys_version()) return;
+  shipped_version_ = server_->keys_version();
   if (!force && server_->keys() == last_shipped_) return;
   last_shipped_ = server_->keys();
   ship_to_replicas(last_shipped_);
@@ -152,7 +150,7 @@ void RedisNode::replicate_if_changed(bool force) {
 
 void RedisNode::install_shipment(const Keys& snapshot, uint64_t /*seq*/) {
   server_->restore(snapshot);
-  if (topology_.persistence == Persistence::kAofAlways) disk_ = server_->keys();
+  if (topology_.persistence == Persistence::kAofAlways) save_to_disk();
 }
 
 void RedisNode::on_crash() {
@@ -169,6 +167,7 @@ void RedisNode::on_crash() {
 
 void RedisNode::on_promoted() {
   last_shipped_ = server_->keys();
+  shipped_version_ = server_->keys_version();
   drop_master_state(false);  // a replica has no WAIT state; nothing stale either
 }
 
@@ -202,7 +201,7 @@ void RedisNode::schedule_periodic_save(Duration period) {
   // A zero period would reschedule itself at the same instant forever.
   LOCKSIM_ASSERT_MSG(period > Duration::zero(), "a periodic save needs a positive period");
   world_.after(period, [this, period] {
-    if (node().running()) disk_ = server_->keys();
+    if (node().running()) save_to_disk();
     schedule_periodic_save(period);
   });
 }

@@ -133,6 +133,9 @@ class RedisNode : public ReplicatedNode<RedisNode, std::map<std::string, Server:
   friend class ReplicatedNode<RedisNode, Keys>;
 
   void after_write();
+  // disk_ := the keyspace (an fsync, a snapshot), unless it is unchanged
+  // since disk_ last took it.
+  void save_to_disk();
   void replicate_if_changed(bool force);
   void on_crash();
   void on_restart();
@@ -201,6 +204,12 @@ class RedisNode : public ReplicatedNode<RedisNode, std::map<std::string, Server:
   Keys last_shipped_;         // master: the keyspace as last shipped
   uint64_t incarnation_ = 0;  // bumped by each crash
   Keys disk_;                 // what persistence would reload
+  // The server's keys_version() when last_shipped_ and disk_ last equalled
+  // its keys (none: not yet). It counts every change, so while it stands
+  // still they still do, and neither needs a copy or a comparison of every
+  // key after each command.
+  std::optional<uint64_t> shipped_version_;
+  std::optional<uint64_t> disk_version_;
   uint64_t commands_ = 0;
   // What the command running now published (the server's sink fills it).
   std::vector<Server::Publication> publications_;

@@ -2,7 +2,9 @@
 // runs. The command bodies are in commands.cpp.
 #include "sim/redis/server.h"
 
+#include <algorithm>
 #include <array>
+#include <cstring>
 #include <string_view>
 
 #include "env/assert.h"
@@ -16,6 +18,36 @@ std::string map_newlines(std::string s) {
     if (c == '\r' || c == '\n') c = ' ';
   }
   return s;
+}
+
+// A command name as find_any_case compares it: its length and its first
+// kFoldedBytes bytes, each ORed with 0x20, in two words. OR 0x20 makes a
+// letter lowercase, and only a letter folds onto a lowercase letter, so a
+// name of lowercase letters (every name in the table) folds equal to exactly
+// its spellings in any letter case: two word compares instead of a byte loop.
+struct FoldedName {
+  size_t size = 0;
+  uint64_t head = 0, tail = 0;
+  bool operator==(const FoldedName&) const = default;
+};
+constexpr size_t kFoldedBytes = 16;
+
+FoldedName fold(std::string_view name) {
+  std::array<char, kFoldedBytes> bytes{};
+  std::memcpy(bytes.data(), name.data(), std::min(name.size(), kFoldedBytes));
+  FoldedName folded{name.size(), 0, 0};
+  std::memcpy(&folded.head, bytes.data(), sizeof folded.head);
+  std::memcpy(&folded.tail, bytes.data() + sizeof folded.head, sizeof folded.tail);
+  constexpr uint64_t kLower = 0x2020'2020'2020'2020;
+  folded.head |= kLower;
+  folded.tail |= kLower;
+  return folded;
+}
+
+// Spreads folded names over find_any_case's slots (multiplicative hashing).
+size_t slot_of(const FoldedName& f, size_t slots) {
+  const uint64_t h = (f.head * 0x9E37'79B9'7F4A'7C15u) ^ (f.tail * 0xC2B2'AE3D'27D4'EB4Fu) ^ f.size;
+  return static_cast<size_t>(h >> 32) % slots;
 }
 
 bool arity_ok(int arity, size_t argc) {
@@ -95,16 +127,39 @@ const Server::Command* Server::find_command(std::string_view lowercase_name) {
 }
 
 const Server::Command* Server::find_any_case(const std::string& name) {
-  // Every command on every event passes here: lower-case it on the stack.
-  // No command name is longer than the buffer, so a longer one is unknown.
-  constexpr size_t kNameMax = 32;
-  if (name.size() > kNameMax) return nullptr;
-  std::array<char, kNameMax> lower{};
-  for (size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    lower[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  // Every command on every event passes here, and every redis.call of a
+  // script: a hash over the table, built once, instead of the map's string
+  // compares down its tree, and no lowercased copy of the name. Open
+  // addressing with linear probing; at most half full, so a probe ends
+  // after a slot or two.
+  struct Slot {
+    FoldedName name;
+    const Command* command = nullptr;
+  };
+  constexpr size_t kSlots = 128;
+  static const std::array<Slot, kSlots> slots = [] {
+    std::array<Slot, kSlots> built{};
+    const auto& table = command_table();
+    LOCKSIM_ASSERT_MSG(table.size() * 2 <= kSlots, "the command hash table is over half full");
+    for (const auto& [lowercase_name, command] : table) {
+      // What fold() relies on to tell the names apart.
+      LOCKSIM_ASSERT_MSG(lowercase_name.size() <= kFoldedBytes, "a command name past the fold");
+      LOCKSIM_ASSERT_MSG(std::all_of(lowercase_name.begin(), lowercase_name.end(),
+                                     [](char c) { return c >= 'a' && c <= 'z'; }),
+                         "a command name that is not lowercase letters");
+      const FoldedName folded = fold(lowercase_name);
+      size_t i = slot_of(folded, kSlots);
+      while (built[i].command != nullptr) i = (i + 1) % kSlots;
+      built[i] = Slot{folded, &command};
+    }
+    return built;
+  }();
+  if (name.size() > kFoldedBytes) return nullptr;  // longer than any command
+  const FoldedName folded = fold(name);
+  for (size_t i = slot_of(folded, kSlots); slots[i].command != nullptr; i = (i + 1) % kSlots) {
+    if (slots[i].name == folded) return slots[i].command;
   }
-  return find_command(std::string_view(lower.data(), name.size()));
+  return nullptr;
 }
 
 bool Server::implements(const std::string& lowercase_name, bool from_script) {
@@ -150,10 +205,26 @@ void Server::flush_all() {
   LOCKSIM_ASSERT(keyspace_.size() == 0 && scripting_.scripts().empty());
 }
 
-Entry* Server::find_typed(const std::string& key, int64_t now_ms, KeyType type, bool* wrong_type) {
-  Entry* entry = keyspace_.find(key, now_ms);
+namespace {
+
+// `entry` if it holds `type`; else nullptr, with *wrong_type telling a key
+// of another type from no key (find_typed's rule, for either lookup).
+template <typename E>
+E* of_type(E* entry, KeyType type, bool* wrong_type) {
   *wrong_type = entry != nullptr && entry->type() != type;
   return *wrong_type ? nullptr : entry;
+}
+
+}  // namespace
+
+const Entry* Server::find_typed(const std::string& key, int64_t now_ms, KeyType type,
+                                bool* wrong_type) {
+  return of_type(keyspace_.find(key, now_ms), type, wrong_type);
+}
+
+Entry* Server::find_typed_for_write(const std::string& key, int64_t now_ms, KeyType type,
+                                    bool* wrong_type) {
+  return of_type(keyspace_.find_for_write(key, now_ms), type, wrong_type);
 }
 
 }  // namespace locksim::sim::redis

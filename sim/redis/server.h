@@ -181,8 +181,11 @@ class Server {
   Reply cmd_publish(const Argv& argv, int64_t now_ms);
   Reply cmd_wait(const Argv& argv, int64_t now_ms);
   // The live entry at `key` if it holds `type`; else nullptr, with
-  // *wrong_type telling a key of another type (WRONGTYPE) from no key.
-  Entry* find_typed(const std::string& key, int64_t now_ms, KeyType type, bool* wrong_type);
+  // *wrong_type telling a key of another type (WRONGTYPE) from no key. To
+  // read (Keyspace::find), or to write through (Keyspace::find_for_write).
+  const Entry* find_typed(const std::string& key, int64_t now_ms, KeyType type, bool* wrong_type);
+  Entry* find_typed_for_write(const std::string& key, int64_t now_ms, KeyType type,
+                              bool* wrong_type);
   Reply cmd_incr(const Argv& argv, int64_t now_ms);
   Reply cmd_decr(const Argv& argv, int64_t now_ms);
   Reply cmd_incrby(const Argv& argv, int64_t now_ms);
