@@ -29,20 +29,41 @@ std::string describe(const SqlResult& r) {
   return "error " + std::to_string(r.error_number) + " (" + r.sqlstate + "): " + r.message;
 }
 
-const char* kSelectForUpdate =
+// The statements, as strings built once: SqlConnection::query takes a
+// std::string, and a literal would be copied into a new one at every call.
+const std::string kBegin = "BEGIN";
+const std::string kCommit = "COMMIT";
+const std::string kRollback = "ROLLBACK";
+const std::string kSelectForUpdate =
     "SELECT Fcount, Fstatus, Fdeadline, Fdesc FROM t_tag_lock WHERE Flock_name = ? FOR UPDATE";
-const char* kSelectSnapshot =
+const std::string kSelectSnapshot =
     "SELECT Fcount, Fstatus, Fdeadline, Fdesc FROM t_tag_lock WHERE Flock_name = ?";
+const std::string kSelectCount = "SELECT Fcount FROM t_tag_lock WHERE Flock_name = ?";
+const std::string kInsertCenter =
+    "INSERT INTO t_tag_lock (Flock_name, Fstatus, Fdesc) VALUES (?, 0, 'center')";
 // acquire=steal: takes the row only if its deadline has passed.
-const char* kUpdateSteal =
+const std::string kUpdateSteal =
     "UPDATE t_tag_lock SET Fdeadline = ?, Fstatus = 1, Fdesc = ?, Fcount = Fcount + 1, "
     "Fmodify_time = ? WHERE Flock_name = ? AND Fdeadline < ?";
-const char* kInsertHeld =
+const std::string kInsertHeld =
     "INSERT INTO t_tag_lock (Flock_name, Fcount, Fstatus, Fdeadline, Fdesc, Fcreate_time, "
     "Fmodify_time) VALUES (?, 1, 1, ?, ?, ?, ?)";
-const char* kUpdateTake =
+const std::string kUpdateTake =
     "UPDATE t_tag_lock SET Fdeadline = ?, Fstatus = 1, Fdesc = ?, Fcount = Fcount + 1, "
     "Fmodify_time = ? WHERE Flock_name = ?";
+// The releases (see the header).
+const std::string kReleaseCheckedSteal =
+    "UPDATE t_tag_lock SET Fstatus = 0, Fdeadline = ?, Fmodify_time = ? WHERE "
+    "Flock_name = ? AND Fdesc = ? AND Fstatus = 1";
+const std::string kReleaseChecked =
+    "UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ? "
+    "AND Fdesc = ? AND Fstatus = 1";
+const std::string kReleaseBlindSteal =
+    "UPDATE t_tag_lock SET Fstatus = 0, Fdeadline = ?, Fmodify_time = ? WHERE "
+    "Flock_name = ?";
+const std::string kReleaseBlind =
+    "UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ?";
+const std::string kReleaseDelete = "DELETE FROM t_tag_lock WHERE Flock_name = ? AND Fdesc = ?";
 
 }  // namespace
 
@@ -111,7 +132,7 @@ namespace {
 // nothing of it happened. Returns the detail for the history.
 std::string abort_attempt(SqlConnection& sql, const SqlResult& r) {
   if (r.error_number != sql_errno::kDeadlock && r.error_number != sql_errno::kServerLost) {
-    (void)sql.query("ROLLBACK", {});
+    (void)sql.query(kRollback, {});
   }
   return describe(r);
 }
@@ -120,7 +141,7 @@ std::string abort_attempt(SqlConnection& sql, const SqlResult& r) {
 
 MysqlLock::Attempt MysqlLock::attempt_v1(SqlConnection& sql, Env& env, const std::string& resource,
                                          const std::string& token, bool maybe_ours) {
-  SqlResult r = sql.query("BEGIN", {});
+  SqlResult r = sql.query(kBegin, {});
   if (!r.ok()) return Attempt{Outcome::kFail, describe(r), 0, {}};
   r = sql.query(kSelectForUpdate, {resource});
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
@@ -137,7 +158,7 @@ MysqlLock::Attempt MysqlLock::attempt_v1(SqlConnection& sql, Env& env, const std
 MysqlLock::Attempt MysqlLock::attempt_center(SqlConnection& sql, Env& env,
                                              const std::string& resource, const std::string& token,
                                              bool maybe_ours) {
-  SqlResult r = sql.query("BEGIN", {});
+  SqlResult r = sql.query(kBegin, {});
   if (!r.ok()) return Attempt{Outcome::kFail, describe(r), 0, {}};
   if (std::optional<Attempt> failed = lock_center(sql, resource)) return *failed;
   r = sql.query(kSelectSnapshot, {resource});
@@ -159,8 +180,7 @@ std::optional<MysqlLock::Attempt> MysqlLock::lock_center(SqlConnection& sql,
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   if (r.rows.empty()) {
     // The first acquire ever creates the center row (held by our insert).
-    r = sql.query("INSERT INTO t_tag_lock (Flock_name, Fstatus, Fdesc) VALUES (?, 0, 'center')",
-                  {center});
+    r = sql.query(kInsertCenter, {center});
     if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   }
   return std::nullopt;
@@ -169,7 +189,7 @@ std::optional<MysqlLock::Attempt> MysqlLock::lock_center(SqlConnection& sql,
 MysqlLock::Attempt MysqlLock::attempt_steal(SqlConnection& sql, Env& env,
                                             const std::string& resource, const std::string& token,
                                             bool maybe_ours) {
-  SqlResult r = sql.query("BEGIN", {});
+  SqlResult r = sql.query(kBegin, {});
   if (!r.ok()) return Attempt{Outcome::kFail, describe(r), 0, {}};
   if (params_.version != Version::kV1) {
     if (std::optional<Attempt> failed = lock_center(sql, resource)) return *failed;
@@ -181,7 +201,7 @@ MysqlLock::Attempt MysqlLock::attempt_steal(SqlConnection& sql, Env& env,
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   if (r.affected_rows == 0) return steal_missed(sql, env, resource, token, maybe_ours);
   // Ours: the transaction reads its own write, so Fcount is the fence.
-  r = sql.query("SELECT Fcount FROM t_tag_lock WHERE Flock_name = ?", {resource});
+  r = sql.query(kSelectCount, {resource});
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   LOCKSIM_ASSERT_MSG(r.rows.size() == 1 && r.rows[0][0], "the row just updated is there");
   return commit(sql, std::stoull(*r.rows[0][0]), truncate_to_second(now + params_.ttl));
@@ -199,7 +219,7 @@ MysqlLock::Attempt MysqlLock::steal_missed(SqlConnection& sql, Env& env,
       // An earlier attempt's COMMIT was lost on the way back but landed.
       return commit(sql, std::stoull(*row[0]), parse_datetime(*row[2]));
     }
-    (void)sql.query("ROLLBACK", {});
+    (void)sql.query(kRollback, {});
     return Attempt{Outcome::kFail, "held by another client until " + *row[2], 0, {}};
   }
   // Missing: insert it held. v2/v3 do it under the center lock. v1 has none:
@@ -208,7 +228,7 @@ MysqlLock::Attempt MysqlLock::steal_missed(SqlConnection& sql, Env& env,
   // does; of racing inserters one wins, the others wait for its row and get
   // 1062.
   const bool alone = params_.version == Version::kV1;
-  if (alone) (void)sql.query("ROLLBACK", {});
+  if (alone) (void)sql.query(kRollback, {});
   const TimePoint now = env.now();
   const std::string now_text = format_datetime(now);
   const TimePoint deadline = truncate_to_second(now + params_.ttl);
@@ -237,7 +257,7 @@ MysqlLock::Attempt MysqlLock::judge_row(SqlConnection& sql, Env& env, const std:
   }
   const TimePoint now = env.now();
   if (held && deadline > now) {
-    (void)sql.query("ROLLBACK", {});
+    (void)sql.query(kRollback, {});
     return Attempt{Outcome::kFail, "held by another client until " + *row[2], 0, {}};
   }
   return take(sql, env, resource, token, count);
@@ -253,7 +273,7 @@ MysqlLock::Attempt MysqlLock::take(SqlConnection& sql, Env& env, const std::stri
 }
 
 MysqlLock::Attempt MysqlLock::commit(SqlConnection& sql, uint64_t fence, TimePoint deadline) {
-  const SqlResult r = sql.query("COMMIT", {});
+  const SqlResult r = sql.query(kCommit, {});
   if (r.error_number == sql_errno::kServerLost) {
     // The COMMIT may have landed: the lock may be ours.
     return Attempt{Outcome::kUnknown, describe(r), 0, {}};
@@ -272,27 +292,15 @@ ReleaseResult MysqlLock::release(Env& env, const Lease& lease) {
   const bool steal = params_.take == Take::kSteal;
   switch (params_.release) {
     case Release::kChecked:
-      r = steal ? sql.query(
-                      "UPDATE t_tag_lock SET Fstatus = 0, Fdeadline = ?, Fmodify_time = ? WHERE "
-                      "Flock_name = ? AND Fdesc = ? AND Fstatus = 1",
-                      {now_text, now_text, lease.resource, lease.token})
-                : sql.query(
-                      "UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ? "
-                      "AND Fdesc = ? AND Fstatus = 1",
-                      {now_text, lease.resource, lease.token});
+      r = steal ? sql.query(kReleaseCheckedSteal, {now_text, now_text, lease.resource, lease.token})
+                : sql.query(kReleaseChecked, {now_text, lease.resource, lease.token});
       break;
     case Release::kBlind:
-      r = steal ? sql.query(
-                      "UPDATE t_tag_lock SET Fstatus = 0, Fdeadline = ?, Fmodify_time = ? WHERE "
-                      "Flock_name = ?",
-                      {now_text, now_text, lease.resource})
-                : sql.query(
-                      "UPDATE t_tag_lock SET Fstatus = 0, Fmodify_time = ? WHERE Flock_name = ?",
-                      {now_text, lease.resource});
+      r = steal ? sql.query(kReleaseBlindSteal, {now_text, now_text, lease.resource})
+                : sql.query(kReleaseBlind, {now_text, lease.resource});
       break;
     case Release::kDelete:
-      r = sql.query("DELETE FROM t_tag_lock WHERE Flock_name = ? AND Fdesc = ?",
-                    {lease.resource, lease.token});
+      r = sql.query(kReleaseDelete, {lease.resource, lease.token});
       break;
   }
   if (r.error_number == sql_errno::kServerLost) return {Outcome::kUnknown, describe(r)};

@@ -49,11 +49,18 @@ StepResult Engine::execute(SessionId id, const std::string& sql,
   auto cached = parsed_.find(sql);
   if (cached == parsed_.end()) {
     if (parsed_.size() >= kParsedMax) parsed_.clear();
-    cached = parsed_.emplace(sql, parse_sql(sql)).first;
+    Parsed p;
+    auto parsed = parse_sql(sql);
+    if (auto* st = std::get_if<SqlStatement>(&parsed)) {
+      p.statement = std::make_shared<const SqlStatement>(std::move(*st));
+    } else {
+      p.error = std::move(std::get<SqlResult>(parsed));
+    }
+    cached = parsed_.emplace(sql, std::move(p)).first;
   }
-  const auto& parsed = cached->second;
-  if (auto* err = std::get_if<SqlResult>(&parsed)) return StepResult{false, *err};
-  const SqlStatement& st = std::get<SqlStatement>(parsed);
+  const Parsed& parsed = cached->second;
+  if (!parsed.statement) return StepResult{false, parsed.error};
+  const SqlStatement& st = *parsed.statement;
   if (st.param_count != params.size()) {
     return StepResult{
         false,
@@ -61,12 +68,13 @@ StepResult Engine::execute(SessionId id, const std::string& sql,
                          "statement has " + std::to_string(st.param_count) + " placeholders but " +
                              std::to_string(params.size()) + " values were bound: " + sql)};
   }
-  return run_statement(id, st, params);
+  return run_statement(id, parsed.statement, params);
 }
 
-StepResult Engine::run_statement(SessionId id, const SqlStatement& st,
+StepResult Engine::run_statement(SessionId id, const std::shared_ptr<const SqlStatement>& statement,
                                  const std::vector<SqlValue>& params) {
   Session& s = session_ref(id);
+  const SqlStatement& st = *statement;
   switch (st.kind) {
     case SqlStatement::Kind::kBegin: {
       // BEGIN inside a transaction commits it first, as MySQL does.
@@ -100,7 +108,7 @@ StepResult Engine::run_statement(SessionId id, const SqlStatement& st,
     SqlResult r = finish(s, std::move(o), mark, &seq);
     return StepResult{false, std::move(r), seq};
   }
-  s.pending = st;
+  s.pending = statement;
   s.pending_params = params;
   s.wait_id = s.wait_seq = next_wait_++;
   if (std::optional<SqlResult> victim = block(id, *o.wait_for)) return StepResult{false, *victim};
@@ -222,16 +230,20 @@ void Engine::rerun_waiters() {
 bool Engine::rerun_one(SessionId id, uint64_t seq) {
   Session& s = session_ref(id);
   if (!s.pending || s.wait_seq != seq) return false;  // finished or a victim meanwhile
-  locks_.clear_waiting(s.trx);
-  const SqlStatement st = *s.pending;
-  const std::vector<SqlValue> params = s.pending_params;
+  // The body reads neither the statement's parameters nor the waits-for
+  // edges: the parameters are held here while it runs, and the session's
+  // edge is replaced or cleared once it has run.
+  const SqlStatement& st = *s.pending;  // the session keeps it while the body runs
+  std::vector<SqlValue> params = std::move(s.pending_params);
   const size_t mark = s.undo.size();
   Outcome o = run_body(s, st, params);
   if (o.wait_for) {
     // Still blocked (perhaps on another holder): the same wait goes on.
+    s.pending_params = std::move(params);
     locks_.set_waiting(s.trx, *o.wait_for);
     return true;
   }
+  locks_.clear_waiting(s.trx);
   s.pending.reset();
   uint64_t committed = 0;
   SqlResult r = finish(s, std::move(o), mark, &committed);
@@ -333,19 +345,23 @@ void Engine::rollback_statement(Session& s, size_t undo_mark) {
 
 void Engine::rebuild_unique() {
   unique_.clear();
+  unique_hashed_.clear();
   for (const auto& [fi, l] : latest_) {
     remember_key(fi, l.row[kFlockName]);
     const std::string& key = key_of_.at(fi);
     auto it = unique_.find(key);
     // A live row wins over a delete-marked one with the same name.
-    if (it == unique_.end() || latest_.at(it->second).deleted) unique_[key] = fi;
+    if (it == unique_.end() || latest_.at(it->second).deleted) {
+      unique_[key] = fi;
+      unique_hashed_[key] = fi;
+    }
   }
-  LOCKSIM_ASSERT(unique_.size() <= latest_.size());
+  LOCKSIM_ASSERT(unique_.size() <= latest_.size() && unique_hashed_.size() == unique_.size());
 }
 
 void Engine::remember_key(int64_t findex, const std::string& lock_name) {
   const std::string key = unique_key_of(lock_name);
-  auto [it, fresh] = key_of_.emplace(findex, key);
+  auto [it, fresh] = key_of_.try_emplace(findex, key);
   if (!fresh && it->second == key) return;
   if (!fresh) {
     // A Findex reused under another name: commits lost in a crash
@@ -370,7 +386,7 @@ void Engine::refresh_key(int64_t findex) {
 }
 
 void Engine::refresh_unique(const std::string& key) {
-  const bool was_indexed = unique_.count(key) != 0;
+  const bool was_indexed = unique_hashed_.count(key) != 0;
   std::optional<int64_t> chosen;
   for (int64_t fi : keyed_.at(key)) {  // ascending, as rebuild_unique walks latest_
     auto l = latest_.find(fi);
@@ -379,12 +395,14 @@ void Engine::refresh_unique(const std::string& key) {
   }
   if (chosen) {
     unique_[key] = *chosen;
+    unique_hashed_[key] = *chosen;
   } else {
     unique_.erase(key);
+    unique_hashed_.erase(key);
     // The record left uniq_Flock_name: the locks on it move to the gap. An
     // empty name's key is also how the supremum is named: its locks stay.
     if (was_indexed && !key.empty()) {
-      locks_.inherit_to_gap({"uniq", key}, {"uniq", next_key_after(key)});
+      locks_.inherit_to_gap({LockIndex::kUniq, key}, {LockIndex::kUniq, next_key_after(key)});
     }
   }
   LOCKSIM_ASSERT(!chosen || key_of_.at(*chosen) == key);
@@ -393,8 +411,9 @@ void Engine::refresh_unique(const std::string& key) {
 void Engine::row_removed(int64_t findex) {
   LOCKSIM_ASSERT(latest_.count(findex) == 0);
   auto next = latest_.upper_bound(findex);
-  locks_.inherit_to_gap({"pk", pk_key(findex)},
-                        {"pk", next == latest_.end() ? std::string() : pk_key(next->first)});
+  locks_.inherit_to_gap(
+      {LockIndex::kPk, pk_key(findex)},
+      {LockIndex::kPk, next == latest_.end() ? std::string() : pk_key(next->first)});
 }
 
 SessionId Engine::session_of_trx(TrxId trx) const {

@@ -35,8 +35,10 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -178,8 +180,8 @@ class Engine {
     std::optional<uint64_t> read_view;  // commit_seq of the snapshot
     std::vector<Undo> undo;
     std::vector<int64_t> written;  // rows this transaction changed
-    // The blocked statement, when waiting.
-    std::optional<SqlStatement> pending;
+    // The blocked statement, when waiting (shared with the parse cache).
+    std::shared_ptr<const SqlStatement> pending;
     std::vector<SqlValue> pending_params;
     uint64_t wait_id = 0;
     uint64_t wait_seq = 0;          // order of waits, for re-running oldest first
@@ -193,7 +195,7 @@ class Engine {
   };
 
   Session& session_ref(SessionId id);
-  StepResult run_statement(SessionId id, const SqlStatement& st,
+  StepResult run_statement(SessionId id, const std::shared_ptr<const SqlStatement>& statement,
                            const std::vector<SqlValue>& params);
   Outcome run_body(Session& s, const SqlStatement& st, const std::vector<SqlValue>& params);
   // Ends a statement that did not block: statement rollback on error, the
@@ -257,9 +259,10 @@ class Engine {
   std::optional<TrxId> lock_scan(Session& s, const SqlStatement& st,
                                  const std::vector<SqlValue>& params, LockKind kind,
                                  std::vector<int64_t>* matched);
-  // The rows a plain SELECT's scan reads from the session's snapshot.
-  std::vector<Row> snapshot_scan(const Session& s, const SqlStatement& st,
-                                 const std::vector<SqlValue>& params) const;
+  // The rows a plain SELECT's scan reads from the session's snapshot; valid
+  // until the engine changes (as snapshot_row's).
+  std::vector<const Row*> snapshot_scan(const Session& s, const SqlStatement& st,
+                                        const std::vector<SqlValue>& params) const;
   // The records the statement's scan walks, in index order: (lock key, Findex).
   std::vector<std::pair<std::string, int64_t>> scanned_index(const SqlStatement& st) const;
   // Finds the row a WHERE's key names and locks it (or its gap) with `kind`.
@@ -267,12 +270,17 @@ class Engine {
   std::optional<TrxId> lock_key(Session& s, const SqlCondition& key,
                                 const std::vector<SqlValue>& params, LockKind kind,
                                 std::optional<int64_t>* findex);
-  std::optional<Row> snapshot_row(const Session& s, int64_t findex) const;
+  // The version of row `findex` the session's snapshot sees (its own writes
+  // included), or nullptr; valid until the engine changes.
+  const Row* snapshot_row(const Session& s, int64_t findex) const;
   std::optional<int64_t> find_latest(const SqlCondition& key,
                                      const std::vector<SqlValue>& params) const;
   std::optional<int64_t> find_snapshot(const Session& s, const SqlCondition& key,
                                        const std::vector<SqlValue>& params) const;
   std::string next_key_after(const std::string& unique_key) const;
+  // Takes a lock that cannot wait (a gap lock, an inserter's X lock on its
+  // new row), asserting it was granted; taken also when asserts are off.
+  void acquire_granted(TrxId trx, const LockTarget& target, LockKind kind);
   void write_row(Session& s, int64_t findex, Row row, bool deleted);
 
   std::map<SessionId, Session> sessions_;
@@ -280,6 +288,9 @@ class Engine {
   std::map<int64_t, Latest> latest_;                 // by Findex
   std::map<int64_t, std::vector<Version>> history_;  // committed versions, oldest first
   std::map<std::string, int64_t> unique_;            // unique_key_of(name) -> Findex, over latest_
+  // unique_ again, hashed, for the lookups of one key (every re-run of a
+  // waiting statement does one); changed wherever unique_ is.
+  std::unordered_map<std::string, int64_t> unique_hashed_;
   // Every Findex written and its unique key, both ways. Statements never
   // rename a row (renames are refused); a Findex changes its name only when
   // lost commits give its AUTO_INCREMENT value back (remember_key); they make the
@@ -302,8 +313,14 @@ class Engine {
   bool read_only_ = false;
   Isolation isolation_;
   // Parsed statements by text; parse_sql is a pure function of the text. A
-  // client sending ever new texts (literals inlined) only refills it.
-  std::map<std::string, std::variant<SqlStatement, SqlResult>> parsed_;
+  // client sending ever new texts (literals inlined) only refills it. A
+  // statement is shared with the sessions blocked in it (Session::pending);
+  // when `statement` is null the text is an error, `error`.
+  struct Parsed {
+    std::shared_ptr<const SqlStatement> statement;
+    SqlResult error;
+  };
+  std::unordered_map<std::string, Parsed> parsed_;
   static constexpr size_t kParsedMax = 256;
 };
 

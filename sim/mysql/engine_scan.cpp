@@ -28,7 +28,7 @@ std::optional<TrxId> Engine::lock_scan(Session& s, const SqlStatement& st,
                                        std::vector<int64_t>* matched) {
   matched->clear();
   const bool on_unique = st.access == SqlAccess::kUniqueRange;
-  const std::string index = on_unique ? "uniq" : "pk";
+  const LockIndex index = on_unique ? LockIndex::kUniq : LockIndex::kPk;
   const size_t col = on_unique ? kFlockName : kFindex;
   // READ COMMITTED locks no gaps and keeps no lock on a row that does not
   // match (InnoDB releases it at once), so it locks only the matches.
@@ -44,10 +44,10 @@ std::optional<TrxId> Engine::lock_scan(Session& s, const SqlStatement& st,
     if (gaps || match) {
       // A next-key lock: the gap before the record (never waits), then the
       // record; and the primary-key record of a unique-index entry.
-      if (gaps) LOCKSIM_ASSERT(!locks_.acquire(s.trx, LockTarget{index, key}, LockKind::kGap));
+      if (gaps) acquire_granted(s.trx, LockTarget{index, key}, LockKind::kGap);
       if (auto w = locks_.acquire(s.trx, LockTarget{index, key}, kind)) return w;
       if (on_unique) {
-        if (auto w = locks_.acquire(s.trx, LockTarget{"pk", pk_key(fi)}, kind)) return w;
+        if (auto w = locks_.acquire(s.trx, LockTarget{LockIndex::kPk, pk_key(fi)}, kind)) return w;
       }
     }
     // The first record past the range is locked like the others and ends
@@ -56,16 +56,16 @@ std::optional<TrxId> Engine::lock_scan(Session& s, const SqlStatement& st,
     if (match) matched->push_back(fi);
   }
   // Off the end of the index: the gap before the supremum.
-  if (gaps) LOCKSIM_ASSERT(!locks_.acquire(s.trx, LockTarget{index, ""}, LockKind::kGap));
+  if (gaps) acquire_granted(s.trx, LockTarget{index, ""}, LockKind::kGap);
   return std::nullopt;
 }
 
-std::vector<Row> Engine::snapshot_scan(const Session& s, const SqlStatement& st,
-                                       const std::vector<SqlValue>& params) const {
-  std::vector<Row> rows;
+std::vector<const Row*> Engine::snapshot_scan(const Session& s, const SqlStatement& st,
+                                              const std::vector<SqlValue>& params) const {
+  std::vector<const Row*> rows;
   auto consider = [&](int64_t fi) {
-    std::optional<Row> row = snapshot_row(s, fi);
-    if (row && row_matches(*row, st.where, params)) rows.push_back(std::move(*row));
+    const Row* row = snapshot_row(s, fi);
+    if (row && row_matches(*row, st.where, params)) rows.push_back(row);
   };
   if (st.access == SqlAccess::kUniqueRange) {
     // Every row ever written, in the unique index's order; names never

@@ -14,61 +14,93 @@
 
 namespace locksim::sim::mysql {
 
+namespace {
+
+// unique_key_of(name) for a lookup, without building it when `name` is a key
+// already (no capital letter, no trailing space: the usual case); else it is
+// built in `scratch`.
+const std::string& lookup_key(const std::string& name, std::string& scratch) {
+  const bool is_key =
+      (name.empty() || name.back() != ' ') &&
+      std::none_of(name.begin(), name.end(), [](char c) { return c >= 'A' && c <= 'Z'; });
+  if (is_key) return name;
+  scratch = unique_key_of(name);
+  return scratch;
+}
+
+}  // namespace
+
 std::string Engine::pk_key(int64_t findex) {
   char buf[24];
-  std::snprintf(buf, sizeof buf, "%020lld", static_cast<long long>(findex));
-  return buf;
+  if (findex < 0) {
+    std::snprintf(buf, sizeof buf, "%020lld", static_cast<long long>(findex));
+    return buf;
+  }
+  // printf's "%020lld" for a key that is not negative, without printf: a
+  // lock key is built for nearly every row a statement locks.
+  std::string key(20, '0');
+  for (size_t i = key.size(); findex != 0 && i > 0; findex /= 10) {
+    key[--i] = static_cast<char>('0' + findex % 10);
+  }
+  return key;
 }
 
 std::optional<int64_t> Engine::find_latest(const SqlCondition& key,
                                            const std::vector<SqlValue>& params) const {
   const SqlValue& v = bound(key.value, params);
   if (!v) return std::nullopt;
-  if (*column_index(key.column) == kFindex) {
+  if (key.column == kFindex) {
     std::optional<int64_t> fi = findex_of(v);
     if (fi && latest_.count(*fi)) return fi;
     return std::nullopt;
   }
-  auto it = unique_.find(unique_key_of(*v));
-  if (it == unique_.end()) return std::nullopt;
+  std::string scratch;
+  auto it = unique_hashed_.find(lookup_key(*v, scratch));
+  if (it == unique_hashed_.end()) return std::nullopt;
   return it->second;
 }
 
-std::optional<Row> Engine::snapshot_row(const Session& s, int64_t findex) const {
+const Row* Engine::snapshot_row(const Session& s, int64_t findex) const {
   if (std::find(s.written.begin(), s.written.end(), findex) != s.written.end()) {
     auto it = latest_.find(findex);
     if (it != latest_.end() && it->second.writer == s.trx) {
-      if (it->second.deleted) return std::nullopt;
-      return it->second.row;
+      if (it->second.deleted) return nullptr;
+      return &it->second.row;
     }
   }
   auto h = history_.find(findex);
-  if (h == history_.end()) return std::nullopt;
+  if (h == history_.end()) return nullptr;
   LOCKSIM_ASSERT(s.read_view.has_value());
   // The newest version the snapshot sees; versions are in commit order, and
   // a busy row has thousands, so search from the newest end.
   const std::vector<Version>& versions = h->second;
   for (auto v = versions.rbegin(); v != versions.rend(); ++v) {
-    if (v->commit_seq <= *s.read_view) return v->row;
+    if (v->commit_seq <= *s.read_view) return v->row ? &*v->row : nullptr;
   }
-  return std::nullopt;
+  return nullptr;
 }
 
 std::optional<int64_t> Engine::find_snapshot(const Session& s, const SqlCondition& key,
                                              const std::vector<SqlValue>& params) const {
   // Candidates: every row ever written under that key (names never change),
   // or the one Findex named; ascending Findex, as a scan would find them.
-  std::vector<int64_t> candidates;
   const SqlValue& v = bound(key.value, params);
   if (!v) return std::nullopt;
-  if (*column_index(key.column) == kFindex) {
-    if (std::optional<int64_t> fi = findex_of(v)) candidates.push_back(*fi);
-  } else if (auto it = keyed_.find(unique_key_of(*v)); it != keyed_.end()) {
-    candidates = it->second;
+  // The row's snapshot version satisfies the key's condition (row_matches
+  // with `key` alone).
+  auto sees = [&](int64_t fi) {
+    const Row* row = snapshot_row(s, fi);
+    return row != nullptr && column_satisfies(key.column, (*row)[key.column], key.op, v);
+  };
+  if (key.column == kFindex) {
+    if (std::optional<int64_t> fi = findex_of(v); fi && sees(*fi)) return fi;
+    return std::nullopt;
   }
-  for (int64_t fi : candidates) {
-    std::optional<Row> row = snapshot_row(s, fi);
-    if (row && row_matches(*row, {key}, params)) return fi;
+  std::string scratch;
+  auto it = keyed_.find(lookup_key(*v, scratch));
+  if (it == keyed_.end()) return std::nullopt;
+  for (int64_t fi : it->second) {
+    if (sees(fi)) return fi;
   }
   return std::nullopt;
 }
@@ -78,11 +110,16 @@ std::string Engine::next_key_after(const std::string& unique_key) const {
   return it == unique_.end() ? std::string() : it->first;  // "" is the supremum
 }
 
+void Engine::acquire_granted(TrxId trx, const LockTarget& target, LockKind kind) {
+  const std::optional<TrxId> wait = locks_.acquire(trx, target, kind);
+  LOCKSIM_ASSERT_MSG(!wait, "a lock that never waits was granted");
+}
+
 std::optional<TrxId> Engine::lock_key(Session& s, const SqlCondition& key,
                                       const std::vector<SqlValue>& params, LockKind kind,
                                       std::optional<int64_t>* findex) {
   findex->reset();
-  const bool by_pk = *column_index(key.column) == kFindex;
+  const bool by_pk = key.column == kFindex;
   std::optional<int64_t> fi = find_latest(key, params);
   if (!fi) {
     // READ COMMITTED locks no gaps: nothing found, nothing locked, so an
@@ -97,7 +134,8 @@ std::optional<TrxId> Engine::lock_key(Session& s, const SqlCondition& key,
     } else if (const SqlValue& v = bound(key.value, params)) {
       next = next_key_after(unique_key_of(*v));
     }
-    return locks_.acquire(s.trx, LockTarget{by_pk ? "pk" : "uniq", next}, LockKind::kGap);
+    return locks_.acquire(s.trx, LockTarget{by_pk ? LockIndex::kPk : LockIndex::kUniq, next},
+                          LockKind::kGap);
   }
   const Latest& l = latest_.at(*fi);
   if (!by_pk) {
@@ -108,15 +146,11 @@ std::optional<TrxId> Engine::lock_key(Session& s, const SqlCondition& key,
     // (the deadlock of v2's first acquire of a name that sorts before
     // 'center_lock'). A gap lock never waits, so this cannot block.
     // READ COMMITTED takes the record alone.
-    const std::string uk = unique_key_of(l.row[kFlockName]);
-    if (isolation_ == Isolation::kRepeatableRead) {
-      const std::optional<TrxId> gap_wait =
-          locks_.acquire(s.trx, LockTarget{"uniq", uk}, LockKind::kGap);
-      LOCKSIM_ASSERT(!gap_wait);
-    }
-    if (auto w = locks_.acquire(s.trx, LockTarget{"uniq", uk}, kind)) return w;
+    const LockTarget entry{LockIndex::kUniq, unique_key_of(l.row[kFlockName])};
+    if (isolation_ == Isolation::kRepeatableRead) acquire_granted(s.trx, entry, LockKind::kGap);
+    if (auto w = locks_.acquire(s.trx, entry, kind)) return w;
   }
-  if (auto w = locks_.acquire(s.trx, LockTarget{"pk", pk_key(*fi)}, kind)) return w;
+  if (auto w = locks_.acquire(s.trx, LockTarget{LockIndex::kPk, pk_key(*fi)}, kind)) return w;
   if (!latest_.at(*fi).deleted) *findex = fi;
   return std::nullopt;
 }
@@ -136,18 +170,21 @@ std::optional<TrxId> Engine::lock_rows(Session& s, const SqlStatement& st,
 
 Engine::Outcome Engine::do_select(Session& s, const SqlStatement& st,
                                   const std::vector<SqlValue>& params) {
-  SqlResult r;
-  r.columns = st.columns;
   if (st.lock == SqlLockMode::kNone) {
+    SqlResult r;
+    r.columns = st.columns;
     // REPEATABLE READ: the snapshot starts at the transaction's first read;
     // READ COMMITTED: each read takes a new one.
     if (!s.read_view || isolation_ == Isolation::kReadCommitted) s.read_view = commit_seq_;
     if (st.access != SqlAccess::kPkLookup && st.access != SqlAccess::kUniqueLookup) {
-      for (const Row& row : snapshot_scan(s, st, params))
-        r.rows.push_back(project(row, st.columns));
+      const std::vector<const Row*> rows = snapshot_scan(s, st, params);
+      r.rows.reserve(rows.size());
+      for (const Row* row : rows) r.rows.push_back(project(*row, st.column_ids));
     } else if (std::optional<int64_t> fi = find_snapshot(s, st.where[st.key], params)) {
-      std::optional<Row> row = snapshot_row(s, *fi);
-      if (row && row_matches(*row, st.where, params)) r.rows.push_back(project(*row, st.columns));
+      const Row* row = snapshot_row(s, *fi);
+      if (row && row_matches(*row, st.where, params)) {
+        r.rows.push_back(project(*row, st.column_ids));
+      }
     }
     return Outcome{std::nullopt, std::move(r)};
   }
@@ -155,7 +192,10 @@ Engine::Outcome Engine::do_select(Session& s, const SqlStatement& st,
       st.lock == SqlLockMode::kUpdate ? LockKind::kRecordExclusive : LockKind::kRecordShared;
   std::vector<int64_t> rows;
   if (auto w = lock_rows(s, st, params, kind, &rows)) return Outcome{w, {}};
-  for (int64_t fi : rows) r.rows.push_back(project(latest_.at(fi).row, st.columns));
+  SqlResult r;
+  r.columns = st.columns;
+  r.rows.reserve(rows.size());
+  for (int64_t fi : rows) r.rows.push_back(project(latest_.at(fi).row, st.column_ids));
   return Outcome{std::nullopt, std::move(r)};
 }
 
@@ -164,11 +204,11 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
   Row row = default_row();
   bool explicit_findex = false;
   uint32_t notes = 0;
-  for (size_t i = 0; i < st.columns.size(); ++i) {
-    const size_t col = *column_index(st.columns[i]);
+  for (size_t i = 0; i < st.column_ids.size(); ++i) {
+    const size_t col = st.column_ids[i];
     auto stored = store_value(col, bound(st.values[i], params), &notes);
     if (auto* err = std::get_if<SqlResult>(&stored)) return Outcome{std::nullopt, *err};
-    row[col] = std::get<std::string>(stored);
+    row[col] = std::move(std::get<std::string>(stored));
     explicit_findex |= col == kFindex && row[col] != "0";
   }
   // InnoDB hands out the AUTO_INCREMENT value when the row is written, before
@@ -177,10 +217,10 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
   // differential test shows on MariaDB. A re-run after a wait keeps it.
   if (!explicit_findex && s.statement_autoinc == 0) s.statement_autoinc = auto_increment_++;
   const std::string uk = unique_key_of(row[kFlockName]);
-  if (auto it = unique_.find(uk); it != unique_.end()) {
+  if (auto it = unique_hashed_.find(uk); it != unique_hashed_.end()) {
     // The duplicate check reads the latest row under a shared lock; it waits
     // for an uncommitted insert or update of that row to end.
-    if (auto w = locks_.acquire(s.trx, LockTarget{"uniq", uk}, LockKind::kRecordShared)) {
+    if (auto w = locks_.acquire(s.trx, LockTarget{LockIndex::kUniq, uk}, LockKind::kRecordShared)) {
       return Outcome{w, {}};
     }
     const Latest& l = latest_.at(it->second);
@@ -190,7 +230,7 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
                                                                 "' for key 'uniq_Flock_name'")};
     }
   }
-  if (auto w = locks_.acquire(s.trx, LockTarget{"uniq", next_key_after(uk)},
+  if (auto w = locks_.acquire(s.trx, LockTarget{LockIndex::kUniq, next_key_after(uk)},
                               LockKind::kInsertIntention)) {
     return Outcome{w, {}};
   }
@@ -207,15 +247,16 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
   const auto next_pk = latest_.upper_bound(fi);
   if (auto w = locks_.acquire(
           s.trx,
-          LockTarget{"pk", next_pk == latest_.end() ? std::string() : pk_key(next_pk->first)},
+          LockTarget{LockIndex::kPk,
+                     next_pk == latest_.end() ? std::string() : pk_key(next_pk->first)},
           LockKind::kInsertIntention)) {
     return Outcome{w, {}};
   }
   auto_increment_ = std::max(auto_increment_, fi + 1);  // never given back, even on rollback
   row[kFindex] = std::to_string(fi);
   // The new row is the inserter's until it commits: X on both keys.
-  LOCKSIM_ASSERT(!locks_.acquire(s.trx, LockTarget{"uniq", uk}, LockKind::kRecordExclusive));
-  LOCKSIM_ASSERT(!locks_.acquire(s.trx, LockTarget{"pk", pk_key(fi)}, LockKind::kRecordExclusive));
+  acquire_granted(s.trx, LockTarget{LockIndex::kUniq, uk}, LockKind::kRecordExclusive);
+  acquire_granted(s.trx, LockTarget{LockIndex::kPk, pk_key(fi)}, LockKind::kRecordExclusive);
   write_row(s, fi, std::move(row), false);
   SqlResult r;
   r.affected_rows = 1;
@@ -245,21 +286,23 @@ std::optional<SqlResult> Engine::update_row(Session& s, const SqlStatement& st,
                                             SqlResult* r) {
   Row row = latest_.at(fi).row;
   for (const SqlAssignment& a : st.set) {
-    const size_t col = *column_index(a.column);
-    SqlValue value = bound(a.value, params);
+    const size_t col = a.column;
+    const SqlValue* value = &bound(a.value, params);
+    SqlValue sum;
     if (a.base_column) {
       // An integer column plus a constant (Fcount = Fcount + 1); values are
       // stored as canonical integer text, so this parse cannot fail.
-      value = std::to_string(std::stoll(row[*column_index(*a.base_column)]) + a.delta);
+      sum = std::to_string(std::stoll(row[*a.base_column]) + a.delta);
+      value = &sum;
     }
-    auto stored = store_value(col, value, &r->warnings);  // raised even if nothing changes
+    auto stored = store_value(col, *value, &r->warnings);  // raised even if nothing changes
     if (auto* err = std::get_if<SqlResult>(&stored)) return *err;
     if (col == kFlockName &&
         unique_key_of(std::get<std::string>(stored)) != unique_key_of(row[kFlockName])) {
       return SqlResult::error(sql_errno::kParseError,
                               "renaming a lock (SET Flock_name) is outside the simulated subset");
     }
-    row[col] = std::get<std::string>(stored);
+    row[col] = std::move(std::get<std::string>(stored));
   }
   // MySQL counts only rows whose values changed (no CLIENT_FOUND_ROWS).
   if (row == latest_.at(fi).row) return std::nullopt;
@@ -270,8 +313,10 @@ std::optional<SqlResult> Engine::update_row(Session& s, const SqlStatement& st,
 
 void Engine::write_row(Session& s, int64_t findex, Row row, bool deleted) {
   auto it = latest_.find(findex);
-  s.undo.push_back(
-      Undo{findex, it == latest_.end() ? std::nullopt : std::optional<Latest>(it->second)});
+  // The version replaced moves to the undo log (latest_'s entry is assigned
+  // below; nothing in between reads its row).
+  s.undo.push_back(Undo{
+      findex, it == latest_.end() ? std::nullopt : std::optional<Latest>(std::move(it->second))});
   if (std::find(s.written.begin(), s.written.end(), findex) == s.written.end()) {
     s.written.push_back(findex);
   }

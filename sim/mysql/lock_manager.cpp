@@ -50,8 +50,32 @@ void LockManager::erase_if_empty(const LockTarget& target) {
 
 std::optional<TrxId> LockManager::acquire(TrxId trx, const LockTarget& target, LockKind kind) {
   LOCKSIM_ASSERT(trx != 0);
+  auto it = queues_.find(target);
+  const auto w = waiting_on_.find(trx);
+  if (w != waiting_on_.end() && w->second.first == target && w->second.second == kind) {
+    // Asked again by the re-run of the statement that waits for it: still
+    // waiting, since releases grant what they let through. It waits for the
+    // first conflicting request ahead of its own (first_conflict). It holds
+    // no granted request here that covers this one: it would not have
+    // queued this one, and it gains granted requests only by asking for
+    // them (which withdraws this wait) or as gaps (which cover no record
+    // lock). So the "held already" answer below never applies: checked for
+    // its requests ahead of the waiting one, which the walk passes anyway.
+    LOCKSIM_ASSERT_MSG(it != queues_.end(), "a transaction's waiting request is in its queue");
+    for (const Request& r : it->second) {
+      if (r.trx == trx) {
+        if (r.waiting) break;
+        LOCKSIM_ASSERT_MSG(kind == LockKind::kInsertIntention || !covers(r.kind, kind),
+                           "a transaction waits for a lock it holds");
+      } else if (conflicts(r.kind, kind)) {
+        return r.trx;
+      }
+    }
+    LOCKSIM_ASSERT_MSG(false, "a waiting request has a conflicting request ahead of it");
+    return std::nullopt;
+  }
   bool held = false;
-  if (auto it = queues_.find(target); it != queues_.end()) {
+  if (it != queues_.end()) {
     held = std::any_of(it->second.begin(), it->second.end(), [&](const Request& r) {
       return r.trx == trx && !r.waiting && covers(r.kind, kind);
     });
@@ -61,23 +85,13 @@ std::optional<TrxId> LockManager::acquire(TrxId trx, const LockTarget& target, L
   // intention: every insert checks the gap afresh (InnoDB keeps no granted
   // insert-intention lock: it checks for others' gap locks at each insert).
   if (held && kind != LockKind::kInsertIntention) return std::nullopt;
-  if (auto w = waiting_on_.find(trx); w != waiting_on_.end()) {
-    if (w->second.first != target || w->second.second != kind) {
-      cancel_wait(trx);
-    } else {
-      // Asked again by the re-run of the statement that waits for it: still
-      // waiting, since releases grant what they let through.
-      const Queue& q = queues_.at(target);
-      auto own = std::find_if(q.begin(), q.end(),
-                              [&](const Request& r) { return r.trx == trx && r.waiting; });
-      LOCKSIM_ASSERT_MSG(own != q.end(), "a transaction's waiting request is in its queue");
-      const std::optional<TrxId> blocker =
-          first_conflict(q, static_cast<size_t>(own - q.begin()), trx, kind);
-      LOCKSIM_ASSERT_MSG(blocker, "a waiting request has a conflicting request ahead of it");
-      return blocker;
-    }
+  if (w != waiting_on_.end()) {
+    // Asking for anything else withdraws the request it waited for.
+    cancel_wait(trx);
+    it = queues_.find(target);  // the cancelled request's queue may have been this one
   }
-  Queue& q = queues_[target];
+  if (it == queues_.end()) it = queues_.emplace(target, Queue{}).first;
+  Queue& q = it->second;
   // Waiting requests count too: they are ahead of this one in the queue.
   const std::optional<TrxId> blocker = first_conflict(q, q.size(), trx, kind);
   if (!blocker && held) return std::nullopt;  // an insert intention granted before
@@ -141,19 +155,22 @@ size_t LockManager::lock_count(TrxId trx) const {
 }
 
 std::vector<TrxId> LockManager::cycle_through(TrxId trx) const {
-  std::vector<TrxId> path{trx};
   TrxId at = trx;
   // Each transaction waits for at most one other, so the walk either ends,
   // returns to trx (a cycle through it) or enters a cycle not through trx;
-  // the length bound catches the last case.
-  for (size_t steps = 0; steps <= waits_for_.size(); ++steps) {
+  // the length bound catches the last case. Most waits close no cycle: the
+  // path is written down only once one is found.
+  bool cycle = false;
+  for (size_t steps = 0; steps <= waits_for_.size() && !cycle; ++steps) {
     auto it = waits_for_.find(at);
     if (it == waits_for_.end()) return {};
     at = it->second;
-    if (at == trx) return path;
-    path.push_back(at);
+    cycle = at == trx;
   }
-  return {};
+  if (!cycle) return {};
+  std::vector<TrxId> path{trx};
+  for (at = waits_for_.at(trx); at != trx; at = waits_for_.at(at)) path.push_back(at);
+  return path;
 }
 
 }  // namespace locksim::sim::mysql

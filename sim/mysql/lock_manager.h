@@ -46,10 +46,14 @@ using TrxId = uint64_t;
 
 enum class LockKind { kRecordShared, kRecordExclusive, kGap, kInsertIntention };
 
-// What a lock is on: a record of an index ("uniq" or "pk") by key, or the gap
-// before that key ("" key is the supremum: past the last record).
+// The two indexes locks are taken on: the primary key and uniq_Flock_name
+// (ordered as their names "pk" < "uniq").
+enum class LockIndex : uint8_t { kPk, kUniq };
+
+// What a lock is on: a record of an index by key, or the gap before that key
+// ("" key is the supremum: past the last record).
 struct LockTarget {
-  std::string index;
+  LockIndex index;
   std::string key;
   auto operator<=>(const LockTarget&) const = default;
 };

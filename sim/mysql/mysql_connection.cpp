@@ -9,6 +9,38 @@
 
 namespace locksim::sim::mysql {
 
+struct MysqlConnection::Pending final : MysqlRequest {
+  Pending(std::string sql, std::vector<SqlValue> params, World& world, Network& net,
+          uint64_t connection)
+      : MysqlRequest(std::move(sql), std::move(params)),
+        world(world),
+        net(net),
+        connection(connection) {}
+
+  Waiter waiter;
+  std::optional<SqlResult> result;                   // the server's answer
+  ConnectionState failure = ConnectionState::kOpen;  // or how the connection failed
+
+  World& world;
+  Network& net;
+  // The server names the connection by id: the client may have dropped its
+  // handle before the answer is ready.
+  const uint64_t connection;
+  // The answer while it travels back (moved to `result` on arrival).
+  SqlResult in_flight;
+
+ protected:
+  void on_answer(std::shared_ptr<MysqlRequest> self, SessionId, uint64_t, SqlResult&& r) override {
+    in_flight = std::move(r);
+    // A closed, reset or broken connection drops the answer.
+    net.send_on(connection, false, [state = std::static_pointer_cast<Pending>(std::move(self))] {
+      if (state->waiter.signaled) return;  // the client gave up
+      state->result = std::move(state->in_flight);
+      state->world.signal(state->waiter);
+    });
+  }
+};
+
 MysqlConnection::MysqlConnection(World& world, Network& net, Node& client, MysqlGroup& group,
                                  Duration timeout)
     : world_(world), net_(net), client_(client), group_(group), timeout_(timeout) {
@@ -74,34 +106,31 @@ std::optional<SqlResult> MysqlConnection::ensure_session(MysqlNode& target) {
 std::shared_ptr<MysqlConnection::Pending> MysqlConnection::send(
     const std::string& sql, const std::vector<SqlValue>& params) {
   LOCKSIM_ASSERT(conn_ != nullptr && server_ != nullptr && session_ != 0);
-  auto state = std::make_shared<Pending>();
-  World& world = world_;
-  Network& net = net_;
+  // Not make_shared: the timeout's weak reference below would keep the
+  // whole object's memory until the timer fires (a minute, for nearly every
+  // statement); with its own control block only that stays.
+  std::shared_ptr<Pending> state(new Pending(sql, params, world_, net_, conn_->id()));
   MysqlNode& server = *server_;
   const SessionId session = session_;
   const uint64_t incarnation = incarnation_;
-  // The server names the connection by id: the client may have dropped its
-  // handle before the answer is ready.
-  const uint64_t id = conn_->id();
-  conn_->on_failure([&world, state](ConnectionState why) {
-    if (state->waiter.signaled) return;
-    state->failure = why;
-    world.signal(state->waiter);
+  // The handler is cleared before query() returns (and with the connection),
+  // so while it is set the fiber in query() keeps `state` alive: two raw
+  // pointers, which std::function keeps without allocating.
+  conn_->on_failure([world = &world_, pending = state.get()](ConnectionState why) {
+    if (pending->waiter.signaled) return;
+    pending->failure = why;
+    world->signal(pending->waiter);
   });
-  conn_->to_server([&world, &net, &server, id, state, session, incarnation, sql, params]() mutable {
-    server.submit(session, incarnation, std::move(sql), std::move(params),
-                  [&world, &net, id, state](SessionId, uint64_t, SqlResult r) {
-                    // A closed, reset or broken connection drops the answer.
-                    net.send_on(id, false, [&world, state, r = std::move(r)]() mutable {
-                      if (state->waiter.signaled) return;  // the client gave up
-                      state->result = std::move(r);
-                      world.signal(state->waiter);
-                    });
-                  });
+  conn_->to_server([&server, state, session, incarnation]() mutable {
+    server.submit(session, incarnation, std::move(state));
   });
   if (timeout_ != kNoTimeout) {
-    world_.after(timeout_, [&world, state] {
-      if (!state->waiter.signaled) world.signal(state->waiter);
+    // Weak: a statement answered long before its timeout (nearly all) is
+    // freed then, not kept until the timer fires. A statement gone is one
+    // whose client stopped waiting, so there is nothing to wake.
+    world_.after(timeout_, [world = &world_, weak = std::weak_ptr<Pending>(state)] {
+      const std::shared_ptr<Pending> state = weak.lock();
+      if (state && !state->waiter.signaled) world->signal(state->waiter);
     });
   }
   return state;

@@ -48,13 +48,10 @@ class MysqlConnection : public SqlConnection {
   // Drops the connection without a word to the server (it is gone already).
   void forget();
 
-  // One statement on its way: what the waiting client fiber learns, shared
-  // with the events that may answer it after the client gave up.
-  struct Pending {
-    Waiter waiter;
-    std::optional<SqlResult> result;                   // the server's answer
-    ConnectionState failure = ConnectionState::kOpen;  // or how the connection failed
-  };
+  // One statement on its way: the request the server answers and what the
+  // waiting client fiber learns, shared with the events that may answer it
+  // after the client gave up.
+  struct Pending;
   // A session on `target`: closes one on a primary that moved (an error
   // result, as a proxy breaks it), drops a reset one, opens a new one.
   std::optional<SqlResult> ensure_session(MysqlNode& target);

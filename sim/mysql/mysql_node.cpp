@@ -32,24 +32,21 @@ MysqlNode::MysqlNode(World& world, Network& net, std::string name, const MysqlPa
   if (params_.flush_log_at_trx_commit != 1) schedule_log_flush();
 }
 
-void MysqlNode::submit(SessionId session, uint64_t incarnation, std::string sql,
-                       std::vector<SqlValue> params, Reply reply) {
+void MysqlNode::submit(SessionId session, uint64_t incarnation,
+                       std::shared_ptr<MysqlRequest> request) {
   if (session != 0 && incarnation != incarnation_) {
     // The session died with an earlier incarnation of the server.
-    reply(0, incarnation_, lost_connection());
+    MysqlRequest::answer(std::move(request), 0, incarnation_, lost_connection());
     return;
   }
   const uint64_t inc = incarnation_;
-  world_.after(params_.service_time,
-               [this, session, inc, sql = std::move(sql), params = std::move(params),
-                reply = std::move(reply)]() mutable {
-                 // The statement's thread runs on the node: a pause holds it, a crash ends it.
-                 node().deliver([this, session, inc, sql = std::move(sql),
-                                 params = std::move(params), reply = std::move(reply)] {
-                   if (inc != incarnation_) return;
-                   run(session, sql, params, reply);
-                 });
-               });
+  world_.after(params_.service_time, [this, session, inc, request = std::move(request)]() mutable {
+    // The statement's thread runs on the node: a pause holds it, a crash ends it.
+    node().deliver([this, session, inc, request = std::move(request)]() mutable {
+      if (inc != incarnation_) return;
+      run(session, std::move(request));
+    });
+  });
 }
 
 std::pair<SessionId, uint64_t> MysqlNode::open_session() {
@@ -59,23 +56,34 @@ std::pair<SessionId, uint64_t> MysqlNode::open_session() {
   return {session, incarnation_};
 }
 
-void MysqlNode::run(SessionId session, const std::string& sql, const std::vector<SqlValue>& params,
-                    Reply reply) {
+void MysqlNode::run(SessionId session, std::shared_ptr<MysqlRequest> request) {
   if (session == 0) session = engine_.open();
   if (!engine_.is_open(session)) {  // closed meanwhile (the client gave up on it)
-    reply(0, incarnation_, lost_connection());
+    MysqlRequest::answer(std::move(request), 0, incarnation_, lost_connection());
     return;
   }
-  StepResult r = engine_.execute(session, sql, params);
-  std::vector<Answer> answers;
+  StepResult r = engine_.execute(session, request->sql, request->params);
+  std::vector<Answer> answers = take_answers();
   if (!r.blocked) {
-    answers.push_back(Answer{session, std::move(r.result), r.commit_seq, std::move(reply)});
+    answers.push_back(Answer{session, std::move(r.result), r.commit_seq, std::move(request)});
   } else {
-    waiting_[session] = std::move(reply);
+    waiting_[session] = std::move(request);
     arm_lock_wait_timeout(session);
   }
   collect_finished(answers);
   respond(std::move(answers));
+}
+
+std::vector<MysqlNode::Answer> MysqlNode::take_answers() {
+  std::vector<Answer> out = std::move(spare_answers_);
+  spare_answers_.clear();  // a moved-from vector is valid but unspecified
+  LOCKSIM_ASSERT(out.empty());
+  return out;
+}
+
+void MysqlNode::give_back(std::vector<Answer> answers) {
+  answers.clear();
+  if (answers.capacity() > spare_answers_.capacity()) spare_answers_ = std::move(answers);
 }
 
 void MysqlNode::arm_lock_wait_timeout(SessionId session) {
@@ -86,7 +94,7 @@ void MysqlNode::arm_lock_wait_timeout(SessionId session) {
     node().deliver([this, session, wait, inc] {
       if (inc != incarnation_) return;
       engine_.lock_wait_timeout(session, wait);
-      std::vector<Answer> answers;
+      std::vector<Answer> answers = take_answers();
       collect_finished(answers);
       respond(std::move(answers));
     });
@@ -109,16 +117,17 @@ void MysqlNode::respond(std::vector<Answer> answers) {
     if (a.commit_seq != 0 && semi_sync_waits()) {
       hold_for_ack(std::move(a));
     } else {
-      a.reply(a.session, incarnation_, std::move(a.result));
+      a.send(incarnation_);
     }
   }
+  give_back(std::move(answers));
 }
 
 void MysqlNode::disconnect(SessionId session, uint64_t incarnation) {
   if (session == 0 || incarnation != incarnation_) return;
   waiting_.erase(session);  // nobody reads that answer any more
   engine_.close(session);
-  std::vector<Answer> answers;
+  std::vector<Answer> answers = take_answers();
   collect_finished(answers);
   respond(std::move(answers));
 }

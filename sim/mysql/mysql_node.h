@@ -34,8 +34,8 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -73,6 +73,36 @@ struct MysqlParams {
   static constexpr int kReplicasMax = 8;
 };
 
+// One statement on its way to a MysqlNode and its answer on the way back, as
+// the client library hands it over: the text, the values bound to its `?`,
+// and where the answer goes. Shared by the client waiting for it and the
+// events carrying it, so one allocation serves the whole round trip.
+class MysqlRequest {
+ public:
+  MysqlRequest(std::string sql, std::vector<SqlValue> params)
+      : sql(std::move(sql)), params(std::move(params)) {}
+  virtual ~MysqlRequest() = default;
+  MysqlRequest(const MysqlRequest&) = delete;
+  MysqlRequest& operator=(const MysqlRequest&) = delete;
+
+  // The answer to `request`, given once, at the node, with the session, the
+  // server's incarnation and the result — or never, when the node crashes
+  // first. The request is handed over with it (the answer may carry it back).
+  static void answer(std::shared_ptr<MysqlRequest> request, SessionId session, uint64_t incarnation,
+                     SqlResult&& result) {
+    MysqlRequest& r = *request;
+    r.on_answer(std::move(request), session, incarnation, std::move(result));
+  }
+
+  const std::string sql;
+  const std::vector<SqlValue> params;
+
+ protected:
+  // `self` is this request.
+  virtual void on_answer(std::shared_ptr<MysqlRequest> self, SessionId session,
+                         uint64_t incarnation, SqlResult&& result) = 0;
+};
+
 // A MySQL server is the primary or a replica of the group; the role changes
 // and the binlog shipments are sim/replication.h's.
 class MysqlNode : public ReplicatedNode<MysqlNode, TableImage> {
@@ -85,12 +115,10 @@ class MysqlNode : public ReplicatedNode<MysqlNode, TableImage> {
   uint64_t semi_sync_timeouts() const { return semi_sync_timeouts_; }
 
   // Server side of one statement, called on arrival at the node. `session`
-  // 0 opens a new session (reported through `reply`'s first argument).
-  // `reply` is called once, at the node, with the session, the server's
-  // incarnation and the result — or never, when the node crashes first.
-  using Reply = std::function<void(SessionId session, uint64_t incarnation, SqlResult result)>;
-  void submit(SessionId session, uint64_t incarnation, std::string sql,
-              std::vector<SqlValue> params, Reply reply);
+  // 0 opens a new session (reported through the answer's session).
+  // The request is answered once (MysqlRequest::answer), at the node — or
+  // never, when the node crashes first.
+  void submit(SessionId session, uint64_t incarnation, std::shared_ptr<MysqlRequest> request);
   // The client closed its connection (or gave up on it).
   void disconnect(SessionId session, uint64_t incarnation);
   // The connection handshake: a new session, and the incarnation it lives
@@ -111,7 +139,10 @@ class MysqlNode : public ReplicatedNode<MysqlNode, TableImage> {
     SessionId session;
     SqlResult result;
     uint64_t commit_seq;  // the engine's, 0 when it committed no change
-    Reply reply;
+    std::shared_ptr<MysqlRequest> request;
+    void send(uint64_t incarnation) {
+      MysqlRequest::answer(std::move(request), session, incarnation, std::move(result));
+    }
   };
   // An answer held for a semi-synchronous acknowledgement.
   struct HeldAnswer {
@@ -119,8 +150,7 @@ class MysqlNode : public ReplicatedNode<MysqlNode, TableImage> {
     Answer answer;
   };
 
-  void run(SessionId session, const std::string& sql, const std::vector<SqlValue>& params,
-           Reply reply);
+  void run(SessionId session, std::shared_ptr<MysqlRequest> request);
   void arm_lock_wait_timeout(SessionId session);
   // Collects the statements the engine finished meanwhile.
   void collect_finished(std::vector<Answer>& out);
@@ -148,7 +178,12 @@ class MysqlNode : public ReplicatedNode<MysqlNode, TableImage> {
   Network& net_;
   MysqlParams params_;
   Engine engine_;
-  std::map<SessionId, Reply> waiting_;  // blocked statements' replies
+  std::map<SessionId, std::shared_ptr<MysqlRequest>> waiting_;  // blocked statements
+  // An empty vector kept for its capacity between statements: what
+  // take_answers() hands out and give_back() returns.
+  std::vector<Answer> spare_answers_;
+  std::vector<Answer> take_answers();
+  void give_back(std::vector<Answer> answers);
   uint64_t incarnation_ = 0;
   TableImage disk_;  // the redo log as of the last flush (flush_log_at_trx_commit 0, 2)
 

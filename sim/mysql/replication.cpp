@@ -65,8 +65,7 @@ void MysqlNode::release_acked() {
   std::vector<HeldAnswer> ready(std::make_move_iterator(held_.begin()),
                                 std::make_move_iterator(held_.begin() + static_cast<long>(n)));
   held_.erase(held_.begin(), held_.begin() + static_cast<long>(n));
-  for (HeldAnswer& h : ready)
-    h.answer.reply(h.answer.session, incarnation_, std::move(h.answer.result));
+  for (HeldAnswer& h : ready) h.answer.send(incarnation_);
 }
 
 void MysqlNode::semi_sync_timeout(uint64_t binlog_seq, uint64_t incarnation) {
@@ -81,8 +80,7 @@ void MysqlNode::semi_sync_timeout(uint64_t binlog_seq, uint64_t incarnation) {
   semi_sync_on_ = false;
   std::vector<HeldAnswer> ready = std::move(held_);
   held_.clear();
-  for (HeldAnswer& h : ready)
-    h.answer.reply(h.answer.session, incarnation_, std::move(h.answer.result));
+  for (HeldAnswer& h : ready) h.answer.send(incarnation_);
 }
 
 }  // namespace locksim::sim::mysql

@@ -83,17 +83,15 @@ bool column_satisfies(size_t col, const std::string& value, SqlCompare op,
 bool row_matches(const Row& row, const std::vector<SqlCondition>& where,
                  const std::vector<SqlValue>& params) {
   return std::all_of(where.begin(), where.end(), [&](const SqlCondition& c) {
-    const size_t col = *column_index(c.column);
-    return column_satisfies(col, row[col], c.op, bound(c.value, params));
+    return column_satisfies(c.column, row[c.column], c.op, bound(c.value, params));
   });
 }
 
 RangePlace range_place(size_t col, const std::string& value, const std::vector<SqlCondition>& where,
                        const std::vector<SqlValue>& params) {
-  const std::string& name = table_columns()[col].name;
   bool past = false;
   for (const SqlCondition& c : where) {
-    if (c.column != name || c.op == SqlCompare::kEq) continue;
+    if (c.column != col || c.op == SqlCompare::kEq) continue;
     if (column_satisfies(col, value, c.op, bound(c.value, params))) continue;
     if (c.op == SqlCompare::kGt || c.op == SqlCompare::kGe) return RangePlace::kBefore;
     past = true;
@@ -101,9 +99,10 @@ RangePlace range_place(size_t col, const std::string& value, const std::vector<S
   return past ? RangePlace::kPast : RangePlace::kWithin;
 }
 
-SqlRow project(const Row& row, const std::vector<std::string>& columns) {
+SqlRow project(const Row& row, const std::vector<size_t>& columns) {
   SqlRow out;
-  for (const std::string& c : columns) out.emplace_back(row[*column_index(c)]);
+  out.reserve(columns.size());
+  for (size_t c : columns) out.emplace_back(std::in_place, row[c]);
   return out;
 }
 

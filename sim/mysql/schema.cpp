@@ -13,12 +13,6 @@ namespace locksim::sim::mysql {
 
 namespace {
 
-std::string lower(const std::string& s) {
-  std::string out = s;
-  for (char& c : out) c = ascii_lower(c);
-  return out;
-}
-
 // Strict integer text: optional sign, digits, nothing else (MariaDB in strict
 // mode refuses '12abc' with 1366).
 std::optional<int64_t> parse_integer(const std::string& s) {
@@ -177,12 +171,15 @@ std::variant<std::string, SqlResult> store_value(size_t col, const SqlValue& val
 }
 
 std::string unique_key_of(const std::string& lock_name) {
-  std::string key = lower(lock_name);
-  while (!key.empty() && key.back() == ' ') key.pop_back();
+  size_t n = lock_name.size();
+  while (n > 0 && lock_name[n - 1] == ' ') --n;
+  std::string key(lock_name, 0, n);
+  for (char& c : key) c = ascii_lower(c);
   return key;
 }
 
 bool same_unique_key(std::string_view a, std::string_view b) {
+  if (a == b) return true;  // the usual case: the name as written
   while (!a.empty() && a.back() == ' ') a.remove_suffix(1);
   while (!b.empty() && b.back() == ' ') b.remove_suffix(1);
   return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {

@@ -157,14 +157,20 @@ class Parser {
     if (!accept_symbol(s)) fail();
   }
 
-  // A column of t_tag_lock, by its canonical name.
-  std::string column() {
+  // A column of t_tag_lock, by its index in table_columns().
+  size_t column() {
     const Token& tok = peek();
     if (tok.kind != Token::Kind::kWord && tok.kind != Token::Kind::kQuoted) fail();
     std::optional<size_t> idx = column_index(tok.text);
     if (!idx) fail();
     ++pos_;
-    return table_columns()[*idx].name;
+    return *idx;
+  }
+  // A column of a SELECT or INSERT list: its canonical name and its index.
+  void list_column(SqlStatement& st) {
+    const size_t idx = column();
+    st.columns.emplace_back(table_columns()[idx].name);
+    st.column_ids.push_back(idx);
   }
 
   void table() {
@@ -199,9 +205,12 @@ class Parser {
   void select(SqlStatement& st) {
     st.kind = SqlStatement::Kind::kSelect;
     if (accept_symbol("*")) {
-      for (const Column& c : table_columns()) st.columns.emplace_back(c.name);
+      for (size_t i = 0; i < table_columns().size(); ++i) {
+        st.columns.emplace_back(table_columns()[i].name);
+        st.column_ids.push_back(i);
+      }
     } else {
-      do st.columns.push_back(column());
+      do list_column(st);
       while (accept_symbol(","));
     }
     expect_word("FROM");
@@ -223,7 +232,7 @@ class Parser {
     expect_word("INTO");
     table();
     expect_symbol("(");
-    do st.columns.push_back(column());
+    do list_column(st);
     while (accept_symbol(","));
     expect_symbol(")");
     expect_word("VALUES");
@@ -268,7 +277,7 @@ class Parser {
   }
 
   void test(SqlStatement& st) {
-    const std::string col = column();
+    const size_t col = column();
     if (accept_word("BETWEEN")) {
       SqlOperand low = operand();
       expect_word("AND");  // BETWEEN's own AND, not the next test's
@@ -295,9 +304,10 @@ class Parser {
 
   // The index MariaDB searches (sql_statement.h explains the order).
   static void choose_access(SqlStatement& st) {
-    const std::string pk = table_columns()[kFindex].name;
-    const std::string uniq = table_columns()[kFlockName].name;
-    auto find = [&](const std::string& col, bool equality) -> std::optional<size_t> {
+    const size_t pk = kFindex;
+    const size_t uniq = kFlockName;
+    static const size_t modify_time = *column_index("Fmodify_time");
+    auto find = [&](size_t col, bool equality) -> std::optional<size_t> {
       for (size_t i = 0; i < st.where.size(); ++i) {
         if (st.where[i].column == col && (st.where[i].op == SqlCompare::kEq) == equality) return i;
       }
@@ -313,7 +323,7 @@ class Parser {
       st.access = SqlAccess::kPkRange;
     } else if (find(uniq, false)) {
       st.access = SqlAccess::kUniqueRange;
-    } else if (find("Fmodify_time", true) || find("Fmodify_time", false)) {
+    } else if (find(modify_time, true) || find(modify_time, false)) {
       throw Refusal{"a WHERE that only idx_Fmodify_time could serve (that index is not simulated)"};
     } else {
       st.access = SqlAccess::kFullScan;

@@ -46,7 +46,7 @@ enum class SqlCompare { kEq, kLt, kLe, kGt, kGe };
 
 // `col op value`.
 struct SqlCondition {
-  std::string column;  // canonical spelling from the schema
+  size_t column = 0;  // index into table_columns(), resolved by the parser
   SqlCompare op = SqlCompare::kEq;
   SqlOperand value;
 };
@@ -62,8 +62,8 @@ enum class SqlAccess {
 
 // One SET item: `col = value` or `col = col2 +/- delta`.
 struct SqlAssignment {
-  std::string column;
-  std::optional<std::string> base_column;  // set for col2 +/- delta
+  size_t column = 0;                  // index into table_columns()
+  std::optional<size_t> base_column;  // set for col2 +/- delta
   int64_t delta = 0;
   SqlOperand value;  // when base_column is unset
 };
@@ -73,7 +73,8 @@ enum class SqlLockMode { kNone, kShare, kUpdate };
 struct SqlStatement {
   enum class Kind { kBegin, kCommit, kRollback, kSelect, kInsert, kUpdate, kDelete };
   Kind kind = Kind::kBegin;
-  std::vector<std::string> columns;  // SELECT list (all for *) or INSERT list
+  std::vector<std::string> columns;  // SELECT list (all for *) or INSERT list, canonical names
+  std::vector<size_t> column_ids;    // the same columns as indices into table_columns()
   std::vector<SqlOperand> values;    // INSERT values, one per column
   std::vector<SqlAssignment> set;    // UPDATE
   std::vector<SqlCondition> where;   // all must hold
