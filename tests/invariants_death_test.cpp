@@ -88,7 +88,7 @@ TEST_F(InvariantsDeathTest, WorldNeverSchedulesInThePast) {
         w.run_until(TimePoint{} + Duration::seconds(10));
         w.at(TimePoint{} + Duration::seconds(5), [] {});
       },
-      kInvariantExit, broken("when >= now_", "an event scheduled in the past", "sim/world.cpp"));
+      kInvariantExit, broken("when >= now_", "an event scheduled in the past", "sim/world.h"));
 }
 
 TEST_F(InvariantsDeathTest, AFiberCannotSleepANegativeTime) {
