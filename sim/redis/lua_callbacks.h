@@ -66,6 +66,10 @@ struct LuaCallbacks {
  private:
   // redis.call (raise) and redis.pcall (return {err=...}).
   static int redis_command(lua_State* L, bool raise);
+  // The four raw writers' one body: mark, then call the library's own
+  // function (the LuaScripting::RawWriters member `original` names).
+  template <class Original>
+  static int raw_write(lua_State* L, Original original);
 };
 
 }  // namespace locksim::sim::redis

@@ -194,28 +194,27 @@ int LuaCallbacks::missing_global(lua_State* L) {
 
 // Each stand-in runs the library's function on its own frame: an argument
 // error names the function as the script called it, as before.
-int LuaCallbacks::rawset(lua_State* L) {
+template <class Original>
+int LuaCallbacks::raw_write(lua_State* L, Original original) {
   LuaScripting* s = self(L);
   s->proxies_maybe_written_ = true;
-  return s->raw_writers_.rawset(L);
+  return (s->raw_writers_.*original)(L);
+}
+
+int LuaCallbacks::rawset(lua_State* L) {
+  return raw_write(L, &LuaScripting::RawWriters::rawset);
 }
 
 int LuaCallbacks::table_insert(lua_State* L) {
-  LuaScripting* s = self(L);
-  s->proxies_maybe_written_ = true;
-  return s->raw_writers_.insert(L);
+  return raw_write(L, &LuaScripting::RawWriters::insert);
 }
 
 int LuaCallbacks::table_remove(lua_State* L) {
-  LuaScripting* s = self(L);
-  s->proxies_maybe_written_ = true;
-  return s->raw_writers_.remove(L);
+  return raw_write(L, &LuaScripting::RawWriters::remove);
 }
 
 int LuaCallbacks::table_sort(lua_State* L) {
-  LuaScripting* s = self(L);
-  s->proxies_maybe_written_ = true;
-  return s->raw_writers_.sort(L);
+  return raw_write(L, &LuaScripting::RawWriters::sort);
 }
 
 // ------------------------------------------------------ setting the state up
