@@ -35,17 +35,19 @@ class EventQueue {
   void push(TimePoint at, Action&& action) {
     LOCKSIM_ASSERT_MSG(at >= last_popped_, "an event scheduled before the last one run");
     LOCKSIM_ASSERT_MSG(heap_.size() < kPendingMax, "too many pending events");
-    uint32_t slot;
+    LOCKSIM_ASSERT_MSG(next_seq_ < kSeqLimit, "event sequence numbers ran out");
+    uint64_t slot;
     if (free_.empty()) {
-      slot = static_cast<uint32_t>(actions_.size());
+      slot = actions_.size();
       actions_.push_back(std::move(action));
     } else {
       slot = free_.back();
       free_.pop_back();
       actions_[slot] = std::move(action);
     }
-    heap_.push_back(Entry{at, next_seq_++, slot});
-    sift_up(heap_.size() - 1);
+    const Entry entry{at, next_seq_++ << kSlotBits | slot};
+    heap_.emplace_back();  // a hole at the end, filled by sift_up
+    sift_up(heap_.size() - 1, entry);
   }
 
   bool empty() const { return heap_.empty(); }
@@ -61,22 +63,21 @@ class EventQueue {
   Event pop() {
     LOCKSIM_ASSERT(!heap_.empty());
     const Entry top = heap_.front();
-    if (heap_.size() > 1) {
-      heap_.front() = heap_.back();
-      heap_.pop_back();
-      sift_down(0);
+    const Entry last = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) {
+      sift_down(last);
       // Heap order, spot-checked where it matters: the new front does not
       // come before the event just taken.
       LOCKSIM_ASSERT_MSG(!before(heap_.front(), top), "event heap out of order");
-    } else {
-      heap_.pop_back();
     }
     LOCKSIM_ASSERT_MSG(top.at >= last_popped_, "event time went back");
     last_popped_ = top.at;
     // The slot is free for the next push: which slot an event sits in never
     // decides its order, (time, seq) alone does.
-    free_.push_back(top.slot);
-    return Event{top.at, top.seq, std::move(actions_[top.slot])};
+    const uint32_t slot = static_cast<uint32_t>(top.order & kSlotMask);
+    free_.push_back(slot);
+    return Event{top.at, top.order >> kSlotBits, std::move(actions_[slot])};
   }
 
   // Drops every pending event. Time does not go back: last_popped() stays.
@@ -87,21 +88,29 @@ class EventQueue {
   }
 
  private:
+  // An entry's order word is its sequence number above its action's slot:
+  // comparing the words compares the sequence numbers (each is unique), and
+  // the entry stays 16 bytes, four to a cache line.
+  static constexpr int kSlotBits = 26;
+  static constexpr uint64_t kSlotMask = (uint64_t{1} << kSlotBits) - 1;
   // Far above any run's need (a run keeps a few thousand); a runaway that
   // schedules without bound stops here rather than exhausting memory.
-  static constexpr size_t kPendingMax = size_t{1} << 26;
+  static constexpr size_t kPendingMax = size_t{1} << kSlotBits;
+  // 2^38 pushes: hundreds of times WorldOptions::max_events.
+  static constexpr uint64_t kSeqLimit = uint64_t{1} << (64 - kSlotBits);
 
-  // The heap moves these 24-byte entries; the actions stay where they are.
+  // The heap moves these 16-byte entries; the actions stay where they are.
   struct Entry {
     TimePoint at;
-    uint64_t seq;
-    uint32_t slot;
+    uint64_t order;  // seq << kSlotBits | slot
   };
   static bool before(const Entry& a, const Entry& b) {
-    return a.at < b.at || (a.at == b.at && a.seq < b.seq);
+    return a.at < b.at || (a.at == b.at && a.order < b.order);
   }
-  void sift_up(size_t i) {
-    const Entry moving = heap_[i];
+  // Both sifts carry the moving entry in registers and write it once, into
+  // the hole where it belongs: writing it first and reading it back costs a
+  // store-forwarding stall on every event.
+  void sift_up(size_t i, const Entry& moving) {
     while (i > 0) {
       const size_t parent = (i - 1) / 2;
       if (!before(moving, heap_[parent])) break;
@@ -110,14 +119,15 @@ class EventQueue {
     }
     heap_[i] = moving;
   }
-  void sift_down(size_t i) {
+  // Fills the hole at the root with `moving` or a descendant.
+  void sift_down(const Entry& moving) {
     const size_t n = heap_.size();
-    const Entry moving = heap_[i];
+    size_t i = 0;
     for (;;) {
-      const size_t l = 2 * i + 1;
-      if (l >= n) break;
-      const size_t r = l + 1;
-      const size_t m = r < n && before(heap_[r], heap_[l]) ? r : l;
+      const size_t left = 2 * i + 1;
+      if (left >= n) break;
+      const size_t right = left + 1;
+      const size_t m = right < n && before(heap_[right], heap_[left]) ? right : left;
       if (!before(heap_[m], moving)) break;
       heap_[i] = heap_[m];
       i = m;

@@ -89,6 +89,7 @@ void Network::cut(CutId id, const std::vector<const Node*>& from,
       if (a == b) continue;
       links.push_back(directed(*a, *b));
       ++cut_[links.back()];
+      ++cut_changes_;
     }
   }
 }
@@ -103,12 +104,14 @@ void Network::restore(CutId id) {
     if (--held->second == 0) cut_.erase(held);
   }
   cuts_.erase(it);
+  ++cut_changes_;
   resume_restored_links();
 }
 
 void Network::heal() {
   cut_.clear();
   cuts_.clear();
+  ++cut_changes_;
   resume_restored_links();
 }
 

@@ -182,7 +182,7 @@ void World::run_until(TimePoint end) {
     ++events_;
     e.action();
     drain_ready_fibers();
-    for (const auto& observe : event_observers_) observe();
+    for (Callback& observe : event_observers_) observe();
   }
   if (now_ < end) now_ = end;
 }

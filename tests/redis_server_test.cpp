@@ -405,6 +405,12 @@ TEST_F(RedisServerTest, RawWritesIntoReadOnlyTablesAreWiped) {
   EXPECT_EQ(eval("return type(table.insert)"), B("function"));
   // The error handler records where an error happened in the error value.
   EXPECT_EQ(eval("error(string)").kind, Reply::Kind::kError);
+  // An error value whose missing fields raise (the guarded globals) is read
+  // raw: an error reply, not a crash of the server, which answers on.
+  EXPECT_EQ(eval("error(_G)").kind, Reply::Kind::kError);
+  EXPECT_EQ(eval("error(setmetatable({}, {__index = function() error('no') end}))").kind,
+            Reply::Kind::kError);
+  EXPECT_EQ(eval("return 7"), I(7));
   EXPECT_EQ(eval("return tostring(rawget(string, 'source'))"), B("nil"));
   // The library functions behave and fail as before they were wrapped.
   const std::string misuse[][2] = {{"rawset(1, 2, 3)", "rawset"},

@@ -27,6 +27,44 @@ TEST(EventQueue, OrdersByTimeThenInsertion) {
   EXPECT_EQ(order, (std::vector<int>{2, 4, 1, 3}));
 }
 
+// The heap against a reference: random pushes (many at the same instant)
+// interleaved with pops, and every event must leave in (time, push order),
+// exactly once, whatever the heap's shape -- sizes that fill a node's four
+// children partly and wholly, and slots reused after pops.
+TEST(EventQueue, PopsInTimeThenPushOrderAgainstAReference) {
+  Rng r(5);
+  EventQueue q;
+  std::set<std::pair<int64_t, int>> pending;  // (time, push number)
+  std::vector<int> ran;
+  int pushed = 0;
+  int64_t now = 0;
+  for (int step = 0; step < 200'000; ++step) {
+    if (pending.empty() || r.below(100) < 52) {
+      const int64_t at = now + r.between(0, 40);  // narrow: ties are common
+      const int id = pushed++;
+      q.push(TimePoint{at}, [&ran, id] { ran.push_back(id); });
+      pending.emplace(at, id);
+      continue;
+    }
+    ASSERT_EQ(q.size(), pending.size());
+    EventQueue::Event e = q.pop();
+    const auto expected = *pending.begin();
+    pending.erase(pending.begin());
+    ASSERT_EQ(e.at.ns, expected.first);
+    e.action();
+    ASSERT_EQ(ran.back(), expected.second);
+    now = e.at.ns;
+  }
+  while (!q.empty()) {
+    EventQueue::Event e = q.pop();
+    e.action();
+    ASSERT_EQ(ran.back(), pending.begin()->second);
+    pending.erase(pending.begin());
+  }
+  EXPECT_TRUE(pending.empty());
+  EXPECT_EQ(ran.size(), static_cast<size_t>(pushed));
+}
+
 TEST(Rng, SameSeedSameStreamAndKnownFirstWords) {
   Rng a(42), b(42), c(43);
   std::vector<uint64_t> wa, wb, wc;

@@ -182,16 +182,23 @@ void push_reply(lua_State* L, const Reply& reply, int depth) {
 
 Reply error_reply_from_table(lua_State* L, const std::string& sha) {
   LOCKSIM_ASSERT(lua_istable(L, -1));
-  lua_getfield(L, -1, "err");
+  // Raw reads, as table_to_reply's: this runs outside any pcall, and a
+  // table whose metatable raises on a missing field (error(_G): the
+  // sandbox's global guard) would otherwise panic the interpreter.
+  const auto raw_field = [L](const char* name) {
+    lua_pushstring(L, name);
+    lua_rawget(L, -2);
+  };
+  raw_field("err");
   // error({}) crashes redis-server 7.0.15 (NULL message); we answer instead.
   std::string msg =
       lua_isstring(L, -1) ? to_std_string(L, -1) : "ERR script raised an error without a message";
   lua_pop(L, 1);
-  lua_getfield(L, -1, "source");
+  raw_field("source");
   const bool has_source = lua_isstring(L, -1) != 0;
   const std::string source = to_std_string(L, -1);
   lua_pop(L, 1);
-  lua_getfield(L, -1, "line");
+  raw_field("line");
   const bool has_line = lua_isstring(L, -1) != 0;
   const std::string line = to_std_string(L, -1);
   lua_pop(L, 1);

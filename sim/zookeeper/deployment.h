@@ -42,6 +42,8 @@ class ZkDeployment {
   // the lock node has no children (nobody holds it or waits for it). Reads
   // the leader's applied tree; no side effects.
   bool lock_free_for_fresh_contender(const std::string& lock_path);
+  // ZkEnsemble::state_stamp: moves whenever that answer may have changed.
+  uint64_t lock_state_stamp() const { return ensemble_->state_stamp(); }
   // Each server's view of the lock (its lowest child of `lock_path`), by id;
   // serving: the serving leader.
   std::vector<ServerLockState> lock_states(const std::string& lock_path);

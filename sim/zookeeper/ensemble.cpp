@@ -58,6 +58,24 @@ ZkServer* ZkEnsemble::serving_leader() {
   return best;
 }
 
+uint64_t ZkEnsemble::state_stamp() const {
+  // Room below the counters for the count of lapsed leaders: a counter's
+  // step and a change of the count can never cancel out.
+  constexpr uint64_t kLapsedSpan = 256;
+  uint64_t grown = quorum_heard_changes_ + net_.cut_changes();
+  uint64_t lapsed = 0;
+  for (const auto& s : servers_) {
+    grown += s->changes() + s->node().changes();
+    // serving_leader()'s test of time, for the servers it applies to.
+    if (s->role() == ZkServer::Role::kLeading && s->node().running() &&
+        world_.now() - quorum_heard_[s->id() - 1] >= params_.sync_limit()) {
+      ++lapsed;
+    }
+  }
+  LOCKSIM_ASSERT(lapsed <= servers_.size() && lapsed < kLapsedSpan);
+  return grown * kLapsedSpan + lapsed;
+}
+
 void ZkEnsemble::periodic() {
   world_.after(params_.tick / 2, [this] { periodic(); });
   for (auto& s : servers_) s->periodic();
@@ -78,6 +96,7 @@ void ZkEnsemble::check_leaders() {
     }
     if (have >= quorum()) {
       quorum_heard_[s->id() - 1] = world_.now();
+      ++quorum_heard_changes_;
     } else if (world_.now() - quorum_heard_[s->id() - 1] >= params_.sync_limit()) {
       s->stop_serving();
     }
@@ -151,6 +170,7 @@ void ZkEnsemble::elect(const std::vector<ZkServer*>& component) {
   winner->lead(epoch + 1);
   ++elections_;
   quorum_heard_[winner->id() - 1] = world_.now();
+  ++quorum_heard_changes_;
   for (ZkServer* s : component) {
     if (s == winner) continue;
     s->follow(*winner);

@@ -64,6 +64,15 @@ class ZkEnsemble {
   ZkServer* serving_leader();
   // Whether a and b can exchange messages now.
   bool hears(const ZkServer& a, const ZkServer& b) const;
+  // Moves whenever serving_leader()'s answer, or the leader's tree, may have
+  // changed (Deployment::lock_state_stamp): counters that only grow -- each
+  // server's role, epoch and tree (ZkServer::changes), its node's state,
+  // each quorum heard, the network's cuts -- and, below them, how many
+  // leaders have gone syncLimit without a quorum. That count is what time
+  // alone changes: with the state fixed it only grows, so the stamp moves
+  // at the first event after a leader's time runs out, where asking after
+  // every event would have seen it.
+  uint64_t state_stamp() const;
 
   ConnId next_conn_id() { return ++conn_ids_; }
   // Session ids only need to be unique in the run.
@@ -93,6 +102,7 @@ class ZkEnsemble {
   ZkParams params_;
   std::vector<std::unique_ptr<ZkServer>> servers_;
   std::vector<TimePoint> quorum_heard_;  // by id - 1: leaders
+  uint64_t quorum_heard_changes_ = 0;    // writes to quorum_heard_ (state_stamp)
   std::vector<TimePoint> leader_heard_;  // by id - 1: followers
   ConnId conn_ids_ = 0;
   SessionId session_ids_ = 0;

@@ -35,6 +35,12 @@ class ZkBackend : public Deployment {
   std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override {
     return LockExposure{deployment_.lock_free_for_fresh_contender(probe.key)};
   }
+  // The ensemble's stamp (ZkEnsemble::state_stamp), so the exposure monitor
+  // asks only when that answer may have changed: asking after every event
+  // was a sixth of a zk-curator run.
+  std::optional<uint64_t> lock_state_stamp() const override {
+    return deployment_.lock_state_stamp();
+  }
 
   std::vector<ServerLockState> lock_states(const LockProbe& probe) override {
     return deployment_.lock_states(probe.key);

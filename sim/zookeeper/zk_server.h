@@ -70,6 +70,10 @@ class ZkServer {
   int64_t epoch() const { return epoch_; }
   int leader_id() const { return leader_id_; }
   const DataTree& tree() const { return tree_; }
+  // Grows with every change of role, epoch, leader or applied tree: what
+  // the exposure question reads of this server besides its node
+  // (ZkEnsemble::state_stamp).
+  uint64_t changes() const { return changes_; }
   // The highest zxid this server has logged (applied or not): what an
   // election compares.
   Zxid last_logged_zxid() const;
@@ -173,6 +177,7 @@ class ZkServer {
 
   // Durable.
   DataTree tree_;            // applied
+  uint64_t changes_ = 0;     // see changes()
   std::map<Zxid, Txn> log_;  // logged, not yet applied
 
   // Monotonic clock state (rebased when the node's drift changes).
