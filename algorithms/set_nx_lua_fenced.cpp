@@ -1,6 +1,7 @@
 #include "algorithms/set_nx_lua_fenced.h"
 
 #include "algorithms/param_reader.h"
+#include "algorithms/redis_argv.h"
 #include "algorithms/set_nx_lua.h"
 #include "env/assert.h"
 
@@ -46,8 +47,9 @@ AcquireResult SetNxLuaFenced::acquire(Env& env, const std::string& resource) {
   bool outcome_unknown = false;  // an earlier attempt timed out: it may have landed
   for (int attempt = 1; attempt <= params_.retry.max_attempts; ++attempt) {
     result.attempts = attempt;
-    const Reply r = redis.command({"EVAL", kAcquireScript, "3", resource, resource + ":fence",
-                                   resource + ":fence:holder", token, ttl_ms});
+    const Reply r =
+        redis.command(redis_argv({"EVAL", kAcquireScript, "3", resource, resource + ":fence",
+                                  resource + ":fence:holder", token, ttl_ms}));
     if (r.kind == Reply::Kind::kInteger && r.integer >= 1) {
       result.outcome = Outcome::kOk;
       result.lease.resource = resource;
@@ -71,8 +73,8 @@ ReleaseResult SetNxLuaFenced::release(Env& env, const Lease& lease) {
   LOCKSIM_ASSERT_MSG(is_well_formed(lease) && lease.fence.has_value(),
                      "release takes a lease acquire returned, with its token");
   RedisConnection& redis = env.redis(0);
-  const Reply r =
-      redis.command({"EVAL", SetNxLua::kReleaseScript, "1", lease.resource, lease.token});
+  const Reply r = redis.command(
+      redis_argv({"EVAL", SetNxLua::kReleaseScript, "1", lease.resource, lease.token}));
   if (r.is_integer(1)) return {Outcome::kOk, ""};
   if (r.is_io_error()) return {Outcome::kUnknown, r.text};
   if (r.is_error()) return {Outcome::kFail, r.text};

@@ -21,18 +21,6 @@ TimePoint LocalClock::local(TimePoint true_now) const {
 
 TimePoint LocalClock::true_when(TimePoint target, TimePoint true_now) const {
   if (local(true_now) >= target) return true_now;
-  if (drift_ppm_ == 0) {
-    // Without drift the line has slope 1: the answer is exact at once (the
-    // rounding steps below would each re-read the clock for nothing; a
-    // Redlock run asks this after every event of a hold, once per master).
-    const Int128 behind_ns = static_cast<Int128>(target.ns) - base_local_.ns;
-    if (behind_ns > Duration::max().ns - base_true_.ns) return TimePoint{Duration::max().ns};
-    const TimePoint t{base_true_.ns + static_cast<int64_t>(behind_ns)};
-    // Pair of the early return: a reading short of `target` now ends later,
-    // and with slope 1 the first nanosecond to reach it reads it exactly.
-    LOCKSIM_ASSERT(t > true_now && local(t) == target);
-    return t;
-  }
   // Invert the line, then settle the rounding of local()'s integer skew: the
   // answer is the first nanosecond whose reading reaches `target`.
   const Int128 behind_ns = static_cast<Int128>(target.ns) - base_local_.ns;
@@ -40,6 +28,15 @@ TimePoint LocalClock::true_when(TimePoint target, TimePoint true_now) const {
       drift_ppm_ == 0 ? behind_ns : behind_ns * 1'000'000 / (1'000'000 + drift_ppm_);
   if (delta_ns > Duration::max().ns - base_true_.ns) return TimePoint{Duration::max().ns};
   TimePoint t{base_true_.ns + static_cast<int64_t>(delta_ns)};
+  if (drift_ppm_ == 0) {
+    // Without drift the line has slope 1: the inversion is exact, and the
+    // rounding steps below would each re-read the clock for nothing (a
+    // Redlock run asks this after every event of a hold, once per master).
+    // Pair of the early return: a reading short of `target` now ends later,
+    // and with slope 1 the first nanosecond to reach it reads it exactly.
+    LOCKSIM_ASSERT(t > true_now && local(t) == target);
+    return t;
+  }
   if (t < true_now) t = true_now;
   while (local(t) < target) t.ns += 1;
   while (t > true_now && local(TimePoint{t.ns - 1}) >= target) t.ns -= 1;
