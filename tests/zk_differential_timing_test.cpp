@@ -14,6 +14,7 @@
 // the leader (asked with the `srvr` command) last.
 //
 // Skips (with a message) when zookeeper is not installed, except when CI=true.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -24,6 +25,7 @@
 #include <zookeeper/zookeeper.h>
 
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <iostream>
 #include <memory>
@@ -311,8 +313,8 @@ void print(const RealRecords& r) {
             << " us (" << r.crash.fresh_connect_error << ")\n";
 }
 
-TEST(ZkDifferentialTiming, RealZooKeeperFollowsTheTimingRules) {
-  LOCKSIM_SKIP_WITHOUT("zookeeper", live::ZkEnsembleProcess::missing());
+// One measurement of a real ensemble (a fresh one: rule 3 kills a server).
+void measure_real_once() {
   std::unique_ptr<live::ZkEnsembleProcess> zk;
   try {
     zk = live::ZkEnsembleProcess::start({.servers = 3, .tick_ms = static_cast<int>(kTickMs)});
@@ -320,10 +322,43 @@ TEST(ZkDifferentialTiming, RealZooKeeperFollowsTheTimingRules) {
     FAIL() << "cannot start zookeeper: " << e.what();
   }
   const RealRecords r = record_real(*zk);
-  if (std::getenv("LOCKSIM_ZK_TRACE") != nullptr) print(r);
+  print(r);  // ctest shows it only when the test fails
   expect_one_grid(r.phase, "real");
   expect_pause_rule(r.pauses, "real");
   expect_crash_rule(r.crash, "real");
+}
+
+// The rules hold against a real JVM and C client within tens of
+// milliseconds, and a CI machine shared with other jobs can starve a
+// process for a second or more (seen: a loopback connect 1.5 s late). So a
+// measurement that misses is repeated on a fresh ensemble, up to
+// kRealAttempts times, and the test fails only if every one misses: a rule
+// the real server does not follow misses every time. Each missed attempt's
+// failures are printed, and the last attempt's are the test's.
+constexpr int kRealAttempts = 3;
+
+TEST(ZkDifferentialTiming, RealZooKeeperFollowsTheTimingRules) {
+  LOCKSIM_SKIP_WITHOUT("zookeeper", live::ZkEnsembleProcess::missing());
+  // The C client's connection errors (a killed server, silenced sessions)
+  // go to a file, so that a failure's own message is what a CI log shows.
+  std::FILE* zk_log = std::tmpfile();
+  if (zk_log != nullptr) zoo_set_log_stream(zk_log);
+  for (int attempt = 1; attempt <= kRealAttempts; ++attempt) {
+    if (attempt == kRealAttempts) {
+      measure_real_once();  // its failures are the test's
+      break;
+    }
+    ::testing::TestPartResultArray missed;
+    {
+      const ::testing::ScopedFakeTestPartResultReporter capture(&missed);
+      measure_real_once();
+    }
+    if (missed.size() == 0) break;
+    std::cerr << "  real: attempt " << attempt << " of " << kRealAttempts << " missed:\n";
+    for (int i = 0; i < missed.size(); ++i) std::cerr << missed.GetTestPartResult(i) << "\n";
+  }
+  zoo_set_log_stream(nullptr);
+  if (zk_log != nullptr) std::fclose(zk_log);
 }
 
 // ---------------------------------------------------------------- the simulation
