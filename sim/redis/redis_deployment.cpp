@@ -28,6 +28,15 @@ RedisDeployment::RedisDeployment(World& world, Network& net, const Topology& top
   }
   LOCKSIM_ASSERT(groups_.size() == static_cast<size_t>(topology.masters));
   LOCKSIM_ASSERT(servers_.size() == groups_.size() * static_cast<size_t>(topology.replicas + 1));
+  // What lock_state_stamp() sums: without failover no group ever promotes,
+  // so each group's first master for good; with it, every server.
+  const size_t per_group = static_cast<size_t>(topology.replicas) + 1;
+  for (size_t i = 0; i < servers_.size(); ++i) {
+    RedisNode& s = *servers_[i];
+    const bool primary = &groups_[i / per_group]->current_primary() == &s;
+    if (topology.failover || primary) stamped_.push_back({&s.server(), &s.node()});
+  }
+  LOCKSIM_ASSERT(stamped_.size() == (topology.failover ? servers_.size() : groups_.size()));
 }
 
 void RedisDeployment::name_nodes(std::map<std::string, Node*>& nodes) {
@@ -149,16 +158,15 @@ std::optional<uint64_t> RedisDeployment::lock_state_stamp() const {
   // clock, and which member that is. Without failover no group ever
   // promotes, so the primaries' counters are all it needs (asked after every
   // event of a hold: Redlock's five masters, not every server and group);
-  // with it, every server's, and each promotion counts a failover.
+  // with it, every server's, and each promotion counts a failover. The
+  // servers and nodes are kept in stamped_, one pointer away.
   uint64_t stamp = 0;
+  for (const auto& [server, node] : stamped_) stamp += server->keys_version() + node->changes();
   if (!topology_.failover) {
-    for (const auto& g : groups_) {
-      RedisNode& primary = g->current_primary();
-      stamp += primary.server().keys_version() + primary.node().changes();
-    }
+    // Pair of the constructor's choice: the primaries never moved.
+    LOCKSIM_ASSERT(stamped_.size() == groups_.size());
     return stamp;
   }
-  for (const auto& s : servers_) stamp += s->server().keys_version() + s->node().changes();
   for (const auto& g : groups_) stamp += static_cast<uint64_t>(g->failovers());
   return stamp;
 }
