@@ -163,7 +163,7 @@ std::optional<uint64_t> RedisDeployment::lock_state_stamp() const {
   uint64_t stamp = 0;
   for (const auto& [server, node] : stamped_) stamp += server->keys_version() + node->changes();
   if (!topology_.failover) {
-    // Pair of the constructor's choice: the primaries never moved.
+    // Pair of the constructor's choice: one primary per group.
     LOCKSIM_ASSERT(stamped_.size() == groups_.size());
     return stamp;
   }
