@@ -93,8 +93,8 @@ RoundEnd take_over_if_expired(Rounds& r, const std::string& stored) {
   }
   // Step 6 when the server answered: our GETSET has already replaced the
   // winner's timestamp. A lost reply may hide a GETSET that won.
-  r.detail = describe_failed_attempt(old, "another client took the expired lock over first",
-                                     &r.outcome_unknown);
+  describe_failed_attempt(old, "another client took the expired lock over first",
+                          &r.outcome_unknown, r.detail);
   return RoundEnd::kLost;
 }
 

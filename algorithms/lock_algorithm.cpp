@@ -2,12 +2,15 @@
 
 namespace locksim::algorithms {
 
-std::string describe_failed_attempt(const Reply& r, const std::string& refused, bool* unknown) {
-  if (r.is_io_error()) {
-    *unknown = true;
-    return r.text;
+void describe_failed_attempt(const Reply& r, std::string_view refused, bool* unknown,
+                             std::string& detail) {
+  if (r.is_io_error()) *unknown = true;
+  // The transport's words or the server's error; else the server said no.
+  if (r.is_io_error() || r.is_error()) {
+    detail.assign(r.text);
+  } else {
+    detail.assign(refused);
   }
-  return r.is_error() ? r.text : refused;
 }
 
 }  // namespace locksim::algorithms

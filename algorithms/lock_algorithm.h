@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "env/env.h"
@@ -64,9 +65,12 @@ struct ReleaseResult {
 };
 
 // Why one attempt failed, in the words a history shows: the server's error,
-// the transport's, or `refused` (the server answered no). Sets *unknown when
-// the reply was lost, since the write may have landed all the same.
-std::string describe_failed_attempt(const Reply& r, const std::string& refused, bool* unknown);
+// the transport's, or `refused` (the server answered no), written over
+// `detail` (a retry loop's failures then reuse its room: no allocation per
+// attempt). Sets *unknown when the reply was lost, since the write may have
+// landed all the same.
+void describe_failed_attempt(const Reply& r, std::string_view refused, bool* unknown,
+                             std::string& detail);
 
 // One algorithm parameter as `locksim list` shows it.
 struct ParamInfo {

@@ -89,7 +89,7 @@ AcquireResult NaiveSetnx::acquire(Env& env, const std::string& resource) {
       LOCKSIM_ASSERT(is_well_formed(result.lease));
       return result;
     }
-    result.detail = describe_failed_attempt(r, "held by another client", &outcome_unknown);
+    describe_failed_attempt(r, "held by another client", &outcome_unknown, result.detail);
     params_.retry.backoff_after(env, attempt);
   }
   result.outcome = outcome_unknown ? Outcome::kUnknown : Outcome::kFail;

@@ -195,8 +195,8 @@ AcquireResult RedissonFairLock::acquire(Env& env, const std::string& resource) {
       LOCKSIM_ASSERT(is_well_formed(result.lease) && result.lease.renewal != nullptr);
       return result;
     }
-    result.detail = describe_failed_attempt(r, "held by another client or queued behind a waiter",
-                                            &outcome_unknown);
+    describe_failed_attempt(r, "held by another client or queued behind a waiter", &outcome_unknown,
+                            result.detail);
     // Step 3: a positive answer is the estimated wait; a negative one (our
     // estimate has passed, the turn not yet come) gives no cap.
     std::optional<Duration> wait;

@@ -181,7 +181,7 @@ AcquireResult RedissonLock::acquire(Env& env, const std::string& resource) {
       unlocks.end();
       return result;
     }
-    result.detail = describe_failed_attempt(r, "held by another client", &outcome_unknown);
+    describe_failed_attempt(r, "held by another client", &outcome_unknown, result.detail);
     if (attempt == params_.retry.max_attempts) break;
     std::optional<Duration> pttl;
     if (r.kind == Reply::Kind::kInteger && r.integer >= 0) pttl = Duration::millis(r.integer);

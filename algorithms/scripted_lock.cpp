@@ -157,7 +157,7 @@ AcquireResult ScriptedLock::acquire_one(Env& env, const std::string& resource) c
       LOCKSIM_ASSERT(is_well_formed(result.lease));
       return result;
     }
-    result.detail = describe_failed_attempt(r, def_->acquire.refused, &outcome_unknown);
+    describe_failed_attempt(r, def_->acquire.refused, &outcome_unknown, result.detail);
     params_.retry.backoff_after(env, attempt);
   }
   result.outcome = outcome_unknown ? Outcome::kUnknown : Outcome::kFail;
