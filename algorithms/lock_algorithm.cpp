@@ -6,11 +6,7 @@ void describe_failed_attempt(const Reply& r, std::string_view refused, bool* unk
                              std::string& detail) {
   if (r.is_io_error()) *unknown = true;
   // The transport's words or the server's error; else the server said no.
-  if (r.is_io_error() || r.is_error()) {
-    detail.assign(r.text);
-  } else {
-    detail.assign(refused);
-  }
+  detail.assign(r.is_io_error() || r.is_error() ? std::string_view(r.text) : refused);
 }
 
 }  // namespace locksim::algorithms

@@ -29,7 +29,7 @@ TEST(EventQueue, OrdersByTimeThenInsertion) {
 
 // The heap against a reference: random pushes (many at the same instant)
 // interleaved with pops, and every event must leave in (time, push order),
-// exactly once, whatever the heap's shape -- sizes that fill a node's four
+// exactly once, whatever the heap's shape -- sizes that fill a node's two
 // children partly and wholly, and slots reused after pops.
 TEST(EventQueue, PopsInTimeThenPushOrderAgainstAReference) {
   Rng r(5);

@@ -43,19 +43,30 @@ bool ZkEnsemble::hears(const ZkServer& a, const ZkServer& b) const {
 ZkServer* ZkEnsemble::serving_leader() {
   ZkServer* best = nullptr;
   for (auto& s : servers_) {
-    if (s->role() != ZkServer::Role::kLeading || !s->node().running()) continue;
-    if (world_.now() - quorum_heard_[s->id() - 1] >= params_.sync_limit()) continue;
-    int have = 1;
-    for (auto& f : servers_) {
-      if (f->role() == ZkServer::Role::kFollowing && f->leader_id() == s->id() &&
-          f->epoch() == s->epoch() && hears(*s, *f)) {
-        ++have;
-      }
-    }
-    if (have < quorum()) continue;
+    if (!running_leader(*s) || quorum_lapsed(*s)) continue;
+    if (quorum_heard_now(*s) < quorum()) continue;
     if (best == nullptr || s->epoch() > best->epoch()) best = s.get();
   }
   return best;
+}
+
+bool ZkEnsemble::running_leader(const ZkServer& s) {
+  return s.role() == ZkServer::Role::kLeading && s.node().running();
+}
+
+int ZkEnsemble::quorum_heard_now(const ZkServer& leader) const {
+  int have = 1;
+  for (const auto& f : servers_) {
+    if (f->role() == ZkServer::Role::kFollowing && f->leader_id() == leader.id() &&
+        f->epoch() == leader.epoch() && hears(leader, *f)) {
+      ++have;
+    }
+  }
+  return have;
+}
+
+bool ZkEnsemble::quorum_lapsed(const ZkServer& leader) const {
+  return world_.now() - quorum_heard_[leader.id() - 1] >= params_.sync_limit();
 }
 
 uint64_t ZkEnsemble::state_stamp() const {
@@ -67,10 +78,7 @@ uint64_t ZkEnsemble::state_stamp() const {
   for (const auto& s : servers_) {
     grown += s->changes() + s->node().changes();
     // serving_leader()'s test of time, for the servers it applies to.
-    if (s->role() == ZkServer::Role::kLeading && s->node().running() &&
-        world_.now() - quorum_heard_[s->id() - 1] >= params_.sync_limit()) {
-      ++lapsed;
-    }
+    if (running_leader(*s) && quorum_lapsed(*s)) ++lapsed;
   }
   LOCKSIM_ASSERT(lapsed <= servers_.size() && lapsed < kLapsedSpan);
   return grown * kLapsedSpan + lapsed;
@@ -86,18 +94,11 @@ void ZkEnsemble::periodic() {
 
 void ZkEnsemble::check_leaders() {
   for (auto& s : servers_) {
-    if (s->role() != ZkServer::Role::kLeading || !s->node().running()) continue;
-    int have = 1;
-    for (auto& f : servers_) {
-      if (f->role() == ZkServer::Role::kFollowing && f->leader_id() == s->id() &&
-          f->epoch() == s->epoch() && hears(*s, *f)) {
-        ++have;
-      }
-    }
-    if (have >= quorum()) {
+    if (!running_leader(*s)) continue;
+    if (quorum_heard_now(*s) >= quorum()) {
       quorum_heard_[s->id() - 1] = world_.now();
       ++quorum_heard_changes_;
-    } else if (world_.now() - quorum_heard_[s->id() - 1] >= params_.sync_limit()) {
+    } else if (quorum_lapsed(*s)) {
       s->stop_serving();
     }
   }

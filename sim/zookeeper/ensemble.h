@@ -96,6 +96,13 @@ class ZkEnsemble {
   void admit_or_elect();
   void elect(const std::vector<ZkServer*>& component);
   std::vector<ZkServer*> component_of(ZkServer& s, const std::vector<ZkServer*>& pool) const;
+  // A running server in the leading role (serving or not).
+  static bool running_leader(const ZkServer& s);
+  // The leader itself and the followers of its epoch it hears now.
+  int quorum_heard_now(const ZkServer& leader) const;
+  // The leader has gone syncLimit without hearing a quorum: it serves no
+  // more (serving_leader), and the next check stops it (check_leaders).
+  bool quorum_lapsed(const ZkServer& leader) const;
 
   World& world_;
   Network& net_;
