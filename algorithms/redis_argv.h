@@ -1,5 +1,6 @@
 // A Redis command vector for RedisConnection::command, each argument copied
-// into it once.
+// into it once, into a vector (and strings) a past command left in the
+// thread's pool when there is one (env/argv_pool.h).
 //
 // Why not {"SET", key, token, "NX", "PX", ttl}: a braced list of
 // std::string builds every argument twice, first into the
@@ -19,12 +20,14 @@
 #include <string_view>
 #include <vector>
 
+#include "env/argv_pool.h"
+
 namespace locksim::algorithms {
 
 inline std::vector<std::string> redis_argv(std::initializer_list<std::string_view> args) {
-  std::vector<std::string> argv;
-  argv.reserve(args.size());
-  for (const std::string_view arg : args) argv.emplace_back(arg);
+  std::vector<std::string> argv = argv_pool::take(args.size());
+  size_t i = 0;
+  for (const std::string_view arg : args) argv[i++].assign(arg);
   return argv;
 }
 

@@ -125,8 +125,8 @@ void Keyspace::remove(const std::string& key) {
 
 std::vector<std::string> Keyspace::active_expire(int64_t now_ms, Rng& rng) {
   std::vector<std::string> deleted;
-  std::vector<size_t> drawn;                            // positions in volatile_keys_
-  std::vector<std::set<std::string>::iterator> sample;  // in key order, no key twice
+  std::vector<size_t>& drawn = drawn_;                             // positions in volatile_keys_
+  std::vector<std::set<std::string>::iterator>& sample = sample_;  // in key order, no key twice
   for (int round = 0; round < kRoundsMax && !volatile_keys_.empty(); ++round) {
     // Collect the sample: every volatile key when there are few (Redis would
     // very likely hit them all anyway), else kSampleSize seeded draws of a

@@ -128,6 +128,11 @@ class Keyspace {
   // for the same reason).
   std::set<std::string> volatile_keys_;
   uint64_t version_ = 0;
+  // active_expire's working room, kept between cycles so that a cycle (ten
+  // a second per server) allocates nothing: positions drawn in
+  // volatile_keys_, and the sample they point to. Meaningless between calls.
+  std::vector<size_t> drawn_;
+  std::vector<std::set<std::string>::iterator> sample_;
 };
 
 }  // namespace locksim::sim::redis

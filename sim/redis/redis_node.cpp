@@ -4,6 +4,7 @@
 #include <charconv>
 #include <utility>
 
+#include "env/argv_pool.h"
 #include "env/assert.h"
 #include "sim/redis/command_util.h"
 #include "sim/rpc.h"
@@ -267,17 +268,20 @@ Reply GroupConnection::command(std::vector<std::string> argv) {
   const bool blocking = !argv.empty() && RedisNode::is_blocking_command(argv[0]);
   const Duration timeout = blocking ? blocking_timeout(argv) : timeout_;
   CallResult<Reply> r =
-      blocking
-          ? call_deferred<Reply>(
-                world_, *conn_,
-                [target, argv = std::move(argv), client](RedisNode::Respond respond) {
-                  target->execute_blocking(argv, client, std::move(respond));
-                },
-                timeout)
-          : call<Reply>(
-                world_, *conn_,
-                [target, argv = std::move(argv), client] { return target->execute(argv, client); },
-                timeout_);
+      blocking ? call_deferred<Reply>(
+                     world_, *conn_,
+                     [target, argv = std::move(argv), client](RedisNode::Respond respond) {
+                       target->execute_blocking(argv, client, std::move(respond));
+                     },
+                     timeout)
+               : call<Reply>(
+                     world_, *conn_,
+                     [target, argv = std::move(argv), client]() mutable {
+                       Reply reply = target->execute(argv, client);
+                       argv_pool::give_back(std::move(argv));  // the server is done with it
+                       return reply;
+                     },
+                     timeout_);
   switch (r.outcome) {
     case CallOutcome::kReply:
       // io_error means "no reply": a server never answers with one.

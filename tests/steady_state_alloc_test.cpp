@@ -1,0 +1,103 @@
+// The engine allocates nothing per event, message, timer or RPC once a run is
+// in its steady state (issue 30): events and messages keep their captures
+// inline (sim/callback.h), the event heap and a stream's ring keep their
+// room, a sleep reuses its fiber's waiter, an RPC's shared state comes from
+// its thread's pool (sim/local_shared.h). A regression here costs every run a
+// malloc and a free per message, which no history would show; this test
+// counts them instead of timing anything.
+//
+// This binary replaces the global operator new with one that counts, per
+// thread, and forwards to malloc: a whole run's fibers share their thread,
+// so the count is the run's.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+
+#include "sim/connection.h"
+#include "sim/network.h"
+#include "sim/node.h"
+#include "sim/rpc.h"
+#include "sim/world.h"
+
+namespace {
+thread_local uint64_t t_allocations = 0;
+}  // namespace
+
+void* operator new(std::size_t size) {
+  ++t_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t /*size*/) noexcept {
+  std::free(p);
+}
+
+namespace locksim::sim {
+namespace {
+
+// Warm-up rounds fill the pools and grow the heap, the rings and the
+// scheduler's queues to their working size; the measured rounds after them
+// must allocate nothing. An RPC's state lives until its timeout's event has
+// run (a reply does not take the event out of the heap), so the warm-up
+// outlasts the timeout: from then on, each round's state is one a past
+// round gave back.
+constexpr Duration kTimeout = Duration::millis(200);
+constexpr int kWarmUpRounds = 200;  // 200 rounds of ~4 ms: 4 timeouts
+constexpr int kMeasuredRounds = 2'000;
+
+// Rounds of one client: an RPC (a request message, its handling, a reply
+// message and the client's timeout timer, cancelled by the reply), then a
+// sleep (a timer waking the fiber), while a second fiber ticks on timers of
+// its own. Returns the allocations counted over the measured rounds.
+uint64_t allocations_over_measured_rounds() {
+  World w(WorldOptions{});
+  Network net(w, Rng(7));
+  Node client(w, "c1"), ticker(w, "t1"), server(w, "s1");
+  uint64_t at_start = 0, at_end = 0;
+  int replies = 0, ticks = 0;
+  w.spawn("c1", &client, [&] {
+    Connection conn(net, client, server);
+    for (int round = 0; round < kWarmUpRounds + kMeasuredRounds; ++round) {
+      if (round == kWarmUpRounds) at_start = t_allocations;
+      const CallResult<int> r = call<int>(
+          w, conn, [round] { return round; }, kTimeout);
+      if (r.reply == round) ++replies;
+      w.sleep(Duration::millis(3));
+    }
+    at_end = t_allocations;
+  });
+  w.spawn("t1", &ticker, [&] {
+    for (;;) {
+      w.sleep(Duration::millis(2));
+      ++ticks;
+    }
+  });
+  w.run_until(TimePoint{} + Duration::seconds(60));
+  w.shutdown();
+  // Pair of the count: the rounds did happen, each with its reply.
+  EXPECT_EQ(replies, kWarmUpRounds + kMeasuredRounds);
+  EXPECT_GT(ticks, kMeasuredRounds);
+  EXPECT_GT(at_end, 0u);
+  return at_end - at_start;
+}
+
+TEST(SteadyState, RpcsMessagesAndTimersAllocateNothing) {
+  EXPECT_EQ(allocations_over_measured_rounds(), 0u);
+}
+
+TEST(SteadyState, TheCounterSeesAnAllocation) {
+  // Pair of the test above: a count of zero means nothing was allocated,
+  // not that the counting operator new is not the one in use.
+  const uint64_t before = t_allocations;
+  auto* p = new int(1);
+  EXPECT_EQ(t_allocations, before + 1);
+  delete p;
+}
+
+}  // namespace
+}  // namespace locksim::sim
