@@ -7,8 +7,19 @@
 // Invariant: events leave in non-decreasing (time, seq) order, and nothing is
 // pushed earlier than the last event popped (that would be scheduling into
 // the past). Both are asserted, in O(1), at push and at pop.
+//
+// Lanes: a timer of a fixed duration d (a client's timeout, a server's
+// service time) is pushed at now + d, and now never goes back, so the
+// timers of one duration arrive already in (time, seq) order. Each such
+// duration gets a lane, a FIFO, instead of the heap; pop() takes the
+// earliest of the heap's front and the lanes' fronts. The order events leave
+// in is the same (time, seq) order as with the heap alone, but the heap stays
+// small: a MySQL client's 60 s timeout, one per statement, kept ten thousand
+// entries in it, and every pop sifted a far-future one down its whole depth.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -34,42 +45,56 @@ class EventQueue {
   // every event passes through here.
   void push(TimePoint at, Action&& action) {
     LOCKSIM_ASSERT_MSG(at >= last_popped_, "an event scheduled before the last one run");
-    LOCKSIM_ASSERT_MSG(heap_.size() < kPendingMax, "too many pending events");
+    LOCKSIM_ASSERT_MSG(size() < kPendingMax, "too many pending events");
     LOCKSIM_ASSERT_MSG(next_seq_ < kSeqLimit, "event sequence numbers ran out");
-    uint64_t slot;
-    if (free_.empty()) {
-      slot = actions_.size();
-      actions_.push_back(std::move(action));
-    } else {
-      slot = free_.back();
-      free_.pop_back();
-      actions_[slot] = std::move(action);
-    }
-    const Entry entry{at, next_seq_++ << kSlotBits | slot};
+    const Entry entry{at, next_seq_++ << kSlotBits | store(std::move(action))};
     heap_.emplace_back();  // a hole at the end, filled by sift_up
     sift_up(heap_.size() - 1, entry);
   }
 
-  bool empty() const { return heap_.empty(); }
-  size_t size() const { return heap_.size(); }
+  // As push(), for an event at `at` = now + `fixed`, where `fixed` is a
+  // duration the caller uses again and again (a timeout): it goes to the
+  // lane of that duration (made on first use; the heap once kLanes are
+  // taken). Precondition (asserted): `at` is not before the last event
+  // pushed to that lane, which holds for now + d with now never going back.
+  void push_fixed(TimePoint at, Duration fixed, Action&& action) {
+    Lane* lane = lane_for(fixed);
+    if (lane == nullptr) return push(at, std::move(action));
+    LOCKSIM_ASSERT_MSG(at >= last_popped_, "an event scheduled before the last one run");
+    LOCKSIM_ASSERT_MSG(size() < kPendingMax, "too many pending events");
+    LOCKSIM_ASSERT_MSG(next_seq_ < kSeqLimit, "event sequence numbers ran out");
+    LOCKSIM_ASSERT_MSG(lane->count == 0 || !(at < lane->last_at), "a lane's times went back");
+    lane->push_back(Entry{at, next_seq_++ << kSlotBits | store(std::move(action))});
+    lane->last_at = at;
+    ++lane_entries_;
+  }
+
+  bool empty() const { return heap_.empty() && lane_entries_ == 0; }
+  size_t size() const { return heap_.size() + lane_entries_; }
   TimePoint next_time() const {
-    LOCKSIM_ASSERT(!heap_.empty());
-    return heap_.front().at;
+    LOCKSIM_ASSERT(!empty());
+    return earliest().entry.at;
   }
   // The time of the last event popped: the queue's notion of "now".
   TimePoint last_popped() const { return last_popped_; }
 
   // Removes and returns the earliest event (ties: the first pushed).
   Event pop() {
-    LOCKSIM_ASSERT(!heap_.empty());
-    const Entry top = heap_.front();
-    const Entry last = heap_.back();
-    heap_.pop_back();
-    if (!heap_.empty()) {
-      sift_down(last);
-      // Heap order, spot-checked where it matters: the new front does not
-      // come before the event just taken.
-      LOCKSIM_ASSERT_MSG(!before(heap_.front(), top), "event heap out of order");
+    LOCKSIM_ASSERT(!empty());
+    const Earliest first = earliest();
+    const Entry top = first.entry;
+    if (first.lane != kLanes) {
+      lanes_[first.lane].pop_front();
+      --lane_entries_;
+    } else {
+      const Entry last = heap_.back();
+      heap_.pop_back();
+      if (!heap_.empty()) {
+        sift_down(last);
+        // Heap order, spot-checked where it matters: the new front does not
+        // come before the event just taken.
+        LOCKSIM_ASSERT_MSG(!before(heap_.front(), top), "event heap out of order");
+      }
     }
     LOCKSIM_ASSERT_MSG(top.at >= last_popped_, "event time went back");
     last_popped_ = top.at;
@@ -83,6 +108,8 @@ class EventQueue {
   // Drops every pending event. Time does not go back: last_popped() stays.
   void clear() {
     heap_.clear();
+    for (size_t i = 0; i < lanes_used_; ++i) lanes_[i].clear();
+    lane_entries_ = 0;
     actions_.clear();
     free_.clear();
   }
@@ -135,7 +162,82 @@ class EventQueue {
     heap_[i] = moving;
   }
 
+  // The slot `action` now waits in.
+  uint64_t store(Action&& action) {
+    if (free_.empty()) {
+      actions_.push_back(std::move(action));
+      return actions_.size() - 1;
+    }
+    const uint64_t slot = free_.back();
+    free_.pop_back();
+    actions_[slot] = std::move(action);
+    return slot;
+  }
+
+  // A FIFO of entries in (time, seq) order, in a ring that doubles when
+  // full (and so, in a steady state, never allocates).
+  struct Lane {
+    int64_t fixed_ns = 0;
+    TimePoint last_at{};
+    std::vector<Entry> ring;  // capacity a power of two, or empty
+    size_t head = 0;
+    size_t count = 0;
+    const Entry& front() const { return ring[head]; }
+    void pop_front() {
+      head = (head + 1) & (ring.size() - 1);
+      --count;
+    }
+    void push_back(const Entry& e) {
+      if (count == ring.size()) grow();
+      ring[(head + count) & (ring.size() - 1)] = e;
+      ++count;
+    }
+    void grow() {
+      std::vector<Entry> bigger(ring.empty() ? 64 : 2 * ring.size());
+      for (size_t i = 0; i < count; ++i) bigger[i] = ring[(head + i) & (ring.size() - 1)];
+      ring = std::move(bigger);
+      head = 0;
+    }
+    void clear() {
+      head = 0;
+      count = 0;
+    }
+  };
+  // A run uses a handful of fixed durations (the clients' timeouts, a
+  // server's service time); past these many, the others go to the heap.
+  static constexpr size_t kLanes = 4;
+  Lane* lane_for(Duration fixed) {
+    for (size_t i = 0; i < lanes_used_; ++i) {
+      if (lanes_[i].fixed_ns == fixed.ns) return &lanes_[i];
+    }
+    if (lanes_used_ == kLanes) return nullptr;
+    Lane& lane = lanes_[lanes_used_++];
+    lane.fixed_ns = fixed.ns;
+    return &lane;
+  }
+  struct Earliest {
+    Entry entry;
+    size_t lane;  // kLanes: the heap's front
+  };
+  // The next event to leave: the earliest of the heap's front and the lanes'.
+  // Precondition: not empty().
+  Earliest earliest() const {
+    Earliest e{heap_.empty() ? Entry{} : heap_.front(), kLanes};
+    bool found = !heap_.empty();
+    for (size_t i = 0; i < lanes_used_; ++i) {
+      const Lane& lane = lanes_[i];
+      if (lane.count == 0 || (found && !before(lane.front(), e.entry))) continue;
+      e = Earliest{lane.front(), i};
+      found = true;
+    }
+    LOCKSIM_ASSERT(found);
+    return e;
+  }
+
   std::vector<Entry> heap_;
+  std::array<Lane, kLanes> lanes_;
+  size_t lanes_used_ = 0;
+  size_t lane_entries_ = 0;
   std::vector<Action> actions_;  // by slot; an empty one is free
   std::vector<uint32_t> free_;   // slots to reuse
   uint64_t next_seq_ = 0;

@@ -124,7 +124,7 @@ CallResult<Response> call(World& world, Connection& conn, Handler handler, Durat
     });
   });
   if (timeout != kNoTimeout) {
-    world.after(timeout, [&world, state, deadline] {
+    world.after_fixed(timeout, [&world, state, deadline] {
       LOCKSIM_ASSERT(world.now() == deadline);
       if (!state->waiter.signaled) world.signal(state->waiter);
     });
@@ -190,7 +190,7 @@ CallResult<Response> call_deferred(World& world, Connection& conn, Handler handl
     handler(std::move(respond));
   });
   if (timeout != kNoTimeout) {
-    world.after(timeout, [&world, state, deadline] {
+    world.after_fixed(timeout, [&world, state, deadline] {
       LOCKSIM_ASSERT(world.now() == deadline);
       if (!state->waiter.signaled) world.signal(state->waiter);
     });

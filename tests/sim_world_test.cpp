@@ -27,11 +27,14 @@ TEST(EventQueue, OrdersByTimeThenInsertion) {
   EXPECT_EQ(order, (std::vector<int>{2, 4, 1, 3}));
 }
 
-// The heap against a reference: random pushes (many at the same instant)
+// The queue against a reference: random pushes (many at the same instant)
 // interleaved with pops, and every event must leave in (time, push order),
 // exactly once, whatever the heap's shape -- sizes that fill a node's two
-// children partly and wholly, and slots reused after pops.
-TEST(EventQueue, PopsInTimeThenPushOrderAgainstAReference) {
+// children partly and wholly, and slots reused after pops. With `lanes`, a
+// third of the pushes are fixed-duration timers (push_fixed at now + d, d
+// one of six durations: four get lanes, two fall back to the heap), and the
+// order must be the same as if every event had gone to the heap.
+void pops_in_time_then_push_order(bool lanes) {
   Rng r(5);
   EventQueue q;
   std::set<std::pair<int64_t, int>> pending;  // (time, push number)
@@ -40,13 +43,20 @@ TEST(EventQueue, PopsInTimeThenPushOrderAgainstAReference) {
   int64_t now = 0;
   for (int step = 0; step < 200'000; ++step) {
     if (pending.empty() || r.below(100) < 52) {
-      const int64_t at = now + r.between(0, 40);  // narrow: ties are common
       const int id = pushed++;
+      if (lanes && r.below(3) == 0) {
+        const Duration fixed = Duration::nanos(static_cast<int64_t>(r.below(6)) * 7);
+        q.push_fixed(TimePoint{now} + fixed, fixed, [&ran, id] { ran.push_back(id); });
+        pending.emplace(now + fixed.ns, id);
+        continue;
+      }
+      const int64_t at = now + r.between(0, 40);  // narrow: ties are common
       q.push(TimePoint{at}, [&ran, id] { ran.push_back(id); });
       pending.emplace(at, id);
       continue;
     }
     ASSERT_EQ(q.size(), pending.size());
+    ASSERT_EQ(q.next_time().ns, pending.begin()->first);
     EventQueue::Event e = q.pop();
     const auto expected = *pending.begin();
     pending.erase(pending.begin());
@@ -63,6 +73,14 @@ TEST(EventQueue, PopsInTimeThenPushOrderAgainstAReference) {
   }
   EXPECT_TRUE(pending.empty());
   EXPECT_EQ(ran.size(), static_cast<size_t>(pushed));
+}
+
+TEST(EventQueue, PopsInTimeThenPushOrderAgainstAReference) {
+  pops_in_time_then_push_order(false);
+}
+
+TEST(EventQueue, FixedDurationLanesKeepTheSameOrder) {
+  pops_in_time_then_push_order(true);
 }
 
 TEST(Rng, SameSeedSameStreamAndKnownFirstWords) {

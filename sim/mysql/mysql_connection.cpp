@@ -128,7 +128,7 @@ std::shared_ptr<MysqlConnection::Pending> MysqlConnection::send(
     // Weak: a statement answered long before its timeout (nearly all) is
     // freed then, not kept until the timer fires. A statement gone is one
     // whose client stopped waiting, so there is nothing to wake.
-    world_.after(timeout_, [world = &world_, weak = std::weak_ptr<Pending>(state)] {
+    world_.after_fixed(timeout_, [world = &world_, weak = std::weak_ptr<Pending>(state)] {
       const std::shared_ptr<Pending> state = weak.lock();
       if (state && !state->waiter.signaled) world->signal(state->waiter);
     });

@@ -40,13 +40,15 @@ void MysqlNode::submit(SessionId session, uint64_t incarnation,
     return;
   }
   const uint64_t inc = incarnation_;
-  world_.after(params_.service_time, [this, session, inc, request = std::move(request)]() mutable {
-    // The statement's thread runs on the node: a pause holds it, a crash ends it.
-    node().deliver([this, session, inc, request = std::move(request)]() mutable {
-      if (inc != incarnation_) return;
-      run(session, std::move(request));
-    });
-  });
+  world_.after_fixed(params_.service_time,
+                     [this, session, inc, request = std::move(request)]() mutable {
+                       // The statement's thread runs on the node: a pause holds it, a crash ends
+                       // it.
+                       node().deliver([this, session, inc, request = std::move(request)]() mutable {
+                         if (inc != incarnation_) return;
+                         run(session, std::move(request));
+                       });
+                     });
 }
 
 std::pair<SessionId, uint64_t> MysqlNode::open_session() {
@@ -90,7 +92,7 @@ void MysqlNode::arm_lock_wait_timeout(SessionId session) {
   LOCKSIM_ASSERT_MSG(engine_.waiting(session).has_value(), "blocked means waiting");
   const uint64_t wait = *engine_.waiting(session);
   const uint64_t inc = incarnation_;
-  world_.after(params_.lock_wait_timeout, [this, session, wait, inc] {
+  world_.after_fixed(params_.lock_wait_timeout, [this, session, wait, inc] {
     node().deliver([this, session, wait, inc] {
       if (inc != incarnation_) return;
       engine_.lock_wait_timeout(session, wait);
