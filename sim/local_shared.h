@@ -63,6 +63,8 @@ class LocalShared {
     T value;
     uint64_t refs;
   };
+  // The pool's memory comes from plain operator new.
+  static_assert(alignof(Box) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "an over-aligned shared state");
   void release() noexcept {
     if (box_ == nullptr) return;
     // Pair of make() and the copy: a live box has at least this reference.
@@ -75,7 +77,7 @@ class LocalShared {
   }
 
   // A box lives until the last event holding it has run, and an RPC's
-  // timeout event stays in the heap after the reply came: a client keeps
+  // timeout event stays in the queue after the reply came: a client keeps
   // about (timeout ÷ time per call) boxes alive, a few hundred at most in a
   // run of many clients. Beyond this many free ones, memory goes back to
   // the heap.
