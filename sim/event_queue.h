@@ -44,10 +44,7 @@ class EventQueue {
   // By rvalue: a Callback's move is an indirect call and a 64-byte copy, and
   // every event passes through here.
   void push(TimePoint at, Action&& action) {
-    LOCKSIM_ASSERT_MSG(at >= last_popped_, "an event scheduled before the last one run");
-    LOCKSIM_ASSERT_MSG(size() < kPendingMax, "too many pending events");
-    LOCKSIM_ASSERT_MSG(next_seq_ < kSeqLimit, "event sequence numbers ran out");
-    const Entry entry{at, next_seq_++ << kSlotBits | store(std::move(action))};
+    const Entry entry = admit(at, std::move(action));
     heap_.emplace_back();  // a hole at the end, filled by sift_up
     sift_up(heap_.size() - 1, entry);
   }
@@ -60,12 +57,8 @@ class EventQueue {
   void push_fixed(TimePoint at, Duration fixed, Action&& action) {
     Lane* lane = lane_for(fixed);
     if (lane == nullptr) return push(at, std::move(action));
-    LOCKSIM_ASSERT_MSG(at >= last_popped_, "an event scheduled before the last one run");
-    LOCKSIM_ASSERT_MSG(size() < kPendingMax, "too many pending events");
-    LOCKSIM_ASSERT_MSG(next_seq_ < kSeqLimit, "event sequence numbers ran out");
-    LOCKSIM_ASSERT_MSG(lane->count == 0 || !(at < lane->last_at), "a lane's times went back");
-    lane->push_back(Entry{at, next_seq_++ << kSlotBits | store(std::move(action))});
-    lane->last_at = at;
+    LOCKSIM_ASSERT_MSG(lane->count == 0 || !(at < lane->back().at), "a lane's times went back");
+    lane->push_back(admit(at, std::move(action)));
     ++lane_entries_;
   }
 
@@ -162,27 +155,33 @@ class EventQueue {
     heap_[i] = moving;
   }
 
-  // The slot `action` now waits in.
-  uint64_t store(Action&& action) {
+  // Both pushes' part: the checks, a slot for `action`, and the entry that
+  // orders it (its sequence number above the slot).
+  Entry admit(TimePoint at, Action&& action) {
+    LOCKSIM_ASSERT_MSG(at >= last_popped_, "an event scheduled before the last one run");
+    LOCKSIM_ASSERT_MSG(size() < kPendingMax, "too many pending events");
+    LOCKSIM_ASSERT_MSG(next_seq_ < kSeqLimit, "event sequence numbers ran out");
+    uint64_t slot = 0;
     if (free_.empty()) {
+      slot = actions_.size();
       actions_.push_back(std::move(action));
-      return actions_.size() - 1;
+    } else {
+      slot = free_.back();
+      free_.pop_back();
+      actions_[slot] = std::move(action);
     }
-    const uint64_t slot = free_.back();
-    free_.pop_back();
-    actions_[slot] = std::move(action);
-    return slot;
+    return Entry{at, next_seq_++ << kSlotBits | slot};
   }
 
   // A FIFO of entries in (time, seq) order, in a ring that doubles when
   // full (and so, in a steady state, never allocates).
   struct Lane {
     int64_t fixed_ns = 0;
-    TimePoint last_at{};
     std::vector<Entry> ring;  // capacity a power of two, or empty
     size_t head = 0;
     size_t count = 0;
     const Entry& front() const { return ring[head]; }
+    const Entry& back() const { return ring[(head + count - 1) & (ring.size() - 1)]; }
     void pop_front() {
       head = (head + 1) & (ring.size() - 1);
       --count;

@@ -40,10 +40,9 @@ void MysqlNode::submit(SessionId session, uint64_t incarnation,
     return;
   }
   const uint64_t inc = incarnation_;
+  // The statement's thread runs on the node: a pause holds it, a crash ends it.
   world_.after_fixed(params_.service_time,
                      [this, session, inc, request = std::move(request)]() mutable {
-                       // The statement's thread runs on the node: a pause holds it, a crash ends
-                       // it.
                        node().deliver([this, session, inc, request = std::move(request)]() mutable {
                          if (inc != incarnation_) return;
                          run(session, std::move(request));

@@ -91,8 +91,8 @@ std::string format_g17(double d) {
   // at most 16, below the precision, so the notation is fixed, and a whole
   // number has no fraction to print. Its exact value fits an int64_t. Not
   // -0.0, which "%.17g" prints as "-0". (to_chars with a precision was 4 %
-  // of a fair-lock run's instructions; format_g17_test holds the two paths
-  // to snprintf.)
+  // of a fair-lock run's instructions; redis_number_format_test holds the two
+  // paths to snprintf.)
   if (d == std::trunc(d) && std::fabs(d) < 1e17 && !(d == 0 && std::signbit(d))) {
     char digits[24];
     const auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), static_cast<int64_t>(d));
