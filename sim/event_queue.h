@@ -21,6 +21,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -74,28 +75,17 @@ class EventQueue {
   // Removes and returns the earliest event (ties: the first pushed).
   Event pop() {
     LOCKSIM_ASSERT(!empty());
+    return take(earliest());
+  }
+
+  // As pop(), if the earliest event is due by `end`; otherwise (or empty)
+  // nothing, and the queue stays as it was. One search for the earliest
+  // where next_time() then pop() make two (a World asks after every event).
+  std::optional<Event> pop_due(TimePoint end) {
+    if (empty()) return std::nullopt;
     const Earliest first = earliest();
-    const Entry top = first.entry;
-    if (first.lane != kLanes) {
-      lanes_[first.lane].pop_front();
-      --lane_entries_;
-    } else {
-      const Entry last = heap_.back();
-      heap_.pop_back();
-      if (!heap_.empty()) {
-        sift_down(last);
-        // Heap order, spot-checked where it matters: the new front does not
-        // come before the event just taken.
-        LOCKSIM_ASSERT_MSG(!before(heap_.front(), top), "event heap out of order");
-      }
-    }
-    LOCKSIM_ASSERT_MSG(top.at >= last_popped_, "event time went back");
-    last_popped_ = top.at;
-    // The slot is free for the next push: which slot an event sits in never
-    // decides its order, (time, seq) alone does.
-    const uint32_t slot = static_cast<uint32_t>(top.order & kSlotMask);
-    free_.push_back(slot);
-    return Event{top.at, top.order >> kSlotBits, std::move(actions_[slot])};
+    if (end < first.entry.at) return std::nullopt;
+    return take(first);
   }
 
   // Drops every pending event. Time does not go back: last_popped() stays.
@@ -218,6 +208,31 @@ class EventQueue {
     Entry entry;
     size_t lane;  // kLanes: the heap's front
   };
+  // Removes `first` (what earliest() found) and hands its event out.
+  Event take(const Earliest& first) {
+    const Entry top = first.entry;
+    if (first.lane != kLanes) {
+      lanes_[first.lane].pop_front();
+      --lane_entries_;
+    } else {
+      const Entry last = heap_.back();
+      heap_.pop_back();
+      if (!heap_.empty()) {
+        sift_down(last);
+        // Heap order, spot-checked where it matters: the new front does not
+        // come before the event just taken.
+        LOCKSIM_ASSERT_MSG(!before(heap_.front(), top), "event heap out of order");
+      }
+    }
+    LOCKSIM_ASSERT_MSG(top.at >= last_popped_, "event time went back");
+    last_popped_ = top.at;
+    // The slot is free for the next push: which slot an event sits in never
+    // decides its order, (time, seq) alone does.
+    const uint32_t slot = static_cast<uint32_t>(top.order & kSlotMask);
+    free_.push_back(slot);
+    return Event{top.at, top.order >> kSlotBits, std::move(actions_[slot])};
+  }
+
   // The next event to leave: the earliest of the heap's front and the lanes'.
   // Precondition: not empty().
   Earliest earliest() const {

@@ -3,6 +3,8 @@
 #include <boost/context/detail/exception.hpp>
 #include <boost/fiber/operations.hpp>
 
+#include <optional>
+
 #include "env/assert.h"
 #include "sim/node.h"
 #include "sim/stack_pool.h"
@@ -171,16 +173,19 @@ void World::drain_ready_fibers() {
 void World::run_until(TimePoint end) {
   LOCKSIM_ASSERT_MSG(end >= now_, "run_until a time already past");
   drain_ready_fibers();
-  while (!queue_.empty() && queue_.next_time() <= end) {
+  for (;;) {
     if (events_ >= options_.max_events) {
+      // Only an event that would run is over the limit (it stays queued).
+      if (queue_.empty() || end < queue_.next_time()) break;
       record_error("event limit reached (" + std::to_string(options_.max_events) + " events)");
       return;
     }
-    EventQueue::Event e = queue_.pop();
-    LOCKSIM_ASSERT_MSG(e.at >= now_, "virtual time went back");
-    now_ = e.at;
+    std::optional<EventQueue::Event> e = queue_.pop_due(end);
+    if (!e) break;
+    LOCKSIM_ASSERT_MSG(e->at >= now_, "virtual time went back");
+    now_ = e->at;
     ++events_;
-    e.action();
+    e->action();
     drain_ready_fibers();
     for (Callback& observe : event_observers_) observe();
   }

@@ -1,6 +1,7 @@
 // The deterministic world: time, randomness, fibers, nodes, network.
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ TEST(EventQueue, OrdersByTimeThenInsertion) {
   q.push(TimePoint{3}, [&] { order.push_back(4); });
   while (!q.empty()) q.pop().action();
   EXPECT_EQ(order, (std::vector<int>{2, 4, 1, 3}));
+  EXPECT_FALSE(q.pop_due(TimePoint{100}).has_value());  // empty: nothing is due
 }
 
 // The queue against a reference: random pushes (many at the same instant)
@@ -57,8 +59,20 @@ void pops_in_time_then_push_order(bool lanes) {
     }
     ASSERT_EQ(q.size(), pending.size());
     ASSERT_EQ(q.next_time().ns, pending.begin()->first);
-    EventQueue::Event e = q.pop();
     const auto expected = *pending.begin();
+    // Half the time through pop_due(end): nothing while the earliest is
+    // after `end` (and nothing taken), else the same event pop() gives.
+    const int64_t end = now + r.between(0, 40);
+    std::optional<EventQueue::Event> due;
+    if (r.below(2) == 0) {
+      due = q.pop_due(TimePoint{end});
+      ASSERT_EQ(due.has_value(), expected.first <= end);
+      if (!due) {
+        ASSERT_EQ(q.size(), pending.size());
+        continue;
+      }
+    }
+    EventQueue::Event e = due ? std::move(*due) : q.pop();
     pending.erase(pending.begin());
     ASSERT_EQ(e.at.ns, expected.first);
     e.action();
@@ -191,6 +205,29 @@ TEST(World, SleepAdvancesVirtualTimeOnly) {
   w.run_until(TimePoint{} + Duration::seconds(7200));
   EXPECT_EQ(woke, TimePoint{} + Duration::seconds(3600));
   EXPECT_EQ(w.now(), TimePoint{} + Duration::seconds(7200));
+}
+
+// run_until stops at `end` and, separately, at the event limit: the limit
+// is an error only when an event due by `end` would have run past it.
+TEST(World, RunUntilStopsAtTheEndAndAtTheEventLimit) {
+  WorldOptions o;
+  o.max_events = 3;
+  World w(o);
+  int ran = 0;
+  for (int i = 1; i <= 5; ++i) w.at(TimePoint{i * 10}, [&ran] { ++ran; });
+  w.run_until(TimePoint{25});  // events at 10 and 20
+  EXPECT_EQ(ran, 2);
+  EXPECT_EQ(w.now(), TimePoint{25});
+  w.run_until(TimePoint{30});  // the third, exactly at `end`
+  EXPECT_EQ(ran, 3);
+  EXPECT_TRUE(w.errors().empty());
+  w.run_until(TimePoint{35});  // the limit is reached, but nothing is due yet
+  EXPECT_TRUE(w.errors().empty());
+  w.run_until(TimePoint{100});  // the fourth would pass the limit
+  EXPECT_EQ(ran, 3);
+  EXPECT_EQ(w.events_executed(), 3u);
+  ASSERT_EQ(w.errors().size(), 1u);
+  EXPECT_NE(w.errors()[0].find("event limit reached (3 events)"), std::string::npos);
 }
 
 TEST(World, ShutdownCancelsBlockedFibersAndRunsTheirDestructors) {
