@@ -30,7 +30,10 @@ void ExposureMonitor::look() {
     // wake-up already set for answer_until_, which is ahead, stands).
     ++samples_;
     LOCKSIM_ASSERT(!holding_.empty());
-    if (answer_until_ != sim::LockExposure::kNoChange && wake_ != answer_until_) {
+    // wake_at(answer_until_) does nothing while an earlier wake-up is still
+    // ahead (answer_until_ is after now): nearly every event of a hold.
+    const bool earlier_wake_ahead = wake_ > world_.now() && wake_ <= answer_until_;
+    if (answer_until_ != sim::LockExposure::kNoChange && !earlier_wake_ahead) {
       wake_at(answer_until_);
     }
     return;
