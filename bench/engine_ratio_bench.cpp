@@ -4,20 +4,28 @@
 // A ratio of 1 would be a run that does nothing but its essential parts; the
 // rest is the model's own work (a Redis command, an InnoDB lock) plus the
 // engine's overhead. All three are measured inside one benchmark, in one
-// binary, so machines and builds never mix in a ratio. Run:
+// binary, so machines and builds never mix in a ratio. The engine_only row
+// runs the same kind of client loop with no store at all (below): what the
+// engine alone costs an event, so that a lock's row can be read as the
+// engine plus its model. Run:
 //   build/locksim_bench --benchmark_filter=BM_PerEventRatio
 #include <benchmark/benchmark.h>
 
 #include <boost/fiber/all.hpp>
 
 #include <chrono>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "bench/five_client_run.h"
 #include "harness/simulation.h"
 #include "sim/event_queue.h"
+#include "sim/network.h"
+#include "sim/node.h"
 #include "sim/rng.h"
+#include "sim/rpc.h"
 #include "sim/scheduler.h"
 
 namespace {
@@ -74,13 +82,53 @@ double fiber_switch_ns() {
   return ns;
 }
 
+// The engine with no model: five clients, each on its node, call a server
+// node over the run's default link (RPC with a timeout, a handler that
+// returns a number) and pause 50-150 ms, for 60 s of virtual time: the
+// events of a lock run's acquire loop (the request, its network pump and
+// delivery, the reply, the timeout, the fiber's block and wake-up, the
+// pause) without a store's work. Returns the events run.
+constexpr const char* kEngineOnly = "engine-only";
+uint64_t engine_only_run(uint64_t seed) {
+  namespace sim = locksim::sim;
+  sim::World w(sim::WorldOptions{.seed = seed});
+  sim::Network net(w, w.rng().split("network"));
+  sim::Node server(w, "server");
+  std::vector<std::unique_ptr<sim::Node>> nodes;
+  const TimePoint end = TimePoint{} + Duration::seconds(60);
+  for (int i = 0; i < 5; ++i) {
+    nodes.push_back(std::make_unique<sim::Node>(w, "c" + std::to_string(i + 1)));
+    sim::Node* node = nodes.back().get();
+    sim::Rng rng = w.rng().split(node->name());
+    w.spawn(node->name(), node, [&w, &net, &server, node, rng, end]() mutable {
+      std::string error;
+      auto conn = sim::dial(w, net, *node, server, Duration::seconds(1), error);
+      LOCKSIM_ASSERT_MSG(conn != nullptr, "the engine-only run's link never fails");
+      int64_t answers = 0;
+      while (w.now() < end) {
+        auto r = sim::call<int64_t>(
+            w, *conn, [&answers] { return ++answers; }, Duration::millis(500));
+        benchmark::DoNotOptimize(r);
+        w.sleep(rng.uniform_duration(Duration::millis(50), Duration::millis(150)));
+      }
+    });
+  }
+  w.run_until(end);
+  w.shutdown();
+  return w.events_executed();
+}
+
 void BM_PerEventRatio(benchmark::State& state, std::string algorithm) {
   uint64_t events = 0, seed = 1;
   Clock::duration runs{};
   for (auto _ : state) {
     const auto start = Clock::now();
-    events +=
-        locksim::harness::run_simulation(locksim::bench::five_client_run(algorithm, seed++)).events;
+    if (algorithm == kEngineOnly) {
+      events += engine_only_run(seed++);
+    } else {
+      events += locksim::harness::run_simulation(locksim::bench::five_client_run(algorithm, seed++))
+                    .events;
+    }
     runs += Clock::now() - start;
   }
   // After the timed loop: the parts are measured, not counted in its time.
@@ -97,6 +145,8 @@ void BM_PerEventRatio(benchmark::State& state, std::string algorithm) {
   state.counters["ratio"] = event_ns / (pop_ns + switch_ns);
 }
 
+BENCHMARK_CAPTURE(BM_PerEventRatio, engine_only, std::string(kEngineOnly))
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_PerEventRatio, set_nx_lua, std::string("set-nx-lua"))
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_PerEventRatio, redlock, std::string("redlock"))->Unit(benchmark::kMillisecond);
