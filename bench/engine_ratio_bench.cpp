@@ -14,6 +14,7 @@
 #include <boost/fiber/all.hpp>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -88,7 +89,6 @@ double fiber_switch_ns() {
 // events of a lock run's acquire loop (the request, its network pump and
 // delivery, the reply, the timeout, the fiber's block and wake-up, the
 // pause) without a store's work. Returns the events run.
-constexpr const char* kEngineOnly = "engine-only";
 uint64_t engine_only_run(uint64_t seed) {
   namespace sim = locksim::sim;
   sim::World w(sim::WorldOptions{.seed = seed});
@@ -118,17 +118,21 @@ uint64_t engine_only_run(uint64_t seed) {
   return w.events_executed();
 }
 
-void BM_PerEventRatio(benchmark::State& state, std::string algorithm) {
+// A lock's standard run (bench/five_client_run.h); returns the events run.
+std::function<uint64_t(uint64_t)> lock_run(std::string algorithm) {
+  return [algorithm](uint64_t seed) {
+    return locksim::harness::run_simulation(locksim::bench::five_client_run(algorithm, seed))
+        .events;
+  };
+}
+
+// `run` makes one whole run of the given seed and returns its events.
+void BM_PerEventRatio(benchmark::State& state, std::function<uint64_t(uint64_t)> run) {
   uint64_t events = 0, seed = 1;
   Clock::duration runs{};
   for (auto _ : state) {
     const auto start = Clock::now();
-    if (algorithm == kEngineOnly) {
-      events += engine_only_run(seed++);
-    } else {
-      events += locksim::harness::run_simulation(locksim::bench::five_client_run(algorithm, seed++))
-                    .events;
-    }
+    events += run(seed++);
     runs += Clock::now() - start;
   }
   // After the timed loop: the parts are measured, not counted in its time.
@@ -145,14 +149,13 @@ void BM_PerEventRatio(benchmark::State& state, std::string algorithm) {
   state.counters["ratio"] = event_ns / (pop_ns + switch_ns);
 }
 
-BENCHMARK_CAPTURE(BM_PerEventRatio, engine_only, std::string(kEngineOnly))
+BENCHMARK_CAPTURE(BM_PerEventRatio, engine_only, engine_only_run)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PerEventRatio, set_nx_lua, lock_run("set-nx-lua"))
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_PerEventRatio, set_nx_lua, std::string("set-nx-lua"))
+BENCHMARK_CAPTURE(BM_PerEventRatio, redlock, lock_run("redlock"))->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_PerEventRatio, mysql_center, lock_run("mysql-center"))
     ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_PerEventRatio, redlock, std::string("redlock"))->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_PerEventRatio, mysql_center, std::string("mysql-center"))
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_CAPTURE(BM_PerEventRatio, zk_curator, std::string("zk-curator"))
+BENCHMARK_CAPTURE(BM_PerEventRatio, zk_curator, lock_run("zk-curator"))
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

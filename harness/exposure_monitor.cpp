@@ -30,10 +30,9 @@ void ExposureMonitor::look() {
     // wake-up already set for answer_until_, which is ahead, stands).
     ++samples_;
     LOCKSIM_ASSERT(!holding_.empty());
-    // wake_at(answer_until_) does nothing while an earlier wake-up is still
-    // ahead (answer_until_ is after now): nearly every event of a hold.
-    const bool earlier_wake_ahead = wake_ > world_.now() && wake_ <= answer_until_;
-    if (answer_until_ != sim::LockExposure::kNoChange && !earlier_wake_ahead) {
+    // Asked before the call: an earlier wake-up stands on nearly every
+    // event of a hold (answer_until_ is after now, as wake_at needs).
+    if (answer_until_ != sim::LockExposure::kNoChange && !wake_stands_for(answer_until_)) {
       wake_at(answer_until_);
     }
     return;
@@ -86,7 +85,7 @@ void ExposureMonitor::wake_at(TimePoint at) {
   const TimePoint now = world_.now();
   LOCKSIM_ASSERT_MSG(at >= now, "a backend names a change no earlier than now");
   at = std::max(at, now + Duration::nanos(1));  // the answer at `now` is known
-  if (wake_ > now && wake_ <= at) return;       // an earlier wake looks again first
+  if (wake_stands_for(at)) return;
   wake_ = at;
   world_.at(at, [] {});  // an event that does nothing: look() runs after it
 }

@@ -71,6 +71,9 @@ class ExposureMonitor {
   // Whether nothing look() reads can have changed since it last asked.
   bool unchanged_since_last_answer();
   void wake_at(TimePoint at);
+  // Whether a wake-up already asked for, still ahead, comes no later than
+  // `at`: it looks again first, so a wake-up at `at` adds nothing.
+  bool wake_stands_for(TimePoint at) const { return wake_ > world_.now() && wake_ <= at; }
 
   sim::World& world_;
   sim::Deployment& deployment_;

@@ -70,8 +70,7 @@ class World {
   // not shut down.
   // Inline: every message and timer of a run passes here.
   void at(TimePoint when, EventQueue::Action&& action) {
-    LOCKSIM_ASSERT_MSG(when >= now_, "an event scheduled in the past");
-    LOCKSIM_ASSERT_MSG(!shut_down_, "an event scheduled after shutdown");
+    check_schedulable(when);
     queue_.push(when, std::move(action));
   }
   void after(Duration d, EventQueue::Action&& action) { at(now_ + d, std::move(action)); }
@@ -80,8 +79,7 @@ class World {
   // rather than the heap (sim/event_queue.h). Events run in the same order
   // as after() would run them; only the heap stays small.
   void after_fixed(Duration d, EventQueue::Action&& action) {
-    LOCKSIM_ASSERT_MSG(d >= Duration::zero(), "an event scheduled in the past");
-    LOCKSIM_ASSERT_MSG(!shut_down_, "an event scheduled after shutdown");
+    check_schedulable(now_ + d);
     queue_.push_fixed(now_ + d, d, std::move(action));
   }
 
@@ -150,6 +148,11 @@ class World {
   void record_error(std::string e) { errors_.push_back(std::move(e)); }
 
  private:
+  // What at() and after_fixed() assert of an event's time and the World.
+  void check_schedulable(TimePoint when) const {
+    LOCKSIM_ASSERT_MSG(when >= now_, "an event scheduled in the past");
+    LOCKSIM_ASSERT_MSG(!shut_down_, "an event scheduled after shutdown");
+  }
   FiberRecord& current();
   void wake_now(FiberRecord& f);
   // A GC pause freezes every fiber of a node; a hang, its work fibers only.

@@ -41,13 +41,13 @@ void MysqlNode::submit(SessionId session, uint64_t incarnation,
   }
   const uint64_t inc = incarnation_;
   // The statement's thread runs on the node: a pause holds it, a crash ends it.
-  world_.after_fixed(params_.service_time,
-                     [this, session, inc, request = std::move(request)]() mutable {
-                       node().deliver([this, session, inc, request = std::move(request)]() mutable {
-                         if (inc != incarnation_) return;
-                         run(session, std::move(request));
-                       });
-                     });
+  auto start = [this, session, inc, request = std::move(request)]() mutable {
+    node().deliver([this, session, inc, request = std::move(request)]() mutable {
+      if (inc != incarnation_) return;
+      run(session, std::move(request));
+    });
+  };
+  world_.after_fixed(params_.service_time, std::move(start));
 }
 
 std::pair<SessionId, uint64_t> MysqlNode::open_session() {
