@@ -75,7 +75,8 @@ int LuaCallbacks::redis_command(lua_State* L, bool raise) {
     } else if (type == LUA_TSTRING) {
       size_t len = 0;
       const char* text = lua_tolstring(L, j, &len);
-      arg.assign(text, len);
+      arg.clear();  // then append: cheaper than assign's general replace
+      arg.append(text, len);
     } else {
       push_lua_error(L, "Lua redis lib command arguments must be strings or integers");
       return raise ? lua_error(L) : 1;

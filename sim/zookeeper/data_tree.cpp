@@ -34,7 +34,7 @@ std::string DataTree::path_problem(const std::string& path, bool sequential) {
   while (begin < path.size()) {
     size_t end = path.find('/', begin);
     if (end == std::string::npos) end = path.size();
-    const std::string part = path.substr(begin, end - begin);
+    const std::string_view part = std::string_view(path).substr(begin, end - begin);
     if (part.empty() && end != path.size()) return "empty path component";
     if (part == "." || part == "..") return "relative path component";
     begin = end + 1;
@@ -42,14 +42,14 @@ std::string DataTree::path_problem(const std::string& path, bool sequential) {
   return "";
 }
 
-std::string DataTree::parent_of(const std::string& path) {
+std::string_view DataTree::parent_of(std::string_view path) {
   const size_t slash = path.rfind('/');
-  return slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+  return slash == 0 || slash == std::string_view::npos ? "/" : path.substr(0, slash);
 }
 
-std::string DataTree::name_of(const std::string& path) {
+std::string_view DataTree::name_of(std::string_view path) {
   const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
 ZkStat DataTree::stat_of(const Node& n) const {
@@ -192,7 +192,7 @@ void DataTree::apply_create(const Txn& t, TxnResult& out) {
   n.stat.ctime_ms = n.stat.mtime_ms = t.time_ms;
   n.stat.ephemeral_owner = t.ephemeral ? t.session : 0;
   Node& p = parent->second;
-  p.children.insert(name_of(t.path));
+  p.children.emplace(name_of(t.path));
   ++p.child_creates;
   ++p.stat.cversion;
   p.stat.pzxid = t.zxid;
@@ -200,8 +200,9 @@ void DataTree::apply_create(const Txn& t, TxnResult& out) {
   out.path = t.path;
   out.stat = stat_of(n);
   nodes_[t.path] = std::move(n);
+  out.events.reserve(2);  // one allocation for both
   out.events.push_back({ZkEventType::kCreated, t.path});
-  out.events.push_back({ZkEventType::kChildrenChanged, parent_of(t.path)});
+  out.events.push_back({ZkEventType::kChildrenChanged, std::string(parent_of(t.path))});
 }
 
 void DataTree::apply_delete(const std::string& path, Zxid zxid, TxnResult& out) {
@@ -215,12 +216,17 @@ void DataTree::apply_delete(const std::string& path, Zxid zxid, TxnResult& out) 
     if (mine.empty()) ephemerals_.erase(owner);
   }
   nodes_.erase(it);
-  Node& p = nodes_.at(parent_of(path));
-  p.children.erase(name_of(path));
+  const auto parent = nodes_.find(parent_of(path));
+  LOCKSIM_ASSERT_MSG(parent != nodes_.end(), "a node's parent outlives it");
+  Node& p = parent->second;
+  const auto name = p.children.find(name_of(path));
+  LOCKSIM_ASSERT_MSG(name != p.children.end(), "a node is among its parent's children");
+  p.children.erase(name);
   ++p.stat.cversion;
   p.stat.pzxid = zxid;
+  out.events.reserve(2);  // one allocation for both
   out.events.push_back({ZkEventType::kDeleted, path});
-  out.events.push_back({ZkEventType::kChildrenChanged, parent_of(path)});
+  out.events.push_back({ZkEventType::kChildrenChanged, std::string(parent_of(path))});
 }
 
 void DataTree::apply_set_data(const Txn& t, TxnResult& out) {

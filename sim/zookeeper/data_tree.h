@@ -23,9 +23,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "env/time.h"
@@ -133,15 +135,17 @@ class DataTree {
   // components, no trailing "/"), else why not. `sequential` allows a
   // trailing "/" (the server appends the number).
   static std::string path_problem(const std::string& path, bool sequential);
-  static std::string parent_of(const std::string& path);  // "/a" -> "/", "/a/b" -> "/a"
-  static std::string name_of(const std::string& path);    // "/a/b" -> "b"
+  // Views into `path` (it must outlive them): a lookup by them allocates
+  // nothing (the maps below compare transparently).
+  static std::string_view parent_of(std::string_view path);  // "/a" -> "/", "/a/b" -> "/a"
+  static std::string_view name_of(std::string_view path);    // "/a/b" -> "b"
 
  private:
   struct Node {
     std::string data;
     ZkStat stat;
-    std::set<std::string> children;  // names
-    int32_t child_creates = 0;       // the sequential counter (see the top)
+    std::set<std::string, std::less<>> children;  // names
+    int32_t child_creates = 0;                    // the sequential counter (see the top)
     bool operator==(const Node&) const = default;
   };
 
@@ -153,7 +157,7 @@ class DataTree {
   void apply_set_data(const Txn& t, TxnResult& out);
   ZkStat stat_of(const Node& n) const;
 
-  std::map<std::string, Node> nodes_;  // by full path
+  std::map<std::string, Node, std::less<>> nodes_;  // by full path
   std::map<SessionId, Duration> sessions_;
   std::map<SessionId, std::set<std::string>> ephemerals_;
   Zxid last_zxid_ = 0;

@@ -2,7 +2,7 @@
 
 namespace locksim::sim::zookeeper {
 
-void OrderedPipe::send(Network& net, const Node& from, Node& to, std::function<void()> message,
+void OrderedPipe::send(Network& net, const Node& from, Node& to, Callback message,
                        std::shared_ptr<void> keep) {
   const uint64_t seq = next_send_++;
   net.send(from, to, [this, seq, keep = std::move(keep), message = std::move(message)]() mutable {
@@ -10,7 +10,7 @@ void OrderedPipe::send(Network& net, const Node& from, Node& to, std::function<v
   });
 }
 
-void OrderedPipe::arrive(uint64_t seq, std::function<void()> message) {
+void OrderedPipe::arrive(uint64_t seq, Callback message) {
   if (seq < next_run_) return;           // cannot happen on one pipe; harmless if it did
   if (held_.size() >= kHeldMax) return;  // a dead pipe takes nothing, in line or not
   if (seq == next_run_) {
@@ -25,7 +25,7 @@ void OrderedPipe::arrive(uint64_t seq, std::function<void()> message) {
   // Runs every message that is now next in line. A message may send on this
   // pipe again (a reply to a reply), which only appends: iteration is safe.
   for (auto it = held_.find(next_run_); it != held_.end(); it = held_.find(next_run_)) {
-    std::function<void()> run = std::move(it->second);
+    Callback run = std::move(it->second);
     held_.erase(it);
     ++next_run_;
     run();

@@ -66,19 +66,20 @@ class OrderedPipe {
  public:
   // Queues `message` to run at `to` after every earlier one on this pipe.
   // `keep` keeps the connection alive while the message travels.
-  void send(Network& net, const Node& from, Node& to, std::function<void()> message,
-            std::shared_ptr<void> keep);
+  // A Callback, not a std::function: a message's usual captures (the
+  // connection, an xid, a shared op) fit in it without an allocation.
+  void send(Network& net, const Node& from, Node& to, Callback message, std::shared_ptr<void> keep);
 
   // Messages held behind a gap, at most; beyond it the pipe is dead (a TCP
   // connection whose peer stopped acknowledging has a bounded send window).
   static constexpr size_t kHeldMax = 10'000;
 
  private:
-  void arrive(uint64_t seq, std::function<void()> message);
+  void arrive(uint64_t seq, Callback message);
 
   uint64_t next_send_ = 0;
   uint64_t next_run_ = 0;
-  std::map<uint64_t, std::function<void()>> held_;
+  std::map<uint64_t, Callback> held_;
 };
 
 // Both directions of one connection. Shared by the client and the server

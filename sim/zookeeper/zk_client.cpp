@@ -189,7 +189,7 @@ void ZkClient::refuse(const std::shared_ptr<Connection>& c) {
   });
 }
 
-void ZkClient::send_up(std::function<void()> message) {
+void ZkClient::send_up(Callback message) {
   LOCKSIM_ASSERT(conn_ != nullptr);
   last_send_ = world_.now();
   conn_->up.send(net_, node_, *conn_->server_node, std::move(message), conn_);
@@ -216,7 +216,7 @@ void ZkClient::on_connect_response(const std::shared_ptr<Connection>& c, const C
   failed_in_row_ = 0;
   set_state(ZkSessionState::kConnected);
   for (auto& op : ops_) {
-    if (!op->sent) send_op(*op);
+    if (!op->sent) send_op(op);
   }
   schedule_timer();
 }
@@ -353,13 +353,15 @@ void ZkClient::close() {
   set_state(ZkSessionState::kClosed);
 }
 
-void ZkClient::send_op(Op& op) {
-  op.sent = true;
+void ZkClient::send_op(const std::shared_ptr<Op>& op) {
+  op->sent = true;
   ++requests_sent_;
   std::shared_ptr<Connection> c = conn_;
-  const int64_t xid = op.xid;
-  const Request r = op.request;
-  send_up([c, xid, r] { c->server->on_request(c, xid, r); });
+  const int64_t xid = op->xid;
+  // The message reads the op's request, which nobody changes once it is
+  // made, instead of a copy of it (the server keeps its own copy).
+  send_up(
+      [c, xid, op = std::shared_ptr<const Op>(op)] { c->server->on_request(c, xid, op->request); });
 }
 
 ZkReply ZkClient::call(Request r) {
@@ -371,12 +373,14 @@ ZkReply ZkClient::call(Request r) {
   op->xid = next_xid_++;
   op->request = std::move(r);
   ops_.push_back(op);
-  if (state_ == ZkSessionState::kConnected && conn_ != nullptr) send_op(*op);
+  if (state_ == ZkSessionState::kConnected && conn_ != nullptr) send_op(op);
   world_.block(op->waiter);
-  return op->reply;
+  // Nobody reads the reply after the wake-up: on_reply and fail_all take the
+  // op off ops_ before they signal.
+  return std::move(op->reply);
 }
 
-void ZkClient::on_reply(const std::shared_ptr<Connection>& c, const ZkReply& r) {
+void ZkClient::on_reply(const std::shared_ptr<Connection>& c, ZkReply&& r) {
   if (!is_current(c)) return;
   last_recv_ = world_.now();
   last_zxid_ = std::max(last_zxid_, r.zxid);
@@ -384,8 +388,8 @@ void ZkClient::on_reply(const std::shared_ptr<Connection>& c, const ZkReply& r) 
                      "replies come in request order");
   std::shared_ptr<Op> op = ops_.front();
   ops_.pop_front();
-  op->reply = r;
   note_watch(op->request, r);
+  op->reply = std::move(r);
   world_.signal(op->waiter);
 }
 

@@ -87,7 +87,7 @@ class ZkClient : public ZkConnection {
 
   // --- From the connection, run at the client node in order ---
   void on_connect_response(const std::shared_ptr<Connection>& c, const ConnectResponse& r);
-  void on_reply(const std::shared_ptr<Connection>& c, const ZkReply& r);
+  void on_reply(const std::shared_ptr<Connection>& c, ZkReply&& r);
   void on_watch(const std::shared_ptr<Connection>& c, const ZkEvent& e);
   void on_ping_reply(const std::shared_ptr<Connection>& c);
   void on_reset(const std::shared_ptr<Connection>& c);
@@ -116,8 +116,8 @@ class ZkClient : public ZkConnection {
   void attempt_next(Duration after);
   void attempt(int server_id);
   void refuse(const std::shared_ptr<Connection>& c);
-  void send_up(std::function<void()> message);
-  void send_op(Op& op);
+  void send_up(Callback message);
+  void send_op(const std::shared_ptr<Op>& op);
   void connection_lost();
   void set_state(ZkSessionState s);
   void fail_all(ZkError e);

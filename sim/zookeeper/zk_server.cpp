@@ -173,7 +173,7 @@ void ZkServer::periodic() {
 
 // ---------------------------------------------------------------- clients
 
-void ZkServer::send_down(const std::shared_ptr<Connection>& c, std::function<void()> message) {
+void ZkServer::send_down(const std::shared_ptr<Connection>& c, Callback message) {
   if (c->closed) return;
   c->down.send(net_, node_, *c->client_node, std::move(message), c);
 }
@@ -325,9 +325,9 @@ void ZkServer::on_ping(const std::shared_ptr<Connection>& c) {
 void ZkServer::process_queue(ServerConn& sc) {
   // Bounded by the queue's length: each pass answers a read or stops.
   while (!sc.queue.empty()) {
-    const Pending& head = sc.queue.front();
+    Pending& head = sc.queue.front();
     if (!is_write(head.request.kind) && head.request.kind != OpKind::kSync) {
-      const Pending p = head;
+      const Pending p = std::move(head);
       sc.queue.pop_front();
       answer_read(sc, p);
       continue;
@@ -383,7 +383,8 @@ void ZkServer::answer_read(ServerConn& sc, const Pending& p) {
 void ZkServer::reply(ServerConn& sc, ZkReply r) {
   r.zxid = tree_.last_zxid();
   std::shared_ptr<Connection> c = sc.conn;
-  send_down(c, [c, r = std::move(r)] { c->client->on_reply(c, r); });
+  // Moved out on arrival: a message runs once.
+  send_down(c, [c, r = std::move(r)]() mutable { c->client->on_reply(c, std::move(r)); });
 }
 
 // ---------------------------------------------------------------- applying

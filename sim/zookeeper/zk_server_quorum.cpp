@@ -9,13 +9,9 @@
 
 namespace locksim::sim::zookeeper {
 
-void ZkServer::send_to_leader(std::function<void(ZkServer& leader)> message) {
-  if (role_ == Role::kLooking || leader_id_ == 0) return;
-  ZkServer& leader = ensemble_.server(leader_id_);
-  // Always through the network, also to ourselves: handing a request to our
-  // own leader role is a step of the pipeline, never a re-entrant call.
-  ZkServer* target = &leader;
-  net_.send(node_, leader.node_, [target, message = std::move(message)] { message(*target); });
+ZkServer* ZkServer::leader_or_null() {
+  if (role_ == Role::kLooking || leader_id_ == 0) return nullptr;
+  return &ensemble_.server(leader_id_);
 }
 
 void ZkServer::forward_error(int origin, ConnId conn, int64_t xid, ZkError e) {
@@ -121,11 +117,14 @@ void ZkServer::propose(Txn t) {
     last_heard_ns_.erase(t.session);
   }
   prep_tree_.apply(t);
-  log_[t.zxid] = t;
+  // One copy the followers' messages share (each follower logs its own copy
+  // on arrival), instead of one per message.
+  const auto proposal = std::make_shared<const Txn>(t);
+  log_[t.zxid] = std::move(t);
   for (auto& [follower, acked] : acked_) {
     ZkServer* f = &ensemble_.server(follower);
     const int64_t epoch = epoch_;
-    net_.send(node_, f->node_, [f, epoch, t] { f->follower_on_propose(epoch, t); });
+    net_.send(node_, f->node_, [f, epoch, proposal] { f->follower_on_propose(epoch, *proposal); });
   }
   try_commit();
 }
@@ -141,7 +140,7 @@ void ZkServer::try_commit() {
       if (acked >= z && f.role_ == Role::kFollowing && f.leader_id_ == id_) ++have;
     }
     if (have < ensemble_.quorum()) break;
-    const Txn t = log_.begin()->second;
+    const Txn t = std::move(log_.begin()->second);
     log_.erase(log_.begin());
     apply_committed(t);
     committed = z;
@@ -232,7 +231,7 @@ void ZkServer::apply_up_to(Zxid upto) {
   // Bounded by the log's size: each pass applies and erases one txn.
   for (auto it = log_.find(next_after(tree_.last_zxid())); it != log_.end() && it->first <= upto;
        it = log_.find(next_after(tree_.last_zxid()))) {
-    const Txn t = it->second;
+    const Txn t = std::move(it->second);
     log_.erase(it);
     apply_committed(t);
   }
