@@ -83,7 +83,9 @@ class SqlConnection {
   // the server has rolled back any open transaction. May throw sim::Cancelled
   // when the simulation tears the client down.
   // Precondition: the number of `?` equals params.size() (else error 1064).
-  virtual SqlResult query(const std::string& sql, const std::vector<SqlValue>& params) = 0;
+  // `params` by value: a caller's braced list moves into the simulated
+  // request, which keeps it, instead of being copied there.
+  virtual SqlResult query(const std::string& sql, std::vector<SqlValue> params) = 0;
 
   // Closes the session: the server rolls back its open transaction and frees
   // its locks. Later queries reconnect with a fresh session. Never throws.

@@ -102,7 +102,7 @@ SqlResult MariadbConnection::fail(unsigned int number, const char* sqlstate, con
   return r;
 }
 
-SqlResult MariadbConnection::query(const std::string& sql, const std::vector<SqlValue>& params) {
+SqlResult MariadbConnection::query(const std::string& sql, std::vector<SqlValue> params) {
   if (const std::string why = ensure_connected(); !why.empty()) {
     return SqlResult::error(sql_errno::kServerLost, why);
   }

@@ -54,7 +54,7 @@ class MariadbConnection : public SqlConnection {
   MariadbConnection(const MariadbConnection&) = delete;
   MariadbConnection& operator=(const MariadbConnection&) = delete;
 
-  SqlResult query(const std::string& sql, const std::vector<SqlValue>& params) override;
+  SqlResult query(const std::string& sql, std::vector<SqlValue> params) override;
   void close() override;
   std::string server_name() const override { return name_; }
 

@@ -24,9 +24,9 @@ class FrozenSql : public SqlConnection {
   FrozenSql(SqlConnection& target, ClientFreeze* freeze, ClientFreeze* hang, const ClientLife* life,
             uint64_t generation)
       : target_(target), freeze_(freeze), hang_(hang), life_(life), generation_(generation) {}
-  SqlResult query(const std::string& sql, const std::vector<SqlValue>& params) override {
+  SqlResult query(const std::string& sql, std::vector<SqlValue> params) override {
     cross();
-    SqlResult r = target_.query(sql, params);
+    SqlResult r = target_.query(sql, std::move(params));
     cross();
     return r;
   }

@@ -45,7 +45,26 @@ void LockManager::grant_waiting(Queue& q) {
 
 void LockManager::erase_if_empty(const LockTarget& target) {
   auto it = queues_.find(target);
-  if (it != queues_.end() && it->second.empty()) queues_.erase(it);
+  if (it != queues_.end() && it->second.empty()) drop_queue(it);
+}
+
+LockManager::Queues::iterator LockManager::make_queue(const LockTarget& target) {
+  if (spare_.empty()) return queues_.emplace(target, Queue{}).first;
+  Queues::node_type node = std::move(spare_.back());
+  spare_.pop_back();
+  LOCKSIM_ASSERT_MSG(node.mapped().empty(), "a spare queue is kept empty");
+  node.key() = target;
+  const auto inserted = queues_.insert(std::move(node));
+  LOCKSIM_ASSERT_MSG(inserted.inserted, "a queue is made only for a target without one");
+  return inserted.position;
+}
+
+LockManager::Queues::iterator LockManager::drop_queue(Queues::iterator it) {
+  LOCKSIM_ASSERT(it->second.empty());
+  const auto next = std::next(it);
+  Queues::node_type node = queues_.extract(it);
+  if (spare_.size() < kSpareQueuesMax) spare_.push_back(std::move(node));
+  return next;
 }
 
 std::optional<TrxId> LockManager::acquire(TrxId trx, const LockTarget& target, LockKind kind) {
@@ -90,7 +109,7 @@ std::optional<TrxId> LockManager::acquire(TrxId trx, const LockTarget& target, L
     cancel_wait(trx);
     it = queues_.find(target);  // the cancelled request's queue may have been this one
   }
-  if (it == queues_.end()) it = queues_.emplace(target, Queue{}).first;
+  if (it == queues_.end()) it = make_queue(target);
   Queue& q = it->second;
   // Waiting requests count too: they are ahead of this one in the queue.
   const std::optional<TrxId> blocker = first_conflict(q, q.size(), trx, kind);
@@ -122,7 +141,7 @@ void LockManager::release_all(TrxId trx) {
     q.erase(std::remove_if(q.begin(), q.end(), [trx](const Request& r) { return r.trx == trx; }),
             q.end());
     if (q.size() != before) grant_waiting(q);
-    it = q.empty() ? queues_.erase(it) : std::next(it);
+    it = q.empty() ? drop_queue(it) : std::next(it);
   }
   waits_for_.erase(trx);
 }

@@ -115,8 +115,18 @@ class LockManager {
   // Grants, in queue order, every waiting request nothing ahead of it blocks.
   void grant_waiting(Queue& q);
   void erase_if_empty(const LockTarget& target);
+  using Queues = std::map<LockTarget, Queue>;
+  // A target's queue is made when its first request comes and dropped when
+  // its last goes: nearly every statement of a lock run does both. The map
+  // nodes (key string and queue vector included) are kept for reuse instead
+  // of freed and allocated again; which node serves which key never shows
+  // (the map's order is by key).
+  Queues::iterator make_queue(const LockTarget& target);
+  Queues::iterator drop_queue(Queues::iterator it);  // returns the next
+  static constexpr size_t kSpareQueuesMax = 16;      // memory kept, at most
 
-  std::map<LockTarget, Queue> queues_;
+  Queues queues_;
+  std::vector<Queues::node_type> spare_;
   // The one request each waiting transaction waits for.
   std::map<TrxId, std::pair<LockTarget, LockKind>> waiting_on_;
   std::map<TrxId, TrxId> waits_for_;

@@ -73,11 +73,11 @@ std::optional<SqlResult> MysqlConnection::open(MysqlNode& target) {
   return std::nullopt;
 }
 
-SqlResult MysqlConnection::query(const std::string& sql, const std::vector<SqlValue>& params) {
+SqlResult MysqlConnection::query(const std::string& sql, std::vector<SqlValue> params) {
   MysqlNode* target = &group_.published_primary();
   if (std::optional<SqlResult> failed = ensure_session(*target)) return std::move(*failed);
   LOCKSIM_ASSERT(session_ != 0 && server_ == target);
-  const std::shared_ptr<Pending> pending = send(sql, params);
+  const std::shared_ptr<Pending> pending = send(sql, std::move(params));
   // A crash of this client closes the connection under the waiting fiber
   // (MysqlDeployment::client_crashed) and then cancels it.
   try {
@@ -103,13 +103,13 @@ std::optional<SqlResult> MysqlConnection::ensure_session(MysqlNode& target) {
   return std::nullopt;
 }
 
-std::shared_ptr<MysqlConnection::Pending> MysqlConnection::send(
-    const std::string& sql, const std::vector<SqlValue>& params) {
+std::shared_ptr<MysqlConnection::Pending> MysqlConnection::send(const std::string& sql,
+                                                                std::vector<SqlValue> params) {
   LOCKSIM_ASSERT(conn_ != nullptr && server_ != nullptr && session_ != 0);
   // Not make_shared: the timeout's weak reference below would keep the
   // whole object's memory until the timer fires (a minute, for nearly every
   // statement); with its own control block only that stays.
-  std::shared_ptr<Pending> state(new Pending(sql, params, world_, net_, conn_->id()));
+  std::shared_ptr<Pending> state(new Pending(sql, std::move(params), world_, net_, conn_->id()));
   MysqlNode& server = *server_;
   const SessionId session = session_;
   const uint64_t incarnation = incarnation_;

@@ -33,7 +33,7 @@ class MysqlConnection : public SqlConnection {
  public:
   MysqlConnection(World& world, Network& net, Node& client, MysqlGroup& group, Duration timeout);
 
-  SqlResult query(const std::string& sql, const std::vector<SqlValue>& params) override;
+  SqlResult query(const std::string& sql, std::vector<SqlValue> params) override;
   void close() override;
   std::string server_name() const override { return group_.name(); }
 
@@ -56,7 +56,7 @@ class MysqlConnection : public SqlConnection {
   // result, as a proxy breaks it), drops a reset one, opens a new one.
   std::optional<SqlResult> ensure_session(MysqlNode& target);
   // Sends the statement on the open session and arms the client's timeout.
-  std::shared_ptr<Pending> send(const std::string& sql, const std::vector<SqlValue>& params);
+  std::shared_ptr<Pending> send(const std::string& sql, std::vector<SqlValue> params);
   // What the client makes of a finished wait: the answer, or 2013 for a
   // broken connection or a timeout (the connection is then dropped).
   SqlResult outcome(Pending& pending);
