@@ -1,0 +1,98 @@
+// What a whole lock run allocates per simulated event once it is under way,
+// for the four algorithms the engine's speed is measured with (issue 30,
+// docs/measurements.md "Engine speed"). The engine itself allocates nothing
+// per event (steady_state_alloc_test.cpp); what is left is the models' own
+// data: a MySQL statement's request and result rows, a ZooKeeper request,
+// reply and tree node. Each ceiling is the measured figure plus a margin, so
+// a change that puts an allocation back on a hot path (a copied request, a
+// std::function where a Callback fits, a map node made per lock) fails here
+// instead of showing up only as a slower benchmark. A count, never a time.
+//
+// This binary replaces the global operator new with one that counts, per
+// thread, and forwards to malloc: a run's fibers share their thread, so the
+// count is the run's.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <new>
+#include <string>
+
+#include "harness/simulation.h"
+
+namespace {
+thread_local uint64_t t_allocations = 0;
+}  // namespace
+
+void* operator new(std::size_t size) {
+  ++t_allocations;
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t /*size*/) noexcept {
+  std::free(p);
+}
+
+namespace locksim::harness {
+namespace {
+
+struct Counted {
+  uint64_t allocations = 0;
+  uint64_t events = 0;
+};
+
+// One run of the benchmarks' shape (bench/five_client_run.h): five clients,
+// default parameters and no faults, `seconds` of virtual time.
+Counted count_run(const std::string& algorithm, int seconds) {
+  RunConfig c;
+  c.algorithm = algorithm;
+  c.seed = 1;
+  c.duration = Duration::seconds(seconds);
+  c.workload.clients = 5;
+  const PreparedRun prepared = prepare_run(c);
+  const uint64_t before = t_allocations;
+  const SimOutput out = run_simulation(prepared);
+  return Counted{t_allocations - before, out.events};
+}
+
+// Allocations per event of the part a longer run adds: start-up (servers,
+// fibers, Lua states, the first sessions) and the end (the history, the
+// fibers' unwinding) are the same in both runs and cancel out.
+double allocations_per_event(const std::string& algorithm) {
+  const Counted short_run = count_run(algorithm, 10);
+  const Counted long_run = count_run(algorithm, 40);
+  // Pair of the division: the longer run did run more events.
+  EXPECT_GT(long_run.events, short_run.events + 500) << algorithm;
+  const double rate = static_cast<double>(long_run.allocations - short_run.allocations) /
+                      static_cast<double>(long_run.events - short_run.events);
+  std::cout << algorithm << ": " << rate << " allocations an event ("
+            << long_run.events - short_run.events << " events)\n";
+  return rate;
+}
+
+// Measured 2026-11-28 (gcc 12, RelWithDebInfo): 0.13, 0.30, 1.96, 2.94.
+TEST(RunAllocations, RedisLocksAllocateAlmostNothingPerEvent) {
+  EXPECT_LT(allocations_per_event("set-nx-lua"), 0.2);
+  EXPECT_LT(allocations_per_event("redlock"), 0.4);
+}
+
+TEST(RunAllocations, MysqlAndZooKeeperModelsStayUnderTheirCeilings) {
+  EXPECT_LT(allocations_per_event("mysql-center"), 2.1);
+  EXPECT_LT(allocations_per_event("zk-curator"), 3.1);
+}
+
+TEST(RunAllocations, TheCounterSeesAnAllocation) {
+  // Pair of the tests above: a low count means little was allocated, not
+  // that the counting operator new is not the one in use.
+  const uint64_t before = t_allocations;
+  auto* p = new int(1);
+  EXPECT_EQ(t_allocations, before + 1);
+  delete p;
+}
+
+}  // namespace
+}  // namespace locksim::harness
