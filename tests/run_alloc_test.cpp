@@ -8,34 +8,15 @@
 // std::function where a Callback fits, a map node made per lock) fails here
 // instead of showing up only as a slower benchmark. A count, never a time.
 //
-// This binary replaces the global operator new with one that counts, per
-// thread, and forwards to malloc: a run's fibers share their thread, so the
-// count is the run's.
+// This binary counts allocations with tests/counting_new.h's operator new.
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <iostream>
-#include <new>
 #include <string>
 
 #include "harness/simulation.h"
-
-namespace {
-thread_local uint64_t t_allocations = 0;
-}  // namespace
-
-void* operator new(std::size_t size) {
-  ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t /*size*/) noexcept {
-  std::free(p);
-}
+#include "tests/counting_new.h"
 
 namespace locksim::harness {
 namespace {
@@ -54,9 +35,9 @@ Counted count_run(const std::string& algorithm, int seconds) {
   c.duration = Duration::seconds(seconds);
   c.workload.clients = 5;
   const PreparedRun prepared = prepare_run(c);
-  const uint64_t before = t_allocations;
+  const uint64_t before = test_alloc::t_allocations;
   const SimOutput out = run_simulation(prepared);
-  return Counted{t_allocations - before, out.events};
+  return Counted{test_alloc::t_allocations - before, out.events};
 }
 
 // Allocations per event of the part a longer run adds: start-up (servers,
@@ -88,9 +69,9 @@ TEST(RunAllocations, MysqlAndZooKeeperModelsStayUnderTheirCeilings) {
 TEST(RunAllocations, TheCounterSeesAnAllocation) {
   // Pair of the tests above: a low count means little was allocated, not
   // that the counting operator new is not the one in use.
-  const uint64_t before = t_allocations;
+  const uint64_t before = test_alloc::t_allocations;
   auto* p = new int(1);
-  EXPECT_EQ(t_allocations, before + 1);
+  EXPECT_EQ(test_alloc::t_allocations, before + 1);
   delete p;
 }
 

@@ -6,36 +6,17 @@
 // malloc and a free per message, which no history would show; this test
 // counts them instead of timing anything.
 //
-// This binary replaces the global operator new with one that counts, per
-// thread, and forwards to malloc: a whole run's fibers share their thread,
-// so the count is the run's.
+// This binary counts allocations with tests/counting_new.h's operator new.
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <cstdlib>
-#include <new>
 
 #include "sim/connection.h"
 #include "sim/network.h"
 #include "sim/node.h"
 #include "sim/rpc.h"
 #include "sim/world.h"
-
-namespace {
-thread_local uint64_t t_allocations = 0;
-}  // namespace
-
-void* operator new(std::size_t size) {
-  ++t_allocations;
-  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
-  throw std::bad_alloc();
-}
-void operator delete(void* p) noexcept {
-  std::free(p);
-}
-void operator delete(void* p, std::size_t /*size*/) noexcept {
-  std::free(p);
-}
+#include "tests/counting_new.h"
 
 namespace locksim::sim {
 namespace {
@@ -63,13 +44,13 @@ uint64_t allocations_over_measured_rounds() {
   w.spawn("c1", &client, [&] {
     Connection conn(net, client, server);
     for (int round = 0; round < kWarmUpRounds + kMeasuredRounds; ++round) {
-      if (round == kWarmUpRounds) at_start = t_allocations;
+      if (round == kWarmUpRounds) at_start = test_alloc::t_allocations;
       const CallResult<int> r = call<int>(
           w, conn, [round] { return round; }, kTimeout);
       if (r.reply == round) ++replies;
       w.sleep(Duration::millis(3));
     }
-    at_end = t_allocations;
+    at_end = test_alloc::t_allocations;
   });
   w.spawn("t1", &ticker, [&] {
     for (;;) {
@@ -93,9 +74,9 @@ TEST(SteadyState, RpcsMessagesAndTimersAllocateNothing) {
 TEST(SteadyState, TheCounterSeesAnAllocation) {
   // Pair of the test above: a count of zero means nothing was allocated,
   // not that the counting operator new is not the one in use.
-  const uint64_t before = t_allocations;
+  const uint64_t before = test_alloc::t_allocations;
   auto* p = new int(1);
-  EXPECT_EQ(t_allocations, before + 1);
+  EXPECT_EQ(test_alloc::t_allocations, before + 1);
   delete p;
 }
 
