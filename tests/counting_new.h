@@ -14,6 +14,19 @@
 
 namespace locksim::test_alloc {
 inline thread_local uint64_t t_allocations = 0;
+
+// Whether the operator new below is the one in use: the pair of every count
+// a test asserts (a low count must mean little was allocated, not that the
+// allocations went past the counter).
+inline bool counter_sees_an_allocation() {
+  const uint64_t before = t_allocations;
+  // A call, not a new-expression: the compiler may drop a new-expression
+  // whose result is only deleted, never a call of operator new.
+  void* p = ::operator new(sizeof(int));
+  const bool seen = t_allocations == before + 1;
+  ::operator delete(p);
+  return seen;
+}
 }  // namespace locksim::test_alloc
 
 void* operator new(std::size_t size) {
