@@ -8,10 +8,9 @@
 // (nothing in a World does; sweep workers each own theirs).
 //
 // Why a pool: an RPC makes one box per call, so a run would allocate and free
-// one per request. A freed box's memory waits in its thread's pool for the
-// next make() (at most kPoolMax of them; the rest go back to the heap). No
-// behaviour can depend on which memory a box gets: nothing orders, hashes or
-// prints a box by its address.
+// one per request. A freed box's memory waits in its thread's free list
+// (sim/thread_blocks.h) for the next make(). No behaviour can depend on which
+// memory a box gets: nothing orders, hashes or prints a box by its address.
 #pragma once
 
 #include <cstddef>
@@ -20,6 +19,7 @@
 #include <utility>
 
 #include "env/assert.h"
+#include "sim/thread_blocks.h"
 
 namespace locksim::sim {
 
@@ -28,13 +28,12 @@ class LocalShared {
  public:
   template <class... Args>
   static LocalShared make(Args&&... args) {
-    Pool& pool = this_threads_pool();
-    void* memory = pool.count == 0 ? ::operator new(sizeof(Box)) : pool.free[--pool.count];
+    void* memory = Blocks::take();
     LocalShared p;
     try {
       p.box_ = ::new (memory) Box{T(std::forward<Args>(args)...), 1};
     } catch (...) {
-      give_back(memory);
+      Blocks::give_back(memory);
       throw;
     }
     return p;
@@ -63,7 +62,12 @@ class LocalShared {
     T value;
     uint64_t refs;
   };
-  // The pool's memory comes from plain operator new.
+  // A box lives until the last event holding it has run, and an RPC's
+  // timeout event stays in the queue after the reply came: a client keeps
+  // about (timeout ÷ time per call) boxes alive, a few hundred at most in a
+  // run of many clients.
+  using Blocks = ThreadBlocks<sizeof(Box)>;
+  // The blocks come from plain operator new.
   static_assert(alignof(Box) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "an over-aligned shared state");
   void release() noexcept {
     if (box_ == nullptr) return;
@@ -71,36 +75,9 @@ class LocalShared {
     LOCKSIM_ASSERT(box_->refs >= 1);
     if (--box_->refs == 0) {
       box_->~Box();
-      give_back(box_);
+      Blocks::give_back(box_);
     }
     box_ = nullptr;
-  }
-
-  // A box lives until the last event holding it has run, and an RPC's
-  // timeout event stays in the queue after the reply came: a client keeps
-  // about (timeout ÷ time per call) boxes alive, a few hundred at most in a
-  // run of many clients. Beyond this many free ones, memory goes back to
-  // the heap.
-  static constexpr size_t kPoolMax = 1024;
-  struct Pool {
-    void* free[kPoolMax];
-    size_t count = 0;
-    ~Pool() {
-      while (count > 0) ::operator delete(free[--count]);
-    }
-  };
-  static Pool& this_threads_pool() {
-    thread_local Pool pool;
-    return pool;
-  }
-  // Only after a make() on this thread, which made its pool.
-  static void give_back(void* memory) noexcept {
-    Pool& pool = this_threads_pool();
-    if (pool.count < kPoolMax) {
-      pool.free[pool.count++] = memory;
-    } else {
-      ::operator delete(memory);
-    }
   }
 
   Box* box_ = nullptr;

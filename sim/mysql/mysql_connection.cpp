@@ -5,9 +5,24 @@
 #include <utility>
 
 #include "env/assert.h"
+#include "sim/local_shared.h"
 #include "sim/rpc.h"
+#include "sim/thread_blocks.h"
 
 namespace locksim::sim::mysql {
+
+namespace {
+
+// What a statement's timeout reads: the waiter of the statement while it
+// lives (its Pending clears it on destruction), so that a statement answered
+// long before its timeout (nearly all) is freed then, not kept until the
+// timer fires. A weak_ptr did this at the cost of a control block apart from
+// the statement; this is one pooled word.
+struct TimeoutWatch {
+  Waiter* waiter = nullptr;
+};
+
+}  // namespace
 
 struct MysqlConnection::Pending final : MysqlRequest {
   Pending(std::string sql, std::vector<SqlValue> params, World& world, Network& net,
@@ -15,7 +30,13 @@ struct MysqlConnection::Pending final : MysqlRequest {
       : MysqlRequest(std::move(sql), std::move(params)),
         world(world),
         net(net),
-        connection(connection) {}
+        connection(connection),
+        watch(LocalShared<TimeoutWatch>::make()) {
+    watch->waiter = &waiter;
+  }
+  ~Pending() override { watch->waiter = nullptr; }  // pair of the constructor
+  Pending(const Pending&) = delete;
+  Pending& operator=(const Pending&) = delete;
 
   Waiter waiter;
   std::optional<SqlResult> result;                   // the server's answer
@@ -28,6 +49,7 @@ struct MysqlConnection::Pending final : MysqlRequest {
   const uint64_t connection;
   // The answer while it travels back (moved to `result` on arrival).
   SqlResult in_flight;
+  const LocalShared<TimeoutWatch> watch;
 
  protected:
   void on_answer(std::shared_ptr<MysqlRequest> self, SessionId, uint64_t, SqlResult&& r) override {
@@ -106,10 +128,11 @@ std::optional<SqlResult> MysqlConnection::ensure_session(MysqlNode& target) {
 std::shared_ptr<MysqlConnection::Pending> MysqlConnection::send(const std::string& sql,
                                                                 std::vector<SqlValue> params) {
   LOCKSIM_ASSERT(conn_ != nullptr && server_ != nullptr && session_ != 0);
-  // Not make_shared: the timeout's weak reference below would keep the
-  // whole object's memory until the timer fires (a minute, for nearly every
-  // statement); with its own control block only that stays.
-  std::shared_ptr<Pending> state(new Pending(sql, std::move(params), world_, net_, conn_->id()));
+  // One block for the statement and its control block, from the thread's
+  // free list: the timeout below holds no reference to it (see
+  // TimeoutWatch), so the block goes back as soon as the answer is taken.
+  std::shared_ptr<Pending> state = std::allocate_shared<Pending>(
+      ThreadBlockAllocator<Pending>(), sql, std::move(params), world_, net_, conn_->id());
   MysqlNode& server = *server_;
   const SessionId session = session_;
   const uint64_t incarnation = incarnation_;
@@ -125,12 +148,10 @@ std::shared_ptr<MysqlConnection::Pending> MysqlConnection::send(const std::strin
     server.submit(session, incarnation, std::move(state));
   });
   if (timeout_ != kNoTimeout) {
-    // Weak: a statement answered long before its timeout (nearly all) is
-    // freed then, not kept until the timer fires. A statement gone is one
-    // whose client stopped waiting, so there is nothing to wake.
-    world_.after_fixed(timeout_, [world = &world_, weak = std::weak_ptr<Pending>(state)] {
-      const std::shared_ptr<Pending> state = weak.lock();
-      if (state && !state->waiter.signaled) world->signal(state->waiter);
+    // A statement gone is one whose client stopped waiting, so there is
+    // nothing to wake.
+    world_.after_fixed(timeout_, [world = &world_, watch = state->watch] {
+      if (watch->waiter != nullptr && !watch->waiter->signaled) world->signal(*watch->waiter);
     });
   }
   return state;
