@@ -6,6 +6,7 @@
 
 #include "algorithms/param_reader.h"
 #include "algorithms/set_nx_lua.h"
+#include "algorithms/sql_params.h"
 #include "env/assert.h"
 #include "env/datetime.h"
 #include "env/parse.h"
@@ -143,14 +144,14 @@ MysqlLock::Attempt MysqlLock::attempt_v1(SqlConnection& sql, Env& env, const std
                                          const std::string& token, bool maybe_ours) {
   SqlResult r = sql.query(kBegin, {});
   if (!r.ok()) return Attempt{Outcome::kFail, describe(r), 0, {}};
-  r = sql.query(kSelectForUpdate, {resource});
+  r = sql.query(kSelectForUpdate, sql_params({resource}));
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   if (!r.rows.empty()) return judge_row(sql, env, resource, token, maybe_ours, r.rows[0]);
   // Missing: insert it held. Two sessions here at once is the article's deadlock.
   const TimePoint now = env.now();
   const std::string now_text = format_datetime(now);
-  r = sql.query(kInsertHeld,
-                {resource, format_datetime(now + params_.ttl), token, now_text, now_text});
+  r = sql.query(kInsertHeld, sql_params({resource, format_datetime(now + params_.ttl), token,
+                                         now_text, now_text}));
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   return commit(sql, 1, truncate_to_second(now + params_.ttl));
 }
@@ -161,14 +162,14 @@ MysqlLock::Attempt MysqlLock::attempt_center(SqlConnection& sql, Env& env,
   SqlResult r = sql.query(kBegin, {});
   if (!r.ok()) return Attempt{Outcome::kFail, describe(r), 0, {}};
   if (std::optional<Attempt> failed = lock_center(sql, resource)) return *failed;
-  r = sql.query(kSelectSnapshot, {resource});
+  r = sql.query(kSelectSnapshot, sql_params({resource}));
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   if (!r.rows.empty()) return judge_row(sql, env, resource, token, maybe_ours, r.rows[0]);
   const std::string now_text = format_datetime(env.now());
   r = sql.query(
       "INSERT INTO t_tag_lock (Flock_name, Fcount, Fstatus, Fcreate_time, Fmodify_time) "
       "VALUES (?, 0, 0, ?, ?)",
-      {resource, now_text, now_text});
+      sql_params({resource, now_text, now_text}));
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   return take(sql, env, resource, token, 0);
 }
@@ -176,11 +177,11 @@ MysqlLock::Attempt MysqlLock::attempt_center(SqlConnection& sql, Env& env,
 std::optional<MysqlLock::Attempt> MysqlLock::lock_center(SqlConnection& sql,
                                                          const std::string& resource) {
   const std::string center = center_row(resource);
-  SqlResult r = sql.query(kSelectForUpdate, {center});
+  SqlResult r = sql.query(kSelectForUpdate, sql_params({center}));
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   if (r.rows.empty()) {
     // The first acquire ever creates the center row (held by our insert).
-    r = sql.query(kInsertCenter, {center});
+    r = sql.query(kInsertCenter, sql_params({center}));
     if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   }
   return std::nullopt;
@@ -196,12 +197,12 @@ MysqlLock::Attempt MysqlLock::attempt_steal(SqlConnection& sql, Env& env,
   }
   const TimePoint now = env.now();
   const std::string now_text = format_datetime(now);
-  r = sql.query(kUpdateSteal,
-                {format_datetime(now + params_.ttl), token, now_text, resource, now_text});
+  r = sql.query(kUpdateSteal, sql_params({format_datetime(now + params_.ttl), token, now_text,
+                                          resource, now_text}));
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   if (r.affected_rows == 0) return steal_missed(sql, env, resource, token, maybe_ours);
   // Ours: the transaction reads its own write, so Fcount is the fence.
-  r = sql.query(kSelectCount, {resource});
+  r = sql.query(kSelectCount, sql_params({resource}));
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   LOCKSIM_ASSERT_MSG(r.rows.size() == 1 && r.rows[0][0], "the row just updated is there");
   return commit(sql, std::stoull(*r.rows[0][0]), truncate_to_second(now + params_.ttl));
@@ -210,7 +211,7 @@ MysqlLock::Attempt MysqlLock::attempt_steal(SqlConnection& sql, Env& env,
 MysqlLock::Attempt MysqlLock::steal_missed(SqlConnection& sql, Env& env,
                                            const std::string& resource, const std::string& token,
                                            bool maybe_ours) {
-  SqlResult r = sql.query(kSelectForUpdate, {resource});
+  SqlResult r = sql.query(kSelectForUpdate, sql_params({resource}));
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   if (!r.rows.empty()) {
     const SqlRow& row = r.rows[0];
@@ -232,8 +233,8 @@ MysqlLock::Attempt MysqlLock::steal_missed(SqlConnection& sql, Env& env,
   const TimePoint now = env.now();
   const std::string now_text = format_datetime(now);
   const TimePoint deadline = truncate_to_second(now + params_.ttl);
-  r = sql.query(kInsertHeld,
-                {resource, format_datetime(now + params_.ttl), token, now_text, now_text});
+  r = sql.query(kInsertHeld, sql_params({resource, format_datetime(now + params_.ttl), token,
+                                         now_text, now_text}));
   if (alone) {
     if (r.error_number == sql_errno::kServerLost)
       return Attempt{Outcome::kUnknown, describe(r), 0, {}};
@@ -266,8 +267,8 @@ MysqlLock::Attempt MysqlLock::judge_row(SqlConnection& sql, Env& env, const std:
 MysqlLock::Attempt MysqlLock::take(SqlConnection& sql, Env& env, const std::string& resource,
                                    const std::string& token, uint64_t count) {
   const TimePoint now = env.now();
-  const SqlResult r = sql.query(
-      kUpdateTake, {format_datetime(now + params_.ttl), token, format_datetime(now), resource});
+  const SqlResult r = sql.query(kUpdateTake, sql_params({format_datetime(now + params_.ttl), token,
+                                                         format_datetime(now), resource}));
   if (!r.ok()) return Attempt{Outcome::kFail, abort_attempt(sql, r), 0, {}};
   return commit(sql, count + 1, truncate_to_second(now + params_.ttl));
 }
@@ -292,15 +293,16 @@ ReleaseResult MysqlLock::release(Env& env, const Lease& lease) {
   const bool steal = params_.take == Take::kSteal;
   switch (params_.release) {
     case Release::kChecked:
-      r = steal ? sql.query(kReleaseCheckedSteal, {now_text, now_text, lease.resource, lease.token})
-                : sql.query(kReleaseChecked, {now_text, lease.resource, lease.token});
+      r = steal ? sql.query(kReleaseCheckedSteal,
+                            sql_params({now_text, now_text, lease.resource, lease.token}))
+                : sql.query(kReleaseChecked, sql_params({now_text, lease.resource, lease.token}));
       break;
     case Release::kBlind:
-      r = steal ? sql.query(kReleaseBlindSteal, {now_text, now_text, lease.resource})
-                : sql.query(kReleaseBlind, {now_text, lease.resource});
+      r = steal ? sql.query(kReleaseBlindSteal, sql_params({now_text, now_text, lease.resource}))
+                : sql.query(kReleaseBlind, sql_params({now_text, lease.resource}));
       break;
     case Release::kDelete:
-      r = sql.query(kReleaseDelete, {lease.resource, lease.token});
+      r = sql.query(kReleaseDelete, sql_params({lease.resource, lease.token}));
       break;
   }
   if (r.error_number == sql_errno::kServerLost) return {Outcome::kUnknown, describe(r)};

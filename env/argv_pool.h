@@ -1,15 +1,16 @@
-// Redis command vectors kept for reuse, per thread.
+// Command vectors kept for reuse, per thread: a Redis command's arguments
+// (std::string) and a MySQL statement's parameters (SqlValue).
 //
 // Why: a simulated run sends a command on every lock attempt, and each
 // command's vector cost a heap allocation for itself and one for every
 // argument longer than the 15 characters a std::string keeps inline (a
-// token, a script). A vector the server is done with comes back here, its
-// strings keeping their room, and the next command of the same length takes
-// it: commands of one length are mostly of one kind (a SET after a SET), so
-// position by position the strings fit again.
+// token, a script, a DATETIME). A vector the server is done with comes back
+// here, its strings keeping their room, and the next command of the same
+// length takes it: commands of one length are mostly of one kind (a SET
+// after a SET), so position by position the strings fit again.
 //
 // Nothing can depend on which vector a command gets: take() gives `n`
-// strings and the caller assigns every one. Per thread, because a World and
+// elements and the caller assigns every one. Per thread, because a World and
 // its fibers stay on one (a sweep's workers each have their own pools).
 #pragma once
 
@@ -29,37 +30,41 @@ constexpr size_t kMaxArgs = 12;
 constexpr size_t kPerLength = 64;
 
 namespace detail {
+template <class T>
 struct Pools {
-  std::array<std::vector<std::vector<std::string>>, kMaxArgs + 1> free;
+  std::array<std::vector<std::vector<T>>, kMaxArgs + 1> free;
   Pools() {
     for (auto& kept : free) kept.reserve(kPerLength);  // give_back never grows them
   }
 };
-inline Pools& this_threads_pools() {
-  thread_local Pools pools;
+template <class T>
+Pools<T>& this_threads_pools() {
+  thread_local Pools<T> pools;
   return pools;
 }
 }  // namespace detail
 
-// A vector of exactly `n` strings, with unspecified contents.
-inline std::vector<std::string> take(size_t n) {
+// A vector of exactly `n` elements, with unspecified contents.
+template <class T = std::string>
+std::vector<T> take(size_t n) {
   if (n > 0 && n <= kMaxArgs) {
-    auto& kept = detail::this_threads_pools().free[n];
+    auto& kept = detail::this_threads_pools<T>().free[n];
     if (!kept.empty()) {
-      std::vector<std::string> argv = std::move(kept.back());
+      std::vector<T> argv = std::move(kept.back());
       kept.pop_back();
       LOCKSIM_ASSERT(argv.size() == n);
       return argv;
     }
   }
-  return std::vector<std::string>(n);
+  return std::vector<T>(n);
 }
 
 // Keeps `argv` for a later take() of its length (or frees it).
-inline void give_back(std::vector<std::string>&& argv) {
+template <class T>
+void give_back(std::vector<T>&& argv) {
   const size_t n = argv.size();
   if (n == 0 || n > kMaxArgs) return;
-  auto& kept = detail::this_threads_pools().free[n];
+  auto& kept = detail::this_threads_pools<T>().free[n];
   if (kept.size() < kPerLength) kept.push_back(std::move(argv));
 }
 

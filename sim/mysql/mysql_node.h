@@ -41,6 +41,7 @@
 #include <utility>
 #include <vector>
 
+#include "env/argv_pool.h"
 #include "env/sql_connection.h"
 #include "sim/mysql/engine.h"
 #include "sim/network.h"
@@ -81,7 +82,9 @@ class MysqlRequest {
  public:
   MysqlRequest(std::string sql, std::vector<SqlValue> params)
       : sql(std::move(sql)), params(std::move(params)) {}
-  virtual ~MysqlRequest() = default;
+  // The parameters go back to their thread's pool for the next statement
+  // (env/argv_pool.h; algorithms/sql_params.h takes them from it).
+  virtual ~MysqlRequest() { argv_pool::give_back(std::move(params)); }
   MysqlRequest(const MysqlRequest&) = delete;
   MysqlRequest& operator=(const MysqlRequest&) = delete;
 
@@ -95,7 +98,7 @@ class MysqlRequest {
   }
 
   const std::string sql;
-  const std::vector<SqlValue> params;
+  std::vector<SqlValue> params;  // read, never changed, until the destructor gives it back
 
  protected:
   // `self` is this request.
