@@ -28,8 +28,7 @@ inline std::vector<SqlValue> sql_params(std::initializer_list<std::string_view> 
   for (const std::string_view value : values) {
     SqlValue& p = params[i++];
     if (!p) p.emplace();
-    p->clear();  // then append: into the pooled string's room
-    p->append(value.data(), value.size());
+    argv_pool::overwrite(*p, value);
   }
   return params;
 }

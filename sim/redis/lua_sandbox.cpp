@@ -4,8 +4,10 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "env/argv_pool.h"
 #include "env/assert.h"
 #include "sim/redis/lua_callbacks.h"
 #include "sim/redis/lua_scripting.h"
@@ -75,8 +77,7 @@ int LuaCallbacks::redis_command(lua_State* L, bool raise) {
     } else if (type == LUA_TSTRING) {
       size_t len = 0;
       const char* text = lua_tolstring(L, j, &len);
-      arg.clear();  // then append: cheaper than assign's general replace
-      arg.append(text, len);
+      argv_pool::overwrite(arg, std::string_view(text, len));
     } else {
       push_lua_error(L, "Lua redis lib command arguments must be strings or integers");
       return raise ? lua_error(L) : 1;
