@@ -5,7 +5,6 @@
 // the Lease it returns and in the Env it is given.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -15,14 +14,17 @@
 #include <vector>
 
 #include "env/env.h"
+#include "env/task_stop.h"
 
 namespace locksim::algorithms {
 
 // The background renewal of one lease (Redisson's watchdog): shared by the
 // holder, whose release stops it, and the task of the client's process that
-// renews. Atomic because live mode runs the task on a thread of its own.
+// renews. Release requests the stop; a task waiting for its next renewal
+// ends then (Env::sleep_unless_stopped), as Redisson cancels the renewal's
+// timer at unlock. Thread-safe: live mode runs the task on a thread of its own.
 struct LeaseRenewal {
-  std::atomic<bool> stopped{false};  // set by release: the task ends at its next wake
+  TaskStop stop;
 };
 
 // What a client holds after a successful acquire.

@@ -228,7 +228,7 @@ void RedissonFairLock::cancel(Env& env, const std::string& resource,
 ReleaseResult RedissonFairLock::release(Env& env, const Lease& lease) {
   LOCKSIM_ASSERT_MSG(is_well_formed(lease), "release takes a lease acquire returned");
   // Stopped whatever the outcome, as Redisson cancels the renewal on unlock.
-  if (lease.renewal) lease.renewal->stopped.store(true);
+  if (lease.renewal) lease.renewal->stop.request();
   const std::string& resource = lease.resource;
   const std::vector<std::string> argv = redis_argv(
       {"EVAL", release_script(), "5", resource, queue_key(resource), timeout_key(resource),

@@ -213,9 +213,8 @@ void renew_until_stopped(Env& task, size_t server, Duration timeout, const std::
   const Duration period = timeout / 3;
   const std::string lease_ms = std::to_string(timeout.to_ms());
   LOCKSIM_ASSERT(period > Duration::zero());
-  while (!renewal->stopped.load()) {
-    task.sleep(period);
-    if (renewal->stopped.load()) return;
+  while (!renewal->stop.requested()) {
+    if (task.sleep_unless_stopped(period, renewal->stop)) return;
     const Reply r = redis.command(
         redis_argv({"EVAL", RedissonLock::kRenewScript, "1", resource, lease_ms, field}));
     // The field is gone: stop, and tell nobody. Anything but an answer
@@ -291,7 +290,7 @@ ReleaseResult release_with_retries(Env& env, RedisConnection& redis,
 ReleaseResult RedissonLock::release(Env& env, const Lease& lease) {
   LOCKSIM_ASSERT_MSG(is_well_formed(lease), "release takes a lease acquire returned");
   // Stopped whatever the outcome, as Redisson cancels the renewal on unlock.
-  if (lease.renewal) lease.renewal->stopped.store(true);
+  if (lease.renewal) lease.renewal->stop.request();
   RedisConnection& redis = env.redis(params_.server);
   const std::string latch = latch_key(lease.resource, make_token(env));
   const std::vector<std::string> argv =

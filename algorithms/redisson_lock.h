@@ -175,9 +175,10 @@ Duration bounded_lease(const ParamReader& r, const std::string& name);
 // Step 3's watchdog, on a task of `env`'s process: every `timeout` / 3 it
 // runs kRenewScript for `field` on `resource` (Redis connection `server` of
 // the task's own Env), until the returned handle is stopped or a renewal
-// finds the field gone. Precondition: timeout >= 3 ms. The task copies what
-// it needs: it may outlive the call (until its next wake) and, live, runs on
-// another thread.
+// finds the field gone. A stop ends the task's wait for its next renewal at
+// once in the simulation (Redisson cancels the renewal's timer at unlock);
+// live, at its next wake. Precondition: timeout >= 3 ms. The task copies
+// what it needs: it outlives the call and, live, runs on another thread.
 std::shared_ptr<LeaseRenewal> start_watchdog(Env& env, size_t server, Duration timeout,
                                              const std::string& resource, const std::string& field);
 

@@ -26,6 +26,11 @@ void Env::start_task(const std::string& name, std::function<void(Env&)> /*body*/
                          "\"): no process beside the client");
 }
 
+bool Env::sleep_unless_stopped(Duration d, TaskStop& stop) {
+  if (!stop.requested()) sleep(d);
+  return stop.requested();
+}
+
 int64_t random_between(Env& env, int64_t lo, int64_t hi) {
   return uniform_between([&env] { return env.random(); }, lo, hi);
 }

@@ -15,6 +15,7 @@
 #include "env/redis_connection.h"
 #include "env/redis_subscriber.h"
 #include "env/sql_connection.h"
+#include "env/task_stop.h"
 #include "env/time.h"
 #include "env/zk_connection.h"
 
@@ -30,6 +31,12 @@ class Env {
 
   // Blocks the client for d of true time. d must be >= 0.
   virtual void sleep(Duration d) = 0;
+  // As sleep(d), but ends early once `stop` is requested (TaskStop::request);
+  // returns whether it was. For a task whose owner may cancel it (a released
+  // lock's watchdog). `stop` must outlive the call. Default: sleeps all of d
+  // and then answers (an Env whose tasks need not end early: live mode
+  // reaps finished task threads, it has no limit to run out of).
+  virtual bool sleep_unless_stopped(Duration d, TaskStop& stop);
 
   // 64 uniformly random bits, seeded per client in the simulation.
   virtual uint64_t random() = 0;

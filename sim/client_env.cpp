@@ -44,11 +44,29 @@ SqlConnection& ClientEnv::sql() {
   return *sql_;
 }
 
+bool ClientEnv::sleep_unless_stopped(Duration d, TaskStop& stop) {
+  LOCKSIM_ASSERT_MSG(d >= Duration::zero(), "a negative sleep");
+  if (stop.requested()) return true;
+  // Shared with the timer and the waker, either of which may come after
+  // this call returned (a timer after an early stop, a stop after the timer).
+  auto waiter = std::make_shared<Waiter>();
+  World& world = world_;
+  world_.after(d, [&world, waiter] { world.signal(*waiter); });
+  stop.set_waker([&world, waiter] { world.signal(*waiter); });
+  struct Unhook {  // however the wait ends (a crash cancels it), no waker stays
+    TaskStop& stop;
+    ~Unhook() { stop.set_waker(nullptr); }
+  } unhook{stop};
+  world_.block(*waiter);
+  return stop.requested();
+}
+
 void ClientEnv::start_task(const std::string& name, std::function<void(Env&)> body) {
   if (connection_maker_ == nullptr) return Env::start_task(name, std::move(body));  // throws
   LOCKSIM_ASSERT_MSG(body != nullptr, "a task has a body");
-  // Runners are bounded by the tasks alive at once (a watchdog outlives its
-  // lock by at most one period): a client that needs more is a bug.
+  // Runners are bounded by the tasks alive at once: a watchdog ends at its
+  // lock's release (sleep_unless_stopped), or after the renewal it is
+  // sending then. A client that needs more is a bug.
   constexpr size_t kRunnersMax = 16;
   TaskRunner* runner = nullptr;
   for (auto& r : runners_) {

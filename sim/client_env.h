@@ -20,6 +20,9 @@ class ClientEnv : public Env {
 
   TimePoint now() override { return node_.local_now(); }
   void sleep(Duration d) override { world_.sleep(d); }
+  // Woken at the request (its fiber runs then, on the requesting context's
+  // next switch), so a cancelled task frees its runner at once.
+  bool sleep_unless_stopped(Duration d, TaskStop& stop) override;
   uint64_t random() override { return rng_.next(); }
   RedisConnection& redis(size_t i) override;
   size_t redis_count() const override { return redis_.size(); }

@@ -48,6 +48,22 @@ constexpr auto kViolation = checkers::Verdict::Kind::kInvalid;
 // unlock message (it connects, then subscribes, each within the time left)
 // ends the wait and goes on: the run is not cut short. It once scheduled its
 // wake in the past and stopped the fixed-workload matrix at this seed.
+// A client that takes and releases its lock hundreds of times a watchdog
+// period: each release ends its lock's watchdog then (Redisson cancels the
+// renewal timer at unlock), so the client's process never has more than a
+// few tasks. Watchdogs that slept out their 10 s period first piled up past
+// the process's task limit and stopped the run on a broken invariant.
+TEST(Redisson, ShortHoldsEndTheirWatchdogsAtRelease) {
+  for (const char* algorithm : {"redisson", "redisson-fenced", "redisson-fair"}) {
+    const testing::Outcome o = testing::locksim(std::string("run --algorithm ") + algorithm +
+                                                " --seed 1 --duration 30s --clients 1 --hold "
+                                                "5ms..10ms");
+    EXPECT_EQ(o.exit_code, 0) << algorithm << ": " << o.err;
+    EXPECT_EQ(o.err.find("invariant broken"), std::string::npos) << o.err;
+    EXPECT_NE(o.out.find("OK: no mutual-exclusion violation in"), std::string::npos) << o.out;
+  }
+}
+
 TEST(Redisson, AWaiterWhoseResubscribeOutlastsItsWaitGoesOn) {
   const testing::ScratchDir dir("locksim_redisson_");
   const testing::Outcome o = testing::locksim(
