@@ -1,6 +1,7 @@
 #include "algorithms/set_nx_lua.h"
 
-#include <cstdio>
+#include <cstdint>
+#include <string>
 
 #include "algorithms/param_reader.h"
 #include "algorithms/redis_argv.h"
@@ -31,9 +32,14 @@ const AlgorithmSpec& set_nx_lua_spec() {
 }
 
 std::string make_token(Env& env) {
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(env.random()));
-  return env.client_name() + ":" + hex;
+  // "%016llx" by hand: snprintf was 120 instructions of every acquire.
+  uint64_t bits = env.random();  // drawn first, as before: the name draws nothing
+  char hex[16];
+  for (int i = 15; i >= 0; --i, bits >>= 4) hex[i] = "0123456789abcdef"[bits & 0xf];
+  std::string token = env.client_name();
+  token += ':';
+  token.append(hex, sizeof hex);
+  return token;
 }
 
 SetNxLua::SetNxLua(Params params) : params_(params) {

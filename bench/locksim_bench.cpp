@@ -131,8 +131,9 @@ BENCHMARK(BM_SimRedis_EvalCompareAndDelete);
 void BM_FiveClientRun(benchmark::State& state, std::string algorithm, bool trace_lock = false) {
   uint64_t events = 0, acquisitions = 0, seed = 1;
   for (auto _ : state) {
-    const auto out = locksim::harness::run_simulation(
-        locksim::bench::five_client_run(algorithm, seed++), trace_lock);
+    const auto out =
+        locksim::harness::run_simulation(locksim::bench::five_client_run(algorithm, seed++),
+                                         locksim::harness::SimWatch{.trace_lock = trace_lock});
     events += out.events;
     for (const auto& op : out.history.ops) {
       acquisitions +=

@@ -7,17 +7,18 @@
 namespace locksim::harness {
 
 ExposureMonitor::ExposureMonitor(sim::World& world, sim::Deployment& deployment,
-                                 sim::LockProbe probe, Holders holders)
+                                 sim::LockProbe probe, Holders holders, bool use_stamp)
     : world_(world),
       deployment_(deployment),
       probe_(std::move(probe)),
-      holders_(std::move(holders)) {
+      holders_(std::move(holders)),
+      use_stamp_(use_stamp) {
   LOCKSIM_ASSERT(!probe_.key.empty() && probe_.quorum >= 1);
   world_.add_event_observer([this] { look(); });
 }
 
 bool ExposureMonitor::unchanged_since_last_answer() {
-  if (holds_changed_ || !asked_stamp_ || world_.now() >= answer_until_) return false;
+  if (holds_changed_ || !asked_stamp_ || world_.now() >= answer_until_ || !use_stamp_) return false;
   const std::optional<uint64_t> stamp = deployment_.lock_state_stamp();
   return stamp && *stamp == *asked_stamp_;
 }

@@ -48,9 +48,10 @@ class ExposureMonitor {
 
   // Installs itself as one of `world`'s event observers. `world`, `deployment` and
   // whatever `holders` reads must outlive it, and `world` must not run
-  // events after it is gone.
+  // events after it is gone. `use_stamp` false: ask after every event of a
+  // hold whatever the backend's stamp says (the plain way tests compare with).
   ExposureMonitor(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe,
-                  Holders holders);
+                  Holders holders, bool use_stamp = true);
 
   // A hold began: look after the current event, and after every one until
   // nobody holds.
@@ -82,6 +83,7 @@ class ExposureMonitor {
   std::vector<Holder> holding_;  // look()'s buffer
   bool watching_ = false;
   bool supported_ = true;
+  bool use_stamp_ = true;
   TimePoint wake_ = TimePoint{};  // the earliest wake-up asked for, if still ahead
   int64_t samples_ = 0;
   // What look() last asked and heard: the backend's stamp then (nullopt:

@@ -212,7 +212,7 @@ sim::LockProbe lock_probe(const SimRun& run) {
 
 // The guarded store (workload other than none) with a connection per client,
 // and the exposure monitor over the algorithm's lock.
-void build_resource_and_exposure(SimRun& run) {
+void build_resource_and_exposure(SimRun& run, bool exposure_uses_stamp) {
   const RunConfig& config = run.config;
   std::vector<ResourceConnection*> connections;
   if (config.workload.store.workload != Workload::kNone) {
@@ -226,7 +226,8 @@ void build_resource_and_exposure(SimRun& run) {
   const std::vector<std::unique_ptr<sim::Node>>* clocks = &run.client_nodes;
   run.exposure = std::make_unique<ExposureMonitor>(
       run.world, *run.deployment, lock_probe(run),
-      [truth, clocks](std::vector<ExposureMonitor::Holder>& out) { truth->holders(*clocks, out); });
+      [truth, clocks](std::vector<ExposureMonitor::Holder>& out) { truth->holders(*clocks, out); },
+      exposure_uses_stamp);
   run.truth->attach(std::move(connections), run.exposure.get());
 }
 
@@ -339,7 +340,7 @@ void start_clients(SimRun& run) {
 
 }  // namespace
 
-SimOutput run_simulation(const PreparedRun& prepared, bool trace_lock) {
+SimOutput run_simulation(const PreparedRun& prepared, SimWatch watch) {
   const RunConfig& config = prepared.config();
   // A broken invariant anywhere below names the run that broke it.
   const AssertContext context("seed " + std::to_string(config.seed) +
@@ -348,8 +349,8 @@ SimOutput run_simulation(const PreparedRun& prepared, bool trace_lock) {
   run.algorithm = algorithms::find_algorithm(config.algorithm)
                       ->make(config.algorithm_params, config.param_field_prefix());
   build(run);
-  build_resource_and_exposure(run);
-  if (trace_lock) trace_the_lock(run);
+  build_resource_and_exposure(run, !watch.exposure_ignores_stamp);
+  if (watch.trace_lock) trace_the_lock(run);
   SimOutput out;
   out.profile_faults = install_faults(run);
   start_clients(run);

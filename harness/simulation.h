@@ -44,9 +44,18 @@ struct SimOutput {
   checkers::LockTrace lock_trace;
 };
 
+// How a run watches itself besides its history; neither changes the history.
+struct SimWatch {
+  bool trace_lock = false;  // also record lock_trace (harness/lock_tracer.h)
+  // The exposure monitor asks the store after every event of a hold, even
+  // when the backend's stamp says nothing it answers from changed: the
+  // plain way, which tests hold the stamped way against
+  // (tests/exposure_stamp_test.cpp). Slower; the same windows.
+  bool exposure_ignores_stamp = false;
+};
+
 // Runs the prepared config's scenario; never throws for what happens inside
 // the run (a fiber's exception is kept in errors).
-// `trace_lock`: also record lock_trace (harness/lock_tracer.h).
-SimOutput run_simulation(const PreparedRun& run, bool trace_lock = false);
+SimOutput run_simulation(const PreparedRun& run, SimWatch watch = {});
 
 }  // namespace locksim::harness

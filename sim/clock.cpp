@@ -50,13 +50,13 @@ void LocalClock::set_drift(TimePoint true_now, int64_t drift_ppm) {
   base_local_ = local(true_now);
   base_true_ = true_now;
   drift_ppm_ = drift_ppm;
-  ++changes_;
+  changes_.bump();
 }
 
 void LocalClock::jump(TimePoint true_now, Duration by) {
   base_local_ = local(true_now) + by;
   base_true_ = true_now;
-  ++changes_;
+  changes_.bump();
 }
 
 }  // namespace locksim::sim

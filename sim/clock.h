@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "env/time.h"
+#include "sim/change_count.h"
 
 namespace locksim::sim {
 
@@ -40,13 +41,14 @@ class LocalClock {
   // How many times set_drift or jump changed the line: a reader that cached
   // something computed from the clock (the exposure monitor's answer) knows
   // it still holds while this stands still.
-  uint64_t changes() const { return changes_; }
+  uint64_t changes() const { return changes_.value(); }
+  ChangeCount& change_count() { return changes_; }
 
  private:
   TimePoint base_true_{};
   TimePoint base_local_;
   int64_t drift_ppm_ = 0;
-  uint64_t changes_ = 0;
+  ChangeCount changes_;
 };
 
 }  // namespace locksim::sim

@@ -28,6 +28,7 @@ size_t Network::StreamKeyHash::operator()(const StreamKey& k) const {
 
 Network::Network(World& world, Rng rng, TcpParams tcp) : world_(world), rng_(rng), tcp_(tcp) {
   LOCKSIM_ASSERT_MSG(sim::valid(tcp_), "TCP parameters out of range");
+  world_.count_changes_of(cut_changes_);
   // A crash resets the crashed process's connections (see node_crashed).
   world_.set_crash_observer([this, alive = lifetime()](const Node& n) {
     if (!alive.expired()) node_crashed(n);
@@ -89,7 +90,7 @@ void Network::cut(CutId id, const std::vector<const Node*>& from,
       if (a == b) continue;
       links.push_back(directed(*a, *b));
       ++cut_[links.back()];
-      ++cut_changes_;
+      cut_changes_.bump();
     }
   }
 }
@@ -104,14 +105,14 @@ void Network::restore(CutId id) {
     if (--held->second == 0) cut_.erase(held);
   }
   cuts_.erase(it);
-  ++cut_changes_;
+  cut_changes_.bump();
   resume_restored_links();
 }
 
 void Network::heal() {
   cut_.clear();
   cuts_.clear();
-  ++cut_changes_;
+  cut_changes_.bump();
   resume_restored_links();
 }
 

@@ -27,6 +27,7 @@
 
 #include "env/time.h"
 #include "sim/callback.h"
+#include "sim/change_count.h"
 #include "sim/connection.h"
 #include "sim/rng.h"
 
@@ -96,7 +97,7 @@ class Network {
   bool connected(const Node& a, const Node& b) const;
   // Grows whenever a link goes down or comes back (a cut made, restored or
   // healed): what connected() answers can change only when this does.
-  uint64_t cut_changes() const { return cut_changes_; }
+  uint64_t cut_changes() const { return cut_changes_.value(); }
   // The direction from -> to is up.
   bool can_send(const Node& from, const Node& to) const;
 
@@ -185,7 +186,7 @@ class Network {
   std::map<Pair, int> cut_;
   std::map<CutId, std::vector<Pair>> cuts_;  // each live cut's directed links
   CutId next_cut_ = 1;
-  uint64_t cut_changes_ = 0;        // see cut_changes()
+  ChangeCount cut_changes_;         // see cut_changes()
   std::map<Pair, Duration> extra_;  // directed: active delay spikes
   // Streams in creation order (iterated: deterministic), and a lookup index
   // by node address (never iterated, so pointer order cannot leak).

@@ -20,6 +20,8 @@ bool Node::transition_allowed(State from, State to) {
 Node::Node(World& world, std::string name, Duration clock_offset)
     : world_(world), name_(std::move(name)), clock_(clock_offset) {
   LOCKSIM_ASSERT_MSG(!name_.empty(), "a node needs a name (faults and reports use it)");
+  world_.count_changes_of(changes_);
+  world_.count_changes_of(clock_.change_count());
 }
 
 TimePoint Node::local_now() const {
@@ -46,7 +48,7 @@ void Node::enter(State to) {
   // A crashed node keeps nothing: its queue died with it (pair: deliver()).
   LOCKSIM_ASSERT_MSG(to != State::kCrashed || queued_.empty(), "a crashing node keeps messages");
   state_ = to;
-  ++changes_;
+  changes_.bump();
 }
 
 void Node::pause() {
@@ -70,13 +72,13 @@ void Node::resume() {
 void Node::hang() {
   if (state_ == State::kCrashed) return;
   hung_ = true;
-  ++changes_;
+  changes_.bump();
 }
 
 void Node::unhang() {
   if (!hung_) return;
   hung_ = false;
-  ++changes_;
+  changes_.bump();
   if (state_ == State::kRunning) world_.release_held_wakes(*this);
 }
 

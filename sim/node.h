@@ -70,7 +70,7 @@ class Node {
   // How many times the state or the hang changed, and the clock's changes:
   // grows whenever anything a reader of this node's state and clock may have
   // cached changed (LocalClock::changes).
-  uint64_t changes() const { return changes_ + clock_.changes(); }
+  uint64_t changes() const { return changes_.value() + clock_.changes(); }
 
   // Whether `from -> to` is one of the transitions listed at the top.
   static bool transition_allowed(State from, State to);
@@ -92,7 +92,7 @@ class Node {
   LocalClock clock_;
   State state_ = State::kRunning;
   bool hung_ = false;
-  uint64_t changes_ = 0;
+  ChangeCount changes_;  // both counted in the World's state_changes()
   std::deque<Callback> queued_;
 };
 

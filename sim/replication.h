@@ -44,6 +44,7 @@
 
 #include "env/assert.h"
 #include "env/time.h"
+#include "sim/change_count.h"
 #include "sim/network.h"
 #include "sim/node.h"
 #include "sim/world.h"
@@ -201,6 +202,10 @@ class FailoverGroup {
   std::optional<TimePoint> primary_down_since_;
   int failovers_ = 0;
   uint64_t publications_ = 0;
+  // Each promotion and each publication: both move the World's
+  // state_changes() (a new current or published primary changes what a
+  // fresh contender is answered).
+  ChangeCount primaries_changed_;
 };
 
 // --- ReplicatedNode ------------------------------------------------------
@@ -328,6 +333,7 @@ FailoverGroup<Member>::FailoverGroup(World& world, Network& net, std::string nam
       observer_(observer),
       params_(params) {
   LOCKSIM_ASSERT_MSG(!members_.empty(), "a replication group needs a primary");
+  world_.count_changes_of(primaries_changed_);
   LOCKSIM_ASSERT(params_.down_after > Duration::zero() &&
                  params_.discovery_delay >= Duration::zero());
   LOCKSIM_ASSERT_MSG(!params_.failover || observer_ != nullptr, "failover needs its monitor");
@@ -370,10 +376,12 @@ void FailoverGroup<Member>::promote_best() {
   current_ = best;
   primary_down_since_.reset();
   const int failover = ++failovers_;
+  primaries_changed_.bump();
   world_.after(params_.discovery_delay, [this, best, failover] {
     if (failovers_ == failover) {  // unless a later failover overtook it
       published_ = best;
       ++publications_;
+      primaries_changed_.bump();
     }
   });
   LOCKSIM_ASSERT(current_->role() == ReplicationRole::kPrimary);

@@ -20,6 +20,7 @@
 
 #include "env/assert.h"
 #include "env/time.h"
+#include "sim/change_count.h"
 #include "sim/event_queue.h"
 #include "sim/rng.h"
 #include "sim/scheduler.h"
@@ -64,6 +65,12 @@ class World {
   TimePoint now() const { return now_; }
   Rng& rng() { return rng_; }  // the root stream: split it at setup only
   uint64_t events_executed() const { return events_; }
+  // Changes so far to the state a lock's store answers from: every
+  // ChangeCount attached here (count_changes_of) adds its bumps. Only ever
+  // grows; compared for equality, never read as a quantity
+  // (Deployment::lock_state_stamp).
+  uint64_t state_changes() const { return state_changes_; }
+  void count_changes_of(ChangeCount& count) { count.attach(&state_changes_); }
 
   // Runs `action` on the main context at virtual time `at`. Asserted: `at`
   // is not before now() (nothing is scheduled in the past) and the World is
@@ -166,6 +173,7 @@ class World {
   TimePoint now_{};
   EventQueue queue_;
   uint64_t events_ = 0;
+  uint64_t state_changes_ = 0;  // see state_changes()
   bool shut_down_ = false;
   std::vector<std::unique_ptr<FiberRecord>> fibers_;  // creation order
   FiberRecord* running_ = nullptr;                    // the fiber that ran last (current())

@@ -303,7 +303,7 @@ uint64_t Engine::commit(Session& s) {
     Latest& l = it->second;
     history_[fi].push_back(
         Version{commit_seq_, l.deleted ? std::nullopt : std::optional<Row>(l.row)});
-    ++committed_changes_;
+    committed_changes_.bump();
     l.writer = 0;
     if (l.deleted) {
       latest_.erase(it);

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "env/sql_connection.h"
+#include "sim/change_count.h"
 #include "sim/mysql/lock_manager.h"
 #include "sim/mysql/schema.h"
 #include "sim/mysql/sql_statement.h"
@@ -155,7 +156,8 @@ class Engine {
   uint64_t statements() const { return statements_; }
   // Grows whenever a committed version is added (a commit that wrote rows,
   // an image applied): what committed_row() answers can change only then.
-  uint64_t committed_changes() const { return committed_changes_; }
+  uint64_t committed_changes() const { return committed_changes_.value(); }
+  ChangeCount& committed_change_count() { return committed_changes_; }
   bool in_transaction(SessionId session) const;
   bool is_open(SessionId session) const { return sessions_.count(session) != 0; }
   size_t open_sessions() const { return sessions_.size(); }
@@ -303,7 +305,7 @@ class Engine {
   SessionId next_session_ = 1;
   TrxId next_trx_ = 1;
   uint64_t commit_seq_ = 0;
-  uint64_t committed_changes_ = 0;
+  ChangeCount committed_changes_;
   uint64_t next_wait_ = 1;
   int64_t auto_increment_ = 1;
   uint64_t deadlocks_ = 0;

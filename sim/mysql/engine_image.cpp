@@ -39,7 +39,7 @@ void Engine::apply_image(const TableImage& image) {
   }
   if (changed) {
     commit_seq_ = seq;
-    ++committed_changes_;
+    committed_changes_.bump();
   }
   latest_.clear();
   for (const auto& [fi, row] : image.rows) latest_[fi] = Latest{row, false, 0};

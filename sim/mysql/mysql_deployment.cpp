@@ -78,12 +78,10 @@ std::optional<LockExposure> MysqlDeployment::lock_free_for_fresh_contender(const
 }
 
 std::optional<uint64_t> MysqlDeployment::lock_state_stamp() const {
-  // Counters that only grow, summed (see RedisDeployment's): each server's
-  // committed versions, state and clock, and where clients are told the
-  // primary is.
-  uint64_t stamp = group_->publications();
-  for (const auto& s : servers_) stamp += s->engine().committed_changes() + s->node().changes();
-  return stamp;
+  // The World's count of changes (see RedisDeployment's): it covers each
+  // server's committed versions, state and clock, and where clients are
+  // told the primary is.
+  return world_.state_changes();
 }
 
 std::vector<ServerLockState> MysqlDeployment::lock_states(const LockProbe& probe) {

@@ -22,6 +22,7 @@ MysqlNode::MysqlNode(World& world, Network& net, std::string name, const MysqlPa
       net_(net),
       params_(params),
       engine_(params.isolation) {
+  world_.count_changes_of(engine_.committed_change_count());
   // Run validation rejects these as bad input (exit 2) before a node is built.
   LOCKSIM_ASSERT(params_.service_time >= Duration::zero());
   LOCKSIM_ASSERT(params_.lock_wait_timeout > Duration::zero());

@@ -41,7 +41,7 @@ Entry* Keyspace::live(const std::string& key, int64_t now_ms) {
     // index first, while `key` surely still names something alive.
     volatile_keys_.erase(key);
     entries_.erase(it);
-    ++version_;
+    version_.bump();
     return nullptr;
   }
   return &it->second;
@@ -53,12 +53,12 @@ const Entry* Keyspace::find(const std::string& key, int64_t now_ms) {
 
 Entry* Keyspace::find_for_write(const std::string& key, int64_t now_ms) {
   Entry* entry = live(key, now_ms);
-  if (entry != nullptr) ++version_;  // handed out: the caller may write through it
+  if (entry != nullptr) version_.bump();  // handed out: the caller may write through it
   return entry;
 }
 
 void Keyspace::put(const std::string& key, std::string value, std::optional<int64_t> expire_at_ms) {
-  ++version_;
+  version_.bump();
   Entry& entry = entries_[key];
   entry.value = std::move(value);
   // SET over any other type makes it a string.
@@ -72,7 +72,7 @@ void Keyspace::put(const std::string& key, std::string value, std::optional<int6
 Entry& Keyspace::create(const std::string& key, KeyType type) {
   const auto [it, inserted] = entries_.try_emplace(key);
   LOCKSIM_ASSERT_MSG(inserted, "creating a key that is already there");
-  ++version_;
+  version_.bump();
   Entry& entry = it->second;
   switch (type) {
     case KeyType::kHash:
@@ -95,7 +95,7 @@ Entry& Keyspace::create(const std::string& key, KeyType type) {
 void Keyspace::set_expire(const std::string& key, std::optional<int64_t> expire_at_ms) {
   auto it = entries_.find(key);
   LOCKSIM_ASSERT_MSG(it != entries_.end(), "set_expire on a missing key");
-  ++version_;
+  version_.bump();
   it->second.expire_at_ms = expire_at_ms;
   index_expiry(key, expire_at_ms);
 }
@@ -119,7 +119,7 @@ bool Keyspace::erase(const std::string& key, int64_t now_ms) {
 void Keyspace::remove(const std::string& key) {
   const size_t erased = entries_.erase(key);
   LOCKSIM_ASSERT_MSG(erased == 1, "removing a key that is not there");
-  ++version_;
+  version_.bump();
   volatile_keys_.erase(key);
 }
 
@@ -173,7 +173,7 @@ std::vector<std::string> Keyspace::active_expire(int64_t now_ms, Rng& rng) {
 
 void Keyspace::replace_all(std::map<std::string, Entry> entries) {
   entries_ = std::move(entries);
-  ++version_;
+  version_.bump();
   volatile_keys_.clear();
   for (const auto& [key, entry] : entries_) {
     if (entry.expire_at_ms) volatile_keys_.insert(key);
@@ -182,7 +182,7 @@ void Keyspace::replace_all(std::map<std::string, Entry> entries) {
 }
 
 void Keyspace::clear() {
-  ++version_;
+  version_.bump();
   entries_.clear();
   volatile_keys_.clear();
 }

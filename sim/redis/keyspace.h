@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/change_count.h"
 #include "sim/redis/sorted_set.h"
 #include "sim/rng.h"
 
@@ -108,7 +109,8 @@ class Keyspace {
   // expires the key. (The exposure monitor asks the servers again only when
   // this moves: a read that moved it would make every waiting client's
   // retry a question.)
-  uint64_t version() const { return version_; }
+  uint64_t version() const { return version_.value(); }
+  ChangeCount& version_count() { return version_; }
 
   static constexpr size_t kSampleSize = 20;
   static constexpr int kRoundsMax = 16;
@@ -127,7 +129,7 @@ class Keyspace {
   // active expiry samples only among them (Redis keeps a separate expires dict
   // for the same reason).
   std::set<std::string> volatile_keys_;
-  uint64_t version_ = 0;
+  ChangeCount version_;
   // active_expire's working room, kept between cycles so that a cycle (ten
   // a second per server) allocates nothing: positions drawn in
   // volatile_keys_, and the sample they point to. Meaningless between calls.

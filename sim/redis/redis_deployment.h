@@ -50,14 +50,6 @@ class RedisDeployment : public Deployment {
   std::unique_ptr<Node> sentinel_;
   std::vector<std::unique_ptr<RedisNode>> servers_;
   std::vector<std::unique_ptr<ReplicaGroup>> groups_;
-  // The servers whose counters lock_state_stamp() sums (see there), with
-  // their nodes: read after every event of a hold, so no walk through the
-  // groups to reach them.
-  struct Stamped {
-    const Server* server;
-    const Node* node;
-  };
-  std::vector<Stamped> stamped_;
 
   // The lock on one server, judged by that server's clock (and, for a
   // GETSET deadline, a correct clock's): see() without copying a string

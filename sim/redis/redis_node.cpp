@@ -35,6 +35,7 @@ RedisNode::RedisNode(World& world, Network& net, std::string name, uint64_t seed
       net_(net),
       topology_(topology),
       server_(std::make_unique<Server>(seed)) {
+  world_.count_changes_of(server_->keys_version_count());
   server_->set_publication_sink(
       [this](const Server::Publication& publication) { publications_.push_back(publication); });
   node().on_crash = [this] { on_crash(); };

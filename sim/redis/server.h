@@ -63,6 +63,7 @@ class Server {
   const std::map<std::string, Entry>& keys() const { return keyspace_.entries(); }
   // Keyspace::version: grows whenever keys() may have changed.
   uint64_t keys_version() const { return keyspace_.version(); }
+  ChangeCount& keys_version_count() { return keyspace_.version_count(); }
   // Replaces the keyspace (an RDB/AOF load, a full resync). Scripts are kept.
   void restore(std::map<std::string, Entry> keys);
   // Forgets everything, scripts, subscriptions and the math.random stream

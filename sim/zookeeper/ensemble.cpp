@@ -9,6 +9,7 @@ namespace locksim::sim::zookeeper {
 ZkEnsemble::ZkEnsemble(World& world, Network& net, const ZkParams& params)
     : world_(world), net_(net), params_(params) {
   params_.validate();
+  world_.count_changes_of(quorum_heard_changes_);
   // Each server's tick phase, from a stream of its own split off a copy of
   // the root, so the root and every stream later split from it stay as they
   // were without it.
@@ -73,10 +74,11 @@ uint64_t ZkEnsemble::state_stamp() const {
   // Room below the counters for the count of lapsed leaders: a counter's
   // step and a change of the count can never cancel out.
   constexpr uint64_t kLapsedSpan = 256;
-  uint64_t grown = quorum_heard_changes_ + net_.cut_changes();
+  // Every counter it covers -- each server's changes and its node's, the
+  // quorums heard, the network's cuts -- also counts in the World's total.
+  const uint64_t grown = world_.state_changes();
   uint64_t lapsed = 0;
   for (const auto& s : servers_) {
-    grown += s->changes() + s->node().changes();
     // serving_leader()'s test of time, for the servers it applies to.
     if (running_leader(*s) && quorum_lapsed(*s)) ++lapsed;
   }
@@ -97,7 +99,7 @@ void ZkEnsemble::check_leaders() {
     if (!running_leader(*s)) continue;
     if (quorum_heard_now(*s) >= quorum()) {
       quorum_heard_[s->id() - 1] = world_.now();
-      ++quorum_heard_changes_;
+      quorum_heard_changes_.bump();
     } else if (quorum_lapsed(*s)) {
       s->stop_serving();
     }
@@ -171,7 +173,7 @@ void ZkEnsemble::elect(const std::vector<ZkServer*>& component) {
   winner->lead(epoch + 1);
   ++elections_;
   quorum_heard_[winner->id() - 1] = world_.now();
-  ++quorum_heard_changes_;
+  quorum_heard_changes_.bump();
   for (ZkServer* s : component) {
     if (s == winner) continue;
     s->follow(*winner);

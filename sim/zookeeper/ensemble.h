@@ -23,6 +23,7 @@
 #include <memory>
 #include <vector>
 
+#include "sim/change_count.h"
 #include "sim/network.h"
 #include "sim/world.h"
 #include "sim/zookeeper/zk_params.h"
@@ -109,7 +110,7 @@ class ZkEnsemble {
   ZkParams params_;
   std::vector<std::unique_ptr<ZkServer>> servers_;
   std::vector<TimePoint> quorum_heard_;  // by id - 1: leaders
-  uint64_t quorum_heard_changes_ = 0;    // writes to quorum_heard_ (state_stamp)
+  ChangeCount quorum_heard_changes_;     // writes to quorum_heard_ (state_stamp)
   std::vector<TimePoint> leader_heard_;  // by id - 1: followers
   ConnId conn_ids_ = 0;
   SessionId session_ids_ = 0;

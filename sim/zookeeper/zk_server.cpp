@@ -19,6 +19,7 @@ ZkServer::ZkServer(World& world, Network& net, ZkEnsemble& ensemble, int id, con
       mono_base_ns_(tick_phase.ns) {
   LOCKSIM_ASSERT_MSG(tick_phase >= Duration::zero() && tick_phase < params_.tick,
                      "a tick phase lies within one tick");
+  world_.count_changes_of(changes_);
   node_.on_crash = [this] { on_crash(); };
   node_.on_restart = [this] { on_restart(); };
   schedule_session_check();
@@ -91,7 +92,7 @@ void ZkServer::lead(int64_t epoch) {
   epoch_ = epoch;
   leader_id_ = id_;
   role_since_ = world_.now();
-  ++changes_;
+  changes_.bump();
   prep_tree_ = tree_;
   next_counter_ = 1;
   acked_.clear();
@@ -115,7 +116,7 @@ void ZkServer::follow(ZkServer& leader) {
   epoch_ = leader.epoch_;
   leader_id_ = leader.id_;
   role_since_ = world_.now();
-  ++changes_;  // the role, and the tree taken from the leader
+  changes_.bump();  // the role, and the tree taken from the leader
   leader.acked_[id_] = contiguous_logged();
 }
 
@@ -131,7 +132,7 @@ void ZkServer::stop_serving() {
   role_ = Role::kLooking;
   leader_id_ = 0;
   role_since_ = world_.now();
-  ++changes_;
+  changes_.bump();
   acked_.clear();
   deadline_ns_.clear();
   last_heard_ns_.clear();
@@ -150,7 +151,7 @@ void ZkServer::on_crash() {
 void ZkServer::on_restart() {
   role_ = Role::kLooking;
   role_since_ = world_.now();
-  ++changes_;
+  changes_.bump();
 }
 
 void ZkServer::periodic() {
@@ -391,7 +392,7 @@ void ZkServer::reply(ServerConn& sc, ZkReply r) {
 
 void ZkServer::apply_committed(const Txn& t) {
   const TxnResult result = tree_.apply(t);
-  ++changes_;
+  changes_.bump();
   // Watches first: their notifications go down each connection before the
   // reply that route_result sends.
   for (const ChangeEvent& change : result.events) {

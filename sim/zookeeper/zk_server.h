@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/change_count.h"
 #include "sim/network.h"
 #include "sim/node.h"
 #include "sim/world.h"
@@ -73,7 +74,7 @@ class ZkServer {
   // Grows with every change of role, epoch, leader or applied tree: what
   // the exposure question reads of this server besides its node
   // (ZkEnsemble::state_stamp).
-  uint64_t changes() const { return changes_; }
+  uint64_t changes() const { return changes_.value(); }
   // The highest zxid this server has logged (applied or not): what an
   // election compares.
   Zxid last_logged_zxid() const;
@@ -189,7 +190,7 @@ class ZkServer {
 
   // Durable.
   DataTree tree_;            // applied
-  uint64_t changes_ = 0;     // see changes()
+  ChangeCount changes_;      // see changes()
   std::map<Zxid, Txn> log_;  // logged, not yet applied
 
   // Monotonic clock state (rebased when the node's drift changes).
