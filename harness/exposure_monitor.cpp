@@ -12,13 +12,16 @@ ExposureMonitor::ExposureMonitor(sim::World& world, sim::Deployment& deployment,
       deployment_(deployment),
       probe_(std::move(probe)),
       holders_(std::move(holders)),
-      use_stamp_(use_stamp) {
+      use_stamp_(use_stamp),
+      stamp_is_world_count_(deployment.lock_state_stamp_is_world_count()) {
   LOCKSIM_ASSERT(!probe_.key.empty() && probe_.quorum >= 1);
   world_.add_event_observer([this] { look(); });
 }
 
 bool ExposureMonitor::unchanged_since_last_answer() {
   if (holds_changed_ || !asked_stamp_ || world_.now() >= answer_until_ || !use_stamp_) return false;
+  // Pair of the stamp taken in look(): the same source both times.
+  if (stamp_is_world_count_) return world_.state_changes() == *asked_stamp_;
   const std::optional<uint64_t> stamp = deployment_.lock_state_stamp();
   return stamp && *stamp == *asked_stamp_;
 }
@@ -44,6 +47,7 @@ void ExposureMonitor::look() {
   asked_stamp_.reset();
   if (!holding_.empty()) {
     asked_stamp_ = deployment_.lock_state_stamp();
+    LOCKSIM_ASSERT(!stamp_is_world_count_ || asked_stamp_ == world_.state_changes());
     answer = deployment_.lock_free_for_fresh_contender(probe_);
     if (answer) answer_until_ = answer->until;
   }

@@ -84,7 +84,8 @@ class ExposureMonitor {
   bool watching_ = false;
   bool supported_ = true;
   bool use_stamp_ = true;
-  TimePoint wake_ = TimePoint{};  // the earliest wake-up asked for, if still ahead
+  bool stamp_is_world_count_ = false;  // Deployment::lock_state_stamp_is_world_count
+  TimePoint wake_ = TimePoint{};       // the earliest wake-up asked for, if still ahead
   int64_t samples_ = 0;
   // What look() last asked and heard: the backend's stamp then (nullopt:
   // none, or nothing asked yet) and the answer's `until`; whether a hold

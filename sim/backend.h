@@ -141,6 +141,10 @@ class Deployment {
   // the exposure monitor need not ask (it asked after every event, 11 % of
   // a matrix's time). nullopt: this backend does not track it; ask always.
   virtual std::optional<uint64_t> lock_state_stamp() const { return std::nullopt; }
+  // Whether lock_state_stamp() is exactly the World's state_changes(): the
+  // monitor then reads the World's count itself after every event of a hold,
+  // without the virtual call (Redis, MySQL; ZooKeeper adds a count of its own).
+  virtual bool lock_state_stamp_is_world_count() const { return false; }
 
   // The lock `probe` describes, as each server stores it now, one entry per
   // server in a fixed order (the order name_nodes's nodes were built in).

@@ -427,7 +427,7 @@ ConnectionState Network::connection_state(uint64_t connection) const {
 }
 
 void Network::set_failure_handler(uint64_t connection,
-                                  std::function<void(ConnectionState)> handler) {
+                                  std::function<void(ConnectionState)>&& handler) {
   record(connection).on_failure = std::move(handler);
 }
 

@@ -112,7 +112,7 @@ class Network {
   void send_on(uint64_t connection, bool to_server, Callback&& message);
   void close_connection(uint64_t connection);
   ConnectionState connection_state(uint64_t connection) const;
-  void set_failure_handler(uint64_t connection, std::function<void(ConnectionState)> handler);
+  void set_failure_handler(uint64_t connection, std::function<void(ConnectionState)>&& handler);
   // The Connection handle is gone: like close(), and its handler is dropped.
   void release_connection(uint64_t connection);
 

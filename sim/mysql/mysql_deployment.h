@@ -33,6 +33,7 @@ class MysqlDeployment : public Deployment {
   // crashed or frozen primary grants nothing.
   std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override;
   std::optional<uint64_t> lock_state_stamp() const override;
+  bool lock_state_stamp_is_world_count() const override { return true; }
   // Every server's committed row, primary first.
   std::vector<ServerLockState> lock_states(const LockProbe& probe) override;
   void fill_lock_states(const LockProbe& probe, std::vector<ServerLockState>& out) override;

@@ -35,6 +35,7 @@ class RedisDeployment : public Deployment {
   // at least probe.quorum groups are. Until the first group's key expires.
   std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override;
   std::optional<uint64_t> lock_state_stamp() const override;
+  bool lock_state_stamp_is_world_count() const override { return true; }
   // Every server, masters and replicas, group by group.
   std::vector<ServerLockState> lock_states(const LockProbe& probe) override;
   void fill_lock_states(const LockProbe& probe, std::vector<ServerLockState>& out) override;
