@@ -18,29 +18,7 @@ ExposureMonitor::ExposureMonitor(sim::World& world, sim::Deployment& deployment,
   world_.add_event_observer([this] { look(); });
 }
 
-bool ExposureMonitor::unchanged_since_last_answer() {
-  if (holds_changed_ || !asked_stamp_ || world_.now() >= answer_until_ || !use_stamp_) return false;
-  // Pair of the stamp taken in look(): the same source both times.
-  if (stamp_is_world_count_) return world_.state_changes() == *asked_stamp_;
-  const std::optional<uint64_t> stamp = deployment_.lock_state_stamp();
-  return stamp && *stamp == *asked_stamp_;
-}
-
-void ExposureMonitor::look() {
-  if (!watching_) return;
-  if (unchanged_since_last_answer()) {
-    // The same holders, the same answer: every window stays as it is. Only
-    // the count and the wake-up are what asking would have made them (a
-    // wake-up already set for answer_until_, which is ahead, stands).
-    ++samples_;
-    LOCKSIM_ASSERT(!holding_.empty());
-    // Asked before the call: an earlier wake-up stands on nearly every
-    // event of a hold (answer_until_ is after now, as wake_at needs).
-    if (answer_until_ != sim::LockExposure::kNoChange && !wake_stands_for(answer_until_)) {
-      wake_at(answer_until_);
-    }
-    return;
-  }
+void ExposureMonitor::ask() {
   holders_(holding_);
   holds_changed_ = false;
   std::optional<sim::LockExposure> answer = sim::LockExposure{false};

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "checkers/exposure_checker.h"
+#include "env/assert.h"
 #include "sim/backend.h"
 #include "sim/world.h"
 
@@ -68,9 +69,38 @@ class ExposureMonitor {
   checkers::ExposureSamples finish(TimePoint end);
 
  private:
-  void look();
+  // After every event. Inline, with the common case (nothing it reads
+  // changed, 90 % of a lock run's events) in the World's observer call; the
+  // question itself is ask()'s.
+  void look() {
+    if (!watching_) return;
+    if (!unchanged_since_last_answer()) {
+      ask();
+      return;
+    }
+    // The same holders, the same answer: every window stays as it is. Only
+    // the count and the wake-up are what asking would have made them (a
+    // wake-up already set for answer_until_, which is ahead, stands).
+    ++samples_;
+    LOCKSIM_ASSERT(!holding_.empty());
+    // Asked before the call: an earlier wake-up stands on nearly every
+    // event of a hold (answer_until_ is after now, as wake_at needs).
+    if (answer_until_ != sim::LockExposure::kNoChange && !wake_stands_for(answer_until_)) {
+      wake_at(answer_until_);
+    }
+  }
+  // Reads the holders, asks the backend, and opens and closes windows.
+  void ask();
   // Whether nothing look() reads can have changed since it last asked.
-  bool unchanged_since_last_answer();
+  bool unchanged_since_last_answer() const {
+    if (holds_changed_ || !asked_stamp_ || world_.now() >= answer_until_ || !use_stamp_) {
+      return false;
+    }
+    // Pair of the stamp taken in ask(): the same source both times.
+    if (stamp_is_world_count_) return world_.state_changes() == *asked_stamp_;
+    const std::optional<uint64_t> stamp = deployment_.lock_state_stamp();
+    return stamp && *stamp == *asked_stamp_;
+  }
   void wake_at(TimePoint at);
   // Whether a wake-up already asked for, still ahead, comes no later than
   // `at`: it looks again first, so a wake-up at `at` adds nothing.
