@@ -70,8 +70,8 @@ class ExposureMonitor {
 
  private:
   // After every event. Inline, with the common case (nothing it reads
-  // changed, 90 % of a lock run's events) in the World's observer call; the
-  // question itself is ask()'s.
+  // changed: 98 % of a set-nx-lua run's events, 80 % of a zk-curator one's)
+  // in the World's observer call; the question itself is ask()'s.
   void look() {
     if (!watching_) return;
     if (!unchanged_since_last_answer()) {

@@ -47,8 +47,8 @@ SqlConnection& ClientEnv::sql() {
 bool ClientEnv::sleep_unless_stopped(Duration d, TaskStop& stop) {
   LOCKSIM_ASSERT_MSG(d >= Duration::zero(), "a negative sleep");
   if (stop.requested()) return true;
-  // Shared with the timer and the waker, either of which may come after
-  // this call returned (a timer after an early stop, a stop after the timer).
+  // Shared with the timer, which still fires after this call returned when
+  // the stop came first (the waker is unhooked before the call returns).
   auto waiter = std::make_shared<Waiter>();
   World& world = world_;
   world_.after(d, [&world, waiter] { world.signal(*waiter); });
