@@ -26,9 +26,11 @@ class ChangeCount {
     if (total_ != nullptr) ++*total_;
   }
   uint64_t value() const { return own_; }
-  // From now on every bump also counts in `*total`, which must outlive this
-  // counter (a World's, through World::count_changes_of). Unattached (a
-  // store made outside a World, in a unit test), it counts only its own.
+  // From now on every bump also counts in `*total` (a World's, through
+  // World::count_changes_of), which must outlive every later bump: a run
+  // destroys its World before its servers and nodes, none of which bumps
+  // when destroyed. Unattached (a store made outside a World, in a unit
+  // test), it counts only its own.
   void attach(uint64_t* total) { total_ = total; }
 
  private:
