@@ -25,10 +25,7 @@
 namespace locksim::algorithms {
 
 inline std::vector<std::string> redis_argv(std::initializer_list<std::string_view> args) {
-  std::vector<std::string> argv = argv_pool::take(args.size());
-  size_t i = 0;
-  for (const std::string_view arg : args) argv_pool::overwrite(argv[i++], arg);
-  return argv;
+  return argv_pool::filled<std::string>(args);
 }
 
 }  // namespace locksim::algorithms

@@ -23,14 +23,7 @@
 namespace locksim::algorithms {
 
 inline std::vector<SqlValue> sql_params(std::initializer_list<std::string_view> values) {
-  std::vector<SqlValue> params = argv_pool::take<SqlValue>(values.size());
-  size_t i = 0;
-  for (const std::string_view value : values) {
-    SqlValue& p = params[i++];
-    if (!p) p.emplace();
-    argv_pool::overwrite(*p, value);
-  }
-  return params;
+  return argv_pool::filled<SqlValue>(values);
 }
 
 }  // namespace locksim::algorithms

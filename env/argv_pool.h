@@ -16,6 +16,8 @@
 
 #include <array>
 #include <cstddef>
+#include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +74,21 @@ inline void overwrite(std::string& s, std::string_view value) {
   if (std::string_view(s) == value) return;
   s.clear();
   s.append(value.data(), value.size());
+}
+// The same for a bound SQL parameter (SqlValue), which is never NULL here.
+inline void overwrite(std::optional<std::string>& v, std::string_view value) {
+  if (!v) v.emplace();
+  overwrite(*v, value);
+}
+
+// A vector from the pool holding `values`, in order, each copied once (the
+// command builders algorithms/redis_argv.h and algorithms/sql_params.h).
+template <class T>
+std::vector<T> filled(std::initializer_list<std::string_view> values) {
+  std::vector<T> out = take<T>(values.size());
+  size_t i = 0;
+  for (const std::string_view value : values) overwrite(out[i++], value);
+  return out;
 }
 
 // Keeps `argv` for a later take() of its length (or frees it).

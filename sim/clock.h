@@ -38,10 +38,10 @@ class LocalClock {
   void jump(TimePoint true_now, Duration by);
 
   int64_t drift_ppm() const { return drift_ppm_; }
-  // How many times set_drift or jump changed the line: a reader that cached
-  // something computed from the clock (the exposure monitor's answer) knows
-  // it still holds while this stands still.
-  uint64_t changes() const { return changes_.value(); }
+  // Bumped by every set_drift and jump: once attached to a World
+  // (Node does), a reader that cached something computed from the clock
+  // (the exposure monitor's answer) knows it still holds while the World's
+  // state_changes() stands still.
   ChangeCount& change_count() { return changes_; }
 
  private:

@@ -95,9 +95,6 @@ class Network {
 
   // Both directions up (a node is always connected to itself).
   bool connected(const Node& a, const Node& b) const;
-  // Grows whenever a link goes down or comes back (a cut made, restored or
-  // healed): what connected() answers can change only when this does.
-  uint64_t cut_changes() const { return cut_changes_.value(); }
   // The direction from -> to is up.
   bool can_send(const Node& from, const Node& to) const;
 
@@ -186,7 +183,10 @@ class Network {
   std::map<Pair, int> cut_;
   std::map<CutId, std::vector<Pair>> cuts_;  // each live cut's directed links
   CutId next_cut_ = 1;
-  ChangeCount cut_changes_;         // see cut_changes()
+  // Each link going down or coming back (a cut made, restored or healed:
+  // what connected() answers can change only then), counted in the
+  // World's state_changes().
+  ChangeCount cut_changes_;
   std::map<Pair, Duration> extra_;  // directed: active delay spikes
   // Streams in creation order (iterated: deterministic), and a lookup index
   // by node address (never iterated, so pointer order cannot leak).

@@ -67,10 +67,6 @@ class Node {
   void hang();
   void unhang();
   bool hung() const { return hung_; }
-  // How many times the state or the hang changed, and the clock's changes:
-  // grows whenever anything a reader of this node's state and clock may have
-  // cached changed (LocalClock::changes).
-  uint64_t changes() const { return changes_.value() + clock_.changes(); }
 
   // Whether `from -> to` is one of the transitions listed at the top.
   static bool transition_allowed(State from, State to);
@@ -92,7 +88,9 @@ class Node {
   LocalClock clock_;
   State state_ = State::kRunning;
   bool hung_ = false;
-  ChangeCount changes_;  // both counted in the World's state_changes()
+  // Each change of the state or the hang, counted in the World's
+  // state_changes() (as the clock's set_drift and jump are).
+  ChangeCount changes_;
   std::deque<Callback> queued_;
 };
 

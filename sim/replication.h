@@ -168,9 +168,6 @@ class FailoverGroup {
   Member& published_primary() { return *published_; }
   Member& current_primary() { return *current_; }
   int failovers() const { return failovers_; }
-  // How many times clients' view of the primary moved (published_primary):
-  // it follows a promotion by the discovery delay.
-  uint64_t publications() const { return publications_; }
   // The replicas clients are told of now, as Sentinel lists a master's
   // (Redisson's "available slaves"): the members other than the published
   // primary that the monitor reaches. Without a monitor, every running one.
@@ -201,7 +198,6 @@ class FailoverGroup {
   Member* published_;
   std::optional<TimePoint> primary_down_since_;
   int failovers_ = 0;
-  uint64_t publications_ = 0;
   // Each promotion and each publication: both move the World's
   // state_changes() (a new current or published primary changes what a
   // fresh contender is answered).
@@ -380,7 +376,6 @@ void FailoverGroup<Member>::promote_best() {
   world_.after(params_.discovery_delay, [this, best, failover] {
     if (failovers_ == failover) {  // unless a later failover overtook it
       published_ = best;
-      ++publications_;
       primaries_changed_.bump();
     }
   });

@@ -154,9 +154,9 @@ class Engine {
   const Row* committed_row(const std::string& lock_name) const;
   uint64_t deadlocks() const { return deadlocks_; }
   uint64_t statements() const { return statements_; }
-  // Grows whenever a committed version is added (a commit that wrote rows,
+  // Bumped whenever a committed version is added (a commit that wrote rows,
   // an image applied): what committed_row() answers can change only then.
-  uint64_t committed_changes() const { return committed_changes_.value(); }
+  // Counted in the World's state_changes() once attached (MysqlNode does).
   ChangeCount& committed_change_count() { return committed_changes_; }
   bool in_transaction(SessionId session) const;
   bool is_open(SessionId session) const { return sessions_.count(session) != 0; }

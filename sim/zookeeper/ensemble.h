@@ -66,13 +66,13 @@ class ZkEnsemble {
   // Whether a and b can exchange messages now.
   bool hears(const ZkServer& a, const ZkServer& b) const;
   // Moves whenever serving_leader()'s answer, or the leader's tree, may have
-  // changed (Deployment::lock_state_stamp): counters that only grow -- each
-  // server's role, epoch and tree (ZkServer::changes), its node's state,
-  // each quorum heard, the network's cuts -- and, below them, how many
-  // leaders have gone syncLimit without a quorum. That count is what time
-  // alone changes: with the state fixed it only grows, so the stamp moves
-  // at the first event after a leader's time runs out, where asking after
-  // every event would have seen it.
+  // changed (Deployment::lock_state_stamp): the World's state_changes(),
+  // which every counter of it feeds -- each server's role, epoch and tree,
+  // its node's state, each quorum heard, the network's cuts -- and, below
+  // it, how many leaders have gone syncLimit without a quorum. That count is
+  // what time alone changes: with the state fixed it only grows, so the
+  // stamp moves at the first event after a leader's time runs out, where
+  // asking after every event would have seen it.
   uint64_t state_stamp() const;
 
   ConnId next_conn_id() { return ++conn_ids_; }

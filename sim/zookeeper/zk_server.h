@@ -71,10 +71,6 @@ class ZkServer {
   int64_t epoch() const { return epoch_; }
   int leader_id() const { return leader_id_; }
   const DataTree& tree() const { return tree_; }
-  // Grows with every change of role, epoch, leader or applied tree: what
-  // the exposure question reads of this server besides its node
-  // (ZkEnsemble::state_stamp).
-  uint64_t changes() const { return changes_.value(); }
   // The highest zxid this server has logged (applied or not): what an
   // election compares.
   Zxid last_logged_zxid() const;
@@ -189,8 +185,11 @@ class ZkServer {
   TimePoint role_since_{};
 
   // Durable.
-  DataTree tree_;            // applied
-  ChangeCount changes_;      // see changes()
+  DataTree tree_;  // applied
+  // Each change of role, epoch, leader or applied tree (what the exposure
+  // question reads of this server besides its node), counted in the
+  // World's state_changes() (ZkEnsemble::state_stamp).
+  ChangeCount changes_;
   std::map<Zxid, Txn> log_;  // logged, not yet applied
 
   // Monotonic clock state (rebased when the node's drift changes).
