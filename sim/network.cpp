@@ -19,13 +19,6 @@ bool valid(const LinkParams& p) {
 
 }  // namespace
 
-size_t Network::StreamKeyHash::operator()(const StreamKey& k) const {
-  const auto a = reinterpret_cast<uintptr_t>(k.from);
-  const auto b = reinterpret_cast<uintptr_t>(k.to);
-  return static_cast<size_t>((a * 0x9e3779b97f4a7c15ULL) ^ (b + 0x7f4a7c159e3779b9ULL + (a << 6)) ^
-                             (k.connection * 0xbf58476d1ce4e5b9ULL));
-}
-
 Network::Network(World& world, Rng rng, TcpParams tcp) : world_(world), rng_(rng), tcp_(tcp) {
   LOCKSIM_ASSERT_MSG(sim::valid(tcp_), "TCP parameters out of range");
   world_.count_changes_of(cut_changes_);
@@ -184,12 +177,11 @@ bool Network::connected(const Node& a, const Node& b) const {
 
 Stream& Network::stream(const Node& from, const Node& to, uint64_t connection) {
   const StreamKey k{&from, &to, connection};
-  auto it = stream_index_.find(k);
-  if (it != stream_index_.end()) return *it->second;
+  if (Stream* known = stream_index_.find(k)) return *known;
   // Streams are created on first use, in the simulation's (deterministic) order.
   streams_.push_back(
       std::make_unique<Stream>(const_cast<Node&>(from), const_cast<Node&>(to), connection));
-  stream_index_.emplace(k, streams_.back().get());
+  stream_index_.insert(k, streams_.back().get());
   LOCKSIM_ASSERT(streams_.back()->connection() == connection);
   return *streams_.back();
 }
@@ -329,9 +321,9 @@ void Network::break_connection(const Stream& broken) {
   const Node* b = &broken.to();
   const uint64_t id = broken.connection();
   for (const StreamKey& k : {StreamKey{a, b, id}, StreamKey{b, a, id}}) {
-    auto it = stream_index_.find(k);
-    if (it == stream_index_.end()) continue;
-    const size_t n = it->second->clear();
+    Stream* s = stream_index_.find(k);
+    if (s == nullptr) continue;
+    const size_t n = s->clear();
     LOCKSIM_ASSERT(in_flight_ >= n);
     in_flight_ -= n;
     dropped_ += n;

@@ -21,7 +21,6 @@
 #include <map>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -30,6 +29,7 @@
 #include "sim/change_count.h"
 #include "sim/connection.h"
 #include "sim/rng.h"
+#include "sim/stream_index.h"
 
 namespace locksim::sim {
 
@@ -122,18 +122,13 @@ class Network {
   uint64_t arrived() const { return arrived_; }
   uint64_t connections_broken() const { return broken_; }
   uint64_t connections_reset() const { return reset_; }
+  // How many times a link went down or came back (what connected() answers
+  // can change only then).
+  uint64_t cut_changes() const { return cut_changes_.value(); }
 
  private:
   using Pair = std::pair<std::string, std::string>;  // by name: deterministic order
-  struct StreamKey {
-    const Node* from;
-    const Node* to;
-    uint64_t connection;
-    bool operator==(const StreamKey&) const = default;
-  };
-  struct StreamKeyHash {
-    size_t operator()(const StreamKey& k) const;
-  };
+  using StreamKey = StreamIndex::Key;
   struct ConnectionRecord {
     Node* client = nullptr;
     Node* server = nullptr;
@@ -191,7 +186,7 @@ class Network {
   // Streams in creation order (iterated: deterministic), and a lookup index
   // by node address (never iterated, so pointer order cannot leak).
   std::vector<std::unique_ptr<Stream>> streams_;
-  std::unordered_map<StreamKey, Stream*, StreamKeyHash> stream_index_;
+  StreamIndex stream_index_;
   // By id - 1 (see record()); iterated in id order, as the map it replaced.
   std::vector<ConnectionRecord> connections_;
   uint64_t next_connection_ = 1;

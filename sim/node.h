@@ -67,6 +67,9 @@ class Node {
   void hang();
   void unhang();
   bool hung() const { return hung_; }
+  // How many times the state or the hang changed (ZkEnsemble::state_stamp
+  // sums its servers' nodes').
+  uint64_t changes() const { return changes_.value(); }
 
   // Whether `from -> to` is one of the transitions listed at the top.
   static bool transition_allowed(State from, State to);

@@ -4,8 +4,11 @@
 // on a freeze, one-way partitions, loss as delay, connects that time out.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "sim/connection.h"
@@ -13,6 +16,7 @@
 #include "sim/node.h"
 #include "sim/redis/redis_node.h"
 #include "sim/rpc.h"
+#include "sim/stream_index.h"
 #include "sim/world.h"
 
 namespace locksim::sim {
@@ -314,6 +318,41 @@ TEST(Connection, AClientThatGivesUpDoesNotRecallWhatItSent) {
   EXPECT_TRUE(first->is_io_error());
   // The server ran the SET after the heal, though its client had given up.
   EXPECT_EQ(*later, Reply::bulk("late"));
+}
+
+// The Network's stream lookup (sim/stream_index.h) against a plain map: every
+// key put in is found with its stream, through several growths; a key that
+// differs in any one field is not; node addresses packed close together (as
+// a run's nodes are) all stay apart.
+TEST(StreamIndex, FindsWhatWasPutInAndNothingElse) {
+  World w(WorldOptions{1});
+  std::vector<std::unique_ptr<Node>> nodes;
+  for (int i = 0; i < 12; ++i) nodes.push_back(std::make_unique<Node>(w, "n" + std::to_string(i)));
+  // Distinct non-null Stream pointers without making streams: the index only
+  // keeps them.
+  std::vector<char> tags(1'000);
+  StreamIndex index;
+  std::map<std::tuple<const Node*, const Node*, uint64_t>, Stream*> reference;
+  size_t next_tag = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (size_t j = 0; j < nodes.size(); ++j) {
+      for (uint64_t connection : {0ULL, 1ULL, 7ULL}) {
+        if (i == j || (connection == 7 && i < j)) continue;
+        Stream* s = reinterpret_cast<Stream*>(&tags[next_tag++]);
+        index.insert({nodes[i].get(), nodes[j].get(), connection}, s);
+        reference[{nodes[i].get(), nodes[j].get(), connection}] = s;
+      }
+    }
+  }
+  ASSERT_EQ(index.size(), reference.size());
+  ASSERT_GT(index.size(), 256u);  // grew from 16 slots several times
+  for (const auto& [key, stream] : reference) {
+    const auto& [from, to, connection] = key;
+    EXPECT_EQ(index.find({from, to, connection}), stream);
+    EXPECT_EQ(index.find({from, to, connection + 100}), nullptr);
+  }
+  for (const auto& n : nodes) EXPECT_EQ(index.find({n.get(), n.get(), 0}), nullptr);
+  EXPECT_EQ(StreamIndex().find({nodes[0].get(), nodes[1].get(), 0}), nullptr);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The exposure monitor skips asking a backend after an event that moved
-// neither its stamp nor the holds (Deployment::lock_state_stamp, now the
-// World's count of changes: sim/change_count.h). That is safe only if every
+// neither its stamp nor the holds (Deployment::lock_state_stamp: the World's
+// count of changes for Redis and MySQL, sim/change_count.h; for ZooKeeper
+// the sum of what its answer reads, ZkEnsemble::state_stamp). That is safe only if every
 // change to what a backend answers from bumps a counter: a write or expiry,
 // a crash, pause or restart, a clock step or drift, a promotion, a
 // ZooKeeper quorum or cut. exposure_test.cpp holds the monitor's logic with
@@ -15,6 +16,7 @@
 #include <string>
 #include <tuple>
 
+#include "faults/fault_schedule.h"
 #include "harness/prepared_run.h"
 #include "harness/scenario.h"
 #include "harness/simulation.h"
@@ -90,6 +92,40 @@ TEST(ExposureStamp, APublishedPrimaryWithoutTheRowOpensTheWindowAtOnce) {
     exposed += always.windows.empty() ? 0 : 1;
   }
   EXPECT_GE(exposed, 5) << "the story loses the row in most seeds";
+}
+
+// Where ZooKeeper's lock is exposed: a lone holder, frozen past its session
+// timeout, whose node the leader deletes (the window opens at that apply);
+// then the leader is cut off from its followers (it closes: no quorum heard
+// now), the cut heals (it opens again), the leader freezes for a moment (it
+// closes and opens again: the node's state, its role unchanged), and the
+// leader crashes (it closes, and opens once a new leader serves). Each step
+// moves a different term of ZkEnsemble::state_stamp; a term left out opens
+// or closes a window late.
+TEST(ExposureStamp, ZooKeeperWindowsFollowTheLeadersTreeQuorumAndNode) {
+  int windows = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    RunConfig c = load_scenario("zk-curator-gc-pause").config;
+    c.seed = seed;
+    c.workload.clients = 1;
+    c.workload.hold_min = c.workload.hold_max = Duration::seconds(45);
+    c.faults.events.clear();
+    for (const char* f : {"pause @holder at 2s for 40s", "partition zk-3|zk-1,zk-2 at 20s for 5s",
+                          "pause zk-3 at 28s for 2s", "crash zk-3 at 33s for 5s"}) {
+      c.faults.events.push_back(faults::parse_fault(f, "fault"));
+    }
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    const checkers::ExposureSamples stamped = exposure_of(c, false);
+    const checkers::ExposureSamples always = exposure_of(c, true);
+    ASSERT_EQ(stamped.samples, always.samples);
+    ASSERT_EQ(stamped.windows.size(), always.windows.size());
+    for (size_t i = 0; i < always.windows.size(); ++i) {
+      EXPECT_EQ(stamped.windows[i].start, always.windows[i].start) << "window " << i;
+      EXPECT_EQ(stamped.windows[i].end, always.windows[i].end) << "window " << i;
+    }
+    windows += static_cast<int>(always.windows.size());
+  }
+  EXPECT_GE(windows, 6 * 4) << "each seed opens at least four times";
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "sim/zookeeper/data_tree.h"
 
+#include <cstring>
+
 #include "env/assert.h"
 
 namespace locksim::sim::zookeeper {
@@ -42,13 +44,26 @@ std::string DataTree::path_problem(const std::string& path, bool sequential) {
   return "";
 }
 
+namespace {
+
+// string_view::rfind(char) steps back one character at a time; memrchr
+// looks at a word at once. A lock's paths end in a long sequential name
+// ("_c_<guid>-lock-0000000042"), scanned three times per create.
+size_t last_slash(std::string_view path) {
+  const void* at = path.empty() ? nullptr : memrchr(path.data(), '/', path.size());
+  return at == nullptr ? std::string_view::npos
+                       : static_cast<size_t>(static_cast<const char*>(at) - path.data());
+}
+
+}  // namespace
+
 std::string_view DataTree::parent_of(std::string_view path) {
-  const size_t slash = path.rfind('/');
+  const size_t slash = last_slash(path);
   return slash == 0 || slash == std::string_view::npos ? "/" : path.substr(0, slash);
 }
 
 std::string_view DataTree::name_of(std::string_view path) {
-  const size_t slash = path.rfind('/');
+  const size_t slash = last_slash(path);
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 

@@ -1,10 +1,15 @@
 #include "sim/zookeeper/ensemble.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "env/assert.h"
 
 namespace locksim::sim::zookeeper {
+
+namespace {
+constexpr TimePoint kNever{std::numeric_limits<int64_t>::max()};
+}  // namespace
 
 ZkEnsemble::ZkEnsemble(World& world, Network& net, const ZkParams& params)
     : world_(world), net_(net), params_(params) {
@@ -74,16 +79,31 @@ uint64_t ZkEnsemble::state_stamp() const {
   // Room below the counters for the count of lapsed leaders: a counter's
   // step and a change of the count can never cancel out.
   constexpr uint64_t kLapsedSpan = 256;
-  // Every counter it covers -- each server's changes and its node's, the
-  // quorums heard, the network's cuts -- also counts in the World's total.
-  const uint64_t grown = world_.state_changes();
-  uint64_t lapsed = 0;
+  // Each term only grows, and by one at each change, so the sum moves at
+  // every change of any of them.
+  uint64_t changes = net_.cut_changes();
+  for (const auto& s : servers_) changes += s->answer_changes() + s->node().changes();
+  if (changes != lapse_.changes || quorum_heard_changes_.value() != lapse_.quorums_heard ||
+      world_.now() >= lapse_.until) {
+    recount_lapsed(changes);
+  }
+  LOCKSIM_ASSERT(lapse_.lapsed <= servers_.size() && lapse_.lapsed < kLapsedSpan);
+  return changes * kLapsedSpan + lapse_.lapsed;
+}
+
+void ZkEnsemble::recount_lapsed(uint64_t changes) const {
+  lapse_ = LapseCount{changes, quorum_heard_changes_.value(), 0, kNever};
   for (const auto& s : servers_) {
     // serving_leader()'s test of time, for the servers it applies to.
-    if (running_leader(*s) && quorum_lapsed(*s)) ++lapsed;
+    if (!running_leader(*s)) continue;
+    if (quorum_lapsed(*s)) {
+      ++lapse_.lapsed;  // stays lapsed until its quorum is heard again
+    } else {
+      lapse_.until = std::min(lapse_.until, quorum_heard_[s->id() - 1] + params_.sync_limit());
+    }
   }
-  LOCKSIM_ASSERT(lapsed <= servers_.size() && lapsed < kLapsedSpan);
-  return grown * kLapsedSpan + lapsed;
+  // Pair of quorum_lapsed(): the earliest lapse to come is ahead.
+  LOCKSIM_ASSERT(lapse_.until > world_.now());
 }
 
 void ZkEnsemble::periodic() {

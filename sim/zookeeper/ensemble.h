@@ -20,6 +20,7 @@
 // when it resumes, as a real one does, and may serve stale reads until then.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -66,13 +67,17 @@ class ZkEnsemble {
   // Whether a and b can exchange messages now.
   bool hears(const ZkServer& a, const ZkServer& b) const;
   // Moves whenever serving_leader()'s answer, or the leader's tree, may have
-  // changed (Deployment::lock_state_stamp): the World's state_changes(),
-  // which every counter of it feeds -- each server's role, epoch and tree,
-  // its node's state, each quorum heard, the network's cuts -- and, below
-  // it, how many leaders have gone syncLimit without a quorum. That count is
-  // what time alone changes: with the state fixed it only grows, so the
-  // stamp moves at the first event after a leader's time runs out, where
-  // asking after every event would have seen it.
+  // changed (Deployment::lock_state_stamp): the sum of what those read --
+  // each server's answer_changes() (role, epoch, leader, the leader's
+  // applies), its node's changes() (running or not), the network's
+  // cut_changes() (who hears whom) -- and, below it, how many leaders have
+  // gone syncLimit without a quorum. That count is what time alone changes:
+  // with the rest fixed it only grows, so the stamp moves at the first event
+  // after a leader's time runs out, where asking after every event would
+  // have seen it. Not the World's state_changes(): a follower's applies and
+  // each quorum heard move that on most events, and neither changes the
+  // answer (a refreshed quorum only moves a lapse later; the count below
+  // sees it when it comes).
   uint64_t state_stamp() const;
 
   ConnId next_conn_id() { return ++conn_ids_; }
@@ -111,6 +116,17 @@ class ZkEnsemble {
   std::vector<std::unique_ptr<ZkServer>> servers_;
   std::vector<TimePoint> quorum_heard_;  // by id - 1: leaders
   ChangeCount quorum_heard_changes_;     // writes to quorum_heard_ (state_stamp)
+  // state_stamp's count of lapsed leaders, kept while nothing it reads
+  // changed and no leader's time ran out: recounting after every event cost
+  // more than the rest of the stamp.
+  struct LapseCount {
+    uint64_t changes = UINT64_MAX;        // the stamp's sum when counted
+    uint64_t quorums_heard = UINT64_MAX;  // quorum_heard_changes_ then
+    uint64_t lapsed = 0;
+    TimePoint until{};  // the earliest lapse still to come then
+  };
+  mutable LapseCount lapse_;
+  void recount_lapsed(uint64_t changes) const;
   std::vector<TimePoint> leader_heard_;  // by id - 1: followers
   ConnId conn_ids_ = 0;
   SessionId session_ids_ = 0;

@@ -92,7 +92,7 @@ void ZkServer::lead(int64_t epoch) {
   epoch_ = epoch;
   leader_id_ = id_;
   role_since_ = world_.now();
-  changes_.bump();
+  role_changed();
   prep_tree_ = tree_;
   next_counter_ = 1;
   acked_.clear();
@@ -116,7 +116,7 @@ void ZkServer::follow(ZkServer& leader) {
   epoch_ = leader.epoch_;
   leader_id_ = leader.id_;
   role_since_ = world_.now();
-  changes_.bump();  // the role, and the tree taken from the leader
+  role_changed();  // the role, and the tree taken from the leader
   leader.acked_[id_] = contiguous_logged();
 }
 
@@ -132,7 +132,7 @@ void ZkServer::stop_serving() {
   role_ = Role::kLooking;
   leader_id_ = 0;
   role_since_ = world_.now();
-  changes_.bump();
+  role_changed();
   acked_.clear();
   deadline_ns_.clear();
   last_heard_ns_.clear();
@@ -151,7 +151,7 @@ void ZkServer::on_crash() {
 void ZkServer::on_restart() {
   role_ = Role::kLooking;
   role_since_ = world_.now();
-  changes_.bump();
+  role_changed();
 }
 
 void ZkServer::periodic() {
@@ -393,6 +393,7 @@ void ZkServer::reply(ServerConn& sc, ZkReply r) {
 void ZkServer::apply_committed(const Txn& t) {
   const TxnResult result = tree_.apply(t);
   changes_.bump();
+  if (role_ == Role::kLeading) ++answer_changes_;
   // Watches first: their notifications go down each connection before the
   // reply that route_result sends.
   for (const ChangeEvent& change : result.events) {

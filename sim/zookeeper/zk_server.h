@@ -71,6 +71,11 @@ class ZkServer {
   int64_t epoch() const { return epoch_; }
   int leader_id() const { return leader_id_; }
   const DataTree& tree() const { return tree_; }
+  // How many times what the exposure question reads of this server changed:
+  // its role, epoch or leader, its tree replaced, or applied to while it
+  // leads (a follower's tree is read only once it leads, which is a role
+  // change). Summed by ZkEnsemble::state_stamp.
+  uint64_t answer_changes() const { return answer_changes_; }
   // The highest zxid this server has logged (applied or not): what an
   // election compares.
   Zxid last_logged_zxid() const;
@@ -190,6 +195,12 @@ class ZkServer {
   // question reads of this server besides its node), counted in the
   // World's state_changes() (ZkEnsemble::state_stamp).
   ChangeCount changes_;
+  uint64_t answer_changes_ = 0;  // see answer_changes()
+  // A change of role, epoch, leader or whole tree: counted in both.
+  void role_changed() {
+    changes_.bump();
+    ++answer_changes_;
+  }
   std::map<Zxid, Txn> log_;  // logged, not yet applied
 
   // Monotonic clock state (rebased when the node's drift changes).
