@@ -66,17 +66,21 @@ std::string ZkLock::name() const {
   return "zk";
 }
 
-bool ZkLock::ensure_parents(ZkConnection& zk, const std::string& lock) const {
-  // Curator's creatingParentsIfNeeded: persistent parents, NODEEXISTS is fine.
+ZkError ZkLock::make_parents(ZkConnection& zk, const std::string& lock) const {
+  // Curator's ZKPaths.mkdirs: each missing component is made persistent;
+  // one that exists is only looked at, and NODEEXISTS (made meanwhile) is
+  // fine. Bounded by the path's length: one component per step.
   size_t slash = 0;
-  // One create per path component: bounded by the path's length.
   while (slash != std::string::npos) {
     slash = lock.find('/', slash + 1);
     const std::string prefix = lock.substr(0, slash);
-    const ZkError e = zk.create(prefix, "", {}).error;
-    if (e != ZkError::kOk && e != ZkError::kNodeExists) return false;
+    const ZkError seen = zk.exists(prefix, false).error;
+    if (seen == ZkError::kOk) continue;
+    if (seen != ZkError::kNoNode) return seen;
+    const ZkError made = zk.create(prefix, "", {}).error;
+    if (made != ZkError::kOk && made != ZkError::kNodeExists) return made;
   }
-  return true;
+  return ZkError::kOk;
 }
 
 ZkLock::Attempt ZkLock::find_protected(ZkConnection& zk, const std::string& lock,
@@ -105,8 +109,16 @@ ZkLock::Attempt ZkLock::create_node(Env& env, ZkConnection& zk, const std::strin
   const ZkCreateFlags flags{.ephemeral = true, .sequential = true};
   const std::string prefix = curator_rules() ? "_c_" + hex_guid(env) + "-" : "";
   Attempt out;
+  const std::string path = lock + "/" + prefix + "lock-";
   for (int attempt = 0; attempt <= params_.retries_max; ++attempt) {
-    const ZkCreateResult r = zk.create(lock + "/" + prefix + "lock-", "", flags);
+    ZkCreateResult r = zk.create(path, "", flags);
+    if (r.error == ZkError::kNoNode) {
+      // Curator's creatingParentContainersIfNeeded: the parents are made
+      // only when the create finds one missing, then the same create is
+      // tried once more (the same protected name).
+      const ZkError parents = make_parents(zk, lock);
+      r = parents == ZkError::kOk ? zk.create(path, "", flags) : ZkCreateResult{parents, {}, {}};
+    }
     out.error = r.error;
     if (r.error == ZkError::kOk) {
       out.node = r.path;
@@ -210,10 +222,6 @@ AcquireResult ZkLock::acquire(Env& env, const std::string& resource) {
     if (zk.state() == ZkSessionState::kExpired) zk.new_session();
     if (curator_rules() && zk.connect() != ZkError::kOk) {
       out.detail = "not connected to ZooKeeper";
-      continue;
-    }
-    if (!ensure_parents(zk, lock)) {
-      out.detail = "could not create the lock's parent nodes";
       continue;
     }
     const Attempt a = create_node(env, zk, lock);

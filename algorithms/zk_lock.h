@@ -7,7 +7,9 @@
 //
 // Steps (all variants):
 //   1. create an EPHEMERAL_SEQUENTIAL node <lock>/lock- : the server appends
-//      a 10-digit number from the parent's count of child creates;
+//      a 10-digit number from the parent's count of child creates (if <lock>
+//      or an ancestor is missing, NONODE: make each missing one persistent,
+//      as Curator's creatingParentContainersIfNeeded does, and create again);
 //   2. getChildren(<lock>), sort by sequence number; if ours is the lowest,
 //      we hold the lock;
 //   3. else watch the next-lower node with exists(watch) — only that one, so
@@ -94,7 +96,9 @@ class ZkLock : public LockAlgorithm {
     bool unknown = false;  // a create whose outcome we could not learn
   };
 
-  bool ensure_parents(ZkConnection& zk, const std::string& lock) const;
+  // The lock node's missing ancestors and itself, made persistent (kOk), or
+  // the first error.
+  ZkError make_parents(ZkConnection& zk, const std::string& lock) const;
   Attempt create_node(Env& env, ZkConnection& zk, const std::string& lock) const;
   Attempt find_protected(ZkConnection& zk, const std::string& lock,
                          const std::string& prefix) const;

@@ -55,7 +55,11 @@ double allocations_per_event(const std::string& algorithm) {
   return rate;
 }
 
-// Measured 2026-11-28 (gcc 12 and clang 14): 0.10, 0.28, 1.42, 2.94.
+// Measured 2026-11-28 (gcc 12 and clang 14): 0.10, 0.28, 1.42, 3.84. The
+// ZooKeeper figure was 2.94 until the lock stopped making its three parent
+// nodes on every acquire (as Curator does not): a third fewer events, each
+// a quorum message that allocated less than the average, so more an event
+// but about a sixth fewer for the same stretch of run.
 TEST(RunAllocations, RedisLocksAllocateAlmostNothingPerEvent) {
   EXPECT_LT(allocations_per_event("set-nx-lua"), 0.2);
   EXPECT_LT(allocations_per_event("redlock"), 0.4);
@@ -63,7 +67,7 @@ TEST(RunAllocations, RedisLocksAllocateAlmostNothingPerEvent) {
 
 TEST(RunAllocations, MysqlAndZooKeeperModelsStayUnderTheirCeilings) {
   EXPECT_LT(allocations_per_event("mysql-center"), 1.6);
-  EXPECT_LT(allocations_per_event("zk-curator"), 3.1);
+  EXPECT_LT(allocations_per_event("zk-curator"), 4.1);
 }
 
 TEST(RunAllocations, TheCounterSeesAnAllocation) {
