@@ -186,9 +186,12 @@ Cause store_let_go(const ExplainInput& in, const HeldInterval& a, TimePoint e) {
     if (!c->after.serving || c->before.kind != K::kHeld || c->after.holder == c->before.holder ||
         !deleted)
       continue;
+    // A ZooKeeper release deletes its own client's node, never another's
+    // (a node's sequential name is its creator's): the holder's node went
+    // with its session, whatever release was still in flight.
+    if (in.backend == "zookeeper") return session_cause(h, *c, holder, e);
     if (const Op* rel = r::release_in_flight(h, e, a.client))
       return late_release(h, *c, *rel, holder, e);
-    if (in.backend == "zookeeper") return session_cause(h, *c, holder, e);
   }
   for (const LockChange* c : at_e) {
     if (c->after.serving && c->before.kind == K::kHeld && c->after.kind == K::kHeld &&

@@ -122,6 +122,27 @@ TEST(Explain, LaterOverlapsNameTheirOwnMechanism) {
   EXPECT_NE(text.find("would have prevented it: a fencing token"), std::string::npos) << text;
 }
 
+// A ZooKeeper release deletes its own node, never the holder's: in this
+// zk-herd run c2's release was still in flight (invoked at 22.3 s, its
+// session expired at 26.3 s) when c3's session expired at 50.3 s and c2
+// was granted at once. The story names the expiry, not a late release.
+TEST(Explain, AZooKeeperNodeGoneWithAReleaseInFlightIsTheSessionsExpiry) {
+  locksim::harness::SweepPlan plan;  // as `locksim sweep` draws its workloads
+  plan.base.duration = locksim::Duration::seconds(20);
+  plan.base.stuck_after = locksim::Duration::seconds(10);
+  plan.base.workload.draw = true;
+  const RunConfig c = plan.config_of("zk-herd", "partition", 254);
+  ASSERT_EQ(locksim::harness::replay_command(c),
+            "locksim run --algorithm zk-herd --seed 254 --clients 3 --hold 12s..20s "
+            "--retry-pause 371ms --idle 0s..894ms --stuck-after 10s --profile partition");
+  const auto story = locksim::harness::explain_result(traced_run(c));
+  ASSERT_FALSE(story.mechanisms.empty()) << "the run breaks the lock";
+  EXPECT_EQ(story.mechanisms[0], Mechanism::kSessionExpired);
+  const std::string text = locksim::checkers::format_story(story);
+  EXPECT_NE(text.find("c3's ZooKeeper session expired"), std::string::npos) << text;
+  EXPECT_EQ(text.find("late release"), std::string::npos) << text;
+}
+
 TEST(Explain, SafeScenariosAreNeverExplainedAsViolations) {
   for (const auto& builtin : locksim::harness::builtin_scenario_texts()) {
     auto sc = locksim::harness::load_scenario(builtin.name);
