@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 
+#include "algorithms/hex.h"
 #include "algorithms/param_reader.h"
 #include "algorithms/redis_argv.h"
 #include "env/assert.h"
@@ -32,13 +33,10 @@ const AlgorithmSpec& set_nx_lua_spec() {
 }
 
 std::string make_token(Env& env) {
-  // "%016llx" by hand: snprintf was 120 instructions of every acquire.
-  uint64_t bits = env.random();  // drawn first, as before: the name draws nothing
-  char hex[16];
-  for (int i = 15; i >= 0; --i, bits >>= 4) hex[i] = "0123456789abcdef"[bits & 0xf];
+  const uint64_t bits = env.random();  // drawn first, as before: the name draws nothing
   std::string token = env.client_name();
   token += ':';
-  token.append(hex, sizeof hex);
+  append_hex16(token, bits);
   return token;
 }
 

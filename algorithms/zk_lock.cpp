@@ -1,9 +1,9 @@
 #include "algorithms/zk_lock.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <optional>
 
+#include "algorithms/hex.h"
 #include "env/assert.h"
 #include "env/parse.h"
 
@@ -21,16 +21,17 @@ constexpr int kWaitTurnsMax = 1'000'000;
 constexpr int kLeaveTriesMax = 40;
 
 std::string hex_guid(Env& env) {
-  char buf[40];
   // One draw per statement: a call's arguments are evaluated in an order C++
   // leaves to the compiler, so two draws as arguments differ between gcc and
   // clang. The low half is drawn first: the order gcc 12 chose, so its
   // histories stay as they were.
   const uint64_t low = env.random();
   const uint64_t high = env.random();
-  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(high),
-                static_cast<unsigned long long>(low));
-  return buf;
+  std::string guid;
+  guid.reserve(32);
+  append_hex16(guid, high);  // "%016llx%016llx" of (high, low)
+  append_hex16(guid, low);
+  return guid;
 }
 
 // Sort key of a lock child: its sequence number, then its name (ties only

@@ -69,9 +69,17 @@ const char* to_string(ZkEventType t) {
 }
 
 std::string zk_sequence_suffix(int32_t n) {
-  char buf[16];
-  std::snprintf(buf, sizeof(buf), "%010d", n);
-  return buf;
+  if (n < 0) {  // the counter wrapped, as ZooKeeper's does: printf's sign and padding
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "%010d", n);
+    return buf;
+  }
+  // "%010d" by hand for the usual case: snprintf parses its format on every
+  // sequential create.
+  std::string digits(10, '0');
+  for (int i = 9; i >= 0 && n > 0; --i, n /= 10)
+    digits[static_cast<size_t>(i)] = static_cast<char>('0' + n % 10);
+  return digits;
 }
 
 int64_t zk_sequence_of(const std::string& name) {

@@ -5,11 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdio>
 #include <string>
 
+#include "algorithms/hex.h"
 #include "algorithms/set_nx_lua.h"
-#include "history/history_io.h"
 #include "harness/run.h"
+#include "history/history_io.h"
 #include "sim/redis/sha1.h"
 #include "tests/algorithm_test_env.h"
 
@@ -23,6 +26,18 @@ RunConfig base_config(uint64_t seed) {
   c.duration = Duration::seconds(30);
   c.workload.clients = 5;
   return c;
+}
+
+// Tokens and protected names are "%016llx" of a draw, formatted by hand.
+TEST(Hex, AppendHex16IsPrintfsSixteenDigits) {
+  for (const uint64_t v : {uint64_t{0}, uint64_t{1}, uint64_t{0xdeadbeef}, UINT64_MAX,
+                           uint64_t{0x0123456789abcdef}, uint64_t{0xf000000000000000}}) {
+    char printed[24];
+    std::snprintf(printed, sizeof printed, "%016llx", static_cast<unsigned long long>(v));
+    std::string out = "c1:";
+    algorithms::append_hex16(out, v);
+    EXPECT_EQ(out, std::string("c1:") + printed) << v;
+  }
 }
 
 TEST(SetNxLua, NoFaultsNoViolationsOverAThousandSeeds) {
@@ -87,7 +102,8 @@ TEST(SetNxLua, ClientPausePastTtlViolates) {
   const SimRunReport r = simulate_and_check(c);
   EXPECT_EQ(r.result.mutex.kind, checkers::Verdict::Kind::kInvalid);
   const auto& ops = r.result.history.ops;
-  EXPECT_EQ(std::count_if(ops.begin(), ops.end(), [](const history::Op& op) { return !history::is_client_op(op); }),
+  EXPECT_EQ(std::count_if(ops.begin(), ops.end(),
+                          [](const history::Op& op) { return !history::is_client_op(op); }),
             10);  // 5 pauses, 5 resumes: nemesis ops in the history
 }
 

@@ -5,12 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "env/parse.h"
+#include "env/zk_connection.h"
 #include "history/history.h"
 #include "sim/zookeeper/data_tree.h"
 #include "tests/zk_sim_run.h"
@@ -40,6 +42,19 @@ Request delete_req(const std::string& path, int32_t version = -1) {
 // Prepares and applies one request, as the leader and a server would.
 TxnResult run(DataTree& t, const Request& r, SessionId s = 0) {
   return t.apply(t.prepare(r, s, t.last_zxid() + 1, 0));
+}
+
+// The suffix a sequential create appends is printf's "%010d" (formatted by
+// hand for n >= 0), and zk_sequence_of reads it back.
+TEST(ZkSequence, SuffixIsPrintfsTenDigitsAndReadsBack) {
+  for (const int32_t n : {0, 1, 42, 999'999'999, 1'000'000'000, INT32_MAX, -1, INT32_MIN}) {
+    char printed[16];
+    std::snprintf(printed, sizeof printed, "%010d", n);
+    EXPECT_EQ(zk_sequence_suffix(n), printed) << n;
+    if (n >= 0) {
+      EXPECT_EQ(zk_sequence_of("lock-" + zk_sequence_suffix(n)), n);
+    }
+  }
 }
 
 TEST(ZkDataTree, SequentialNumbersCountCreatesNotDeletes) {
