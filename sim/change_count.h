@@ -1,18 +1,18 @@
 // How many times one part of the simulated state changed (a server's keys or
-// rows, a node's state, a clock's line, a ZooKeeper server's role or tree, a
-// network cut), counted twice: in the part's own count, which its owner reads
-// (a replica's last shipped version), and, once attached, in a total its
-// World keeps for the whole run (World::state_changes).
+// rows, a node's state, a clock's line, a network cut), counted twice: in the
+// part's own count, which its owner reads (a replica's last shipped version),
+// and, once attached, in a total its World keeps for the whole run
+// (World::state_changes).
 //
 // Why the total: Deployment::lock_state_stamp must grow with every change to
 // what a lock's store answers from, and the exposure monitor reads it after
-// every event of a hold. Summing each server's counters there cost 20-80
-// instructions an event (five Redlock masters, three ZooKeeper servers with
-// their nodes); with every counter also bumping one total, the stamp is one
-// load. The total grows with changes the stamp did not sum before (a
-// replica's keys, a client's clock): the monitor then asks once more, which
-// the stamp's contract allows (it may grow more often than the answer
-// changes, never less).
+// every event of a hold. Summing each server's counters there cost up to 60
+// instructions an event (five Redlock masters); with every counter also
+// bumping one total, the stamp is one load. (ZooKeeper sums a few counters of
+// its own instead: ZkEnsemble::state_stamp says why.) The total grows with
+// changes the stamp did not sum before (a replica's keys, a client's clock):
+// the monitor then asks once more, which the stamp's contract allows (it may
+// grow more often than the answer changes, never less).
 #pragma once
 
 #include <cstdint>

@@ -14,7 +14,6 @@ constexpr TimePoint kNever{std::numeric_limits<int64_t>::max()};
 ZkEnsemble::ZkEnsemble(World& world, Network& net, const ZkParams& params)
     : world_(world), net_(net), params_(params) {
   params_.validate();
-  world_.count_changes_of(quorum_heard_changes_);
   // Each server's tick phase, from a stream of its own split off a copy of
   // the root, so the root and every stream later split from it stay as they
   // were without it.
@@ -83,7 +82,7 @@ uint64_t ZkEnsemble::state_stamp() const {
   // every change of any of them.
   uint64_t changes = net_.cut_changes();
   for (const auto& s : servers_) changes += s->answer_changes() + s->node().changes();
-  if (changes != lapse_.changes || quorum_heard_changes_.value() != lapse_.quorums_heard ||
+  if (changes != lapse_.changes || quorum_heard_writes_ != lapse_.quorums_heard ||
       world_.now() >= lapse_.until) {
     recount_lapsed(changes);
   }
@@ -92,7 +91,7 @@ uint64_t ZkEnsemble::state_stamp() const {
 }
 
 void ZkEnsemble::recount_lapsed(uint64_t changes) const {
-  lapse_ = LapseCount{changes, quorum_heard_changes_.value(), 0, kNever};
+  lapse_ = LapseCount{changes, quorum_heard_writes_, 0, kNever};
   for (const auto& s : servers_) {
     // serving_leader()'s test of time, for the servers it applies to.
     if (!running_leader(*s)) continue;
@@ -119,7 +118,7 @@ void ZkEnsemble::check_leaders() {
     if (!running_leader(*s)) continue;
     if (quorum_heard_now(*s) >= quorum()) {
       quorum_heard_[s->id() - 1] = world_.now();
-      quorum_heard_changes_.bump();
+      ++quorum_heard_writes_;
     } else if (quorum_lapsed(*s)) {
       s->stop_serving();
     }
@@ -193,7 +192,7 @@ void ZkEnsemble::elect(const std::vector<ZkServer*>& component) {
   winner->lead(epoch + 1);
   ++elections_;
   quorum_heard_[winner->id() - 1] = world_.now();
-  quorum_heard_changes_.bump();
+  ++quorum_heard_writes_;
   for (ZkServer* s : component) {
     if (s == winner) continue;
     s->follow(*winner);

@@ -24,7 +24,6 @@
 #include <memory>
 #include <vector>
 
-#include "sim/change_count.h"
 #include "sim/network.h"
 #include "sim/world.h"
 #include "sim/zookeeper/zk_params.h"
@@ -115,13 +114,13 @@ class ZkEnsemble {
   ZkParams params_;
   std::vector<std::unique_ptr<ZkServer>> servers_;
   std::vector<TimePoint> quorum_heard_;  // by id - 1: leaders
-  ChangeCount quorum_heard_changes_;     // writes to quorum_heard_ (state_stamp)
+  uint64_t quorum_heard_writes_ = 0;     // writes to quorum_heard_ (state_stamp)
   // state_stamp's count of lapsed leaders, kept while nothing it reads
   // changed and no leader's time ran out: recounting after every event cost
   // more than the rest of the stamp.
   struct LapseCount {
     uint64_t changes = UINT64_MAX;        // the stamp's sum when counted
-    uint64_t quorums_heard = UINT64_MAX;  // quorum_heard_changes_ then
+    uint64_t quorums_heard = UINT64_MAX;  // quorum_heard_writes_ then
     uint64_t lapsed = 0;
     TimePoint until{};  // the earliest lapse still to come then
   };

@@ -19,7 +19,6 @@ ZkServer::ZkServer(World& world, Network& net, ZkEnsemble& ensemble, int id, con
       mono_base_ns_(tick_phase.ns) {
   LOCKSIM_ASSERT_MSG(tick_phase >= Duration::zero() && tick_phase < params_.tick,
                      "a tick phase lies within one tick");
-  world_.count_changes_of(changes_);
   node_.on_crash = [this] { on_crash(); };
   node_.on_restart = [this] { on_restart(); };
   schedule_session_check();
@@ -392,7 +391,6 @@ void ZkServer::reply(ServerConn& sc, ZkReply r) {
 
 void ZkServer::apply_committed(const Txn& t) {
   const TxnResult result = tree_.apply(t);
-  changes_.bump();
   if (role_ == Role::kLeading) ++answer_changes_;
   // Watches first: their notifications go down each connection before the
   // reply that route_result sends.

@@ -39,7 +39,6 @@
 #include <string>
 #include <vector>
 
-#include "sim/change_count.h"
 #include "sim/network.h"
 #include "sim/node.h"
 #include "sim/world.h"
@@ -191,16 +190,11 @@ class ZkServer {
 
   // Durable.
   DataTree tree_;  // applied
-  // Each change of role, epoch, leader or applied tree (what the exposure
-  // question reads of this server besides its node), counted in the
-  // World's state_changes() (ZkEnsemble::state_stamp).
-  ChangeCount changes_;
-  uint64_t answer_changes_ = 0;  // see answer_changes()
-  // A change of role, epoch, leader or whole tree: counted in both.
-  void role_changed() {
-    changes_.bump();
-    ++answer_changes_;
-  }
+  // See answer_changes(). Not a ChangeCount in the World's total: only the
+  // Redis and MySQL stamps read that, and no such run has a ZooKeeper server.
+  uint64_t answer_changes_ = 0;
+  // A change of role, epoch, leader or whole tree.
+  void role_changed() { ++answer_changes_; }
   std::map<Zxid, Txn> log_;  // logged, not yet applied
 
   // Monotonic clock state (rebased when the node's drift changes).
