@@ -100,4 +100,42 @@ void give_back(std::vector<T>&& argv) {
   if (kept.size() < kPerLength) kept.push_back(std::move(argv));
 }
 
+// A statement's text (a simulated MySQL request's SQL) in a string a past
+// statement left here, so that sending the same few texts over and over
+// costs no allocation; give_back_text() keeps it for the next. Texts longer
+// than kMaxTextBytes are not kept (the lock statements are under 200).
+constexpr size_t kMaxTextBytes = 1024;
+
+namespace detail {
+inline std::vector<std::string>& this_threads_texts() {
+  thread_local std::vector<std::string> texts = [] {
+    std::vector<std::string> v;
+    v.reserve(kPerLength);  // give_back_text never grows it
+    return v;
+  }();
+  return texts;
+}
+}  // namespace detail
+
+// A string's inline room: a text that fits costs nothing and is not kept,
+// and a kept one never is that small (it would grow on the next long text).
+inline size_t inline_text_bytes() {
+  return std::string().capacity();
+}
+
+inline std::string take_text(std::string_view value) {
+  auto& kept = detail::this_threads_texts();
+  if (value.size() <= inline_text_bytes() || kept.empty()) return std::string(value);
+  std::string text = std::move(kept.back());
+  kept.pop_back();
+  overwrite(text, value);
+  return text;
+}
+
+inline void give_back_text(std::string&& text) {
+  if (text.capacity() <= inline_text_bytes() || text.capacity() > kMaxTextBytes) return;
+  auto& kept = detail::this_threads_texts();
+  if (kept.size() < kPerLength) kept.push_back(std::move(text));
+}
+
 }  // namespace locksim::argv_pool

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "env/argv_pool.h"
 #include "env/assert.h"
 
 namespace locksim {
@@ -19,6 +20,27 @@ const char* sqlstate_for(int error_number) {
     default:
       return "HY000";
   }
+}
+
+SqlResult& SqlResult::operator=(SqlResult&& other) noexcept {
+  if (this == &other) return *this;
+  argv_pool::give_back(std::move(columns));
+  argv_pool::give_back(std::move(rows));
+  // Every field: one added to SqlResult is moved here too.
+  error_number = other.error_number;
+  sqlstate = std::move(other.sqlstate);
+  message = std::move(other.message);
+  columns = std::move(other.columns);
+  rows = std::move(other.rows);
+  affected_rows = other.affected_rows;
+  last_insert_id = other.last_insert_id;
+  warnings = other.warnings;
+  return *this;
+}
+
+SqlResult::~SqlResult() {
+  argv_pool::give_back(std::move(columns));
+  argv_pool::give_back(std::move(rows));
 }
 
 SqlResult SqlResult::error(int error_number, std::string message) {

@@ -68,6 +68,20 @@ struct SqlResult {
   bool ok() const { return error_number == 0; }
 
   static SqlResult error(int error_number, std::string message);
+
+  // A result's column names and rows go back to their thread's pool when it
+  // dies or is overwritten (env/argv_pool.h), their strings keeping their
+  // room, and the simulated server builds the next SELECT's result into them
+  // (sim/mysql/engine_statements.cpp): a lock SELECT's row (a vector, a
+  // DATETIME and a token past the 15 characters a string keeps inline) then
+  // costs no allocation. Nothing can depend on which vectors a result gets:
+  // the server overwrites every element it hands out.
+  SqlResult() = default;
+  SqlResult(const SqlResult&) = default;
+  SqlResult(SqlResult&&) noexcept = default;
+  SqlResult& operator=(const SqlResult&) = default;
+  SqlResult& operator=(SqlResult&& other) noexcept;
+  ~SqlResult();
 };
 
 class SqlConnection {

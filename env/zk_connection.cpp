@@ -1,8 +1,25 @@
 #include "env/zk_connection.h"
 
 #include <cstdio>
+#include <utility>
+
+#include "env/argv_pool.h"
 
 namespace locksim {
+
+ZkChildrenResult& ZkChildrenResult::operator=(ZkChildrenResult&& other) noexcept {
+  if (this == &other) return *this;
+  argv_pool::give_back(std::move(children));
+  // Every field: one added to ZkChildrenResult is moved here too.
+  error = other.error;
+  children = std::move(other.children);
+  stat = other.stat;
+  return *this;
+}
+
+ZkChildrenResult::~ZkChildrenResult() {
+  argv_pool::give_back(std::move(children));
+}
 
 const char* to_string(ZkError e) {
   switch (e) {

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/time.h"
@@ -112,6 +113,20 @@ struct ZkChildrenResult {
   ZkError error = ZkError::kOk;
   std::vector<std::string> children;  // names, not paths; in no particular order
   ZkStat stat;                        // the parent's
+
+  // The names go back to their thread's pool when the result dies or is
+  // overwritten (env/argv_pool.h), their strings keeping their room, and
+  // the simulated server copies the next getChildren's names into them: a
+  // lock's waiters ask for the children on every turn, and each name is
+  // past the 15 characters a string keeps inline.
+  ZkChildrenResult() = default;
+  ZkChildrenResult(ZkError error, std::vector<std::string> children, ZkStat stat)
+      : error(error), children(std::move(children)), stat(stat) {}
+  ZkChildrenResult(const ZkChildrenResult&) = default;
+  ZkChildrenResult(ZkChildrenResult&&) noexcept = default;
+  ZkChildrenResult& operator=(const ZkChildrenResult&) = default;
+  ZkChildrenResult& operator=(ZkChildrenResult&& other) noexcept;
+  ~ZkChildrenResult();
 };
 
 struct ZkDataResult {

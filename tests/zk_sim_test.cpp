@@ -116,6 +116,64 @@ TEST(ZkDataTree, ClosingASessionDeletesItsEphemeralsAndFiresTheirEvents) {
   EXPECT_EQ(closed.events[1].type, ZkEventType::kChildrenChanged);
 }
 
+// A delete keeps its map and set entries for the next create
+// (DataTree::Spares): a node made in a reused entry must carry nothing of
+// the one before it. A copy of a tree starts with no spares, so the same
+// txns applied to a tree and to its copy compare entries reused with new.
+TEST(ZkDataTree, ANodeMadeInAReusedEntryKeepsNothingOfTheDeletedOne) {
+  DataTree reused;
+  Request s;
+  s.kind = OpKind::kCreateSession;
+  s.session_timeout = Duration::seconds(4);
+  run(reused, s, 7);
+  run(reused, s, 9);
+  ASSERT_EQ(run(reused, create_req("/l")).error, ZkError::kOk);
+  ASSERT_EQ(run(reused, create_req("/l/p")).error, ZkError::kOk);
+  // Ephemeral nodes with data, then gone: their entries are kept.
+  for (const char* name : {"/l/p/first-of-a-longer-name", "/l/second-of-a-longer-name"}) {
+    Request r = create_req(name, true);
+    r.data = "data past the fifteen characters a string keeps inline";
+    ASSERT_EQ(run(reused, r, 7).error, ZkError::kOk);
+    ASSERT_EQ(run(reused, delete_req(name)).error, ZkError::kOk);
+  }
+  // And last (so its entry is the first reused) a node whose data changed
+  // and whose child came and went: a version, a cversion and a sequence
+  // counter that a node made in its entry must not inherit.
+  ASSERT_EQ(run(reused, create_req("/l/q")).error, ZkError::kOk);
+  Request set;
+  set.kind = OpKind::kSetData;
+  set.path = "/l/q";
+  set.data = "changed data, again past what a string keeps inline";
+  ASSERT_EQ(run(reused, set).error, ZkError::kOk);
+  ASSERT_EQ(run(reused, create_req("/l/q/c-", false, true)).error, ZkError::kOk);
+  ASSERT_EQ(run(reused, delete_req("/l/q/c-0000000000")).error, ZkError::kOk);
+  ASSERT_EQ(run(reused, delete_req("/l/q")).error, ZkError::kOk);
+  DataTree fresh = reused;  // the same tree, no spares
+  ASSERT_TRUE(fresh == reused);
+  const std::vector<std::pair<Request, SessionId>> txns = {
+      {create_req("/l/b"), 8},                  // persistent, no data
+      {create_req("/l/b/s-", false, true), 8},  // its first sequential child: -0000000000
+      {create_req("/l/p/n-", true, true), 9},   // in a reused set of a session's ephemerals
+      {create_req("/l/p/n-", true, true), 9},
+  };
+  for (const auto& [request, session] : txns) {
+    const TxnResult a = run(reused, request, session);
+    const TxnResult b = run(fresh, request, session);
+    ASSERT_EQ(a.error, ZkError::kOk);
+    EXPECT_EQ(a.path, b.path);
+    EXPECT_TRUE(a.stat == b.stat) << a.path;
+  }
+  EXPECT_TRUE(fresh == reused);
+  EXPECT_EQ(reused.exists("/l/b/s-0000000000").error, ZkError::kOk);
+  EXPECT_EQ(reused.exists("/l/b").stat.version, 0);
+  EXPECT_EQ(reused.exists("/l/b").stat.ephemeral_owner, 0);
+  EXPECT_EQ(reused.data("/l/b").data, "");
+  EXPECT_TRUE(reused.ephemerals_of(7).empty());
+  EXPECT_EQ(reused.ephemerals_of(9),
+            (std::vector<std::string>{"/l/p/n-0000000001", "/l/p/n-0000000002"}));
+  EXPECT_EQ(reused.children("/l/p").children, fresh.children("/l/p").children);
+}
+
 TEST(ZkWatchManager, WatchesFireOnceAndDeletionIsHeardOnce) {
   WatchManager w;
   w.add_data_watch("/a", 1);

@@ -222,6 +222,11 @@ class Engine {
   void row_removed(int64_t findex);
   // The primary key as a lock key: zero-padded so text order is number order.
   static std::string pk_key(int64_t findex);
+  static void write_pk_key(int64_t findex, std::string& key);  // into key's room
+  // The primary-key record's lock target, in a member reused by every call
+  // (its key keeps its room): valid until the next call. For a lookup or an
+  // acquire, which copies what it keeps.
+  const LockTarget& pk_target(int64_t findex);
   // The unique index over latest_: rebuilt whole (rebuild_unique) or for the
   // one key a change touched (refresh_key). A key names the first live row
   // with it in Findex order, else the last delete-marked one.
@@ -324,6 +329,10 @@ class Engine {
   };
   std::unordered_map<std::string, Parsed> parsed_;
   static constexpr size_t kParsedMax = 256;
+  // The rows a locking SELECT, UPDATE or DELETE matched (lock_rows), kept
+  // between statements for its room: one statement runs at a time.
+  std::vector<int64_t> matched_;
+  LockTarget pk_target_;  // pk_target()'s
 };
 
 }  // namespace locksim::sim::mysql

@@ -47,7 +47,7 @@ std::optional<TrxId> Engine::lock_scan(Session& s, const SqlStatement& st,
       if (gaps) acquire_granted(s.trx, LockTarget{index, key}, LockKind::kGap);
       if (auto w = locks_.acquire(s.trx, LockTarget{index, key}, kind)) return w;
       if (on_unique) {
-        if (auto w = locks_.acquire(s.trx, LockTarget{LockIndex::kPk, pk_key(fi)}, kind)) return w;
+        if (auto w = locks_.acquire(s.trx, pk_target(fi), kind)) return w;
       }
     }
     // The first record past the range is locked like the others and ends

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <variant>
 
+#include "env/argv_pool.h"
 #include "env/assert.h"
 #include "sim/mysql/engine.h"
 #include "sim/mysql/row_match.h"
@@ -30,19 +31,31 @@ const std::string& lookup_key(const std::string& name, std::string& scratch) {
 
 }  // namespace
 
-std::string Engine::pk_key(int64_t findex) {
-  char buf[24];
+void Engine::write_pk_key(int64_t findex, std::string& key) {
   if (findex < 0) {
+    char buf[24];
     std::snprintf(buf, sizeof buf, "%020lld", static_cast<long long>(findex));
-    return buf;
+    key.assign(buf);
+    return;
   }
   // printf's "%020lld" for a key that is not negative, without printf: a
   // lock key is built for nearly every row a statement locks.
-  std::string key(20, '0');
+  key.assign(20, '0');
   for (size_t i = key.size(); findex != 0 && i > 0; findex /= 10) {
     key[--i] = static_cast<char>('0' + findex % 10);
   }
+}
+
+std::string Engine::pk_key(int64_t findex) {
+  std::string key;
+  write_pk_key(findex, key);
   return key;
+}
+
+const LockTarget& Engine::pk_target(int64_t findex) {
+  pk_target_.index = LockIndex::kPk;
+  write_pk_key(findex, pk_target_.key);
+  return pk_target_;
 }
 
 std::optional<int64_t> Engine::find_latest(const SqlCondition& key,
@@ -150,7 +163,7 @@ std::optional<TrxId> Engine::lock_key(Session& s, const SqlCondition& key,
     if (isolation_ == Isolation::kRepeatableRead) acquire_granted(s.trx, entry, LockKind::kGap);
     if (auto w = locks_.acquire(s.trx, entry, kind)) return w;
   }
-  if (auto w = locks_.acquire(s.trx, LockTarget{LockIndex::kPk, pk_key(*fi)}, kind)) return w;
+  if (auto w = locks_.acquire(s.trx, pk_target(*fi), kind)) return w;
   if (!latest_.at(*fi).deleted) *findex = fi;
   return std::nullopt;
 }
@@ -168,34 +181,51 @@ std::optional<TrxId> Engine::lock_rows(Session& s, const SqlStatement& st,
   return std::nullopt;
 }
 
+namespace {
+
+// A SELECT's result with its column names and `rows` rows to project into,
+// in vectors from the thread's pool (SqlResult gives them back when it dies).
+SqlResult select_result(const SqlStatement& st, size_t rows) {
+  SqlResult r;
+  r.columns = argv_pool::take<std::string>(st.columns.size());
+  for (size_t i = 0; i < st.columns.size(); ++i) argv_pool::overwrite(r.columns[i], st.columns[i]);
+  r.rows = argv_pool::take<SqlRow>(rows);
+  // Pair of take(): one row to project into per row found.
+  LOCKSIM_ASSERT(r.rows.size() == rows && r.columns.size() == st.columns.size());
+  return r;
+}
+
+}  // namespace
+
 Engine::Outcome Engine::do_select(Session& s, const SqlStatement& st,
                                   const std::vector<SqlValue>& params) {
   if (st.lock == SqlLockMode::kNone) {
-    SqlResult r;
-    r.columns = st.columns;
     // REPEATABLE READ: the snapshot starts at the transaction's first read;
     // READ COMMITTED: each read takes a new one.
     if (!s.read_view || isolation_ == Isolation::kReadCommitted) s.read_view = commit_seq_;
     if (st.access != SqlAccess::kPkLookup && st.access != SqlAccess::kUniqueLookup) {
       const std::vector<const Row*> rows = snapshot_scan(s, st, params);
-      r.rows.reserve(rows.size());
-      for (const Row* row : rows) r.rows.push_back(project(*row, st.column_ids));
-    } else if (std::optional<int64_t> fi = find_snapshot(s, st.where[st.key], params)) {
-      const Row* row = snapshot_row(s, *fi);
-      if (row && row_matches(*row, st.where, params)) {
-        r.rows.push_back(project(*row, st.column_ids));
-      }
+      SqlResult r = select_result(st, rows.size());
+      for (size_t i = 0; i < rows.size(); ++i) project_into(*rows[i], st.column_ids, r.rows[i]);
+      return Outcome{std::nullopt, std::move(r)};
     }
+    const Row* row = nullptr;
+    if (std::optional<int64_t> fi = find_snapshot(s, st.where[st.key], params)) {
+      row = snapshot_row(s, *fi);
+      if (row && !row_matches(*row, st.where, params)) row = nullptr;
+    }
+    SqlResult r = select_result(st, row ? 1 : 0);
+    if (row) project_into(*row, st.column_ids, r.rows[0]);
     return Outcome{std::nullopt, std::move(r)};
   }
   const LockKind kind =
       st.lock == SqlLockMode::kUpdate ? LockKind::kRecordExclusive : LockKind::kRecordShared;
-  std::vector<int64_t> rows;
+  std::vector<int64_t>& rows = matched_;
   if (auto w = lock_rows(s, st, params, kind, &rows)) return Outcome{w, {}};
-  SqlResult r;
-  r.columns = st.columns;
-  r.rows.reserve(rows.size());
-  for (int64_t fi : rows) r.rows.push_back(project(latest_.at(fi).row, st.column_ids));
+  SqlResult r = select_result(st, rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    project_into(latest_.at(rows[i]).row, st.column_ids, r.rows[i]);
+  }
   return Outcome{std::nullopt, std::move(r)};
 }
 
@@ -267,8 +297,10 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
 
 Engine::Outcome Engine::do_update(Session& s, const SqlStatement& st,
                                   const std::vector<SqlValue>& params, bool is_delete) {
-  std::vector<int64_t> rows;
-  if (auto w = lock_rows(s, st, params, LockKind::kRecordExclusive, &rows)) return Outcome{w, {}};
+  const std::vector<int64_t>& rows = matched_;
+  if (auto w = lock_rows(s, st, params, LockKind::kRecordExclusive, &matched_)) {
+    return Outcome{w, {}};
+  }
   SqlResult r;
   for (int64_t fi : rows) {
     if (is_delete) {

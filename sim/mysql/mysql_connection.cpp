@@ -2,39 +2,25 @@
 
 #include <memory>
 #include <optional>
+#include <string_view>
 #include <utility>
 
 #include "env/assert.h"
-#include "sim/local_shared.h"
 #include "sim/rpc.h"
 #include "sim/thread_blocks.h"
+#include "sim/waiter_slots.h"
 
 namespace locksim::sim::mysql {
 
-namespace {
-
-// What a statement's timeout reads: the waiter of the statement while it
-// lives (its Pending clears it on destruction), so that a statement answered
-// long before its timeout (nearly all) is freed then, not kept until the
-// timer fires. A weak_ptr did this at the cost of a control block apart from
-// the statement; this is one pooled word.
-struct TimeoutWatch {
-  Waiter* waiter = nullptr;
-};
-
-}  // namespace
-
 struct MysqlConnection::Pending final : MysqlRequest {
-  Pending(std::string sql, std::vector<SqlValue> params, World& world, Network& net,
+  Pending(std::string_view sql, std::vector<SqlValue> params, World& world, Network& net,
           uint64_t connection)
-      : MysqlRequest(std::move(sql), std::move(params)),
+      : MysqlRequest(sql, std::move(params)),
         world(world),
         net(net),
         connection(connection),
-        watch(LocalShared<TimeoutWatch>::make()) {
-    watch->waiter = &waiter;
-  }
-  ~Pending() override { watch->waiter = nullptr; }  // pair of the constructor
+        watch(WaiterSlots::open(&waiter)) {}
+  ~Pending() override { WaiterSlots::close(watch); }  // pair of the constructor
   Pending(const Pending&) = delete;
   Pending& operator=(const Pending&) = delete;
 
@@ -49,7 +35,10 @@ struct MysqlConnection::Pending final : MysqlRequest {
   const uint64_t connection;
   // The answer while it travels back (moved to `result` on arrival).
   SqlResult in_flight;
-  const LocalShared<TimeoutWatch> watch;
+  // What the statement's timeout reads: the waiter while the statement
+  // lives, so that one answered long before its timeout (nearly all) is
+  // freed then, not kept until the timer fires (sim/waiter_slots.h).
+  const WaiterSlots::Handle watch;
 
  protected:
   void on_answer(std::shared_ptr<MysqlRequest> self, SessionId, uint64_t, SqlResult&& r) override {
@@ -151,7 +140,8 @@ std::shared_ptr<MysqlConnection::Pending> MysqlConnection::send(const std::strin
     // A statement gone is one whose client stopped waiting, so there is
     // nothing to wake.
     world_.after_fixed(timeout_, [world = &world_, watch = state->watch] {
-      if (watch->waiter != nullptr && !watch->waiter->signaled) world->signal(*watch->waiter);
+      Waiter* waiter = WaiterSlots::find(watch);
+      if (waiter != nullptr && !waiter->signaled) world->signal(*waiter);
     });
   }
   return state;

@@ -38,6 +38,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -80,11 +81,14 @@ struct MysqlParams {
 // events carrying it, so one allocation serves the whole round trip.
 class MysqlRequest {
  public:
-  MysqlRequest(std::string sql, std::vector<SqlValue> params)
-      : sql(std::move(sql)), params(std::move(params)) {}
-  // The parameters go back to their thread's pool for the next statement
-  // (env/argv_pool.h; algorithms/sql_params.h takes them from it).
-  virtual ~MysqlRequest() { argv_pool::give_back(std::move(params)); }
+  MysqlRequest(std::string_view sql, std::vector<SqlValue> params)
+      : sql(argv_pool::take_text(sql)), params(std::move(params)) {}
+  // The text and the parameters go back to their thread's pool for the next
+  // statement (env/argv_pool.h; algorithms/sql_params.h takes parameters from it).
+  virtual ~MysqlRequest() {
+    argv_pool::give_back_text(std::move(sql));
+    argv_pool::give_back(std::move(params));
+  }
   MysqlRequest(const MysqlRequest&) = delete;
   MysqlRequest& operator=(const MysqlRequest&) = delete;
 
@@ -97,8 +101,9 @@ class MysqlRequest {
     r.on_answer(std::move(request), session, incarnation, std::move(result));
   }
 
-  const std::string sql;
-  std::vector<SqlValue> params;  // read, never changed, until the destructor gives it back
+  // Both read, never changed, until the destructor gives them back.
+  std::string sql;
+  std::vector<SqlValue> params;
 
  protected:
   // `self` is this request.

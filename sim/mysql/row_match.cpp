@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <variant>
 
+#include "env/argv_pool.h"
 #include "env/assert.h"
 
 namespace locksim::sim::mysql {
@@ -99,11 +100,9 @@ RangePlace range_place(size_t col, const std::string& value, const std::vector<S
   return past ? RangePlace::kPast : RangePlace::kWithin;
 }
 
-SqlRow project(const Row& row, const std::vector<size_t>& columns) {
-  SqlRow out;
-  out.reserve(columns.size());
-  for (size_t c : columns) out.emplace_back(std::in_place, row[c]);
-  return out;
+void project_into(const Row& row, const std::vector<size_t>& columns, SqlRow& out) {
+  out.resize(columns.size());
+  for (size_t i = 0; i < columns.size(); ++i) argv_pool::overwrite(out[i], row[columns[i]]);
 }
 
 std::optional<int64_t> findex_of(const SqlValue& v) {

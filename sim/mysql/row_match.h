@@ -39,8 +39,9 @@ enum class RangePlace { kBefore, kWithin, kPast };
 RangePlace range_place(size_t col, const std::string& value, const std::vector<SqlCondition>& where,
                        const std::vector<SqlValue>& params);
 
-// The SELECT list's values of `row`, by column index (SqlStatement::column_ids).
-SqlRow project(const Row& row, const std::vector<size_t>& columns);
+// Sets `out` to the SELECT list's values of `row`, by column index
+// (SqlStatement::column_ids), into the room `out` has (a pooled row).
+void project_into(const Row& row, const std::vector<size_t>& columns, SqlRow& out);
 
 // An operand read as a Findex, or nullopt when it is not one.
 std::optional<int64_t> findex_of(const SqlValue& v);

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "env/argv_pool.h"
 #include "env/assert.h"
 
 namespace locksim::sim::zookeeper {
@@ -197,27 +198,67 @@ TxnResult DataTree::apply(const Txn& t) {
   return out;
 }
 
+void DataTree::insert_name(Names& set, std::string_view name) {
+  if (spares_.names.empty()) {
+    set.emplace(name);
+    return;
+  }
+  Names::node_type entry = std::move(spares_.names.back());
+  spares_.names.pop_back();
+  entry.value().assign(name);
+  auto inserted = set.insert(std::move(entry));
+  keep(spares_.names, std::move(inserted.node));  // the name was there: nothing changes
+}
+
+DataTree::Nodes::node_type DataTree::take_node(const std::string& path) {
+  if (spares_.nodes.empty()) {
+    Nodes one;  // a map entry of its own is had only from a map
+    return one.extract(one.emplace(path, Node{}).first);
+  }
+  Nodes::node_type entry = std::move(spares_.nodes.back());
+  spares_.nodes.pop_back();
+  entry.key().assign(path);
+  return entry;
+}
+
 void DataTree::apply_create(const Txn& t, TxnResult& out) {
   auto parent = nodes_.find(parent_of(t.path));
   LOCKSIM_ASSERT_MSG(parent != nodes_.end(), "prepare checked the parent exists");
   LOCKSIM_ASSERT_MSG(nodes_.count(t.path) == 0, "prepare checked the name is free");
-  Node n;
-  n.data = t.data;
+  Nodes::node_type entry = take_node(t.path);
+  Node& n = entry.mapped();
+  // Pair of apply_delete, which deletes only nodes without children.
+  LOCKSIM_ASSERT(n.children.empty());
+  n.data.assign(t.data);
+  n.stat = ZkStat{};
+  n.child_creates = 0;
   n.stat.czxid = n.stat.mzxid = n.stat.pzxid = t.zxid;
   n.stat.ctime_ms = n.stat.mtime_ms = t.time_ms;
   n.stat.ephemeral_owner = t.ephemeral ? t.session : 0;
   Node& p = parent->second;
-  p.children.emplace(name_of(t.path));
+  insert_name(p.children, name_of(t.path));
   ++p.child_creates;
   ++p.stat.cversion;
   p.stat.pzxid = t.zxid;
-  if (t.ephemeral) ephemerals_[t.session].insert(t.path);
+  if (t.ephemeral) insert_name(ephemerals_for(t.session), t.path);
   out.path = t.path;
   out.stat = stat_of(n);
-  nodes_[t.path] = std::move(n);
+  nodes_.insert(std::move(entry));
   out.events.reserve(2);  // one allocation for both
   out.events.push_back({ZkEventType::kCreated, t.path});
   out.events.push_back({ZkEventType::kChildrenChanged, std::string(parent_of(t.path))});
+}
+
+DataTree::Names& DataTree::ephemerals_for(SessionId session) {
+  auto it = ephemerals_.find(session);
+  if (it != ephemerals_.end()) return it->second;
+  if (spares_.sessions.empty()) return ephemerals_[session];
+  Ephemerals::node_type entry = std::move(spares_.sessions.back());
+  spares_.sessions.pop_back();
+  entry.key() = session;
+  // Pair of apply_delete, which keeps only a session's emptied set.
+  LOCKSIM_ASSERT(entry.mapped().empty());
+  return ephemerals_.insert(std::move(entry)).position->second;
 }
 
 void DataTree::apply_delete(const std::string& path, Zxid zxid, TxnResult& out) {
@@ -226,17 +267,19 @@ void DataTree::apply_delete(const std::string& path, Zxid zxid, TxnResult& out) 
                      "prepare checked the node exists and has no children");
   const SessionId owner = it->second.stat.ephemeral_owner;
   if (owner != 0) {
-    auto& mine = ephemerals_[owner];
-    mine.erase(path);
-    if (mine.empty()) ephemerals_.erase(owner);
+    const auto mine = ephemerals_.find(owner);
+    if (mine != ephemerals_.end()) {
+      keep(spares_.names, mine->second.extract(path));
+      if (mine->second.empty()) keep(spares_.sessions, ephemerals_.extract(mine));
+    }
   }
-  nodes_.erase(it);
+  keep(spares_.nodes, nodes_.extract(it));
   const auto parent = nodes_.find(parent_of(path));
   LOCKSIM_ASSERT_MSG(parent != nodes_.end(), "a node's parent outlives it");
   Node& p = parent->second;
   const auto name = p.children.find(name_of(path));
   LOCKSIM_ASSERT_MSG(name != p.children.end(), "a node is among its parent's children");
-  p.children.erase(name);
+  keep(spares_.names, p.children.extract(name));
   ++p.stat.cversion;
   p.stat.pzxid = zxid;
   out.events.reserve(2);  // one allocation for both
@@ -266,7 +309,10 @@ ZkChildrenResult DataTree::children(const std::string& path) const {
   const auto it = nodes_.find(path);
   if (it == nodes_.end()) return {ZkError::kNoNode, {}, {}};
   ZkChildrenResult r;
-  r.children.assign(it->second.children.begin(), it->second.children.end());
+  // Into a pooled vector's strings (ZkChildrenResult gives them back).
+  r.children = argv_pool::take<std::string>(it->second.children.size());
+  size_t i = 0;
+  for (const std::string& name : it->second.children) argv_pool::overwrite(r.children[i++], name);
   r.stat = stat_of(it->second);
   return r;
 }

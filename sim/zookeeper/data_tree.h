@@ -144,7 +144,7 @@ class DataTree {
   struct Node {
     std::string data;
     ZkStat stat;
-    std::set<std::string, std::less<>> children;  // names
+    std::set<std::string, std::less<>> children;  // names (a Names)
     int32_t child_creates = 0;                    // the sequential counter (see the top)
     bool operator==(const Node&) const = default;
   };
@@ -157,10 +157,45 @@ class DataTree {
   void apply_set_data(const Txn& t, TxnResult& out);
   ZkStat stat_of(const Node& n) const;
 
-  std::map<std::string, Node, std::less<>> nodes_;  // by full path
+  using Nodes = std::map<std::string, Node, std::less<>>;
+  using Names = std::set<std::string, std::less<>>;
+  using Ephemerals = std::map<SessionId, Names>;
+
+  // Entries a delete took out of the maps and sets below, kept for the next
+  // create, their strings keeping their room: a lock's create and delete,
+  // repeated all run long on every server (and the leader's prepared tree),
+  // then cost no allocation (the map node, the path, the parent's child
+  // name, the session's ephemeral path). Not part of the tree: equality
+  // ignores them and a copy starts with none (node handles cannot be copied).
+  struct Spares {
+    static constexpr size_t kMax = 64;  // of each kind
+    std::vector<Nodes::node_type> nodes;
+    std::vector<Names::node_type> names;
+    std::vector<Ephemerals::node_type> sessions;
+    Spares() = default;
+    Spares(const Spares&) {}
+    Spares(Spares&&) noexcept = default;
+    Spares& operator=(const Spares&) { return *this; }
+    Spares& operator=(Spares&&) noexcept = default;
+    bool operator==(const Spares&) const { return true; }
+  };
+  // An entry for a new node at `path`: a spare (its Node to be reset) or new.
+  Nodes::node_type take_node(const std::string& path);
+  // The session's set of ephemeral paths, made (from a spare) if it has none.
+  Names& ephemerals_for(SessionId session);
+  // Inserts `name` into `set`, into a spare entry when there is one.
+  void insert_name(Names& set, std::string_view name);
+  // Keeps an entry taken out of the tree (or frees it, past kMax).
+  template <class Handle>
+  static void keep(std::vector<Handle>& spares, Handle&& entry) {
+    if (!entry.empty() && spares.size() < Spares::kMax) spares.push_back(std::move(entry));
+  }
+
+  Nodes nodes_;  // by full path
   std::map<SessionId, Duration> sessions_;
-  std::map<SessionId, std::set<std::string>> ephemerals_;
+  Ephemerals ephemerals_;
   Zxid last_zxid_ = 0;
+  Spares spares_;
 };
 
 }  // namespace locksim::sim::zookeeper
