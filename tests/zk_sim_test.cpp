@@ -39,6 +39,14 @@ Request delete_req(const std::string& path, int32_t version = -1) {
   return r;
 }
 
+// A new session's request (run it with the session's id).
+Request session_req() {
+  Request r;
+  r.kind = OpKind::kCreateSession;
+  r.session_timeout = Duration::seconds(4);
+  return r;
+}
+
 // Prepares and applies one request, as the leader and a server would.
 TxnResult run(DataTree& t, const Request& r, SessionId s = 0) {
   return t.apply(t.prepare(r, s, t.last_zxid() + 1, 0));
@@ -87,20 +95,14 @@ TEST(ZkDataTree, ErrorsAsZooKeeperGivesThem) {
   EXPECT_EQ(run(t, delete_req("/a/b", 3)).error, ZkError::kBadVersion);
   EXPECT_EQ(run(t, delete_req("/nope")).error, ZkError::kNoNode);
   EXPECT_EQ(run(t, create_req("bad")).error, ZkError::kBadArguments);
-  Request s;
-  s.kind = OpKind::kCreateSession;
-  s.session_timeout = Duration::seconds(4);
-  run(t, s, 7);
+  run(t, session_req(), 7);
   ASSERT_EQ(run(t, create_req("/e", true), 7).error, ZkError::kOk);
   EXPECT_EQ(run(t, create_req("/e/child")).error, ZkError::kNoChildrenForEphemerals);
 }
 
 TEST(ZkDataTree, ClosingASessionDeletesItsEphemeralsAndFiresTheirEvents) {
   DataTree t;
-  Request s;
-  s.kind = OpKind::kCreateSession;
-  s.session_timeout = Duration::seconds(4);
-  run(t, s, 7);
+  run(t, session_req(), 7);
   ASSERT_EQ(run(t, create_req("/l")).error, ZkError::kOk);
   const TxnResult mine = run(t, create_req("/l/n-", true, true), 7);
   ASSERT_EQ(mine.error, ZkError::kOk);
@@ -122,11 +124,8 @@ TEST(ZkDataTree, ClosingASessionDeletesItsEphemeralsAndFiresTheirEvents) {
 // txns applied to a tree and to its copy compare entries reused with new.
 TEST(ZkDataTree, ANodeMadeInAReusedEntryKeepsNothingOfTheDeletedOne) {
   DataTree reused;
-  Request s;
-  s.kind = OpKind::kCreateSession;
-  s.session_timeout = Duration::seconds(4);
-  run(reused, s, 7);
-  run(reused, s, 9);
+  run(reused, session_req(), 7);
+  run(reused, session_req(), 9);
   ASSERT_EQ(run(reused, create_req("/l")).error, ZkError::kOk);
   ASSERT_EQ(run(reused, create_req("/l/p")).error, ZkError::kOk);
   // Ephemeral nodes with data, then gone: their entries are kept.
