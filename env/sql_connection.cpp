@@ -24,8 +24,7 @@ const char* sqlstate_for(int error_number) {
 
 SqlResult& SqlResult::operator=(SqlResult&& other) noexcept {
   if (this == &other) return *this;
-  argv_pool::give_back(std::move(columns));
-  argv_pool::give_back(std::move(rows));
+  if (!columns.empty() || !rows.empty()) give_back_vectors();
   // Every field: one added to SqlResult is moved here too.
   error_number = other.error_number;
   sqlstate = std::move(other.sqlstate);
@@ -38,7 +37,7 @@ SqlResult& SqlResult::operator=(SqlResult&& other) noexcept {
   return *this;
 }
 
-SqlResult::~SqlResult() {
+void SqlResult::give_back_vectors() noexcept {
   argv_pool::give_back(std::move(columns));
   argv_pool::give_back(std::move(rows));
 }

@@ -81,7 +81,14 @@ struct SqlResult {
   SqlResult(SqlResult&&) noexcept = default;
   SqlResult& operator=(const SqlResult&) = default;
   SqlResult& operator=(SqlResult&& other) noexcept;
-  ~SqlResult();
+  // Inline for the common case, a result moved from (or without rows),
+  // which has nothing to give back.
+  ~SqlResult() {
+    if (!columns.empty() || !rows.empty()) give_back_vectors();
+  }
+
+ private:
+  void give_back_vectors() noexcept;
 };
 
 class SqlConnection {

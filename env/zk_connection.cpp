@@ -9,7 +9,7 @@ namespace locksim {
 
 ZkChildrenResult& ZkChildrenResult::operator=(ZkChildrenResult&& other) noexcept {
   if (this == &other) return *this;
-  argv_pool::give_back(std::move(children));
+  if (!children.empty()) give_back_children();
   // Every field: one added to ZkChildrenResult is moved here too.
   error = other.error;
   children = std::move(other.children);
@@ -17,7 +17,7 @@ ZkChildrenResult& ZkChildrenResult::operator=(ZkChildrenResult&& other) noexcept
   return *this;
 }
 
-ZkChildrenResult::~ZkChildrenResult() {
+void ZkChildrenResult::give_back_children() noexcept {
   argv_pool::give_back(std::move(children));
 }
 

@@ -126,7 +126,13 @@ struct ZkChildrenResult {
   ZkChildrenResult(ZkChildrenResult&&) noexcept = default;
   ZkChildrenResult& operator=(const ZkChildrenResult&) = default;
   ZkChildrenResult& operator=(ZkChildrenResult&& other) noexcept;
-  ~ZkChildrenResult();
+  // Inline for the common case, a result moved from, which has nothing to give back.
+  ~ZkChildrenResult() {
+    if (!children.empty()) give_back_children();
+  }
+
+ private:
+  void give_back_children() noexcept;
 };
 
 struct ZkDataResult {

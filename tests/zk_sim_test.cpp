@@ -161,6 +161,13 @@ TEST(ZkDataTree, ANodeMadeInAReusedEntryKeepsNothingOfTheDeletedOne) {
     ASSERT_EQ(a.error, ZkError::kOk);
     EXPECT_EQ(a.path, b.path);
     EXPECT_TRUE(a.stat == b.stat) << a.path;
+    // The events come in pooled room too (TxnResult gives it back): each
+    // names the node made and its parent, whatever the room held before.
+    ASSERT_EQ(a.events.size(), 2u);
+    EXPECT_EQ(a.events[0].type, ZkEventType::kCreated);
+    EXPECT_EQ(a.events[0].path, a.path);
+    EXPECT_EQ(a.events[1].type, ZkEventType::kChildrenChanged);
+    EXPECT_EQ(a.events[1].path, a.path.substr(0, a.path.rfind('/')));
   }
   EXPECT_TRUE(fresh == reused);
   EXPECT_EQ(reused.exists("/l/b/s-0000000000").error, ZkError::kOk);

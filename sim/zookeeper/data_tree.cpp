@@ -175,7 +175,7 @@ TxnResult DataTree::apply(const Txn& t) {
       break;
     case Txn::Type::kDelete:
       apply_delete(t.path, t.zxid, out);
-      out.path = t.path;
+      out.path = argv_pool::take_text(t.path);
       break;
     case Txn::Type::kSetData:
       apply_set_data(t, out);
@@ -210,6 +210,30 @@ void DataTree::insert_name(Names& set, std::string_view name) {
   keep(spares_.names, std::move(inserted.node));  // the name was there: nothing changes
 }
 
+void TxnResult::give_back() noexcept {
+  argv_pool::give_back_text(std::move(path));
+  argv_pool::give_back(std::move(events));
+}
+
+namespace {
+
+// Appends the two events a create or a delete fires: the node's (`first`)
+// and its parent's children changed, in pooled room (TxnResult gives it back).
+void add_change_events(TxnResult& out, ZkEventType first, std::string_view path) {
+  const size_t at = out.events.size();
+  if (at == 0) {
+    out.events = argv_pool::take<ChangeEvent>(2);
+  } else {
+    out.events.resize(at + 2);  // a closed session's second ephemeral and on
+  }
+  out.events[at].type = first;
+  argv_pool::overwrite(out.events[at].path, path);
+  out.events[at + 1].type = ZkEventType::kChildrenChanged;
+  argv_pool::overwrite(out.events[at + 1].path, DataTree::parent_of(path));
+}
+
+}  // namespace
+
 DataTree::Nodes::node_type DataTree::take_node(const std::string& path) {
   if (spares_.nodes.empty()) {
     Nodes one;  // a map entry of its own is had only from a map
@@ -241,12 +265,10 @@ void DataTree::apply_create(const Txn& t, TxnResult& out) {
   ++p.stat.cversion;
   p.stat.pzxid = t.zxid;
   if (t.ephemeral) insert_name(ephemerals_for(t.session), t.path);
-  out.path = t.path;
+  out.path = argv_pool::take_text(t.path);
   out.stat = stat_of(n);
   nodes_.insert(std::move(entry));
-  out.events.reserve(2);  // one allocation for both
-  out.events.push_back({ZkEventType::kCreated, t.path});
-  out.events.push_back({ZkEventType::kChildrenChanged, std::string(parent_of(t.path))});
+  add_change_events(out, ZkEventType::kCreated, t.path);
 }
 
 DataTree::Names& DataTree::ephemerals_for(SessionId session) {
@@ -282,9 +304,7 @@ void DataTree::apply_delete(const std::string& path, Zxid zxid, TxnResult& out) 
   keep(spares_.names, p.children.extract(name));
   ++p.stat.cversion;
   p.stat.pzxid = zxid;
-  out.events.reserve(2);  // one allocation for both
-  out.events.push_back({ZkEventType::kDeleted, path});
-  out.events.push_back({ZkEventType::kChildrenChanged, std::string(parent_of(path))});
+  add_change_events(out, ZkEventType::kDeleted, path);
 }
 
 void DataTree::apply_set_data(const Txn& t, TxnResult& out) {

@@ -98,6 +98,22 @@ struct TxnResult {
   std::string path;                 // kCreate: the created path
   ZkStat stat;                      // kCreate, kSetData: the node's new stat
   std::vector<ChangeEvent> events;  // in the order ZooKeeper fires them
+
+  // The path and the events go back to their thread's pool when the result
+  // dies (env/argv_pool.h), their strings keeping their room: every server
+  // (and the leader's prepared tree) applies every create and delete, and
+  // each path is past the 15 characters a string keeps inline.
+  TxnResult() = default;
+  TxnResult(const TxnResult&) = default;
+  TxnResult(TxnResult&&) noexcept = default;
+  TxnResult& operator=(const TxnResult&) = delete;
+  TxnResult& operator=(TxnResult&&) = delete;
+  ~TxnResult() {
+    if (!path.empty() || !events.empty()) give_back();
+  }
+
+ private:
+  void give_back() noexcept;
 };
 
 class DataTree {

@@ -1,13 +1,22 @@
 #include "sim/zookeeper/wire.h"
 
+#include <utility>
+
+#include "sim/local_shared.h"
+
 namespace locksim::sim::zookeeper {
 
 void OrderedPipe::send(Network& net, const Node& from, Node& to, Callback message,
                        std::shared_ptr<void> keep) {
   const uint64_t seq = next_send_++;
-  net.send(from, to, [this, seq, keep = std::move(keep), message = std::move(message)]() mutable {
-    arrive(seq, std::move(message));
-  });
+  // The message rides in a box from the thread's free lists
+  // (sim/local_shared.h): a Callback inside a Callback does not fit inline,
+  // so the wrapper was a heap allocation on every message.
+  net.send(from, to,
+           [this, seq, keep = std::move(keep),
+            box = LocalShared<Callback>::make(std::move(message))]() mutable {
+             arrive(seq, std::move(*box));
+           });
 }
 
 void OrderedPipe::arrive(uint64_t seq, Callback message) {
