@@ -1,5 +1,8 @@
 // Command vectors kept for reuse, per thread: a Redis command's arguments
-// (std::string) and a MySQL statement's parameters (SqlValue).
+// (std::string) and a MySQL statement's parameters (SqlValue); and, given
+// back by the results that hold them, a SELECT's columns and rows
+// (SqlResult), a getChildren's names (ZkChildrenResult) and a ZooKeeper
+// apply's change events (TxnResult); below, a statement's text.
 //
 // Why: a simulated run sends a command on every lock attempt, and each
 // command's vector cost a heap allocation for itself and one for every

@@ -12,6 +12,7 @@
 #include "env/argv_pool.h"
 #include "env/sql_connection.h"
 #include "env/zk_connection.h"
+#include "sim/mysql/engine.h"
 #include "sim/waiter_slots.h"
 #include "sim/world.h"
 
@@ -104,6 +105,37 @@ TEST(PooledResults, AResultBuiltInPooledVectorsHoldsOnlyItsOwnValues) {
   argv_pool::overwrite(columns[0], "Fstatus");
   argv_pool::overwrite(columns[1], "Fdeadline");
   EXPECT_EQ(columns, (std::vector<std::string>{"Fstatus", "Fdeadline"}));
+}
+
+// The same through the real path: the simulated InnoDB builds a SELECT's
+// result in the vectors an earlier result of the same shape gave back
+// (sim/mysql/engine_statements.cpp), whose strings still hold the earlier
+// values. The later result must hold its own names and values only.
+TEST(PooledResults, ASelectBuiltInAGivenBackResultHoldsOnlyItsOwnValues) {
+  sim::mysql::Engine e;
+  const sim::mysql::SessionId s = e.open();
+  const std::string insert =
+      "INSERT INTO t_tag_lock (Flock_name, Fdesc, Fdeadline) VALUES (?, ?, ?)";
+  for (const auto& [name, desc] :
+       {std::pair<std::string, std::string>{"a-lock-name-past-fifteen", "a description past 15"},
+        {"b", "d"}}) {
+    ASSERT_TRUE(e.execute(s, insert, {name, desc, "2026-01-01 00:00:05"}).result.ok());
+  }
+  {
+    const SqlResult first = e.execute(s,
+                                      "SELECT Fdesc, Flock_name FROM t_tag_lock WHERE "
+                                      "Flock_name = 'a-lock-name-past-fifteen'",
+                                      {})
+                                .result;
+    ASSERT_EQ(first.rows.size(), 1u);
+    EXPECT_EQ(first.rows[0][0], "a description past 15");
+  }  // two columns and one row go back to the pool
+  const SqlResult second =
+      e.execute(s, "SELECT Fstatus, Fdesc FROM t_tag_lock WHERE Flock_name = 'b'", {}).result;
+  ASSERT_TRUE(second.ok()) << second.message;
+  EXPECT_EQ(second.columns, (std::vector<std::string>{"Fstatus", "Fdesc"}));
+  ASSERT_EQ(second.rows.size(), 1u);
+  EXPECT_EQ(second.rows[0], (SqlRow{std::string("1"), std::string("d")}));  // Fstatus defaults to 1
 }
 
 }  // namespace

@@ -178,6 +178,11 @@ TEST(ZkDataTree, ANodeMadeInAReusedEntryKeepsNothingOfTheDeletedOne) {
   EXPECT_EQ(reused.ephemerals_of(9),
             (std::vector<std::string>{"/l/p/n-0000000001", "/l/p/n-0000000002"}));
   EXPECT_EQ(reused.children("/l/p").children, fresh.children("/l/p").children);
+  // getChildren's names come in vectors an earlier listing of the same
+  // length gave back, still holding its names: only this node's may show.
+  { const ZkChildrenResult earlier = reused.children("/l"); }  // "b", "p": two go back
+  EXPECT_EQ(reused.children("/l/p").children,
+            (std::vector<std::string>{"n-0000000001", "n-0000000002"}));
 }
 
 TEST(ZkWatchManager, WatchesFireOnceAndDeletionIsHeardOnce) {

@@ -297,10 +297,8 @@ Engine::Outcome Engine::do_insert(Session& s, const SqlStatement& st,
 
 Engine::Outcome Engine::do_update(Session& s, const SqlStatement& st,
                                   const std::vector<SqlValue>& params, bool is_delete) {
-  const std::vector<int64_t>& rows = matched_;
-  if (auto w = lock_rows(s, st, params, LockKind::kRecordExclusive, &matched_)) {
-    return Outcome{w, {}};
-  }
+  std::vector<int64_t>& rows = matched_;
+  if (auto w = lock_rows(s, st, params, LockKind::kRecordExclusive, &rows)) return Outcome{w, {}};
   SqlResult r;
   for (int64_t fi : rows) {
     if (is_delete) {

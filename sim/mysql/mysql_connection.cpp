@@ -118,8 +118,8 @@ std::shared_ptr<MysqlConnection::Pending> MysqlConnection::send(const std::strin
                                                                 std::vector<SqlValue> params) {
   LOCKSIM_ASSERT(conn_ != nullptr && server_ != nullptr && session_ != 0);
   // One block for the statement and its control block, from the thread's
-  // free list: the timeout below holds no reference to it (see
-  // TimeoutWatch), so the block goes back as soon as the answer is taken.
+  // free list: the timeout below holds only a handle to its waiter
+  // (Pending::watch), so the block goes back as soon as the answer is taken.
   std::shared_ptr<Pending> state = std::allocate_shared<Pending>(
       ThreadBlockAllocator<Pending>(), sql, std::move(params), world_, net_, conn_->id());
   MysqlNode& server = *server_;
