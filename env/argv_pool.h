@@ -1,8 +1,9 @@
 // Command vectors kept for reuse, per thread: a Redis command's arguments
 // (std::string) and a MySQL statement's parameters (SqlValue); and, given
 // back by the results that hold them, a SELECT's columns and rows
-// (SqlResult), a getChildren's names (ZkChildrenResult) and a ZooKeeper
-// apply's change events (TxnResult); below, a statement's text.
+// (SqlResult), a getChildren's names (ZkChildrenResult), a ZooKeeper
+// apply's change events (TxnResult) and a follower's batch of the sessions
+// its clients touched; below, a statement's text and a script's GET value.
 //
 // Why: a simulated run sends a command on every lock attempt, and each
 // command's vector cost a heap allocation for itself and one for every
@@ -103,9 +104,10 @@ void give_back(std::vector<T>&& argv) {
   if (kept.size() < kPerLength) kept.push_back(std::move(argv));
 }
 
-// A statement's text (a simulated MySQL request's SQL) in a string a past
-// statement left here, so that sending the same few texts over and over
-// costs no allocation; give_back_text() keeps it for the next. Texts longer
+// A statement's text (a simulated MySQL request's SQL), or the value a
+// script's GET reads (a token), in a string a past one left here, so that
+// the same few texts over and over cost no allocation; give_back_text()
+// keeps it for the next. Texts longer
 // than kMaxTextBytes are not kept (the lock statements are under 200).
 constexpr size_t kMaxTextBytes = 1024;
 

@@ -2,7 +2,6 @@
 
 #include <map>
 #include <memory>
-#include <optional>
 
 #include "env/assert.h"
 #include "harness/backends.h"
@@ -59,16 +58,20 @@ class SimTruth : public Truth {
         !end_hold || (op.f == history::OpF::kRelease && op.type == history::OpType::kInvoke),
         "a hold ends at the release's invocation");
     op.time_ns = world_.now().ns;
-    const int64_t index = recorder_.record(op);
-    pending_[op.client] =
-        op.type == history::OpType::kInvoke ? std::optional<history::Op>(op) : std::nullopt;
+    const int client = op.client;
+    const int64_t process = op.process;
+    // An invocation is kept until its completion, for a crash to end
+    // (client_crashed), in the client's slot: its strings keep their room.
+    PendingOp& pending = pending_[client];
+    pending.open = op.type == history::OpType::kInvoke;
+    if (pending.open) pending.op = op;
+    const int64_t index = recorder_.record(std::move(op));
     if (begin_hold) {
-      recorder_.begin_hold(op.client, op.process, world_.now(), index);
+      recorder_.begin_hold(client, process, world_.now(), index);
       if (exposure_ != nullptr) exposure_->hold_began();
     }
     if (end_hold) {
-      recorder_.end_hold(op.client, world_.now(), index,
-                         history::HeldInterval::EndReason::kRelease);
+      recorder_.end_hold(client, world_.now(), index, history::HeldInterval::EndReason::kRelease);
       if (exposure_ != nullptr) exposure_->hold_ended();
     }
     return index;
@@ -77,9 +80,9 @@ class SimTruth : public Truth {
   // The client's node crashed: whatever it was doing ends now, outcome unknown.
   void client_crashed(int client) {
     LOCKSIM_ASSERT(client >= 0 && client < clients_);
-    if (pending_[client]) {
-      LOCKSIM_ASSERT(pending_[client]->type == history::OpType::kInvoke);
-      history::Op info = *pending_[client];
+    if (pending_[client].open) {
+      LOCKSIM_ASSERT(pending_[client].op.type == history::OpType::kInvoke);
+      history::Op info = pending_[client].op;
       info.type = history::OpType::kInfo;
       info.detail = "client crashed";
       record(info, false, false);
@@ -164,7 +167,11 @@ class SimTruth : public Truth {
   int clients_;
   int64_t next_process_;
   history::HistoryRecorder recorder_;
-  std::vector<std::optional<history::Op>> pending_;
+  struct PendingOp {
+    bool open = false;  // `op` is the client's invocation, not yet completed
+    history::Op op;
+  };
+  std::vector<PendingOp> pending_;              // by client
   std::vector<ResourceConnection*> resources_;  // by client; owned by SimRun
   ExposureMonitor* exposure_ = nullptr;         // owned by SimRun
   // By client: where its own clock ends the lease it holds (lease_believed).

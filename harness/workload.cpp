@@ -115,7 +115,7 @@ class ClientLoop {
     }
     // The ground-truth interval opens in the same step as the :ok op, so no
     // other client's op can fall between the two.
-    const int64_t index = record(done, ok, false);
+    const int64_t index = record(std::move(done), ok, false);
     if (ok) {
       lease_id_ = index;
       // Renewed in the background: no end the holder knows of.
@@ -225,14 +225,15 @@ class ClientLoop {
     history::Op invoke = op(history::OpType::kInvoke, history::OpF::kRelease);
     invoke.token = lease.token;
     invoke.fence = lease.fence;
-    record(invoke, false, true);
+    record(std::move(invoke), false, true);
     const algorithms::ReleaseResult released = algorithm_.release(env_, lease);
     history::Op done = op(release_type(released.outcome), history::OpF::kRelease);
     done.token = lease.token;
     done.fence = lease.fence;
     done.detail = released.detail;
-    record(done, false, false);
-    if (done.type == history::OpType::kInfo) next_process();
+    const history::OpType outcome = done.type;
+    record(std::move(done), false, false);
+    if (outcome == history::OpType::kInfo) next_process();
   }
 
   Env& env_;

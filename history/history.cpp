@@ -180,7 +180,8 @@ std::string HistoryRules::check(const Op& op) const {
   } else {
     return "";  // a nemesis op never opens or completes anything
   }
-  const auto open = open_.find(op.process);
+  auto open = open_.find(op.process);
+  if (open != open_.end() && !open->second.open) open = open_.end();
   if (op.type == OpType::kInvoke) {
     if (open == open_.end()) return "";
     return fmt::format(
@@ -208,10 +209,12 @@ void HistoryRules::admit(const Op& op) {
   last_time_ns_ = op.time_ns;
   if (!is_client_op(op)) return;
   if (op.type == OpType::kInvoke) {
-    open_[op.process] = Open{op.f, op.index};
+    open_[op.process] = Open{op.f, op.index, true};
     return;
   }
-  open_.erase(op.process);
+  const auto open = open_.find(op.process);
+  LOCKSIM_ASSERT_MSG(open != open_.end() && open->second.open, "admit follows a passed check");
+  open->second.open = false;
   if (op.type == OpType::kInfo) retired_.insert(op.process);
 }
 

@@ -138,11 +138,14 @@ class HistoryRules {
   struct Open {
     OpF f;
     int64_t index;
+    bool open;  // false once completed: the entry stays for the process's next op
   };
   int64_t next_index_ = 0;
   int64_t last_time_ns_ = std::numeric_limits<int64_t>::min();
   // Ordered maps: an error that lists them must not depend on hashing.
-  std::map<int64_t, Open> open_;  // process -> its open invocation
+  // A process's entry is made at its first invocation and kept (not a map
+  // node made and freed per op); only `open` ones are open invocations.
+  std::map<int64_t, Open> open_;  // process -> its last invocation
   std::set<int64_t> retired_;     // client processes that ended in :info
 };
 

@@ -5,9 +5,10 @@
 // trivially copyable and at most 16 bytes, so nearly every event of a run (a
 // lambda holding `this`, a shared_ptr and a deadline) cost a malloc and a
 // free. Here anything up to kInlineBytes whose move cannot throw lives in
-// the object; only larger captures (a reply carrying its payload) go to the
-// heap. Behaviour is std::function's: calling an empty Callback is a broken
-// invariant (asserted), never a silent no-op.
+// the object; only larger captures (a reply carrying its payload) go to a
+// block of their size from the thread's free list (sim/thread_blocks.h), so
+// even they cost no malloc in a run's steady state. Behaviour is std::function's: calling an empty
+// Callback is a broken invariant (asserted), never a silent no-op.
 #pragma once
 
 #include <cstddef>
@@ -16,6 +17,7 @@
 #include <utility>
 
 #include "env/assert.h"
+#include "sim/thread_blocks.h"
 
 namespace locksim::sim {
 
@@ -35,8 +37,15 @@ class Callback {
       ::new (static_cast<void*>(buf_)) D(std::forward<F>(f));
       ops_ = &kInlineOps<D>;
     } else {
-      *reinterpret_cast<D**>(buf_) = new D(std::forward<F>(f));
-      ops_ = &kHeapOps<D>;
+      static_assert(kBoxable<D>, "an over-aligned callable");
+      void* block = ThreadBlocks<sizeof(D)>::take();
+      try {
+        *reinterpret_cast<D**>(buf_) = ::new (block) D(std::forward<F>(f));
+      } catch (...) {
+        ThreadBlocks<sizeof(D)>::give_back(block);
+        throw;
+      }
+      ops_ = &kBoxedOps<D>;
     }
   }
   Callback(Callback&& o) noexcept { take(o); }
@@ -83,11 +92,20 @@ class Callback {
                                     f->~D();
                                   },
                                   [](void* b) noexcept { std::launder(static_cast<D*>(b))->~D(); }};
+  // A boxed callable: its block joins the free list of whichever thread
+  // destroys it (sim/thread_blocks.h).
   template <class D>
-  static constexpr Ops kHeapOps{
+  static constexpr Ops kBoxedOps{
       [](void* b) { (**static_cast<D**>(b))(); },
       [](void* from, void* to) noexcept { *static_cast<D**>(to) = *static_cast<D**>(from); },
-      [](void* b) noexcept { delete *static_cast<D**>(b); }};
+      [](void* b) noexcept {
+        D* d = *static_cast<D**>(b);
+        d->~D();
+        ThreadBlocks<sizeof(D)>::give_back(d);
+      }};
+  // The blocks come from plain operator new.
+  template <class D>
+  static constexpr bool kBoxable = alignof(D) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
   void take(Callback& o) noexcept {
     ops_ = std::exchange(o.ops_, nullptr);

@@ -4,8 +4,9 @@
 // the next one instead of going back to the heap.
 //
 // Why per thread: a World and everything it schedules stay on one thread
-// (a sweep's workers each own theirs), so a list needs no lock. A block must
-// be freed on the thread that took it.
+// (a sweep's workers each own theirs), so a list needs no lock. A block given
+// back on another thread than took it joins that thread's list: blocks are
+// plain operator new memory, and only the lists are per thread.
 //
 // Why it cannot reach behaviour: nothing orders, hashes or prints a block by
 // its address, so which block a request gets decides nothing (the

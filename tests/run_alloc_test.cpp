@@ -63,15 +63,20 @@ double allocations_per_event(const std::string& algorithm) {
 // (docs/measurements.md) pooled a MySQL statement's text, its SELECT's
 // columns and rows and its timeout's handle (1.42 -> 0.17), and the
 // ZooKeeper tree's deleted entries, getChildren's names, a message's box on
-// its ordered pipe and an apply's result (3.84 -> 1.96).
+// its ordered pipe and an apply's result (3.84 -> 1.96). Part 14: a boxed
+// Callback's block from the thread's free list, the history's ops moved
+// instead of copied, a ZooKeeper request shared by its client, server and
+// forward instead of copied twice, the proposal log's map nodes kept, and a
+// follower's touched sessions in a vector, a script's GET value pooled:
+// 0.041, 0.091, 0.154, 0.75.
 TEST(RunAllocations, RedisLocksAllocateAlmostNothingPerEvent) {
-  EXPECT_LT(allocations_per_event("set-nx-lua"), 0.2);
-  EXPECT_LT(allocations_per_event("redlock"), 0.4);
+  EXPECT_LT(allocations_per_event("set-nx-lua"), 0.1);
+  EXPECT_LT(allocations_per_event("redlock"), 0.15);
 }
 
 TEST(RunAllocations, MysqlAndZooKeeperModelsStayUnderTheirCeilings) {
-  EXPECT_LT(allocations_per_event("mysql-center"), 0.3);
-  EXPECT_LT(allocations_per_event("zk-curator"), 2.3);
+  EXPECT_LT(allocations_per_event("mysql-center"), 0.25);
+  EXPECT_LT(allocations_per_event("zk-curator"), 1.0);
 }
 
 TEST(RunAllocations, TheCounterSeesAnAllocation) {

@@ -7,6 +7,7 @@
 #include <optional>
 #include <span>
 
+#include "env/argv_pool.h"
 #include "env/assert.h"
 #include "sim/redis/command_util.h"
 #include "sim/redis/server.h"
@@ -23,7 +24,9 @@ Reply invalid_expire(const std::string& command) {
 
 Reply bulk_or_nil(const Entry* entry) {
   if (entry != nullptr && entry->type() != KeyType::kString) return kWrongType;
-  return entry != nullptr ? Reply::bulk(entry->value) : Reply::nil();
+  // In a pooled string (env/argv_pool.h): a script's GET gives it back once
+  // Lua has its copy (a token is past a string's inline room).
+  return entry != nullptr ? Reply::bulk(argv_pool::take_text(entry->value)) : Reply::nil();
 }
 
 // Options of SET, parsed as Redis' parseExtendedStringArgumentsOrReply does:

@@ -99,6 +99,9 @@ int LuaCallbacks::redis_command(lua_State* L, bool raise) {
   const uint64_t alloc_calls = s->alloc_calls_;
   lua::push_reply(L, reply, 0);
   s->alloc_calls_ = alloc_calls;
+  // Lua has its own copy: a bulk's room goes back for the next GET's value
+  // (bulk_or_nil in commands.cpp takes it).
+  if (reply.kind == Reply::Kind::kBulk) argv_pool::give_back_text(std::move(reply.text));
   if (raise && (reply.is_error() || reply.is_io_error())) return lua_error(L);
   return 1;
 }

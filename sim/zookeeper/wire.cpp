@@ -2,21 +2,16 @@
 
 #include <utility>
 
-#include "sim/local_shared.h"
-
 namespace locksim::sim::zookeeper {
 
 void OrderedPipe::send(Network& net, const Node& from, Node& to, Callback message,
                        std::shared_ptr<void> keep) {
   const uint64_t seq = next_send_++;
-  // The message rides in a box from the thread's free lists
-  // (sim/local_shared.h): a Callback inside a Callback does not fit inline,
-  // so the wrapper was a heap allocation on every message.
-  net.send(from, to,
-           [this, seq, keep = std::move(keep),
-            box = LocalShared<Callback>::make(std::move(message))]() mutable {
-             arrive(seq, std::move(*box));
-           });
+  // A Callback inside a Callback does not fit inline: the wrapper is boxed
+  // in a block from the thread's free lists (sim/callback.h).
+  net.send(from, to, [this, seq, keep = std::move(keep), message = std::move(message)]() mutable {
+    arrive(seq, std::move(message));
+  });
 }
 
 void OrderedPipe::arrive(uint64_t seq, Callback message) {

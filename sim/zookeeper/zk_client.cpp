@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "env/assert.h"
+#include "sim/thread_blocks.h"
 
 namespace locksim::sim::zookeeper {
 
@@ -358,10 +359,11 @@ void ZkClient::send_op(const std::shared_ptr<Op>& op) {
   ++requests_sent_;
   std::shared_ptr<Connection> c = conn_;
   const int64_t xid = op->xid;
-  // The message reads the op's request, which nobody changes once it is
-  // made, instead of a copy of it (the server keeps its own copy).
-  send_up(
-      [c, xid, op = std::shared_ptr<const Op>(op)] { c->server->on_request(c, xid, op->request); });
+  // The message, and the server after it, read the op's request, which
+  // nobody changes once it is made, instead of copies of it.
+  send_up([c, xid, r = std::shared_ptr<const Request>(op, &op->request)] {
+    c->server->on_request(c, xid, r);
+  });
 }
 
 ZkReply ZkClient::call(Request r) {
@@ -369,7 +371,9 @@ ZkReply ZkClient::call(Request r) {
   ZkReply dead;
   dead.error = dead_error();
   if (dead.error != ZkError::kOk) return dead;
-  auto op = std::make_shared<Op>();
+  // The op and its count in one block from the thread's free list: a call
+  // made one and freed it.
+  auto op = std::allocate_shared<Op>(ThreadBlockAllocator<Op>());
   op->xid = next_xid_++;
   op->request = std::move(r);
   ops_.push_back(op);

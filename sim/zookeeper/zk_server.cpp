@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "env/argv_pool.h"
 #include "env/assert.h"
 #include "sim/zookeeper/ensemble.h"
 #include "sim/zookeeper/zk_client.h"
@@ -157,12 +158,16 @@ void ZkServer::periodic() {
   if (!node_.running()) return;
   if (role_ == Role::kFollowing) {
     if (!touched_.empty()) {
-      std::vector<SessionId> batch(touched_.begin(), touched_.end());
+      // The batch in a pooled vector (env/argv_pool.h), given back once read.
+      std::vector<SessionId> batch = argv_pool::take<SessionId>(touched_.size());
+      std::copy(touched_.begin(), touched_.end(), batch.begin());
       touched_.clear();
       const int64_t epoch = epoch_;
-      send_to_leader([batch, epoch](ZkServer& leader) {
-        if (leader.role_ != Role::kLeading || leader.epoch_ != epoch) return;
-        for (SessionId s : batch) leader.leader_touch(s);
+      send_to_leader([batch = std::move(batch), epoch](ZkServer& leader) mutable {
+        if (leader.role_ == Role::kLeading && leader.epoch_ == epoch) {
+          for (SessionId s : batch) leader.leader_touch(s);
+        }
+        argv_pool::give_back(std::move(batch));
       });
     }
     send_ack();
@@ -200,7 +205,8 @@ void ZkServer::touch(SessionId s) {
   if (role_ == Role::kLeading) {
     leader_touch(s);
   } else {
-    touched_.insert(s);
+    const auto at = std::lower_bound(touched_.begin(), touched_.end(), s);
+    if (at == touched_.end() || *at != s) touched_.insert(at, s);
   }
 }
 
@@ -300,7 +306,9 @@ void ZkServer::register_watches(ServerConn& sc) {
   }
 }
 
-void ZkServer::on_request(const std::shared_ptr<Connection>& c, int64_t xid, const Request& r) {
+void ZkServer::on_request(const std::shared_ptr<Connection>& c, int64_t xid,
+                          std::shared_ptr<const Request> r) {
+  LOCKSIM_ASSERT(r != nullptr);
   const auto it = conns_.find(c->id);
   if (it == conns_.end() || !it->second.established || role_ == Role::kLooking) {
     reset(c);  // a connection this process does not know: RST
@@ -308,7 +316,7 @@ void ZkServer::on_request(const std::shared_ptr<Connection>& c, int64_t xid, con
   }
   ++requests_;
   touch(it->second.session);
-  it->second.queue.push_back(Pending{xid, r});
+  it->second.queue.push_back(Pending{xid, std::move(r)});
   process_queue(it->second);
 }
 
@@ -326,7 +334,7 @@ void ZkServer::process_queue(ServerConn& sc) {
   // Bounded by the queue's length: each pass answers a read or stops.
   while (!sc.queue.empty()) {
     Pending& head = sc.queue.front();
-    if (!is_write(head.request.kind) && head.request.kind != OpKind::kSync) {
+    if (!is_write(head.request->kind) && head.request->kind != OpKind::kSync) {
       const Pending p = std::move(head);
       sc.queue.pop_front();
       answer_read(sc, p);
@@ -337,9 +345,9 @@ void ZkServer::process_queue(ServerConn& sc) {
     const int origin = id_;
     const ConnId conn = sc.conn->id;
     const SessionId s = sc.session;
-    const Pending p = head;
-    send_to_leader([origin, conn, s, p](ZkServer& leader) {
-      leader.leader_on_forward(origin, conn, p.xid, s, p.request);
+    const int64_t xid = head.xid;
+    send_to_leader([origin, conn, s, xid, r = head.request](ZkServer& leader) {
+      leader.leader_on_forward(origin, conn, xid, s, *r);
     });
     return;
   }
@@ -348,14 +356,15 @@ void ZkServer::process_queue(ServerConn& sc) {
 void ZkServer::answer_read(ServerConn& sc, const Pending& p) {
   ZkReply r;
   r.xid = p.xid;
-  const std::string& path = p.request.path;
+  const Request& request = *p.request;
+  const std::string& path = request.path;
   const ConnId conn = sc.conn->id;
-  switch (p.request.kind) {
+  switch (request.kind) {
     case OpKind::kExists: {
       const ZkStatResult st = tree_.exists(path);
       r.error = st.error;
       r.stat = st.stat;
-      if (p.request.watch) watches_.add_data_watch(path, conn);
+      if (request.watch) watches_.add_data_watch(path, conn);
       break;
     }
     case OpKind::kGetChildren: {
@@ -363,7 +372,7 @@ void ZkServer::answer_read(ServerConn& sc, const Pending& p) {
       r.error = ch.error;
       r.children = std::move(ch.children);
       r.stat = ch.stat;
-      if (p.request.watch && r.error == ZkError::kOk) watches_.add_child_watch(path, conn);
+      if (request.watch && r.error == ZkError::kOk) watches_.add_child_watch(path, conn);
       break;
     }
     case OpKind::kGetData: {
@@ -371,7 +380,7 @@ void ZkServer::answer_read(ServerConn& sc, const Pending& p) {
       r.error = d.error;
       r.data = std::move(d.data);
       r.stat = d.stat;
-      if (p.request.watch && r.error == ZkError::kOk) watches_.add_data_watch(path, conn);
+      if (request.watch && r.error == ZkError::kOk) watches_.add_data_watch(path, conn);
       break;
     }
     default:

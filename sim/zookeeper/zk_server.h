@@ -30,6 +30,7 @@
 //     A new leader gives every session a fresh T from when it leads.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -97,7 +98,11 @@ class ZkServer {
 
   // --- From clients, run at this node in connection order ---
   void on_connect(const std::shared_ptr<Connection>& c, const ConnectRequest& req);
-  void on_request(const std::shared_ptr<Connection>& c, int64_t xid, const Request& r);
+  // `r` is the client's request, which nobody changes once it is sent: the
+  // server keeps the pointer, not a copy (a path and data copied per request
+  // and again per forward to the leader).
+  void on_request(const std::shared_ptr<Connection>& c, int64_t xid,
+                  std::shared_ptr<const Request> r);
   void on_ping(const std::shared_ptr<Connection>& c);
   void on_client_gone(ConnId c);
 
@@ -106,7 +111,7 @@ class ZkServer {
  private:
   struct Pending {
     int64_t xid = 0;
-    Request request;
+    std::shared_ptr<const Request> request;  // never null
   };
   struct ServerConn {
     std::shared_ptr<Connection> conn;
@@ -196,6 +201,14 @@ class ZkServer {
   // A change of role, epoch, leader or whole tree.
   void role_changed() { ++answer_changes_; }
   std::map<Zxid, Txn> log_;  // logged, not yet applied
+  // Map nodes an apply took out of log_, kept for the next logged txn (their
+  // Txn's path and data keep their room): every server logs every proposal
+  // and erases it at the commit, a map node and a path allocated per write
+  // and server. Not state: nothing reads a spare.
+  static constexpr size_t kLogSparesMax = 64;
+  std::vector<std::map<Zxid, Txn>::node_type> log_spares_;
+  void log_txn(const Txn& t);                            // log_[t.zxid] = t
+  void apply_logged(std::map<Zxid, Txn>::iterator txn);  // applies it, erases it
 
   // Monotonic clock state (rebased when the node's drift changes).
   TimePoint mono_base_true_{};
@@ -208,8 +221,10 @@ class ZkServer {
   std::map<ConnId, ServerConn> conns_;
   std::map<SessionId, ConnId> session_conn_;
   WatchManager watches_;
-  std::set<SessionId> touched_;  // follower: to report to the leader
-  Zxid commit_index_ = 0;        // follower: what the leader said is committed
+  // Follower: the sessions to report to the leader, ascending, each once (a
+  // vector keeps its room between ticks; a set made a node per touch).
+  std::vector<SessionId> touched_;
+  Zxid commit_index_ = 0;  // follower: what the leader said is committed
 
   // Leader state.
   DataTree prep_tree_;         // tree_ plus every proposal

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "env/assert.h"
+#include "sim/local_shared.h"
 #include "sim/zookeeper/ensemble.h"
 #include "sim/zookeeper/zk_client.h"
 #include "sim/zookeeper/zk_server.h"
@@ -117,10 +118,11 @@ void ZkServer::propose(Txn t) {
     last_heard_ns_.erase(t.session);
   }
   prep_tree_.apply(t);
+  log_txn(t);
   // One copy the followers' messages share (each follower logs its own copy
-  // on arrival), instead of one per message.
-  const auto proposal = std::make_shared<const Txn>(t);
-  log_[t.zxid] = std::move(t);
+  // on arrival), instead of one per message; its box from the thread's free
+  // list (sim/local_shared.h).
+  const auto proposal = LocalShared<Txn>::make(std::move(t));
   for (auto& [follower, acked] : acked_) {
     ZkServer* f = &ensemble_.server(follower);
     const int64_t epoch = epoch_;
@@ -140,9 +142,7 @@ void ZkServer::try_commit() {
       if (acked >= z && f.role_ == Role::kFollowing && f.leader_id_ == id_) ++have;
     }
     if (have < ensemble_.quorum()) break;
-    const Txn t = std::move(log_.begin()->second);
-    log_.erase(log_.begin());
-    apply_committed(t);
+    apply_logged(log_.begin());
     committed = z;
   }
   if (committed == 0) return;
@@ -216,7 +216,7 @@ Zxid ZkServer::contiguous_logged() const {
 
 void ZkServer::follower_on_propose(int64_t epoch, const Txn& t) {
   if (role_ != Role::kFollowing || epoch != epoch_) return;
-  if (t.zxid > tree_.last_zxid()) log_[t.zxid] = t;
+  if (t.zxid > tree_.last_zxid()) log_txn(t);
   send_ack();
   apply_up_to(commit_index_);
 }
@@ -231,10 +231,32 @@ void ZkServer::apply_up_to(Zxid upto) {
   // Bounded by the log's size: each pass applies and erases one txn.
   for (auto it = log_.find(next_after(tree_.last_zxid())); it != log_.end() && it->first <= upto;
        it = log_.find(next_after(tree_.last_zxid()))) {
-    const Txn t = std::move(it->second);
-    log_.erase(it);
-    apply_committed(t);
+    apply_logged(it);
   }
+}
+
+void ZkServer::log_txn(const Txn& t) {
+  const auto at = log_.lower_bound(t.zxid);
+  if (at != log_.end() && at->first == t.zxid) {
+    at->second = t;
+    return;
+  }
+  if (log_spares_.empty()) {
+    log_.emplace_hint(at, t.zxid, t);
+    return;
+  }
+  auto node = std::move(log_spares_.back());
+  log_spares_.pop_back();
+  node.key() = t.zxid;
+  node.mapped() = t;  // into the strings' kept room
+  log_.insert(at, std::move(node));
+}
+
+void ZkServer::apply_logged(std::map<Zxid, Txn>::iterator txn) {
+  // Out of the log before it is applied, as ZooKeeper's commit takes it.
+  auto node = log_.extract(txn);
+  apply_committed(node.mapped());
+  if (log_spares_.size() < kLogSparesMax) log_spares_.push_back(std::move(node));
 }
 
 void ZkServer::send_ack() {
