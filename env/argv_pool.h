@@ -107,8 +107,8 @@ void give_back(std::vector<T>&& argv) {
 // A statement's text (a simulated MySQL request's SQL), or the value a
 // script's GET reads (a token), in a string a past one left here, so that
 // the same few texts over and over cost no allocation; give_back_text()
-// keeps it for the next. Texts longer
-// than kMaxTextBytes are not kept (the lock statements are under 200).
+// keeps it for the next. Texts longer than kMaxTextBytes are not kept (the
+// lock statements are under 200).
 constexpr size_t kMaxTextBytes = 1024;
 
 namespace detail {

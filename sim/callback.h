@@ -7,8 +7,9 @@
 // free. Here anything up to kInlineBytes whose move cannot throw lives in
 // the object; only larger captures (a reply carrying its payload) go to a
 // block of their size from the thread's free list (sim/thread_blocks.h), so
-// even they cost no malloc in a run's steady state. Behaviour is std::function's: calling an empty
-// Callback is a broken invariant (asserted), never a silent no-op.
+// even they cost no malloc in a run's steady state. Behaviour is
+// std::function's: calling an empty Callback is a broken invariant
+// (asserted), never a silent no-op.
 #pragma once
 
 #include <cstddef>
@@ -37,14 +38,7 @@ class Callback {
       ::new (static_cast<void*>(buf_)) D(std::forward<F>(f));
       ops_ = &kInlineOps<D>;
     } else {
-      static_assert(kBoxable<D>, "an over-aligned callable");
-      void* block = ThreadBlocks<sizeof(D)>::take();
-      try {
-        *reinterpret_cast<D**>(buf_) = ::new (block) D(std::forward<F>(f));
-      } catch (...) {
-        ThreadBlocks<sizeof(D)>::give_back(block);
-        throw;
-      }
+      *reinterpret_cast<D**>(buf_) = new_in_block<D>(std::forward<F>(f));
       ops_ = &kBoxedOps<D>;
     }
   }
@@ -98,14 +92,7 @@ class Callback {
   static constexpr Ops kBoxedOps{
       [](void* b) { (**static_cast<D**>(b))(); },
       [](void* from, void* to) noexcept { *static_cast<D**>(to) = *static_cast<D**>(from); },
-      [](void* b) noexcept {
-        D* d = *static_cast<D**>(b);
-        d->~D();
-        ThreadBlocks<sizeof(D)>::give_back(d);
-      }};
-  // The blocks come from plain operator new.
-  template <class D>
-  static constexpr bool kBoxable = alignof(D) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
+      [](void* b) noexcept { delete_in_block(*static_cast<D**>(b)); }};
 
   void take(Callback& o) noexcept {
     ops_ = std::exchange(o.ops_, nullptr);

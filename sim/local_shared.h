@@ -28,14 +28,8 @@ class LocalShared {
  public:
   template <class... Args>
   static LocalShared make(Args&&... args) {
-    void* memory = Blocks::take();
     LocalShared p;
-    try {
-      p.box_ = ::new (memory) Box{T(std::forward<Args>(args)...), 1};
-    } catch (...) {
-      Blocks::give_back(memory);
-      throw;
-    }
+    p.box_ = new_in_block<Box>(std::forward<Args>(args)...);
     return p;
   }
 
@@ -58,25 +52,21 @@ class LocalShared {
   T& operator*() const noexcept { return *operator->(); }
 
  private:
-  struct Box {
-    T value;
-    uint64_t refs;
-  };
   // A box lives until the last event holding it has run, and an RPC's
   // timeout event stays in the queue after the reply came: a client keeps
   // about (timeout ÷ time per call) boxes alive, a few hundred at most in a
-  // run of many clients.
-  using Blocks = ThreadBlocks<sizeof(Box)>;
-  // The blocks come from plain operator new.
-  static_assert(alignof(Box) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "an over-aligned shared state");
+  // run of many clients. Its block comes from sim/thread_blocks.h.
+  struct Box {
+    template <class... Args>
+    explicit Box(Args&&... args) : value(std::forward<Args>(args)...) {}
+    T value;
+    uint64_t refs = 1;
+  };
   void release() noexcept {
     if (box_ == nullptr) return;
     // Pair of make() and the copy: a live box has at least this reference.
     LOCKSIM_ASSERT(box_->refs >= 1);
-    if (--box_->refs == 0) {
-      box_->~Box();
-      Blocks::give_back(box_);
-    }
+    if (--box_->refs == 0) delete_in_block(box_);
     box_ = nullptr;
   }
 

@@ -15,6 +15,8 @@
 
 #include <cstddef>
 #include <new>
+#include <type_traits>
+#include <utility>
 
 namespace locksim::sim {
 
@@ -53,6 +55,31 @@ class ThreadBlocks {
     return list;
   }
 };
+
+// A `T` made in a block of its size from this thread's list (a constructor
+// that throws gives the block back), and its end: the pair every pooled
+// single object uses (sim/local_shared.h's box, sim/callback.h's boxed
+// callable).
+template <class T, class... Args>
+T* new_in_block(Args&&... args) {
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "an over-aligned pooled object");
+  void* block = ThreadBlocks<sizeof(T)>::take();
+  try {
+    if constexpr (std::is_constructible_v<T, Args...>) {
+      return ::new (block) T(std::forward<Args>(args)...);
+    } else {
+      return ::new (block) T{std::forward<Args>(args)...};  // an aggregate
+    }
+  } catch (...) {
+    ThreadBlocks<sizeof(T)>::give_back(block);
+    throw;
+  }
+}
+template <class T>
+void delete_in_block(T* object) noexcept {
+  object->~T();
+  ThreadBlocks<sizeof(T)>::give_back(object);
+}
 
 // A standard allocator whose single objects come from ThreadBlocks (arrays
 // from the heap), for std::allocate_shared: the object and its control block
