@@ -1,7 +1,6 @@
 #include "harness/grant_watch.h"
 
 #include <algorithm>
-#include <map>
 #include <utility>
 
 #include "env/assert.h"
@@ -9,11 +8,12 @@
 namespace locksim::harness {
 
 GrantWatch::GrantWatch(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe,
-                       std::vector<std::string> clients)
+                       std::vector<std::string> clients, bool use_stamp)
     : world_(world),
       deployment_(deployment),
       probe_(std::move(probe)),
-      clients_(std::move(clients)) {
+      clients_(std::move(clients)),
+      use_stamp_(use_stamp) {
   LOCKSIM_ASSERT(probe_.quorum >= 1 && !clients_.empty());
 }
 
@@ -30,10 +30,10 @@ void GrantWatch::arm(std::function<void(std::string)> fired) {
 }
 
 void GrantWatch::look() {
-  if (waiting_.empty()) return;
-  std::string token = granted_token();
+  if (waiting_.empty() || !may_have_changed()) return;
+  const std::string& token = granted_token();
   if (token == granted_) return;
-  granted_ = std::move(token);
+  granted_ = token;
   if (granted_.empty()) return;  // released, expired or lost: not a grant
   const std::string grantee = client_of(granted_);
   std::vector<std::function<void(std::string)>> fired;
@@ -46,15 +46,36 @@ void GrantWatch::look() {
   LOCKSIM_ASSERT(waiting_.empty());
 }
 
-std::string GrantWatch::granted_token() {
-  std::map<std::string, size_t> serving_holders;
-  for (const sim::ServerLockState& s : deployment_.lock_states(probe_)) {
-    if (s.kind == sim::ServerLockState::Kind::kHeld && s.serving) ++serving_holders[s.holder];
+bool GrantWatch::may_have_changed() const {
+  if (!looked_stamp_) return true;
+  return world_.now() >= looked_until_ || deployment_.lock_state_stamp() != looked_stamp_;
+}
+
+const std::string& GrantWatch::granted_token() {
+  using Kind = sim::ServerLockState::Kind;
+  deployment_.fill_lock_states(probe_, states_);
+  looked_stamp_ = use_stamp_ ? deployment_.lock_state_stamp() : std::nullopt;
+  // Only a held lock changes by time alone (it expires); anything else
+  // moves the stamp.
+  looked_until_ = sim::LockExposure::kNoChange;
+  const std::string* least = nullptr;
+  for (const sim::ServerLockState& s : states_) {
+    if (s.kind != Kind::kHeld) continue;
+    looked_until_ = std::min(looked_until_, s.expires);
+    if (!s.serving || s.holder.empty() || (least != nullptr && !(s.holder < *least))) continue;
+    // A handful of servers: counting each holder's copies beats a map.
+    size_t copies = 0;
+    for (const sim::ServerLockState& t : states_) {
+      copies += t.kind == Kind::kHeld && t.serving && t.holder == s.holder ? 1 : 0;
+    }
+    if (copies >= probe_.quorum) least = &s.holder;
   }
-  for (const auto& [token, count] : serving_holders) {
-    if (count >= probe_.quorum && !token.empty()) return token;
+  if (least == nullptr) {
+    token_.clear();
+  } else {
+    token_ = *least;
   }
-  return "";
+  return token_;
 }
 
 std::string GrantWatch::client_of(const std::string& token) const {

@@ -275,8 +275,9 @@ void build(SimRun& run) {
 }
 
 // The nemesis, over every node a fault may name; the config's faults, then
-// the profile's for this seed and deployment (returned).
-faults::FaultSchedule install_faults(SimRun& run) {
+// the profile's for this seed and deployment (returned). The grant watch
+// skips looks by the backend's stamp unless `grant_watch_uses_stamp` is false.
+faults::FaultSchedule install_faults(SimRun& run, bool grant_watch_uses_stamp) {
   std::map<std::string, sim::Node*> by_name;
   run.deployment->name_nodes(by_name);
   const size_t servers = by_name.size();
@@ -309,8 +310,8 @@ faults::FaultSchedule install_faults(SimRun& run) {
   });
   std::vector<std::string> clients;
   for (auto& n : run.client_nodes) clients.push_back(n->name());
-  run.grant_watch =
-      std::make_unique<GrantWatch>(run.world, *run.deployment, lock_probe(run), std::move(clients));
+  run.grant_watch = std::make_unique<GrantWatch>(run.world, *run.deployment, lock_probe(run),
+                                                 std::move(clients), grant_watch_uses_stamp);
   GrantWatch* watch = run.grant_watch.get();
   run.nemesis->set_grant_watch(
       [watch](std::function<void(std::string)> fired) { watch->arm(std::move(fired)); });
@@ -359,7 +360,7 @@ SimOutput run_simulation(const PreparedRun& prepared, SimWatch watch) {
   build_resource_and_exposure(run, !watch.exposure_ignores_stamp);
   if (watch.trace_lock) trace_the_lock(run);
   SimOutput out;
-  out.profile_faults = install_faults(run);
+  out.profile_faults = install_faults(run, !watch.grant_watch_ignores_stamp);
   start_clients(run);
 
   run.world.run_until(TimePoint{} + config.duration);

@@ -12,6 +12,7 @@
 #include "harness/run.h"
 #include "harness/run_result.h"
 #include "harness/scenario.h"
+#include "harness/settings.h"
 #include "reports/timeline_svg.h"
 
 namespace locksim::reports {
@@ -110,6 +111,22 @@ TEST(ResultJson, BackendNotesInJsonAndSummary) {
       << summary;
   EXPECT_LT(summary.find("negotiated_session_timeout"), summary.find("session_expired[0]"));
   EXPECT_TRUE(result_to_json(overlapping_run(2))["backend"].empty());
+}
+
+// result.json's "params" is the run's settings converted to a sorted JSON
+// object (harness::config_to_json), not printed and parsed back as it once
+// was: for every shipped scenario the same text.
+TEST(ResultJson, ParamsAreTheSettingsAsPrintedAndParsedBack) {
+  int scenarios = 0;
+  for (const harness::BuiltinScenario& b : harness::builtin_scenario_texts()) {
+    SCOPED_TRACE(b.name);
+    harness::RunConfig c = harness::load_scenario(b.name).config;
+    const std::string converted = harness::config_to_json(c).dump();
+    c.redis = harness::resolved_topology(c);
+    EXPECT_EQ(converted, nlohmann::json::parse(harness::settings_to_json(c).dump()).dump());
+    ++scenarios;
+  }
+  EXPECT_GT(scenarios, 50);
 }
 
 TEST(ResultJson, HasEveryTopLevelKeyInOrder) {
