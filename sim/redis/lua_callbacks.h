@@ -62,6 +62,10 @@ struct LuaCallbacks {
   static int table_insert(lua_State* L);
   static int table_remove(lua_State* L);
   static int table_sort(lua_State* L);
+  // tonumber: the library's own (its C closure's upvalue), called in the
+  // same frame, except for a lone string argument lua::plain_integer_number
+  // reads, answered without strtod (which the library calls twice).
+  static int tonumber(lua_State* L);
 
  private:
   // redis.call (raise) and redis.pcall (return {err=...}).

@@ -58,6 +58,21 @@ std::string number_argument(lua_Number d) {
   return format_g17(static_cast<double>(d));
 }
 
+bool plain_integer_number(std::string_view text, lua_Number& out) {
+  constexpr size_t kDigitsMax = 15;  // 10^15 - 1 < 2^53: every value exact
+  const bool negative = !text.empty() && text.front() == '-';
+  if (negative) text.remove_prefix(1);
+  if (text.empty() || text.size() > kDigitsMax) return false;
+  int64_t value = 0;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  const lua_Number magnitude = static_cast<lua_Number>(value);
+  out = negative ? -magnitude : magnitude;  // "-0" is -0.0, as strtod reads it
+  return true;
+}
+
 std::string to_std_string(lua_State* L, int index) {
   size_t len = 0;
   const char* s = lua_tolstring(L, index, &len);

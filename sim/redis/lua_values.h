@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "env/reply.h"
@@ -54,6 +55,13 @@ int64_t lua_number_to_integer(lua_Number d);
 // A number argument of redis.call as Redis 7.0 sends it: %.17g, not Lua's
 // %.14g, so 0.1 becomes "0.10000000000000001".
 std::string number_argument(lua_Number d);
+
+// Lua 5.1's conversion of `text` to a number (luaO_str2d: strtod, then only
+// spaces), for what counters and times in milliseconds look like: an
+// optional '-' and 1 to 15 digits, below 2^53, so the double is exact and
+// strtod's. false for any other text (the caller asks strtod): leading or
+// trailing spaces, '+', a point, an exponent, hex, 16 digits or more.
+bool plain_integer_number(std::string_view text, lua_Number& out);
 
 // The string (or number, as Lua converts it) at `index`; "" for other types.
 // Note: like lua_tolstring, it turns a number at `index` into a string in place.
