@@ -13,7 +13,7 @@ GrantWatch::GrantWatch(sim::World& world, sim::Deployment& deployment, sim::Lock
       deployment_(deployment),
       probe_(std::move(probe)),
       clients_(std::move(clients)),
-      use_stamp_(use_stamp) {
+      stamp_(deployment, use_stamp) {
   LOCKSIM_ASSERT(probe_.quorum >= 1 && !clients_.empty());
 }
 
@@ -30,7 +30,7 @@ void GrantWatch::arm(std::function<void(std::string)> fired) {
 }
 
 void GrantWatch::look() {
-  if (waiting_.empty() || !may_have_changed()) return;
+  if (waiting_.empty() || !stamp_.may_have_changed(world_.now())) return;
   const std::string& token = granted_token();
   if (token == granted_) return;
   granted_ = token;
@@ -46,22 +46,13 @@ void GrantWatch::look() {
   LOCKSIM_ASSERT(waiting_.empty());
 }
 
-bool GrantWatch::may_have_changed() const {
-  if (!looked_stamp_) return true;
-  return world_.now() >= looked_until_ || deployment_.lock_state_stamp() != looked_stamp_;
-}
-
 const std::string& GrantWatch::granted_token() {
   using Kind = sim::ServerLockState::Kind;
   deployment_.fill_lock_states(probe_, states_);
-  looked_stamp_ = use_stamp_ ? deployment_.lock_state_stamp() : std::nullopt;
-  // Only a held lock changes by time alone (it expires); anything else
-  // moves the stamp.
-  looked_until_ = sim::LockExposure::kNoChange;
+  stamp_.noted(states_);
   const std::string* least = nullptr;
   for (const sim::ServerLockState& s : states_) {
     if (s.kind != Kind::kHeld) continue;
-    looked_until_ = std::min(looked_until_, s.expires);
     if (!s.serving || s.holder.empty() || (least != nullptr && !(s.holder < *least))) continue;
     // A handful of servers: counting each holder's copies beats a map.
     size_t copies = 0;

@@ -12,20 +12,15 @@
 //
 // Like the exposure monitor it only reads state, and it looks only while a
 // fault waits: a run without such faults pays nothing, and its history is
-// the same with or without the watch. Like the monitor, it skips a look when
-// the backend's stamp (sim::Deployment::lock_state_stamp) has not moved and
-// no held lock has reached its `expires`: the states, and so the token, are
-// then the ones of the last look. A look was about 1,000 instructions after
-// every event of a wait: 6 % of a sweep of the profiles that aim at grants.
-// tests/grant_stamp_test.cpp holds the skipping watch against one that looks
-// after every event.
+// the same with or without the watch. It reads the servers again only when
+// what it read last may no longer stand (harness/lock_state_stamp.h).
 #pragma once
 
 #include <functional>
-#include <optional>
 #include <string>
 #include <vector>
 
+#include "harness/lock_state_stamp.h"
 #include "sim/backend.h"
 #include "sim/world.h"
 
@@ -49,10 +44,7 @@ class GrantWatch {
   void look();
   // The token a quorum of serving servers hold as a live lock now, or ""
   // (the least such token, should two reach a quorum of a split brain).
-  // Notes the stamp and the earliest expiry it was read under.
   const std::string& granted_token();
-  // Whether granted_token() can differ from the last one it gave.
-  bool may_have_changed() const;
   std::string client_of(const std::string& token) const;
 
   sim::World& world_;
@@ -62,11 +54,7 @@ class GrantWatch {
   std::vector<std::function<void(std::string)>> waiting_;
   std::string granted_;  // the token granted at the last look, while anyone waits
   bool observing_ = false;
-  const bool use_stamp_;
-  // What the last look read under: the stamp (nullopt: the backend keeps
-  // none, or not looked yet) and the earliest `expires` of a held lock.
-  std::optional<uint64_t> looked_stamp_;
-  TimePoint looked_until_{};
+  LockStateStamp stamp_;  // whether the last look's states still stand
   // The last look's states and token; their strings keep their room.
   std::vector<sim::ServerLockState> states_;
   std::string token_;

@@ -36,16 +36,21 @@ checkers::ServerLock plain(const sim::ServerLockState& s) {
 
 }  // namespace
 
-LockTracer::LockTracer(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe)
-    : world_(world), deployment_(deployment), probe_(std::move(probe)) {
+LockTracer::LockTracer(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe,
+                       bool use_stamp)
+    : world_(world),
+      deployment_(deployment),
+      probe_(std::move(probe)),
+      stamp_(deployment, use_stamp) {
   last_ = deployment_.lock_states(probe_);
+  stamp_.noted(last_);
   trace_.supported = !last_.empty();
   for (const auto& s : last_) trace_.initial.push_back(plain(s));
   world_.add_event_observer([this] { look(); });
 }
 
 void LockTracer::look() {
-  if (!trace_.supported) return;
+  if (!trace_.supported || !stamp_.may_have_changed(world_.now())) return;
   std::vector<sim::ServerLockState>& now_states = now_;  // keeps its strings' room
   deployment_.fill_lock_states(probe_, now_states);
   LOCKSIM_ASSERT_MSG(now_states.size() == last_.size(), "a deployment keeps its servers");
@@ -66,6 +71,7 @@ void LockTracer::look() {
     if (!(before == after)) trace_.changes.push_back(checkers::LockChange{at, before, after});
   }
   std::swap(last_, now_);
+  stamp_.noted(last_);
 }
 
 checkers::LockTrace LockTracer::finish(TimePoint end) {

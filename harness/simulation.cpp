@@ -239,8 +239,8 @@ void build_resource_and_exposure(SimRun& run, bool exposure_uses_stamp) {
 }
 
 // The lock tracer, after the exposure monitor: both observe every event.
-void trace_the_lock(SimRun& run) {
-  run.tracer = std::make_unique<LockTracer>(run.world, *run.deployment, lock_probe(run));
+void trace_the_lock(SimRun& run, bool use_stamp) {
+  run.tracer = std::make_unique<LockTracer>(run.world, *run.deployment, lock_probe(run), use_stamp);
 }
 
 // Builds network, servers and clients. Every component's stream is split up
@@ -358,9 +358,9 @@ SimOutput run_simulation(const PreparedRun& prepared, SimWatch watch) {
                       ->make(config.algorithm_params, config.param_field_prefix());
   build(run);
   build_resource_and_exposure(run, !watch.exposure_ignores_stamp);
-  if (watch.trace_lock) trace_the_lock(run);
+  if (watch.trace_lock) trace_the_lock(run, !watch.lock_views_ignore_stamp);
   SimOutput out;
-  out.profile_faults = install_faults(run, !watch.grant_watch_ignores_stamp);
+  out.profile_faults = install_faults(run, !watch.lock_views_ignore_stamp);
   start_clients(run);
 
   run.world.run_until(TimePoint{} + config.duration);

@@ -52,9 +52,10 @@ struct SimWatch {
   // plain way, which tests hold the stamped way against
   // (tests/exposure_stamp_test.cpp). Slower; the same windows.
   bool exposure_ignores_stamp = false;
-  // The same for the watch that faults "on grant" wait on: it looks after
-  // every event of a wait (tests/grant_stamp_test.cpp). The same history.
-  bool grant_watch_ignores_stamp = false;
+  // The same for the readers of the lock's states, the watch that faults
+  // "on grant" wait on and the lock tracer: they read after every event
+  // (tests/lock_view_stamp_test.cpp). The same history and trace.
+  bool lock_views_ignore_stamp = false;
 };
 
 // Runs the prepared config's scenario; never throws for what happens inside
