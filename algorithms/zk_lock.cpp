@@ -34,12 +34,38 @@ std::string hex_guid(Env& env) {
   return guid;
 }
 
-// Sort key of a lock child: its sequence number, then its name (ties only
-// between names that are not ours to break).
-bool by_sequence(const std::string& a, const std::string& b) {
-  const int64_t sa = zk_sequence_of(a);
-  const int64_t sb = zk_sequence_of(b);
-  return sa != sb ? sa < sb : a < b;
+// Curator's order of a lock's children: by sequence number, then by name
+// (ties only between names that are not ours to break).
+bool sorts_before(int64_t seq_a, const std::string& a, int64_t seq_b, const std::string& b) {
+  return seq_a != seq_b ? seq_a < seq_b : a < b;
+}
+
+// Where our node stands among the lock's children in that order: absent,
+// first (we hold the lock), or right behind `before`. Curator sorts the
+// children and looks next to ours; one pass finds the same child, the
+// greatest of those before ours, and parses each name once where the
+// sort parsed two at every comparison (3 % of a zk-curator run).
+struct Place {
+  bool present = false;
+  const std::string* before = nullptr;  // into the children
+};
+Place place_of(const std::vector<std::string>& children, const std::string& mine) {
+  const int64_t my_seq = zk_sequence_of(mine);
+  Place p;
+  int64_t before_seq = 0;
+  for (const std::string& child : children) {
+    if (child == mine) {
+      p.present = true;
+      continue;
+    }
+    const int64_t seq = zk_sequence_of(child);
+    if (!sorts_before(seq, child, my_seq, mine)) continue;
+    if (p.before == nullptr || sorts_before(before_seq, *p.before, seq, child)) {
+      p.before = &child;
+      before_seq = seq;
+    }
+  }
+  return p;
 }
 
 }  // namespace
@@ -164,11 +190,10 @@ ZkLock::Turn ZkLock::wait_for_turn(Env& env, ZkConnection& zk, const std::string
       continue;
     }
     if (ch.error != ZkError::kOk) return Turn::kError;
-    std::sort(ch.children.begin(), ch.children.end(), by_sequence);
-    const auto me = std::find(ch.children.begin(), ch.children.end(), mine);
-    if (me == ch.children.end()) return Turn::kNodeGone;
-    if (me == ch.children.begin()) return Turn::kHeld;
-    const std::string watched = herd ? lock : lock + "/" + *(me - 1);
+    const Place place = place_of(ch.children, mine);
+    if (!place.present) return Turn::kNodeGone;
+    if (place.before == nullptr) return Turn::kHeld;
+    const std::string watched = herd ? lock : lock + "/" + *place.before;
     if (!herd) {
       const ZkStatResult st = zk.exists(watched, true);
       if (st.error == ZkError::kNoNode || st.error == ZkError::kConnectionLoss) continue;
