@@ -52,8 +52,8 @@ const std::string& GrantWatch::granted_token() {
   stamp_.noted(states_);
   const std::string* least = nullptr;
   for (const sim::ServerLockState& s : states_) {
-    if (s.kind != Kind::kHeld) continue;
-    if (!s.serving || s.holder.empty() || (least != nullptr && !(s.holder < *least))) continue;
+    if (s.kind != Kind::kHeld || !s.serving || s.holder.empty()) continue;
+    if (least != nullptr && !(s.holder < *least)) continue;  // only a lesser token can win
     // A handful of servers: counting each holder's copies beats a map.
     size_t copies = 0;
     for (const sim::ServerLockState& t : states_) {

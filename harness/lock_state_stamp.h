@@ -13,8 +13,9 @@
 // node state and clock add to it) covers every server's states. ZooKeeper's
 // counts only what its fresh-contender answer reads, not a follower's
 // applies, which a follower's state shows: its states, like those of a
-// backend without a stamp, are read after every event. tests/lock_view_stamp_test.cpp holds both readers against
-// reading after every event.
+// backend without a stamp, are read after every event.
+// tests/lock_view_stamp_test.cpp holds both readers against reading after
+// every event.
 #pragma once
 
 #include <algorithm>
