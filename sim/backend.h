@@ -144,6 +144,9 @@ class Deployment {
   // Whether lock_state_stamp() is exactly the World's state_changes(): the
   // monitor then reads the World's count itself after every event of a hold,
   // without the virtual call (Redis, MySQL; ZooKeeper adds a count of its own).
+  // Such a stamp also moves at every change of any server's lock_states but
+  // a held lock's expiry by time alone, which the grant watch and the lock
+  // tracer rely on (harness/lock_state_stamp.h).
   virtual bool lock_state_stamp_is_world_count() const { return false; }
 
   // The lock `probe` describes, as each server stores it now, one entry per
