@@ -31,7 +31,7 @@ void GrantWatch::arm(std::function<void(std::string)> fired) {
 
 void GrantWatch::look() {
   if (waiting_.empty() || !stamp_.may_have_changed(world_.now())) return;
-  const std::string& token = granted_token();
+  const std::string_view token = granted_token();
   if (token == granted_) return;
   granted_ = token;
   if (granted_.empty()) return;  // released, expired or lost: not a grant
@@ -46,7 +46,7 @@ void GrantWatch::look() {
   LOCKSIM_ASSERT(waiting_.empty());
 }
 
-const std::string& GrantWatch::granted_token() {
+std::string_view GrantWatch::granted_token() {
   using Kind = sim::ServerLockState::Kind;
   deployment_.fill_lock_states(probe_, states_);
   stamp_.noted(states_);
@@ -61,12 +61,7 @@ const std::string& GrantWatch::granted_token() {
     }
     if (copies >= probe_.quorum) least = &s.holder;
   }
-  if (least == nullptr) {
-    token_.clear();
-  } else {
-    token_ = *least;
-  }
-  return token_;
+  return least == nullptr ? std::string_view() : std::string_view(*least);
 }
 
 std::string GrantWatch::client_of(const std::string& token) const {

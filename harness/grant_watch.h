@@ -18,6 +18,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "harness/lock_state_stamp.h"
@@ -33,7 +34,7 @@ class GrantWatch {
   // is gone.
   // `use_stamp` false: look after every event of a wait, as tests compare.
   GrantWatch(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe,
-             std::vector<std::string> clients, bool use_stamp = true);
+             std::vector<std::string> clients, bool use_stamp);
 
   // Calls `fired` once, in an event of its own at the instant of the next
   // grant after now, with the client granted ("" when the token names none).
@@ -42,9 +43,10 @@ class GrantWatch {
 
  private:
   void look();
-  // The token a quorum of serving servers hold as a live lock now, or ""
-  // (the least such token, should two reach a quorum of a split brain).
-  const std::string& granted_token();
+  // The token a quorum of serving servers hold as a live lock now (the
+  // least such token, should two reach a quorum of a split brain), or "";
+  // a view into states_, valid until the next read.
+  std::string_view granted_token();
   std::string client_of(const std::string& token) const;
 
   sim::World& world_;
@@ -55,9 +57,8 @@ class GrantWatch {
   std::string granted_;  // the token granted at the last look, while anyone waits
   bool observing_ = false;
   LockStateStamp stamp_;  // whether the last look's states still stand
-  // The last look's states and token; their strings keep their room.
+  // The last look's states; their strings keep their room.
   std::vector<sim::ServerLockState> states_;
-  std::string token_;
 };
 
 }  // namespace locksim::harness

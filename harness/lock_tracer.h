@@ -28,8 +28,7 @@ class LockTracer {
   // `world`'s events. `world` and `deployment` must outlive it, and `world`
   // must not run events after it is gone. `use_stamp` false: read after
   // every event (what tests compare against).
-  LockTracer(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe,
-             bool use_stamp = true);
+  LockTracer(sim::World& world, sim::Deployment& deployment, sim::LockProbe probe, bool use_stamp);
 
   // The trace up to `end`, changes in true-time order.
   checkers::LockTrace finish(TimePoint end);

@@ -15,7 +15,6 @@
 
 #include <cstddef>
 #include <new>
-#include <type_traits>
 #include <utility>
 
 namespace locksim::sim {
@@ -65,11 +64,7 @@ T* new_in_block(Args&&... args) {
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "an over-aligned pooled object");
   void* block = ThreadBlocks<sizeof(T)>::take();
   try {
-    if constexpr (std::is_constructible_v<T, Args...>) {
-      return ::new (block) T(std::forward<Args>(args)...);
-    } else {
-      return ::new (block) T{std::forward<Args>(args)...};  // an aggregate
-    }
+    return ::new (block) T(std::forward<Args>(args)...);
   } catch (...) {
     ThreadBlocks<sizeof(T)>::give_back(block);
     throw;
