@@ -119,8 +119,8 @@ void Connection::close() {
   net_.close_connection(id_);
 }
 
-void Connection::on_failure(std::function<void(ConnectionState)>&& handler) {
-  net_.set_failure_handler(id_, std::move(handler));
+void Connection::on_failure(FailureHandler handler) {
+  net_.set_failure_handler(id_, handler);
 }
 
 }  // namespace locksim::sim

@@ -137,6 +137,18 @@ enum class ConnectionState { kOpen, kClosed, kReset, kBroken };
 inline constexpr Duration kNoTimeout = Duration::max();
 const char* to_string(ConnectionState s);
 
+// What a connection's reset or break calls: a plain function and the context
+// it is given. Not a std::function: every RPC sets one and clears it, and a
+// std::function's making, moving and destroying cost 10-15 instructions an
+// event of a Redis or MySQL lock run (issue 30, part 16). Whoever sets it
+// keeps `context` alive until it clears it (or the Connection is gone).
+struct FailureHandler {
+  void (*on_failure)(void* context, ConnectionState why) = nullptr;
+  void* context = nullptr;
+  explicit operator bool() const { return on_failure != nullptr; }
+  void operator()(ConnectionState why) const { on_failure(context, why); }
+};
+
 // A client's handle on one TCP connection to a server node. Opening it never
 // blocks (see Network::connect for the handshake); the destructor closes it.
 // Must not outlive the network.
@@ -168,8 +180,7 @@ class Connection {
 
   // Called on the main context when the connection is reset or broken (not
   // when this side closes it). Replaces any earlier handler; empty to clear.
-  // By rvalue: set and cleared around every RPC, so no extra move of it.
-  void on_failure(std::function<void(ConnectionState)>&& handler);
+  void on_failure(FailureHandler handler);
 
  private:
   Network& net_;

@@ -418,9 +418,8 @@ ConnectionState Network::connection_state(uint64_t connection) const {
   return record(connection).state;
 }
 
-void Network::set_failure_handler(uint64_t connection,
-                                  std::function<void(ConnectionState)>&& handler) {
-  record(connection).on_failure = std::move(handler);
+void Network::set_failure_handler(uint64_t connection, FailureHandler handler) {
+  record(connection).on_failure = handler;
 }
 
 void Network::release_connection(uint64_t connection) {

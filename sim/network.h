@@ -109,7 +109,7 @@ class Network {
   void send_on(uint64_t connection, bool to_server, Callback&& message);
   void close_connection(uint64_t connection);
   ConnectionState connection_state(uint64_t connection) const;
-  void set_failure_handler(uint64_t connection, std::function<void(ConnectionState)>&& handler);
+  void set_failure_handler(uint64_t connection, FailureHandler handler);
   // The Connection handle is gone: like close(), and its handler is dropped.
   void release_connection(uint64_t connection);
 
@@ -134,7 +134,7 @@ class Network {
     Node* server = nullptr;
     ConnectionState state = ConnectionState::kOpen;
     bool reset_unseen = false;  // reset while the RST could not reach the client
-    std::function<void(ConnectionState)> on_failure;
+    FailureHandler on_failure;
     // Its two streams, [0] to the client and [1] to the server, once made:
     // a send finds its stream without the index's hash lookup. Streams live
     // as long as the Network, so the pointers never dangle.

@@ -81,8 +81,9 @@ CallResult<Response> call(World& world, Connection& conn, Handler handler, Durat
   // handler and the reply wait in it, so each event captures only a few
   // words (sim/callback.h keeps those inline: no allocation per message).
   struct State {
-    explicit State(Handler h) : handler(std::move(h)) {}
+    State(Handler h, World& w) : handler(std::move(h)), world(&w) {}
     Handler handler;
+    World* world;  // for the failure handler, which gets only the state
     Waiter waiter;
     CallOutcome outcome = CallOutcome::kTimeout;
     // The reply, from the server's handling on. The caller takes it only when
@@ -91,7 +92,7 @@ CallResult<Response> call(World& world, Connection& conn, Handler handler, Durat
     std::optional<Response> reply;
   };
   // Counted without locked instructions (sim/local_shared.h).
-  auto state = LocalShared<State>::make(std::move(handler));
+  auto state = LocalShared<State>::make(std::move(handler), world);
   const TimePoint deadline =
       timeout == kNoTimeout ? TimePoint{} + kNoTimeout : world.now() + timeout;
   Node& server = conn.server();
@@ -101,12 +102,13 @@ CallResult<Response> call(World& world, Connection& conn, Handler handler, Durat
   const uint64_t id = conn.id();
   // A raw pointer: the handler is cleared below before this call returns, so
   // it never runs once `state` may be gone.
-  State* const s = state.get();
-  conn.on_failure([&world, s](ConnectionState why) {
+  const auto failed = [](void* context, ConnectionState why) {
+    auto* s = static_cast<State*>(context);
     if (s->waiter.signaled) return;
     s->outcome = why == ConnectionState::kBroken ? CallOutcome::kBroken : CallOutcome::kReset;
-    world.signal(s->waiter);
-  });
+    s->world->signal(s->waiter);
+  };
+  conn.on_failure(FailureHandler{failed, state.get()});
   conn.to_server([&world, &server, &net, id, state, deadline] {
     // Node::deliver runs a message only on a running node.
     LOCKSIM_ASSERT_MSG(server.running(), "a request handled by a node that is not running");
@@ -163,22 +165,26 @@ CallResult<Response> call_deferred(World& world, Connection& conn, Handler handl
   LOCKSIM_ASSERT_MSG(timeout > Duration::zero(), "an RPC needs a positive timeout (or none)");
   LOCKSIM_ASSERT_MSG(conn.open(), "an RPC on a connection that is not open");
   struct State {
+    explicit State(World& w) : world(&w) {}
+    World* world;  // for the failure handler, which gets only the state
     Waiter waiter;
     CallResult<Response> result;
     bool responded = false;
   };
-  auto state = LocalShared<State>::make();
+  auto state = LocalShared<State>::make(world);
   const TimePoint deadline =
       timeout == kNoTimeout ? TimePoint{} + kNoTimeout : world.now() + timeout;
   Network& net = conn.network();
   const uint64_t id = conn.id();
-  State* const s = state.get();  // the handler is cleared before this call returns
-  conn.on_failure([&world, s](ConnectionState why) {
+  // A raw pointer: the handler is cleared before this call returns.
+  const auto failed = [](void* context, ConnectionState why) {
+    auto* s = static_cast<State*>(context);
     if (s->waiter.signaled) return;
     s->result.outcome =
         why == ConnectionState::kBroken ? CallOutcome::kBroken : CallOutcome::kReset;
-    world.signal(s->waiter);
-  });
+    s->world->signal(s->waiter);
+  };
+  conn.on_failure(FailureHandler{failed, state.get()});
   Respond<Response> respond = [&world, &net, id, state, deadline](Response reply) {
     LOCKSIM_ASSERT_MSG(!state->responded, "a deferred request answered twice");
     state->responded = true;

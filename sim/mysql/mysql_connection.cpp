@@ -126,13 +126,15 @@ std::shared_ptr<MysqlConnection::Pending> MysqlConnection::send(const std::strin
   const SessionId session = session_;
   const uint64_t incarnation = incarnation_;
   // The handler is cleared before query() returns (and with the connection),
-  // so while it is set the fiber in query() keeps `state` alive: two raw
-  // pointers, which std::function keeps without allocating.
-  conn_->on_failure([world = &world_, pending = state.get()](ConnectionState why) {
+  // so while it is set the fiber in query() keeps `state` alive: a raw
+  // pointer.
+  const auto failed = [](void* context, ConnectionState why) {
+    auto* pending = static_cast<Pending*>(context);
     if (pending->waiter.signaled) return;
     pending->failure = why;
-    world->signal(pending->waiter);
-  });
+    pending->world.signal(pending->waiter);
+  };
+  conn_->on_failure(FailureHandler{failed, state.get()});
   conn_->to_server([&server, state, session, incarnation]() mutable {
     server.submit(session, incarnation, std::move(state));
   });

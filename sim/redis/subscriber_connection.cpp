@@ -170,7 +170,11 @@ void GroupSubscriber::drop_connection() {
 
 void GroupSubscriber::watch_failures() {
   LOCKSIM_ASSERT(conn_ != nullptr);
-  conn_->on_failure([shared = shared_](ConnectionState) { shared->wake(); });
+  // A raw pointer: shared_ outlives conn_ (declared before it), and the
+  // handler goes with the connection or with drop_connection().
+  conn_->on_failure(
+      FailureHandler{[](void* context, ConnectionState) { static_cast<Shared*>(context)->wake(); },
+                     shared_.get()});
 }
 
 void GroupSubscriber::schedule_ping(const std::shared_ptr<Shared>& shared, uint64_t id,
