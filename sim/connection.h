@@ -35,6 +35,7 @@
 #include <optional>
 #include <vector>
 
+#include "env/assert.h"
 #include "env/time.h"
 #include "sim/callback.h"
 
@@ -146,7 +147,12 @@ struct FailureHandler {
   void (*on_failure)(void* context, ConnectionState why) = nullptr;
   void* context = nullptr;
   explicit operator bool() const { return on_failure != nullptr; }
-  void operator()(ConnectionState why) const { on_failure(context, why); }
+  // Calling an empty handler is a broken invariant (as a Callback's), never
+  // a silent no-op: the network tests before it calls.
+  void operator()(ConnectionState why) const {
+    LOCKSIM_ASSERT_MSG(on_failure != nullptr, "an empty failure handler called");
+    on_failure(context, why);
+  }
 };
 
 // A client's handle on one TCP connection to a server node. Opening it never

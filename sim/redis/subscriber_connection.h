@@ -84,6 +84,8 @@ class GroupSubscriber : public RedisSubscriber {
   Node& client_;
   ReplicaGroup& group_;
   Duration timeout_;
+  // Declared before conn_, so it outlives the connection: conn_'s failure
+  // handler holds a raw pointer to it (watch_failures).
   std::shared_ptr<Shared> shared_;
   std::unique_ptr<Connection> conn_;
   RedisNode* conn_target_ = nullptr;
