@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/instruction-ratio: refuses bad input in one line naming it (exit
-# 2), and a real count of a build gives the engine alone, the four locks and
-# the denominator, each lock dearer an event than the engine alone, and a
+# 2; a build without the part benchmarks too), and a real count of a build
+# gives the engine alone, the four locks and the denominator, each lock
+# dearer an event than the engine alone, and a
 # second count within 0.5 % of the first (a count, not a time: only where
 # the allocator puts things moves it, by an instruction or two an event).
 # Needs valgrind: without it the test skips (exit 77), except in CI
@@ -26,6 +27,12 @@ if ! command -v valgrind >/dev/null; then
   echo "instruction-ratio: refusals ok; valgrind not installed, the count is skipped"
   exit 77
 fi
+# A build from before the part benchmarks: its locksim_bench lists none.
+mkdir "$tmp/old"
+printf '#!/bin/sh\nexit 0\n' >"$tmp/old/locksim"
+cp "$tmp/old/locksim" "$tmp/old/locksim_bench"
+chmod +x "$tmp/old/locksim" "$tmp/old/locksim_bench"
+refuses "has no two sizes of BM_RatioPart_PushPop (build it from this checkout)" "$tmp/old"
 "$src/scripts/instruction-ratio" "$build" >"$tmp/table" 2>"$tmp/err" ||
   { echo "FAIL: instruction-ratio $build:"; cat "$tmp/err"; exit 1; }
 "$src/scripts/instruction-ratio" "$build" >"$tmp/again" 2>"$tmp/err"
