@@ -1,6 +1,7 @@
 // The deterministic world: time, randomness, fibers, nodes, network.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
@@ -159,13 +160,51 @@ TEST(LocalClock, TrueWhenIsTheFirstNanosecondThatReadsTheTarget) {
     c.set_drift(t0, ppm);
     c.jump(t0 + Duration::millis(3), -Duration::millis(40));
     const TimePoint now = t0 + Duration::millis(5);
-    for (int64_t ahead_ns : {1LL, 999'999LL, 2'000'000'001LL}) {
+    // The last is 10 hours ahead: its product takes true_when's 128-bit path.
+    for (int64_t ahead_ns : {1LL, 999'999LL, 2'000'000'001LL, 36'000'000'000'000LL}) {
       const TimePoint target = c.local(now) + Duration::nanos(ahead_ns);
       const TimePoint t = c.true_when(target, now);
       EXPECT_GE(c.local(t), target) << ppm << " " << ahead_ns;
       EXPECT_LT(c.local(t - Duration::nanos(1)), target) << ppm << " " << ahead_ns;
     }
     EXPECT_EQ(c.true_when(c.local(now) - Duration::millis(1), now), now);
+  }
+}
+
+// mul_div is the 128-bit product's quotient whether or not the product fits
+// in 64 bits: at the edges, and over seeded draws of every magnitude.
+TEST(Time, MulDivIsTheExactQuotientOfTheWideProduct) {
+  const auto wide = [](int64_t a, int64_t b, int64_t c) {
+    return static_cast<int64_t>(static_cast<Int128>(a) * b / c);
+  };
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const int64_t edges[][3] = {{0, 5, 7},
+                              {kMax, 999'999, 1'000'000},
+                              {kMax, -999'999, 1'000'000},
+                              {kMax / 1'000'000, 1'000'000, 3},
+                              {kMax / 1'000'000 + 1, 1'000'000, 1'000'000},
+                              {-7, 3, 2}};
+  for (const auto& e : edges) EXPECT_EQ(mul_div(e[0], e[1], e[2]), wide(e[0], e[1], e[2]));
+  Rng rng(30);
+  for (int i = 0; i < 20'000; ++i) {
+    // a: any magnitude up to 2^62 ns; b: a drift's range or a rate's; c: 1e6.
+    const int64_t a = rng.between(0, int64_t{1} << rng.between(1, 62));
+    const int64_t b = rng.between(-999'999, 1'999'999);
+    ASSERT_EQ(mul_div(a, b, 1'000'000), wide(a, b, 1'000'000)) << a << " " << b;
+  }
+}
+
+// A drifting clock read far past its last change (its product no longer
+// fits in 64 bits) reads the line exactly.
+TEST(LocalClock, ALongDriftReadsTheExactLine) {
+  for (int64_t ppm : {999'999, -999'999, 30'001, -1}) {
+    LocalClock c;
+    c.set_drift(TimePoint{}, ppm);
+    for (int64_t hours : {1, 3, 1'000}) {
+      const int64_t ns = hours * 3'600 * int64_t{1'000'000'000};
+      const int64_t skew = static_cast<int64_t>(static_cast<Int128>(ns) * ppm / 1'000'000);
+      EXPECT_EQ(c.local(TimePoint{ns}), kLocalEpoch + Duration::nanos(ns + skew)) << ppm;
+    }
   }
 }
 

@@ -57,9 +57,8 @@ int64_t ZkServer::mono_ns() {
   // counts from (about) when it was set; jumps never reach this clock. Its
   // origin (mono_base_ns_ at true time zero) is the server's tick phase.
   const TimePoint now = world_.now();
-  const Int128 elapsed = (now - mono_base_true_).ns;
   const int64_t mono =
-      mono_base_ns_ + static_cast<int64_t>(elapsed * (1'000'000 + mono_ppm_) / 1'000'000);
+      mono_base_ns_ + mul_div((now - mono_base_true_).ns, 1'000'000 + mono_ppm_, 1'000'000);
   if (node_.clock().drift_ppm() != mono_ppm_) {
     mono_base_true_ = now;
     mono_base_ns_ = mono;
