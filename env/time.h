@@ -17,12 +17,12 @@ namespace locksim {
 __extension__ typedef __int128 Int128;
 
 // a × b / c, rounded toward zero as C++ division rounds, exactly. The
-// product is formed in 64 bits when it fits (a drifting clock's reading for
-// its first 2.5 hours since a change: ns × ppm) and only otherwise in 128:
-// a 128-bit division is a call into libgcc (__divti3), which every read of a
-// drifting clock made, while a 64-bit one by a constant c compiles to a
-// multiply. The same quotient either way. Precondition: c != 0 and the
-// quotient fits in 64 bits.
+// product is formed in 64 bits when it fits (a clock's ns × ppm does for at
+// least 2.5 hours after the clock's last change, at any drift) and only
+// otherwise in 128: a 128-bit division is a call into libgcc (__divti3),
+// which every read of a drifting clock made, while a 64-bit one by a
+// constant c compiles to a multiply. The same quotient either way.
+// Precondition: c != 0 and the quotient fits in 64 bits.
 inline int64_t mul_div(int64_t a, int64_t b, int64_t c) {
   int64_t product = 0;
   if (!__builtin_mul_overflow(a, b, &product)) return product / c;
