@@ -35,8 +35,11 @@ void ZkServer::schedule_session_check() {
   // the bucket when the check runs (a drift change meanwhile: one more check).
   const int64_t rate = 1'000'000 + mono_ppm_;
   LOCKSIM_ASSERT_MSG(rate > 0, "drift is validated to (-1e6, 1e6) ppm");
-  const Int128 wait_true = (static_cast<Int128>(wait_mono) * 1'000'000 + rate - 1) / rate;
-  world_.after(Duration{static_cast<int64_t>(wait_true)}, [this] {
+  // 64 bits suffice: the tick is at most 60 s (ZkParams), so the product
+  // stays below 6e16, and a 128-bit division would be a call into libgcc.
+  LOCKSIM_ASSERT(wait_mono > 0 && wait_mono <= Duration::seconds(60).ns);
+  const int64_t wait_true = (wait_mono * 1'000'000 + rate - 1) / rate;
+  world_.after(Duration{wait_true}, [this] {
     schedule_session_check();
     // A paused server's thread is frozen: it checks once, when it resumes.
     if (session_check_queued_ || node_.crashed()) return;
