@@ -69,6 +69,16 @@ struct CallResult {
   std::optional<Response> reply;  // set exactly when outcome is kReply
 };
 
+// A reset or break of the connection under an RPC still waiting (call's and
+// call_deferred's failure handler): its outcome is set once and its caller
+// woken; a caller already woken (reply or timeout) keeps its outcome.
+inline void fail_waiting_call(World& world, Waiter& waiter, CallOutcome& outcome,
+                              ConnectionState why) {
+  if (waiter.signaled) return;
+  outcome = why == ConnectionState::kBroken ? CallOutcome::kBroken : CallOutcome::kReset;
+  world.signal(waiter);
+}
+
 // Precondition (asserted): `conn` is open; timeout positive or kNoTimeout.
 // Must be called from a fiber on conn.client().
 // `handler` is any callable returning Response (a lambda stays a lambda: no
@@ -104,9 +114,7 @@ CallResult<Response> call(World& world, Connection& conn, Handler handler, Durat
   // it never runs once `state` may be gone.
   const auto failed = [](void* context, ConnectionState why) {
     auto* s = static_cast<State*>(context);
-    if (s->waiter.signaled) return;
-    s->outcome = why == ConnectionState::kBroken ? CallOutcome::kBroken : CallOutcome::kReset;
-    s->world->signal(s->waiter);
+    fail_waiting_call(*s->world, s->waiter, s->outcome, why);
   };
   conn.on_failure(FailureHandler{failed, state.get()});
   conn.to_server([&world, &server, &net, id, state, deadline] {
@@ -179,10 +187,7 @@ CallResult<Response> call_deferred(World& world, Connection& conn, Handler handl
   // A raw pointer: the handler is cleared before this call returns.
   const auto failed = [](void* context, ConnectionState why) {
     auto* s = static_cast<State*>(context);
-    if (s->waiter.signaled) return;
-    s->result.outcome =
-        why == ConnectionState::kBroken ? CallOutcome::kBroken : CallOutcome::kReset;
-    s->world->signal(s->waiter);
+    fail_waiting_call(*s->world, s->waiter, s->result.outcome, why);
   };
   conn.on_failure(FailureHandler{failed, state.get()});
   Respond<Response> respond = [&world, &net, id, state, deadline](Response reply) {

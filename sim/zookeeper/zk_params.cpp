@@ -22,8 +22,7 @@ void ZkParams::validate(const std::string& prefix) const {
     throw ConfigError(prefix + "servers: expected 1, 3 or 5 (an odd ensemble size), got " +
                       std::to_string(servers));
   }
-  check_range(prefix + "tick", tick, Duration::millis(1), Duration::seconds(60),
-              "a duration from 1ms to 60s");
+  check_range(prefix + "tick", tick, Duration::millis(1), kTickMax, "a duration from 1ms to 60s");
   if (session_timeout <= Duration::zero()) {
     throw ConfigError(prefix + "session_timeout: expected a positive duration, got " +
                       format_duration(session_timeout));

@@ -17,8 +17,10 @@ struct ZkParams {
   // production ensembles stop (more servers slow every write).
   int servers = 3;
   // tickTime, ZooKeeper's unit of time (zoo_sample.cfg: 2000 ms). Sessions
-  // are clamped to [2, 20] ticks and expire on tick boundaries. Range: 1 ms to 60 s.
+  // are clamped to [2, 20] ticks and expire on tick boundaries. Range: 1 ms
+  // to kTickMax.
   Duration tick = Duration::seconds(2);
+  static constexpr Duration kTickMax = Duration::seconds(60);
   // The session timeout every client asks for. The server clamps it silently
   // to [2, 20] x tick (minSessionTimeout / maxSessionTimeout defaults) and the
   // client adopts the result. Any positive duration up to 1 h.

@@ -35,9 +35,9 @@ void ZkServer::schedule_session_check() {
   // the bucket when the check runs (a drift change meanwhile: one more check).
   const int64_t rate = 1'000'000 + mono_ppm_;
   LOCKSIM_ASSERT_MSG(rate > 0, "drift is validated to (-1e6, 1e6) ppm");
-  // 64 bits suffice: the tick is at most 60 s (ZkParams), so the product
-  // stays below 6e16, and a 128-bit division would be a call into libgcc.
-  LOCKSIM_ASSERT(wait_mono > 0 && wait_mono <= Duration::seconds(60).ns);
+  // 64 bits suffice: the tick is at most 60 s (ZkParams::kTickMax), so the
+  // product stays below 6e16, and a 128-bit division would be a call into libgcc.
+  LOCKSIM_ASSERT(wait_mono > 0 && wait_mono <= ZkParams::kTickMax.ns);
   const int64_t wait_true = (wait_mono * 1'000'000 + rate - 1) / rate;
   world_.after(Duration{wait_true}, [this] {
     schedule_session_check();
