@@ -126,16 +126,26 @@ Cause session_cause(const History& h, const LockChange& c, const std::string& ho
   return out;
 }
 
-// `rel`, by another client, deleted the lock at `e`: it was sent earlier and
-// arrived, or ran, only now.
+// `rel` deleted the lock at `e`: it was sent earlier and arrived, or ran,
+// only now. Another client's, or the holder's own for an earlier lease: an
+// unconditional DEL its client gave up on (a timeout during a partition)
+// stays in the TCP send queue, and a retransmission after the heal can
+// deliver it seconds later, onto the holder's next lease.
 Cause late_release(const History& h, const LockChange& c, const Op& rel, const std::string& holder,
                    TimePoint e) {
   const std::string owner = who(r::client_of_token(h, c.before.holder).value_or(-1));
-  return Cause{
-      Mechanism::kLateRelease,
-      {{e, who(rel.client) + "'s release (op " + std::to_string(rel.index) + ", invoked at " +
-               r::at_text(TimePoint{rel.time_ns}) + ") deleted the lock on " + c.after.server +
-               ", which was " + owner + "'s by then; " + could_know(h, holder, e)}}};
+  const std::string sender = who(rel.client);
+  const std::string sent = "(op " + std::to_string(rel.index) + ", invoked at " +
+                           r::at_text(TimePoint{rel.time_ns}) + ")";
+  if (sender == holder && owner == holder) {
+    return Cause{Mechanism::kLateRelease,
+                 {{e, holder + "'s own release of an earlier lease " + sent +
+                          ", which it had given up on, arrived only now and deleted the lock on " +
+                          c.after.server + ": its new lease; " + could_know(h, holder, e)}}};
+  }
+  return Cause{Mechanism::kLateRelease,
+               {{e, sender + "'s release " + sent + " deleted the lock on " + c.after.server +
+                        ", which was " + owner + "'s by then; " + could_know(h, holder, e)}}};
 }
 
 // Another client wrote its own token over `holder`'s live lock at `e`.
@@ -190,7 +200,11 @@ Cause store_let_go(const ExplainInput& in, const HeldInterval& a, TimePoint e) {
     // (a node's sequential name is its creator's): the holder's node went
     // with its session, whatever release was still in flight.
     if (in.backend == "zookeeper") return session_cause(h, *c, holder, e);
-    if (const Op* rel = r::release_in_flight(h, e, a.client))
+    const Op* rel = r::release_in_flight(h, e, a.client);
+    // None of another client's: the holder's own, sent before this lease
+    // (one sent during it would have ended the hold before `e`).
+    if (rel == nullptr) rel = r::release_in_flight(h, e, -1);
+    if (rel != nullptr && (rel->client != a.client || TimePoint{rel->time_ns} <= a.start))
       return late_release(h, *c, *rel, holder, e);
   }
   for (const LockChange* c : at_e) {

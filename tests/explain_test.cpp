@@ -122,6 +122,28 @@ TEST(Explain, LaterOverlapsNameTheirOwnMechanism) {
   EXPECT_NE(text.find("would have prevented it: a fencing token"), std::string::npos) << text;
 }
 
+// The holder's own release, given up on, can be the late one: the
+// margins' partition finding (docs/measurements.md, "Safety margins"). A
+// lone getset-timestamp holder's DEL is cut off at 2.0 s and times out, but
+// TCP keeps retransmitting it (RTO from 200 ms, doubling: at 2.2, 2.6, 3.4,
+// 5.0 and 8.2 s, all inside the 6.21 s cut); the retransmission at 14.6 s
+// deletes the lease c1 took at 14.044 s. A cut that ends before 8.2 s lets
+// the DEL through while c1 holds nothing, and nothing is exposed.
+TEST(Explain, AnAbandonedReleaseArrivingLateDeletesItsOwnClientsNextLease) {
+  const std::string run =
+      "run --algorithm getset-timestamp --seed 1 --duration 44s --clients 1 --hold 2s..2s "
+      "--explain --fault 'partition @holder|redis-1 at 2000522us for ";
+  const Outcome late = locksim(run + "6210ms'");
+  EXPECT_EQ(late.exit_code, 0) << late.err;  // latent: nobody stepped in
+  EXPECT_NE(late.out.find("14.601s  c1's own release of an earlier lease (op 3, invoked at "
+                          "2.001s), which it had given up on, arrived only now"),
+            std::string::npos)
+      << late.out;
+  EXPECT_NE(late.out.find("mechanism: late-release"), std::string::npos) << late.out;
+  const Outcome in_time = locksim(run + "6150ms'");
+  EXPECT_NE(in_time.out.find("exposure: No exposure"), std::string::npos) << in_time.out;
+}
+
 // A ZooKeeper release deletes its own node, never the holder's: in this
 // zk-herd run c2's release was still in flight (invoked at 22.3 s, its
 // session expired at 26.3 s) when c3's session expired at 50.3 s and c2
