@@ -170,9 +170,17 @@ void World::drain_ready_fibers() {
   LOCKSIM_ASSERT_MSG(!scheduler_.has_ready_workers(), "main resumed while a fiber was ready");
 }
 
+// A schedule that runs this many events in a row at one instant has stopped
+// virtual time: a zero-latency network with zero-length holds or retry
+// pauses lets a client loop without time passing, and its history would
+// grow until memory ran out. A real run has at most a few thousand events
+// at one instant (every client and server woken at once).
+constexpr uint64_t kEventsAtOneInstantMax = 1'000'000;
+
 void World::run_until(TimePoint end) {
   LOCKSIM_ASSERT_MSG(end >= now_, "run_until a time already past");
   drain_ready_fibers();
+  uint64_t at_this_instant = 0;  // events run in a row at now_
   for (;;) {
     if (events_ >= options_.max_events) {
       // Only an event that would run is over the limit (it stays queued).
@@ -183,6 +191,15 @@ void World::run_until(TimePoint end) {
     std::optional<EventQueue::Event> e = queue_.pop_due(end);
     if (!e) break;
     LOCKSIM_ASSERT_MSG(e->at >= now_, "virtual time went back");
+    at_this_instant = e->at == now_ ? at_this_instant + 1 : 0;
+    if (at_this_instant >= kEventsAtOneInstantMax) {
+      record_error("virtual time stopped at " + std::to_string(now_.ns / 1'000'000) +
+                   " ms: " + std::to_string(kEventsAtOneInstantMax) +
+                   " events in a row at that instant (a zero-latency network with zero-length "
+                   "holds or retry pauses lets a client loop in no time; give --latency-base a "
+                   "positive duration)");
+      return;
+    }
     now_ = e->at;
     ++events_;
     e->action();

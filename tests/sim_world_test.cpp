@@ -1,6 +1,7 @@
 // The deterministic world: time, randomness, fibers, nodes, network.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <limits>
 #include <optional>
 #include <set>
@@ -267,6 +268,38 @@ TEST(World, RunUntilStopsAtTheEndAndAtTheEventLimit) {
   EXPECT_EQ(w.events_executed(), 3u);
   ASSERT_EQ(w.errors().size(), 1u);
   EXPECT_NE(w.errors()[0].find("event limit reached (3 events)"), std::string::npos);
+}
+
+// A schedule that stops virtual time (an event that reschedules itself at
+// the same instant: a client looping over a zero-latency network) ends with
+// an error instead of running, and growing its history, forever. Events that
+// move time on, however many, never trip it.
+TEST(World, RunUntilStopsWhenVirtualTimeStops) {
+  {
+    World w{WorldOptions{}};  // one World on a thread at a time
+    uint64_t ran = 0;
+    std::function<void()> again = [&] {
+      ++ran;
+      w.at(w.now(), again);
+    };
+    w.at(TimePoint{5'000'000}, again);
+    w.run_until(TimePoint{} + Duration::seconds(1));
+    ASSERT_EQ(w.errors().size(), 1u);
+    EXPECT_NE(w.errors()[0].find("virtual time stopped at 5 ms: 1000000 events in a row"),
+              std::string::npos)
+        << w.errors()[0];
+    EXPECT_EQ(ran, 1'000'000u);
+  }
+  // Pair: two million events a nanosecond apart run to the end.
+  World moving{WorldOptions{}};
+  uint64_t moved = 0;
+  std::function<void()> tick = [&] {
+    if (++moved < 2'000'000) moving.at(moving.now() + Duration::nanos(1), tick);
+  };
+  moving.at(TimePoint{1}, tick);
+  moving.run_until(TimePoint{} + Duration::seconds(1));
+  EXPECT_TRUE(moving.errors().empty());
+  EXPECT_EQ(moved, 2'000'000u);
 }
 
 TEST(World, ShutdownCancelsBlockedFibersAndRunsTheirDestructors) {
