@@ -1,6 +1,7 @@
 #include "harness/strict_json.h"
 
 #include <set>
+#include <string>
 #include <vector>
 
 #include "env/assert.h"
@@ -19,7 +20,14 @@ class RepeatedKeyGuard {
  public:
   explicit RepeatedKeyGuard(const std::string& source) : source_(source) {}
 
-  bool operator()(int /*depth*/, Json::parse_event_t event, Json& parsed) {
+  bool operator()(int depth, Json::parse_event_t event, Json& parsed) {
+    // No locksim file nests more than a few levels; a deeper value would
+    // only overflow the stack of whatever prints it back (nlohmann's dump
+    // recurses), so it is refused as it is read.
+    if (depth > kJsonDepthMax) {
+      throw ConfigError(source_ + ": nested deeper than " + std::to_string(kJsonDepthMax) +
+                        " levels; no locksim file needs more");
+    }
     if (event == Json::parse_event_t::object_start) {
       // The new object's path is the key it is the value of ("" at the top).
       objects_.push_back({objects_.empty() ? "" : last_path_, {}});

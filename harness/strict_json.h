@@ -12,7 +12,12 @@
 
 namespace locksim::harness {
 
+// How deep arrays and objects may nest in a file locksim reads.
+inline constexpr int kJsonDepthMax = 64;
+
 // Parses `text`. Throws ConfigError, one line naming `source`:
+//   "SOURCE: nested deeper than 64 levels; ..." for a value nested deeper
+//   than kJsonDepthMax;
 //   "SOURCE: invalid JSON: <nlohmann's message>" for text that is not JSON;
 //   "SOURCE: PATH: given twice; give each key once" for a repeated key,
 //   PATH the dotted path of the key ("redis.timeout").

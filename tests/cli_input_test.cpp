@@ -475,4 +475,21 @@ TEST(CliInput, AFairLockWaitTimeOutOfRangeNamesTheField) {
   expect_bad_input("run --quiet --algorithm redisson-fair --param wait-time=1000h", "--wait-time");
 }
 
+// --- Input a QA pass found crashing or hanging -------------------------------------
+
+// A scenario or expectations file nested 100,000 deep crashed (exit 139: the
+// error message printed the value back through a recursive dump); it is
+// refused as it is read, one line, exit 2.
+TEST(CliInput, AFileNestedTooDeepIsRefusedNotACrash) {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  const fs::path scenario = write("deep.json", deep);
+  expect_bad_input("run --scenario " + scenario.string(), "nested deeper than 64 levels");
+  const fs::path faults =
+      write("deep_faults.json", R"({"algorithm": "set-nx-lua", "faults": )" + deep + "}");
+  expect_bad_input("run --scenario " + faults.string(), "nested deeper than 64 levels");
+  expect_bad_input("sweep --seeds 1..2 --out " + (scratch() / "deep_sweep").string() +
+                       " --expect " + scenario.string(),
+                   "nested deeper than 64 levels");
+}
+
 }  // namespace
