@@ -79,9 +79,18 @@ void validate_redis(const RunConfig& c) {
     throw ConfigError(field_name(c, "redis.failover") + ": needs " +
                       field_name(c, "redis.replicas") + " >= 1");
   }
+  // A lock on one master (every one but Redlock and a multi-master script)
+  // talks to the first group only; more groups would only sit beside it,
+  // free, and the exposure monitor would count them as a quorum of free
+  // servers: a false finding, so they are refused.
+  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(c.algorithm);
+  if (spec->default_masters == 1 && t.masters > 1) {
+    throw ConfigError(field_name(c, "redis.masters") + ": " + c.algorithm +
+                      " locks on one Redis master; expected 1 or auto, got " +
+                      std::to_string(t.masters) + " (more masters are for redlock)");
+  }
   // Parameters that only make sense against the topology (Redlock's quorum).
-  const auto algorithm =
-      algorithms::find_algorithm(c.algorithm)->make(c.algorithm_params, c.param_field_prefix());
+  const auto algorithm = spec->make(c.algorithm_params, c.param_field_prefix());
   const std::string problem = algorithm->check_servers(static_cast<size_t>(t.masters));
   if (!problem.empty()) throw ConfigError(c.param_field_prefix() + problem);
 }

@@ -492,4 +492,15 @@ TEST(CliInput, AFileNestedTooDeepIsRefusedNotACrash) {
                    "nested deeper than 64 levels");
 }
 
+// Two masters under a one-master lock gave a false finding: the second group
+// never holds the key, so the exposure monitor saw a free "quorum" all run.
+TEST(CliInput, MoreMastersThanAOneMasterLockUsesAreRefused) {
+  expect_bad_input("run --masters 2", "--masters: set-nx-lua locks on one Redis master");
+  const fs::path two = write("two_masters.json", R"({"algorithm": "naive-setnx",
+      "redis": {"masters": 2}})");
+  expect_bad_input("run --scenario " + two.string(), two.string() + ": redis.masters:");
+  EXPECT_EQ(locksim("run --masters 1 --duration 2s --quiet").exit_code, 0);
+  EXPECT_EQ(locksim("run --algorithm redlock --masters 3 --duration 2s --quiet").exit_code, 0);
+}
+
 }  // namespace
