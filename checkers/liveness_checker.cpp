@@ -86,10 +86,13 @@ LivenessVerdict check_liveness(const history::History& history, Duration stuck_a
   LivenessVerdict v;
   const TimePoint end = TimePoint{} + history.run_length;
 
-  // Merge held intervals into covered stretches, in true time.
+  // Merge held intervals into covered stretches, in true time. A zero-length
+  // hold (--hold 0s..0s) covers no time but is a grant all the same: the
+  // lock moved, so it ends a stretch nobody held it in.
   std::vector<const history::HeldInterval*> held;
   for (const history::HeldInterval& h : history.held) {
-    if (h.end > h.start) held.push_back(&h);
+    LOCKSIM_ASSERT(h.end >= h.start);
+    held.push_back(&h);
   }
   std::sort(
       held.begin(), held.end(), [](const history::HeldInterval* a, const history::HeldInterval* b) {

@@ -503,4 +503,14 @@ TEST(CliInput, MoreMastersThanAOneMasterLockUsesAreRefused) {
   EXPECT_EQ(locksim("run --algorithm redlock --masters 3 --duration 2s --quiet").exit_code, 0);
 }
 
+// Zero-length holds were left out of the liveness check: 5,011 acquisitions,
+// and a LIVENESS verdict saying "Nobody ever acquired it".
+TEST(CliInput, ZeroLengthHoldsAreGrantsToTheLivenessCheck) {
+  const Outcome o = locksim(
+      "run --clients 2 --hold 0s..0s --duration 10s --stuck-after 5s --param max-attempts=1");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(o.out.find("LIVENESS"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.rfind("OK: no mutual-exclusion violation in ", 0), 0u) << o.out;
+}
+
 }  // namespace
