@@ -236,15 +236,17 @@ class OpCollector {
     const int64_t index = op_index(map, position);
     if (!map.process) fail(map, "op map: missing :process");
     const edn::Atom& process = map.process->atom;
-    if (process.kind != Value::Kind::kInt) {
-      if (process.kind == Value::Kind::kBigInt) fail(process, ":process: out of range");
+    if (process.kind == Value::Kind::kKeyword) {
       ++out_.skipped_ops;  // not a client (Jepsen: client ops have integer processes)
       return;
     }
-    if (process.integer < 0) {
+    if (process.kind == Value::Kind::kBigInt) fail(process, ":process: out of range");
+    // Anything else ("1", 1.5, nil) is a malformed client op, never skipped:
+    // skipping it could turn an invalid history valid.
+    if (process.kind != Value::Kind::kInt || process.integer < 0) {
       fail(process, fmt::format(":process: expected an integer >= 0 (a client) or a keyword "
                                 "such as :nemesis, got {}",
-                                shown(process.value())));
+                                shown(map.process->value())));
     }
     const int type = one_of(map, map.type, ":type", kTypes);
     const int f = one_of(map, map.f, ":f", kFs);

@@ -7,11 +7,11 @@
 
 #include <gtest/gtest.h>
 
-#include "env/parse.h"
 #include "checkers/knossos.h"
-#include "history/history_io.h"
-#include "harness/run_config.h"
+#include "env/parse.h"
 #include "harness/run.h"
+#include "harness/run_config.h"
+#include "history/history_io.h"
 
 namespace locksim::harness {
 namespace {
@@ -69,9 +69,10 @@ TEST(EdnHistory, ReadsAVectorAListAndJepsenRecords) {
 
 TEST(EdnHistory, SkipsNemesisAndOtherNonClientOps) {
   const history::EdnHistory e = history::parse_edn_history(
-      "{:process :nemesis, :type :info, :f :start-partition, :value [:isolated {\"n1\" #{\"n2\"}}]}\n"
+      "{:process :nemesis, :type :info, :f :start-partition, :value [:isolated {\"n1\" "
+      "#{\"n2\"}}]}\n"
       "{:process 0, :type :invoke, :f :acquire}\n"
-      "{:process \"weird\", :type :whatever, :f 12}\n"
+      "{:process :checker, :type :whatever, :f 12}\n"
       "{:process 0, :type :ok, :f :acquire}\n",
       "h.edn");
   ASSERT_EQ(e.ops.size(), 2u);
@@ -86,7 +87,8 @@ TEST(EdnHistory, ReadsAllOfEdnInValues) {
   const history::EdnHistory e = history::parse_edn_history(
       "; a comment\n#_{:discarded true}\n"
       "{:process 0, :type :invoke, :f :acquire, :value {:s \"a\\\"b\\n\\u00e9\", :c [\\a \\newline "
-      "\\u0041 \\é], :n [1 -2 +3 4N 1.5 -2e10 3.0M 1/3 ##Inf ##-Inf ##NaN 123456789012345678901234], "
+      "\\u0041 \\é], :n [1 -2 +3 4N 1.5 -2e10 3.0M 1/3 ##Inf ##-Inf ##NaN "
+      "123456789012345678901234], "
       ":t #inst \"2024-01-01T00:00:00Z\", :set #{1 2 3}, :sym foo/bar, :b [true false nil], "
       ":nested ((([[{}]])))}, :error :timeout, :node \"n1\"}\n"
       "{:process 0, :type :info, :f :acquire, :time -5}",
@@ -112,6 +114,11 @@ TEST(EdnHistory, MalformedInputIsOneLineWithLineAndColumn) {
       {ok0 + "{:process 0, :type :ok, :f :read}",
        "h.edn:2:28: :f: expected one of :acquire :release, got :read"},
       {"{:process -3, :type :ok, :f :acquire}", "h.edn:1:11: :process: expected an integer >= 0"},
+      // Skipped, a client op of "process 1" could turn an invalid history valid.
+      {"{:process \"1\", :type :ok, :f :acquire}",
+       "h.edn:1:11: :process: expected an integer >= 0 (a client) or a keyword such as :nemesis, "
+       "got \"1\""},
+      {"{:process 1.5, :type :ok, :f :acquire}", "h.edn:1:11: :process: expected an integer"},
       {"{:process 0, :type :invoke, :f :acquire", "expected '}' to close a map opened at 1:1"},
       {"{:process 0, :type :invoke, :f}", "h.edn:1:1: a map with a key but no value"},
       {"[{:process 0, :type :invoke, :f :acquire}", "to close the collection of ops opened at 1:1"},
@@ -119,11 +126,13 @@ TEST(EdnHistory, MalformedInputIsOneLineWithLineAndColumn) {
       {"{:process 0, :type :invoke, :f :acquire, :value \"abc", "h.edn:1:49: a string opened"},
       {"{:process 0, :type :invoke, :f :acquire, :value \\bogus}",
        "h.edn:1:49: unknown character literal '\\bogus'"},
-      {"{:process 0, :type :invoke, :f :acquire, :value 12ab}", "h.edn:1:49: invalid number '12ab'"},
+      {"{:process 0, :type :invoke, :f :acquire, :value 12ab}",
+       "h.edn:1:49: invalid number '12ab'"},
       {"{:process 0, :type :invoke, :f :acquire, :value \"\\q\"}", "unknown escape '\\q'"},
       {"{:process 0, :type :invoke, :f :acquire}}", "h.edn:1:41: unexpected '}' with nothing open"},
-      {"[1]", "h.edn:1:2: expected an op map such as {:process 0, :type :invoke, :f :acquire}, "
-              "got an integer"},
+      {"[1]",
+       "h.edn:1:2: expected an op map such as {:process 0, :type :invoke, :f :acquire}, "
+       "got an integer"},
       {"{:index 0, :process 0, :type :invoke, :f :acquire}\n{:process 0, :type :ok, :f :acquire}",
        "h.edn:2:1: op map: missing :index"},
       {"{:index 4, :process 0, :type :invoke, :f :acquire}\n{:index 4, :process 0, :type :ok, :f "
@@ -131,8 +140,9 @@ TEST(EdnHistory, MalformedInputIsOneLineWithLineAndColumn) {
        "h.edn:2:9: :index: 4 is used twice (also by the op at line 1)"},
       {"{:process 0, :process 1, :type :invoke, :f :acquire}",
        "h.edn:1:14: duplicate key :process in an op map"},
-      {"{:process 0, :type :invoke, :f :acquire, :time 1.5}", "h.edn:1:48: :time: expected an "
-                                                              "integer"},
+      {"{:process 0, :type :invoke, :f :acquire, :time 1.5}",
+       "h.edn:1:48: :time: expected an "
+       "integer"},
       {"{:process 99999999999999999999, :type :invoke, :f :acquire}",
        "h.edn:1:11: :process: out of range"},
       {"{:process 0, :type :invoke, :f :acquire, :value #_}", "expected a form after #_"},
