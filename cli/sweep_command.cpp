@@ -109,6 +109,13 @@ harness::SweepPlan plan_from_flags(const SweepFlags& f) {
   // would never fire in a 20 s run); never more than the run default.
   plan.base.stuck_after = std::min(plan.base.stuck_after, plan.base.duration / 2);
   plan.base.workload.draw = f.swarm;
+  // Checked here, before any run, as `shrink --max-runs` is: the shrink
+  // comes after the whole sweep, too late to refuse it.
+  if (f.shrink_runs_max < 0 || f.shrink_runs_max > harness::shrink::Options::kRunsMaxMax) {
+    throw ConfigError("--shrink-max-runs: expected 0.." +
+                      std::to_string(harness::shrink::Options::kRunsMaxMax) + ", got " +
+                      std::to_string(f.shrink_runs_max));
+  }
   return plan;
 }
 

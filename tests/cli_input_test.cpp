@@ -513,4 +513,16 @@ TEST(CliInput, ZeroLengthHoldsAreGrantsToTheLivenessCheck) {
   EXPECT_EQ(o.out.rfind("OK: no mutual-exclusion violation in ", 0), 0u) << o.out;
 }
 
+// Checked after the whole sweep, by an assertion (exit 70), until it was
+// checked with the other flags.
+TEST(CliInput, SweepShrinkMaxRunsIsCheckedBeforeAnyRun) {
+  for (const char* runs : {"-1", "200000"}) {
+    expect_bad_input(
+        "sweep --seeds 1..2 --algorithms set-nx-lua --profiles pause --shrink "
+        "--shrink-max-runs " +
+            std::string(runs) + " --out " + (scratch() / "shrink_max").string(),
+        "--shrink-max-runs: expected 0..100000, got " + std::string(runs));
+  }
+}
+
 }  // namespace
