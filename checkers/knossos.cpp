@@ -16,9 +16,9 @@
 
 #include <fmt/format.h>
 
+#include "checkers/wall_clock.h"
 #include "env/assert.h"
 #include "env/parse.h"
-#include "checkers/wall_clock.h"
 
 extern char** environ;
 
@@ -86,7 +86,8 @@ struct Pipes {
 }
 
 // Reads both pipes until they close or the deadline passes. Returns false on timeout.
-bool drain(const Pipes& p, const checkers::WallDeadline& deadline, std::string* out, std::string* err) {
+bool drain(const Pipes& p, const checkers::WallDeadline& deadline, std::string* out,
+           std::string* err) {
   pollfd fds[2] = {{p.out[0], POLLIN, 0}, {p.err[0], POLLIN, 0}};
   int open_fds = 2;
   char buf[65536];
@@ -126,7 +127,10 @@ std::string why_dead(bool timed_out, int status, const KnossosOptions& o, const 
   if (timed_out) return "timed out after " + format_duration(o.time_limit);
   if (WIFSIGNALED(status)) return fmt::format("killed by signal {}", WTERMSIG(status));
   const int code = WEXITSTATUS(status);
-  if (code == 3 || err.find("OutOfMemoryError") != std::string::npos) {
+  // The JVM's own error names the class with its package; the bare word is
+  // also in the "Picked up JAVA_TOOL_OPTIONS: ... -XX:+ExitOnOutOfMemoryError"
+  // line every JVM prints under the options locksim sets, so it proves nothing.
+  if (code == 3 || err.find("java.lang.OutOfMemoryError") != std::string::npos) {
     return "out of memory (heap " + o.heap + ")";
   }
   if (code == 124) return "timed out (the command's own limit)";

@@ -525,4 +525,22 @@ TEST(CliInput, SweepShrinkMaxRunsIsCheckedBeforeAnyRun) {
   }
 }
 
+// A JVM that could not start was reported "out of memory": the JAVA_TOOL_OPTIONS
+// line every JVM echoes names -XX:+ExitOnOutOfMemoryError.
+TEST(CliInput, AKnossosThatCannotStartIsNotOutOfMemory) {
+  const fs::path history = scratch() / "jvm_history";
+  ASSERT_EQ(locksim("run --duration 2s --quiet --out " + history.string()).exit_code, 0);
+  const fs::path jvm = write("fake_jvm.sh",
+                             "echo 'Picked up JAVA_TOOL_OPTIONS: -Xmx4g "
+                             "-XX:+ExitOnOutOfMemoryError' >&2\n"
+                             "echo 'Error: Could not find or load main class clojure.main' >&2\n"
+                             "exit 1\n");
+  const Outcome o = locksim("check " + (history / "history.edn").string() + " --knossos 'sh " +
+                            jvm.string() + "'");
+  EXPECT_NE(o.out.find("crashed (exit 1): Error: Could not find or load main class"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(o.out.find("out of memory"), std::string::npos) << o.out;
+}
+
 }  // namespace
