@@ -19,6 +19,7 @@
 
 #include "env/env.h"
 #include "env/faulty_redis_connection.h"
+#include "history/history.h"
 #include "live/client_clock.h"
 #include "live/client_freeze.h"
 #include "live/client_life.h"
@@ -65,7 +66,8 @@ class LiveEnv : public Env {
   // A hiredis pub/sub connection per server, beside the command connection.
   RedisSubscriber& redis_subscriber(size_t i) override;
   bool has_redis_subscriber() const override { return true; }
-  std::string client_name() const override { return "c" + std::to_string(client_); }
+  // As the history names it (c1 for client 0): a token names its holder.
+  std::string client_name() const override { return history::client_label(client_); }
   // From now on, this client (and every task it starts later) stops at each
   // Env call while `freeze` is paused (live/client_freeze.h). Call before
   // the client's first step.

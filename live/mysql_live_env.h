@@ -8,6 +8,7 @@
 
 #include <memory>
 #include "env/env.h"
+#include "history/history.h"
 
 #include "live/client_clock.h"
 #include "live/client_freeze.h"
@@ -35,7 +36,7 @@ class MysqlLiveEnv : public Env {
   size_t redis_count() const override { return 0; }
   SqlConnection& sql() override { return frozen_sql_ ? *frozen_sql_ : sql_; }
   bool has_sql() const override { return true; }
-  std::string client_name() const override { return "c" + std::to_string(client_ + 1); }
+  std::string client_name() const override { return history::client_label(client_); }
 
   // From now on this client stops at each Env call while `freeze` is paused
   // (live/client_freeze.h). Call before the client's first step.

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "env/env.h"
+#include "history/history.h"
 #include "live/zk_connection_live.h"
 #include "sim/rng.h"
 
@@ -28,7 +29,7 @@ class ZkLiveEnv : public Env {
   size_t redis_count() const override { return 0; }
   ZkConnection& zk() override { return zk_; }
   bool has_zk() const override { return true; }
-  std::string client_name() const override { return "c" + std::to_string(client_ + 1); }
+  std::string client_name() const override { return history::client_label(client_); }
 
  private:
   int client_;

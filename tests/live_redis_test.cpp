@@ -210,7 +210,9 @@ TEST(LiveEnv, NamesSeedsAndClock) {
   LiveEnv same(2, servers, kTimeout, 42);
   LiveEnv other_client(3, servers, kTimeout, 42);
   LiveEnv other_seed(2, servers, kTimeout, 43);
-  EXPECT_EQ(a.client_name(), "c2");
+  // As the history names client index 2 (c1 is index 0): a token's prefix
+  // must name its holder, as in the simulation (it said "c2").
+  EXPECT_EQ(a.client_name(), "c3");
   ASSERT_EQ(a.redis_count(), 2u);
   EXPECT_EQ(a.redis(0).server_name(), "redis-1");
   EXPECT_EQ(a.redis(1).server_name(), "redis-2");
@@ -302,6 +304,8 @@ TEST(LiveRun, SetNxLuaFourClientsKeepMutualExclusion) {
     if (op.f == history::OpF::kAcquire && op.type == history::OpType::kOk) {
       ++acquired;
       clients_that_acquired.insert(op.client);
+      // The token names its holder, as the history does.
+      EXPECT_EQ(op.token.rfind(history::client_label(op.client) + ":", 0), 0u) << op.token;
     }
     // Nothing is faulted here, so nothing should be unknown.
     EXPECT_NE(op.type, history::OpType::kInfo) << "op " << op.index << ": " << op.detail;
