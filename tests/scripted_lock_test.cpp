@@ -119,6 +119,18 @@ TEST(ScriptedLock, EveryValidationErrorExitsTwoNamingFileAndField) {
   }
 }
 
+// An element pattern on a command that replies with an array (LRANGE,
+// ZRANGE) is what the pattern is for; validation refused it on every command.
+TEST(ScriptedLock, AnElementOfAnArrayCommandsReplyIsAccepted) {
+  const std::string path = scratch_dir.write(
+      "lrange.json",
+      with_acquire(kSetNx, R"(, "recheck": {"command": ["LRANGE", "{resource}", "0", "-1"],
+                                   "success": {"element": 0, "bulk": "{token}"}})"));
+  const Outcome o = locksim("run --algorithm script:" + path + " --duration 1s --quiet");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_TRUE(o.err.empty()) << o.err;
+}
+
 TEST(ScriptedLock, AMissingFileExitsTwo) {
   const Outcome o = locksim("run --algorithm script:/nonexistent/lock.json");
   EXPECT_EQ(o.exit_code, 2) << o.err;
