@@ -44,6 +44,10 @@ void Nemesis::report(std::string_view f, std::vector<std::string> value, std::st
 void Nemesis::install(const FaultSchedule& schedule, const std::string& field_prefix) {
   std::string known;
   for (const auto& [name, n] : nodes_) known += (known.empty() ? "" : ", ") + name;
+  // Clock steps add up on one clock; past about 292 years of nanoseconds it
+  // would overflow (eight +999999999s jumps did, and broke an invariant).
+  constexpr Duration kJumpsTotalMax = Duration::seconds(int64_t{100} * 365 * 24 * 3600);
+  Duration jumps_total = Duration::zero();
   for (size_t i = 0; i < schedule.events.size(); ++i) {
     const FaultEvent& e = schedule.events[i];
     const std::string field = field_prefix + "[" + std::to_string(i) + "]";
@@ -81,6 +85,21 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
     }
     if (e.kind == FaultKind::kSetDrift && (e.drift_ppm <= -1'000'000 || e.drift_ppm >= 1'000'000)) {
       throw ConfigError(field + ": expected drift_ppm in (-1000000, 1000000)");
+    }
+    if (e.kind == FaultKind::kJumpClock) {
+      jumps_total = jumps_total + (e.jump < Duration::zero() ? -e.jump : e.jump);
+      if (jumps_total > kJumpsTotalMax) {
+        throw ConfigError(field + ": expected clock jumps that add up to at most 100 years " +
+                          "(876000h), so no clock overflows");
+      }
+    }
+    if (e.kind == FaultKind::kPause && e.duration == Duration::zero()) {
+      throw ConfigError(field + ": expected a pause with a positive duration");
+    }
+    for (const auto& n : e.side_a) {
+      if (std::find(e.side_b.begin(), e.side_b.end(), n) != e.side_b.end()) {
+        throw ConfigError(field + ": '" + n + "' is on both sides; expected two disjoint sides");
+      }
     }
   }
   for (const FaultEvent& e : schedule.events) {

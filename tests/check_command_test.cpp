@@ -22,6 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using locksim::testing::expect_bad_input;
 using locksim::testing::locksim;
 using locksim::testing::Outcome;
 using locksim::testing::slurp;
@@ -92,14 +93,6 @@ TEST(CheckCommand, AMissingKnossosShowsNoTimeOrMemory) {
     EXPECT_NE(row[time_end], ' ') << row;
     EXPECT_EQ(row[time_end + 1], ' ') << row;
   }
-}
-
-void expect_bad_input(const std::string& args, const std::string& must_mention) {
-  const Outcome o = locksim(args);
-  EXPECT_EQ(o.exit_code, 2) << args << "\nstderr: " << o.err;
-  EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
-  EXPECT_NE(o.err.find(must_mention), std::string::npos) << args << "\nstderr: " << o.err;
-  EXPECT_TRUE(o.out.empty()) << o.out;
 }
 
 TEST(CheckCommand, UnreadableInputExits2NamingWhere) {

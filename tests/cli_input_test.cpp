@@ -21,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
+using locksim::testing::expect_bad_input;
 using locksim::testing::locksim;
 using locksim::testing::Outcome;
 using locksim::testing::slurp;
@@ -33,16 +34,6 @@ fs::path scratch() {
 
 fs::path write(const std::string& name, const std::string& text) {
   return scratch_dir.write(name, text);
-}
-
-// Returns stderr, for tests that say more about the line.
-std::string expect_bad_input(const std::string& args, const std::string& must_mention) {
-  const Outcome o = locksim(args);
-  EXPECT_EQ(o.exit_code, 2) << args << "\nstdout: " << o.out << "\nstderr: " << o.err;
-  EXPECT_EQ(locksim::testing::count_lines(o.err), 1u) << args << "\nstderr: " << o.err;
-  EXPECT_NE(o.err.find(must_mention), std::string::npos) << args << "\nstderr: " << o.err;
-  EXPECT_TRUE(o.out.empty()) << args << "\nstdout: " << o.out;
-  return o.err;
 }
 
 // --- 5. `locksim list`: one whole summary per scenario ---------------------------
@@ -473,74 +464,6 @@ TEST(CliInput, OnlyAClientCanHang) {
 TEST(CliInput, AFairLockWaitTimeOutOfRangeNamesTheField) {
   expect_bad_input("run --quiet --algorithm redisson-fair --param wait-time=0s", "--wait-time");
   expect_bad_input("run --quiet --algorithm redisson-fair --param wait-time=1000h", "--wait-time");
-}
-
-// --- Input a QA pass found crashing or hanging -------------------------------------
-
-// A scenario or expectations file nested 100,000 deep crashed (exit 139: the
-// error message printed the value back through a recursive dump); it is
-// refused as it is read, one line, exit 2.
-TEST(CliInput, AFileNestedTooDeepIsRefusedNotACrash) {
-  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
-  const fs::path scenario = write("deep.json", deep);
-  expect_bad_input("run --scenario " + scenario.string(), "nested deeper than 64 levels");
-  const fs::path faults =
-      write("deep_faults.json", R"({"algorithm": "set-nx-lua", "faults": )" + deep + "}");
-  expect_bad_input("run --scenario " + faults.string(), "nested deeper than 64 levels");
-  expect_bad_input("sweep --seeds 1..2 --out " + (scratch() / "deep_sweep").string() +
-                       " --expect " + scenario.string(),
-                   "nested deeper than 64 levels");
-}
-
-// Two masters under a one-master lock gave a false finding: the second group
-// never holds the key, so the exposure monitor saw a free "quorum" all run.
-TEST(CliInput, MoreMastersThanAOneMasterLockUsesAreRefused) {
-  expect_bad_input("run --masters 2", "--masters: set-nx-lua locks on one Redis master");
-  const fs::path two = write("two_masters.json", R"({"algorithm": "naive-setnx",
-      "redis": {"masters": 2}})");
-  expect_bad_input("run --scenario " + two.string(), two.string() + ": redis.masters:");
-  EXPECT_EQ(locksim("run --masters 1 --duration 2s --quiet").exit_code, 0);
-  EXPECT_EQ(locksim("run --algorithm redlock --masters 3 --duration 2s --quiet").exit_code, 0);
-}
-
-// Zero-length holds were left out of the liveness check: 5,011 acquisitions,
-// and a LIVENESS verdict saying "Nobody ever acquired it".
-TEST(CliInput, ZeroLengthHoldsAreGrantsToTheLivenessCheck) {
-  const Outcome o = locksim(
-      "run --clients 2 --hold 0s..0s --duration 10s --stuck-after 5s --param max-attempts=1");
-  EXPECT_EQ(o.exit_code, 0) << o.out;
-  EXPECT_EQ(o.out.find("LIVENESS"), std::string::npos) << o.out;
-  EXPECT_EQ(o.out.rfind("OK: no mutual-exclusion violation in ", 0), 0u) << o.out;
-}
-
-// Checked after the whole sweep, by an assertion (exit 70), until it was
-// checked with the other flags.
-TEST(CliInput, SweepShrinkMaxRunsIsCheckedBeforeAnyRun) {
-  for (const char* runs : {"-1", "200000"}) {
-    expect_bad_input(
-        "sweep --seeds 1..2 --algorithms set-nx-lua --profiles pause --shrink "
-        "--shrink-max-runs " +
-            std::string(runs) + " --out " + (scratch() / "shrink_max").string(),
-        "--shrink-max-runs: expected 0..100000, got " + std::string(runs));
-  }
-}
-
-// A JVM that could not start was reported "out of memory": the JAVA_TOOL_OPTIONS
-// line every JVM echoes names -XX:+ExitOnOutOfMemoryError.
-TEST(CliInput, AKnossosThatCannotStartIsNotOutOfMemory) {
-  const fs::path history = scratch() / "jvm_history";
-  ASSERT_EQ(locksim("run --duration 2s --quiet --out " + history.string()).exit_code, 0);
-  const fs::path jvm = write("fake_jvm.sh",
-                             "echo 'Picked up JAVA_TOOL_OPTIONS: -Xmx4g "
-                             "-XX:+ExitOnOutOfMemoryError' >&2\n"
-                             "echo 'Error: Could not find or load main class clojure.main' >&2\n"
-                             "exit 1\n");
-  const Outcome o = locksim("check " + (history / "history.edn").string() + " --knossos 'sh " +
-                            jvm.string() + "'");
-  EXPECT_NE(o.out.find("crashed (exit 1): Error: Could not find or load main class"),
-            std::string::npos)
-      << o.out;
-  EXPECT_EQ(o.out.find("out of memory"), std::string::npos) << o.out;
 }
 
 }  // namespace

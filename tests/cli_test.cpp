@@ -19,21 +19,13 @@
 
 namespace {
 
+using locksim::testing::expect_bad_input;
 using locksim::testing::locksim;
 using locksim::testing::Outcome;
 using locksim::testing::slurp;
 
 size_t lines(const std::string& s) {
   return locksim::testing::count_lines(s);
-}
-
-void expect_bad_input(const std::string& args, const std::string& must_mention) {
-  const Outcome o = locksim(args);
-  EXPECT_EQ(o.exit_code, 2) << args << "\nstderr: " << o.err;
-  EXPECT_EQ(lines(o.err), 1u) << args << "\nstderr: " << o.err;
-  EXPECT_NE(o.err.find(must_mention), std::string::npos) << args << "\nstderr: " << o.err;
-  EXPECT_EQ(o.err.find("terminate"), std::string::npos) << o.err;
-  EXPECT_TRUE(o.out.empty()) << o.out;
 }
 
 TEST(Cli, UnknownAlgorithm) {

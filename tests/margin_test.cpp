@@ -24,6 +24,7 @@ namespace fs = std::filesystem;
 using locksim::Duration;
 using locksim::harness::margin::Bisection;
 using locksim::harness::margin::BisectRange;
+using locksim::testing::expect_bad_input;
 using locksim::testing::locksim;
 using locksim::testing::Outcome;
 using locksim::testing::slurp;
@@ -344,14 +345,6 @@ TEST(Margin, VaryTtlMeasuresFivePointsBesideTheory) {
 }
 
 // --- the command line -----------------------------------------------------------
-
-void expect_bad_input(const std::string& args, const std::string& must_mention) {
-  const Outcome o = locksim(args);
-  EXPECT_EQ(o.exit_code, 2) << args << "\nstdout: " << o.out << "\nstderr: " << o.err;
-  EXPECT_EQ(locksim::testing::count_lines(o.err), 1u) << args << "\nstderr: " << o.err;
-  EXPECT_NE(o.err.find(must_mention), std::string::npos) << args << "\nstderr: " << o.err;
-  EXPECT_TRUE(o.out.empty()) << args << "\nstdout: " << o.out;
-}
 
 TEST(Margin, BadInputExitsTwoNamingIt) {
   // A kind that does not apply names it and the kinds that do.

@@ -1,0 +1,110 @@
+// Input a fresh-eyes QA pass (2026-11-29) found crashing, hanging, giving a
+// wrong verdict or a misleading message, each kept here so it cannot come
+// back: a deeply nested file, a second master under a one-master lock,
+// zero-length holds, a late flag check, a JVM that cannot start, faults that
+// overflow a clock or mean nothing.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "tests/locksim_binary.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using locksim::testing::expect_bad_input;
+using locksim::testing::locksim;
+using locksim::testing::Outcome;
+
+const locksim::testing::ScratchDir scratch_dir("locksim_qa_input_");
+
+fs::path scratch() {
+  return scratch_dir.path();
+}
+
+fs::path write(const std::string& name, const std::string& text) {
+  return scratch_dir.write(name, text);
+}
+
+// A scenario or expectations file nested 100,000 deep crashed (exit 139: the
+// error message printed the value back through a recursive dump); it is
+// refused as it is read, one line, exit 2.
+TEST(QaInput, AFileNestedTooDeepIsRefusedNotACrash) {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  const fs::path scenario = write("deep.json", deep);
+  expect_bad_input("run --scenario " + scenario.string(), "nested deeper than 64 levels");
+  const fs::path faults =
+      write("deep_faults.json", R"({"algorithm": "set-nx-lua", "faults": )" + deep + "}");
+  expect_bad_input("run --scenario " + faults.string(), "nested deeper than 64 levels");
+  expect_bad_input("sweep --seeds 1..2 --out " + (scratch() / "deep_sweep").string() +
+                       " --expect " + scenario.string(),
+                   "nested deeper than 64 levels");
+}
+
+// Two masters under a one-master lock gave a false finding: the second group
+// never holds the key, so the exposure monitor saw a free "quorum" all run.
+TEST(QaInput, MoreMastersThanAOneMasterLockUsesAreRefused) {
+  expect_bad_input("run --masters 2", "--masters: set-nx-lua locks on one Redis master");
+  const fs::path two = write("two_masters.json", R"({"algorithm": "naive-setnx",
+      "redis": {"masters": 2}})");
+  expect_bad_input("run --scenario " + two.string(), two.string() + ": redis.masters:");
+  EXPECT_EQ(locksim("run --masters 1 --duration 2s --quiet").exit_code, 0);
+  EXPECT_EQ(locksim("run --algorithm redlock --masters 3 --duration 2s --quiet").exit_code, 0);
+}
+
+// Zero-length holds were left out of the liveness check: 5,011 acquisitions,
+// and a LIVENESS verdict saying "Nobody ever acquired it".
+TEST(QaInput, ZeroLengthHoldsAreGrantsToTheLivenessCheck) {
+  const Outcome o = locksim(
+      "run --clients 2 --hold 0s..0s --duration 10s --stuck-after 5s --param max-attempts=1");
+  EXPECT_EQ(o.exit_code, 0) << o.out;
+  EXPECT_EQ(o.out.find("LIVENESS"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.rfind("OK: no mutual-exclusion violation in ", 0), 0u) << o.out;
+}
+
+// Checked after the whole sweep, by an assertion (exit 70), until it was
+// checked with the other flags.
+TEST(QaInput, SweepShrinkMaxRunsIsCheckedBeforeAnyRun) {
+  for (const char* runs : {"-1", "200000"}) {
+    expect_bad_input(
+        "sweep --seeds 1..2 --algorithms set-nx-lua --profiles pause --shrink "
+        "--shrink-max-runs " +
+            std::string(runs) + " --out " + (scratch() / "shrink_max").string(),
+        "--shrink-max-runs: expected 0..100000, got " + std::string(runs));
+  }
+}
+
+// A JVM that could not start was reported "out of memory": the JAVA_TOOL_OPTIONS
+// line every JVM echoes names -XX:+ExitOnOutOfMemoryError.
+TEST(QaInput, AKnossosThatCannotStartIsNotOutOfMemory) {
+  const fs::path history = scratch() / "jvm_history";
+  ASSERT_EQ(locksim("run --duration 2s --quiet --out " + history.string()).exit_code, 0);
+  const fs::path jvm = write("fake_jvm.sh",
+                             "echo 'Picked up JAVA_TOOL_OPTIONS: -Xmx4g "
+                             "-XX:+ExitOnOutOfMemoryError' >&2\n"
+                             "echo 'Error: Could not find or load main class clojure.main' >&2\n"
+                             "exit 1\n");
+  const Outcome o = locksim("check " + (history / "history.edn").string() + " --knossos 'sh " +
+                            jvm.string() + "'");
+  EXPECT_NE(o.out.find("crashed (exit 1): Error: Could not find or load main class"),
+            std::string::npos)
+      << o.out;
+  EXPECT_EQ(o.out.find("out of memory"), std::string::npos) << o.out;
+}
+
+// Eight valid +999999999s jumps overflowed a clock (an invariant broke,
+// exit 70); a partition of a node from itself and a pause of nothing ran.
+TEST(QaInput, FaultsThatMeanNothingOrOverflowAreRefused) {
+  std::string jumps;
+  for (int i = 1; i <= 8; ++i)
+    jumps += " --fault 'jump c1 at " + std::to_string(i) + "s +999999999s'";
+  expect_bad_input("run --duration 10s --algorithm redisson-fair" + jumps,
+                   "--fault[3]: expected clock jumps that add up to at most 100 years");
+  expect_bad_input("run --fault 'partition c1|c1 at 1s for 1s'", "'c1' is on both sides");
+  expect_bad_input("run --fault 'pause c1 at 1s for 0s'", "a pause with a positive duration");
+  EXPECT_EQ(locksim("run --duration 3s --quiet --fault 'jump c1 at 1s +8760h'").exit_code, 0);
+}
+
+}  // namespace
