@@ -208,6 +208,23 @@ void add_commands(CLI::App& app, Commands& c) {
   c.agree = locksim::cli::add_agree_command(app, c.agree_flags);
 }
 
+// An option given an empty value ('--seed ""', '--scenario ""') is bad
+// input, never a default: CLI11 reads "" as 0 for a number and the checks
+// below it read an empty path or list as "not given" (`agree --only ""` ran
+// every scenario live, for hours). Flags take no value and are left alone.
+void refuse_empty_values(const Commands& c) {
+  const CLI::Validator non_empty(
+      [](std::string& value) {
+        return value.empty() ? std::string("expected a value, got an empty string") : std::string();
+      },
+      "", "non-empty");
+  for (const CLI::App* sub : c.all()) {
+    for (CLI::Option* opt : const_cast<CLI::App*>(sub)->get_options()) {
+      if (opt->get_type_size_max() > 0) opt->check(non_empty);
+    }
+  }
+}
+
 // Runs the subcommand that was parsed. Throws what it throws.
 int dispatch(const Commands& c) {
   if (c.list->parsed()) return locksim::cli::run_list_command(c.list_flags);
@@ -235,6 +252,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   Commands commands;
   add_commands(app, commands);
+  refuse_empty_values(commands);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -75,7 +75,9 @@ CLI::App* add_margins_command(CLI::App& app, MarginsFlags& flags) {
   m->add_option("--algorithms", flags.algorithms, "all, or a comma list (see locksim list)");
   m->add_option("--seed", flags.seed, "the seed of every cell (default 1)");
   m->add_option("--out", flags.out, "write margins.json, margins.md and margins.html here");
-  m->add_option("--jobs", flags.jobs, "worker threads, one cell each (default: every core)");
+  m->add_option("--jobs", flags.jobs,
+                "worker threads, one cell each, 1 to 256 (default: every core)")
+      ->check(CLI::Range(1, 256));
   m->add_flag("--quiet", flags.quiet, "no progress line, no table on stdout");
   m->add_option("--vary", flags.vary,
                 "also measure each cell the setting moves at 5 values from A to B and plot them "

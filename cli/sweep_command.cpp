@@ -179,7 +179,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
                 "all, or a comma list of profiles (none, client-clock, server-clock, pause, "
                 "failover, crash-restart, partition, client-crash; combine with +)");
   s->add_option("--seeds", f.seeds, "seed range A..B (default 1..100)");
-  s->add_option("--jobs", f.jobs, "worker threads (default: every core)");
+  s->add_option("--jobs", f.jobs, "worker threads, 1 to 256 (default: every core)")
+      ->check(CLI::Range(1, 256));
   s->add_option("--shard", f.shard, "run only shard i of N (i/N, 1-based); combine with merge");
   s->add_flag("--resume", f.resume, "keep the runs already in --out and do only the missing");
   s->add_option("--expect", f.expect, "expectations file: exit 1 when a cell breaks it");

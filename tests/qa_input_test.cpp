@@ -107,4 +107,17 @@ TEST(QaInput, FaultsThatMeanNothingOrOverflowAreRefused) {
   EXPECT_EQ(locksim("run --duration 3s --quiet --fault 'jump c1 at 1s +8760h'").exit_code, 0);
 }
 
+// An empty value was read as a default: '--seed ""' as seed 0, '--max-runs ""'
+// as no runs, 'agree --only ""' as every scenario (hours of live runs).
+TEST(QaInput, AnEmptyValueIsBadInputNeverADefault) {
+  expect_bad_input("margins --algorithms set-nx-lua --seed '' --out " + scratch().string(),
+                   "--seed: expected a value, got an empty string");
+  expect_bad_input("shrink --scenario set-nx-lua-gc-pause --max-runs ''", "--max-runs: expected");
+  expect_bad_input("agree --all --only '' --out " + scratch().string(), "--only: expected a value");
+  expect_bad_input("run --scenario ''", "--scenario: expected a value");
+  expect_bad_input("list ''", "expected a value, got an empty string");
+  expect_bad_input("sweep --jobs 0 --out " + scratch().string(), "--jobs");
+  expect_bad_input("margins --jobs 257 --out " + scratch().string(), "--jobs");
+}
+
 }  // namespace
