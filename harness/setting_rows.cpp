@@ -80,8 +80,8 @@ Setting faults_row() {
             "a fault (repeatable; syntax in docs/reference/faults.md)",
             true};
   s.live_help =
-      "a fault applied to the real servers and links (repeatable; Redis only: crash, pause of a "
-      "server, partition, delay; docs/how-to/live-faults.md)";
+      "a fault applied to the real servers, links and clients (repeatable; what each kind does "
+      "live, and the few refused: docs/how-to/live-mode.md, Faults on real servers)";
   s.parse = [](RunConfig& c, const std::string& text, const std::string& field) {
     const size_t before = c.faults.events.size();
     c.faults.events.push_back(faults::parse_fault(text, field));

@@ -12,7 +12,7 @@
 // be observed by anyone else. What differs from a frozen process: a command
 // whose reply is late may still time out during the pause (hiredis's
 // timeout runs in the kernel); the client sees that only at resume.
-// docs/how-to/live-faults.md says so.
+// docs/how-to/live-mode.md ("Faults on real servers") says so.
 //
 // Threads: every function may be called from any thread.
 #pragma once

@@ -14,7 +14,7 @@ namespace locksim::live {
 // seed, and the backend's settings its live side reads (one redis-server per
 // redis.masters; a 1- or 3-server ZooKeeper ensemble with zookeeper.tick;
 // one mariadbd with mysql.lock_wait_timeout in whole seconds) and its
-// faults (Redis only: live/live_nemesis.h). Throws ConfigError, before any
+// faults (live/live_nemesis.h). Throws ConfigError, before any
 // server starts, for what check_live_run refuses; std::runtime_error when a
 // server cannot be started.
 harness::RunResult run_live_and_check(const harness::PreparedRun& run);
