@@ -53,7 +53,9 @@ const std::map<std::string, Example>& examples() {
         Json{{"resource", {{"workload", "register"}}}}}},
       {"--items",
        {"14", "-1", "--workload inventory", Json{{"resource", {{"workload", "inventory"}}}}}},
-      {"--masters", {"2", "0", "", Json::object()}},
+      {"--masters",
+       {"2", "0", "--algorithm redlock",
+        Json{{"algorithm", "redlock"}}}},  // one-master locks refuse 2
       {"--replicas", {"1", "9", "", Json::object()}},
       {"--replication-lag", {"40ms", "5", "--replicas 1", Json{{"redis", {{"replicas", 1}}}}}},
       {"--persistence", {"aof-always", "fsync", "", Json::object()}},
