@@ -18,6 +18,10 @@ bool declares(const AlgorithmSpec& spec, const std::string& name) {
 
 }  // namespace
 
+std::string param_field(const std::string& prefix, const std::string& name) {
+  return prefix == "--param " && name == "ttl" ? "--ttl" : prefix + name;
+}
+
 ParamReader::ParamReader(const AlgorithmSpec& spec, const ParamValues& values,
                          const std::string& prefix)
     : spec_(spec), values_(values), prefix_(prefix) {
@@ -25,8 +29,8 @@ ParamReader::ParamReader(const AlgorithmSpec& spec, const ParamValues& values,
     if (!declares(spec, name)) {
       std::string names;
       for (const ParamInfo& p : spec.params) names += (names.empty() ? "" : ", ") + p.name;
-      throw ConfigError(prefix + name + ": not a parameter of " + spec.name + " (it has: " + names +
-                        ")");
+      throw ConfigError(param_field(prefix, name) + ": not a parameter of " + spec.name +
+                        " (it has: " + names + ")");
     }
   }
 }

@@ -16,6 +16,12 @@
 
 namespace locksim::algorithms {
 
+// How an error names parameter `name` given under `prefix`: "FILE: params.ttl"
+// in a scenario file; on the command line "--param NAME" (no flag "--quorum"
+// exists to name), but "--ttl" for ttl, the one parameter with a flag of its
+// own ("--ttl D" is short for "--param ttl=D").
+std::string param_field(const std::string& prefix, const std::string& name);
+
 class ParamReader {
  public:
   // Throws ConfigError if `values` names a parameter `spec` does not have.
@@ -25,8 +31,8 @@ class ParamReader {
   // The text given for `name`, else the spec's default. Precondition: the
   // spec declares `name` (a misspelt name in an algorithm is a bug).
   std::string text(const std::string& name) const;
-  // How error messages name the parameter: prefix + name.
-  std::string field(const std::string& name) const { return prefix_ + name; }
+  // How error messages name the parameter (param_field).
+  std::string field(const std::string& name) const { return param_field(prefix_, name); }
 
   // A duration > 0 ("10s").
   Duration positive_duration(const std::string& name) const;

@@ -62,7 +62,9 @@ std::vector<Setting> mysql_rows() {
       "--flush-log-at-trx-commit", "mysql.flush_log_at_trx_commit",
       "innodb_flush_log_at_trx_commit: 1 every commit durable; 0 or 2 lose up "
       "to the last second of commits when the machine crashes",
-      false, 0, 2, [](auto& c) -> auto& { return c.mysql.flush_log_at_trx_commit; }));
+      // Live too: mariadbd starts with --innodb-flush-log-at-trx-commit=N
+      // (live/mariadb_process.cpp); a scenario gave it live, the flag did not.
+      true, 0, 2, [](auto& c) -> auto& { return c.mysql.flush_log_at_trx_commit; }));
   rows.push_back(choice_row(
       "--isolation", "mysql.isolation",
       "transaction_isolation of every session: read-committed takes no gap locks, so v1's "

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "algorithms/param_reader.h"
 #include "algorithms/registry.h"
 #include "env/assert.h"
 #include "env/parse.h"
@@ -75,7 +76,8 @@ std::optional<Duration> duration_param(const RunConfig& config, const std::strin
   LOCKSIM_ASSERT_MSG(spec != nullptr, "validated before the run");
   const auto given = config.algorithm_params.find(name);
   if (given != config.algorithm_params.end()) {
-    return parse_duration(given->second, config.param_field_prefix() + name);
+    return parse_duration(given->second,
+                          algorithms::param_field(config.param_field_prefix(), name));
   }
   for (const auto& p : spec->params) {
     if (p.name == name) return parse_duration(p.default_value, name);

@@ -43,7 +43,10 @@ struct RunConfig {
 
   // How errors name an algorithm parameter ("--ttl", "my.json: params.ttl")
   // and a fault ("--fault[0]", "my.json: faults[0]"): prefixes to append to.
-  std::string param_field_prefix() const { return source.empty() ? "--" : source + ": params."; }
+  // How errors name the algorithm's parameters: algorithms::param_field.
+  std::string param_field_prefix() const {
+    return source.empty() ? "--param " : source + ": params.";
+  }
   std::string fault_field_prefix() const {
     return source.empty() ? "--fault" : source + ": faults";
   }

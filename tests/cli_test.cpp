@@ -62,14 +62,14 @@ TEST(Cli, UnknownFlag) {
   expect_bad_input("run --colour blue", "colour");
 }
 TEST(Cli, QuorumLargerThanN) {
-  expect_bad_input("run --algorithm redlock --param quorum=6", "--quorum");
+  expect_bad_input("run --algorithm redlock --param quorum=6", "--param quorum");
 }
 TEST(Cli, QuorumLargerThanNFromMasters) {
   expect_bad_input("run --algorithm redlock --masters 3 --param quorum=4", "quorum");
 }
 TEST(Cli, DriftFactorOutsideUnitInterval) {
-  expect_bad_input("run --algorithm redlock --param drift-factor=1.5", "--drift-factor");
-  expect_bad_input("run --algorithm redlock --param drift-factor=-0.1", "--drift-factor");
+  expect_bad_input("run --algorithm redlock --param drift-factor=1.5", "--param drift-factor");
+  expect_bad_input("run --algorithm redlock --param drift-factor=-0.1", "--param drift-factor");
 }
 TEST(Cli, UnknownPersistence) {
   expect_bad_input("run --persistence fsync", "--persistence");
