@@ -122,6 +122,7 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
                 << "replay: " << result.replay_command << "\n";
     }
     if (!o.html.empty()) write_file_atomically(o.html, locksim::reports::timeline_page(result));
+    if (!o.out.empty()) write_outputs(o.out, result, o.quiet, scenario ? &*scenario : nullptr);
     return locksim::cli::exit_code(result.checks);
   }
   if (!o.quiet) std::cout << locksim::reports::summary_text(result);

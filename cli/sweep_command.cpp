@@ -217,6 +217,7 @@ int run_sweep_command(const SweepFlags& f) {
   const harness::SweepPlan plan = plan_from_flags(f);
   harness::Expectations expectations;
   if (!f.expect.empty()) expectations = harness::load_expectations(f.expect);
+  make_out_dir(f.out);  // before any run: an unwritable --out is bad input
   harness::SweepOptions o;
   o.jobs =
       f.jobs != 0 ? f.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -302,7 +303,7 @@ int run_merge_command(const MergeFlags& f) {
     for (auto& r : harness::read_runs((dir / "runs.jsonl").string())) all.push_back(std::move(r));
   }
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
-  fs::create_directories(f.out);
+  make_out_dir(f.out);
   write_text(fs::path(f.out) / "sweep.json", harness::plan_to_json(plan, true).dump(2) + "\n");
   std::string lines;
   for (const auto& r : all) lines += harness::summary_to_json(r).dump() + "\n";

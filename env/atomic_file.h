@@ -9,7 +9,9 @@
 
 namespace locksim {
 
-// Writes `bytes` to PATH.tmp, then renames it to `path` (replacing it).
+// Writes `bytes` to PATH.tmp, then renames it to `path` (replacing it); a
+// `path` that exists and is a symlink or no regular file (/dev/stdout, a
+// FIFO) is written in place instead.
 // Throws std::runtime_error naming the file when it cannot be written, and
 // std::filesystem::filesystem_error when the rename fails.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);

@@ -120,4 +120,43 @@ TEST(QaInput, AnEmptyValueIsBadInputNeverADefault) {
   expect_bad_input("margins --jobs 257 --out " + scratch().string(), "--jobs");
 }
 
+// An --out locksim cannot write in failed after the whole run, as an internal
+// error (exit 3); it is bad input, found before the run.
+TEST(QaInput, AnUnwritableOutIsBadInputBeforeTheRun) {
+  expect_bad_input("run --duration 2s --out /proc/1", "--out: cannot write in directory '/proc/1'");
+  expect_bad_input("sweep --seeds 1..2 --algorithms set-nx-lua --profiles none --out /proc/1",
+                   "--out: cannot write in directory");
+  const fs::path shard = scratch() / "shard";
+  ASSERT_EQ(locksim("sweep --seeds 1..2 --algorithms set-nx-lua --profiles none --quiet --out " +
+                    shard.string())
+                .exit_code,
+            0);
+  const fs::path file = write("a_file", "x");
+  expect_bad_input("merge --out " + file.string() + " " + shard.string(),
+                   "--out: cannot create directory");
+}
+
+// An output path that is a symlink (or /dev/stdout, a device) is written in
+// place: the temporary file and rename replaced the link itself, and, run as
+// root, turned /dev/full into a regular file.
+TEST(QaInput, AnOutputThroughASymlinkKeepsTheLink) {
+  const fs::path target = write("target.html", "");
+  const fs::path link = scratch() / "link.html";
+  fs::create_symlink(target, link);
+  const Outcome o = locksim("run --duration 2s --quiet --html " + link.string());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_GT(fs::file_size(target), 1000u);
+}
+
+// `explain --out DIR` made DIR and wrote nothing into it.
+TEST(QaInput, ExplainOutWritesTheRunsFiles) {
+  const fs::path out = scratch() / "explain_out";
+  const Outcome o = locksim("explain --scenario set-nx-lua-gc-pause --quiet --out " + out.string());
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  for (const char* f : {"result.json", "history.edn", "history.jsonl"}) {
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+  }
+}
+
 }  // namespace
