@@ -186,8 +186,11 @@ int run_check_command(const CheckFlags& flags) {
 }
 
 std::optional<checkers::KnossosOptions> knossos_options(const KnossosFlags& f) {
+  // Parsed even without --knossos: a malformed limit is bad input whether or
+  // not it is used ('--knossos-time-limit 10' passed unseen).
+  checkers::KnossosOptions o = parse_knossos_flags(f);
   if (f.command.empty()) return std::nullopt;
-  return parse_knossos_flags(f);
+  return o;
 }
 
 }  // namespace locksim::cli

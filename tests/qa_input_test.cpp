@@ -159,4 +159,17 @@ TEST(QaInput, ExplainOutWritesTheRunsFiles) {
   }
 }
 
+// Accepted and unused: a malformed Knossos limit without --knossos, and a
+// sub-millisecond Redis TTL that failed every SET into an empty "OK".
+TEST(QaInput, LimitsAndTtlsThatCannotWorkAreRefused) {
+  expect_bad_input("run --duration 2s --knossos-time-limit 10", "--knossos-time-limit");
+  const fs::path history = scratch() / "knossos_limits";
+  ASSERT_EQ(locksim("run --duration 2s --quiet --out " + history.string()).exit_code, 0);
+  expect_bad_input("check " + (history / "history.edn").string() + " --knossos-heap lots",
+                   "--knossos-heap");
+  expect_bad_input("run --duration 3s --ttl 1us", "--ttl: expected at least 1ms");
+  expect_bad_input("run --algorithm redlock --duration 3s --param ttl=500us",
+                   "--ttl: expected at least 1ms");
+}
+
 }  // namespace
