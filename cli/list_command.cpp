@@ -19,13 +19,16 @@ void print_algorithm(const algorithms::AlgorithmSpec& spec);
 void print_algorithms() {
   std::cout << "Algorithms (locksim run --algorithm NAME; parameters via --param NAME=VALUE,\n"
                "--ttl is short for --param ttl=VALUE):\n";
-  for (const auto& spec : algorithms::all_algorithms()) print_algorithm(spec);
+  for (const auto& spec : algorithms::all_algorithms()) {
+    std::cout << "\n";  // a blank line between entries (none before a lone one)
+    print_algorithm(spec);
+  }
 }
 
 // One entry: its name, summary, parameters and any sweep settings.
 void print_algorithm(const algorithms::AlgorithmSpec& spec) {
   {
-    std::cout << "\n  " << spec.name << "\n    " << spec.summary << "\n";
+    std::cout << "  " << spec.name << "\n    " << spec.summary << "\n";
     for (const auto& p : spec.params) {
       std::printf("      %-14s default %-12s %s\n", p.name.c_str(), p.default_value.c_str(),
                   p.help.c_str());

@@ -332,8 +332,9 @@ std::vector<std::string> parse_profile(std::string_view text, std::string_view f
     const size_t plus = std::min(text.find('+', begin), text.size());
     const std::string part(text.substr(begin, plus - begin));
     if (generators().count(part) == 0) {
-      throw ConfigError(std::string(field) + ": expected profiles joined by '+' (" + all +
-                        "), got '" + std::string(text) + "' ('" + part + "' is not one)");
+      throw ConfigError(std::string(field) + ": expected a profile (" + all +
+                        ") or several joined by '+', got '" + std::string(text) + "' ('" + part +
+                        "' is not one)");
     }
     if (std::find(parts.begin(), parts.end(), part) != parts.end()) {
       throw ConfigError(std::string(field) + ": '" + part + "' appears twice in '" +

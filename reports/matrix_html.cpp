@@ -99,8 +99,9 @@ std::string matrix_html(const Matrix& m, const std::map<std::string, std::string
   std::string out =
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>locksim sweep</title>\n";
   out += report_style();
-  out += "</head><body>\n<h1>locksim sweep</h1>\n<p>" + std::to_string(m.plan.algorithms.size()) +
-         " algorithms × " + std::to_string(m.plan.profiles.size()) + " profiles × seeds " +
+  out += "</head><body>\n<h1>locksim sweep</h1>\n<p>" +
+         counted(static_cast<int64_t>(m.plan.algorithms.size()), "algorithm") + " × " +
+         counted(static_cast<int64_t>(m.plan.profiles.size()), "profile") + " × seeds " +
          std::to_string(m.plan.seed_first) + ".." + std::to_string(m.plan.seed_last) + "; " +
          xml_escape(coverage_text(m)) +
          ".</p>\n<p class=\"gate\">Gate: " + xml_escape(gate_text(m)) + ".</p>\n" +

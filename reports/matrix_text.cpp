@@ -139,10 +139,10 @@ void details(const Matrix& m, std::string& out) {
 
 std::string matrix_markdown(const Matrix& m) {
   const auto& plan = m.plan;
-  std::string out = "# locksim sweep: " + std::to_string(plan.algorithms.size()) +
-                    " algorithms × " + std::to_string(plan.profiles.size()) +
-                    " fault profiles × seeds " + std::to_string(plan.seed_first) + ".." +
-                    std::to_string(plan.seed_last) + "\n\n";
+  std::string out =
+      "# locksim sweep: " + counted(static_cast<int64_t>(plan.algorithms.size()), "algorithm") +
+      " × " + counted(static_cast<int64_t>(plan.profiles.size()), "fault profile") + " × seeds " +
+      std::to_string(plan.seed_first) + ".." + std::to_string(plan.seed_last) + "\n\n";
   out += "Runs: " + coverage_text(m) + ".\n\n" + gate_line(m) + median_line(m) + "\n";
   overview(m, out);
   out +=
