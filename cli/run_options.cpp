@@ -94,6 +94,12 @@ harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const Run
     if (std::find(taken.begin(), taken.end(), s.flag) != taken.end()) continue;
     if (!offered(s, mode) || app.count(s.flag) == 0) continue;
     if (s.kind == harness::Setting::Kind::kFlag) {
+      // '--failover --failover', or '--semi-sync=0 --semi-sync': the last
+      // one won without a word, as for a setting with a value it may not.
+      if (app.count(s.flag) > 1) {
+        throw ConfigError(s.flag + ": expected once, given " + std::to_string(app.count(s.flag)) +
+                          " times");
+      }
       s.parse(c, options.flags.at(s.flag) ? "true" : "false", s.flag);
       continue;
     }

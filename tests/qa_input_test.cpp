@@ -172,4 +172,12 @@ TEST(QaInput, LimitsAndTtlsThatCannotWorkAreRefused) {
                    "--ttl: expected at least 1ms");
 }
 
+// An on/off setting given twice was "the last one wins", as no setting with
+// a value may be (docs/reference/settings.md).
+TEST(QaInput, AFlagGivenTwiceIsRefusedAsASettingIs) {
+  expect_bad_input("run --duration 5s --hold-within-validity=0 --hold-within-validity",
+                   "--hold-within-validity: expected once, given 2 times");
+  expect_bad_input("run --replicas 1 --failover --failover", "--failover: expected once");
+}
+
 }  // namespace
