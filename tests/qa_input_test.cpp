@@ -180,4 +180,15 @@ TEST(QaInput, AFlagGivenTwiceIsRefusedAsASettingIs) {
   expect_bad_input("run --replicas 1 --failover --failover", "--failover: expected once");
 }
 
+// --time-scale above 30 refused every run: the ZooKeeper tick, scaled past
+// its 60 s limit, was checked for Redis and MySQL runs that never read it.
+TEST(QaInput, TimeScaleLeavesOtherBackendsSettingsAlone) {
+  EXPECT_EQ(locksim("run --duration 5s --quiet --time-scale 31").exit_code, 0);
+  EXPECT_EQ(locksim("run --algorithm mysql-center --ttl 5s --duration 5s --quiet --time-scale 31")
+                .exit_code,
+            0);
+  expect_bad_input("run --algorithm zk-curator --duration 5s --time-scale 31",
+                   "--zk-tick (time-scaled): expected a duration from 1ms to 1m");
+}
+
 }  // namespace
