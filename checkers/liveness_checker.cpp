@@ -77,18 +77,10 @@ void check_stuck_held(const history::History& history, Duration stuck_after, Dur
                   " were still waiting at the end, and nobody else got it.";
 }
 
-}  // namespace
-
-LivenessVerdict check_liveness(const history::History& history, Duration stuck_after,
-                               Duration hold_max) {
-  LOCKSIM_ASSERT_MSG(stuck_after > Duration::zero(), "validate() rejects stuck_after <= 0");
-  LOCKSIM_ASSERT(hold_max >= Duration::zero());
-  LivenessVerdict v;
-  const TimePoint end = TimePoint{} + history.run_length;
-
-  // Merge held intervals into covered stretches, in true time. A zero-length
-  // hold (--hold 0s..0s) covers no time but is a grant all the same: the
-  // lock moved, so it ends a stretch nobody held it in.
+// Every held interval, by start (then acquire). A zero-length hold (--hold
+// 0s..0s) covers no time but is a grant all the same: the lock moved, so it
+// ends a stretch nobody held it in.
+std::vector<const history::HeldInterval*> held_in_order(const history::History& history) {
   std::vector<const history::HeldInterval*> held;
   for (const history::HeldInterval& h : history.held) {
     LOCKSIM_ASSERT(h.end >= h.start);
@@ -98,6 +90,20 @@ LivenessVerdict check_liveness(const history::History& history, Duration stuck_a
       held.begin(), held.end(), [](const history::HeldInterval* a, const history::HeldInterval* b) {
         return a->start < b->start || (a->start == b->start && a->acquire_index < b->acquire_index);
       });
+  return held;
+}
+
+}  // namespace
+
+LivenessVerdict check_liveness(const history::History& history, Duration stuck_after,
+                               Duration hold_max) {
+  LOCKSIM_ASSERT_MSG(stuck_after > Duration::zero(), "validate() rejects stuck_after <= 0");
+  LOCKSIM_ASSERT(hold_max >= Duration::zero());
+  LivenessVerdict v;
+  const TimePoint end = TimePoint{} + history.run_length;
+
+  // Merge held intervals into covered stretches, in true time.
+  const std::vector<const history::HeldInterval*> held = held_in_order(history);
   TimePoint covered_until{};
   const history::HeldInterval* last = nullptr;
   for (const history::HeldInterval* h : held) {

@@ -41,13 +41,38 @@ void Nemesis::report(std::string_view f, std::vector<std::string> value, std::st
   if (sink_) sink_(f, std::move(value), note);
 }
 
-void Nemesis::install(const FaultSchedule& schedule, const std::string& field_prefix) {
-  std::string known;
-  for (const auto& [name, n] : nodes_) known += (known.empty() ? "" : ", ") + name;
+namespace {
+
+// What parses but means nothing or cannot run: a clock stepped past what
+// its nanoseconds hold, a pause of nothing, a node cut off from itself.
+// `jumps_total` sums the schedule's clock steps so far.
+void check_meaning(const FaultEvent& e, const std::string& field, Duration& jumps_total) {
   // Clock steps add up on one clock; past about 292 years of nanoseconds it
   // would overflow (eight +999999999s jumps did, and broke an invariant).
   constexpr Duration kJumpsTotalMax = Duration::seconds(int64_t{100} * 365 * 24 * 3600);
-  Duration jumps_total = Duration::zero();
+  if (e.kind == FaultKind::kJumpClock) {
+    jumps_total = jumps_total + (e.jump < Duration::zero() ? -e.jump : e.jump);
+    if (jumps_total > kJumpsTotalMax) {
+      throw ConfigError(field + ": expected clock jumps that add up to at most 100 years " +
+                        "(876000h), so no clock overflows");
+    }
+  }
+  if (e.kind == FaultKind::kPause && e.duration == Duration::zero()) {
+    throw ConfigError(field + ": expected a pause with a positive duration");
+  }
+  for (const auto& n : e.side_a) {
+    if (std::find(e.side_b.begin(), e.side_b.end(), n) != e.side_b.end()) {
+      throw ConfigError(field + ": '" + n + "' is on both sides; expected two disjoint sides");
+    }
+  }
+}
+
+}  // namespace
+
+void Nemesis::install(const FaultSchedule& schedule, const std::string& field_prefix) {
+  std::string known;
+  for (const auto& [name, n] : nodes_) known += (known.empty() ? "" : ", ") + name;
+  Duration jumps_total = Duration::zero();  // see check_meaning
   for (size_t i = 0; i < schedule.events.size(); ++i) {
     const FaultEvent& e = schedule.events[i];
     const std::string field = field_prefix + "[" + std::to_string(i) + "]";
@@ -86,21 +111,7 @@ void Nemesis::install(const FaultSchedule& schedule, const std::string& field_pr
     if (e.kind == FaultKind::kSetDrift && (e.drift_ppm <= -1'000'000 || e.drift_ppm >= 1'000'000)) {
       throw ConfigError(field + ": expected drift_ppm in (-1000000, 1000000)");
     }
-    if (e.kind == FaultKind::kJumpClock) {
-      jumps_total = jumps_total + (e.jump < Duration::zero() ? -e.jump : e.jump);
-      if (jumps_total > kJumpsTotalMax) {
-        throw ConfigError(field + ": expected clock jumps that add up to at most 100 years " +
-                          "(876000h), so no clock overflows");
-      }
-    }
-    if (e.kind == FaultKind::kPause && e.duration == Duration::zero()) {
-      throw ConfigError(field + ": expected a pause with a positive duration");
-    }
-    for (const auto& n : e.side_a) {
-      if (std::find(e.side_b.begin(), e.side_b.end(), n) != e.side_b.end()) {
-        throw ConfigError(field + ": '" + n + "' is on both sides; expected two disjoint sides");
-      }
-    }
+    check_meaning(e, field, jumps_total);
   }
   for (const FaultEvent& e : schedule.events) {
     world_.at(TimePoint{} + e.at, [this, e] {

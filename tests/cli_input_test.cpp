@@ -462,8 +462,10 @@ TEST(CliInput, OnlyAClientCanHang) {
 
 // The fair lock's wait time is a duration from 1 ms to a day.
 TEST(CliInput, AFairLockWaitTimeOutOfRangeNamesTheField) {
-  expect_bad_input("run --quiet --algorithm redisson-fair --param wait-time=0s", "--param wait-time");
-  expect_bad_input("run --quiet --algorithm redisson-fair --param wait-time=1000h", "--param wait-time");
+  expect_bad_input("run --quiet --algorithm redisson-fair --param wait-time=0s",
+                   "--param wait-time");
+  expect_bad_input("run --quiet --algorithm redisson-fair --param wait-time=1000h",
+                   "--param wait-time");
 }
 
 }  // namespace
