@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -153,13 +154,41 @@ CLI::App* add_explain_command(CLI::App& app, RunOptions& o) {
   return explain;
 }
 
+// CLI11's own words for the commonest mistakes, in the project's ("FIELD:
+// expected ..., got ..."); any other message is kept as CLI11 writes it.
+std::string in_our_words(const std::string& what, const CLI::App& app) {
+  static const std::regex convert(R"(^Could not convert: (\S+) = (.*)$)");
+  static const std::regex twice(R"(^(\S+): At Most 1 required but received (\d+)$)");
+  static const std::regex no_value(R"(^(\S+): 1 required \S+ missing$)");
+  std::smatch m;
+  if (std::regex_match(what, m, convert)) {
+    // The flags that take a typed value are on/off flags or whole numbers.
+    bool flag = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      const CLI::Option* o = sub->get_option_no_throw(m[1].str());
+      if (o != nullptr) flag = o->get_expected_min() == 0;
+    }
+    return m[1].str() + ": expected " + (flag ? "true or false (or no value)" : "a whole number") +
+           ", got '" + m[2].str() + "'";
+  }
+  if (std::regex_match(what, m, twice)) {
+    return m[1].str() + ": expected once, given " + m[2].str() + " times";
+  }
+  if (std::regex_match(what, m, no_value)) return m[1].str() + ": expected a value after it";
+  if (what == "A subcommand is required") {
+    return "expected a command: run, live, check, sweep, merge, list, shrink, explain, margin, "
+           "margins or agree (locksim --help)";
+  }
+  return what;
+}
+
 // CLI11's messages are one line already; keep them so, and add no help dump.
 // A mistyped flag or command gets our own line instead, with the nearest
 // names (CLI11 only says "The following arguments were not expected").
 int parse_error(const CLI::ParseError& e, const CLI::App& app, int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const std::string unknown = locksim::cli::unknown_argument_message(app, args);
-  std::string what = unknown.empty() ? e.what() : unknown;
+  std::string what = unknown.empty() ? in_our_words(e.what(), app) : unknown;
   for (char& ch : what) {
     if (ch == '\n') ch = ' ';
   }

@@ -191,4 +191,14 @@ TEST(QaInput, TimeScaleLeavesOtherBackendsSettingsAlone) {
                    "--zk-tick (time-scaled): expected a duration from 1ms to 1m");
 }
 
+// CLI11's own words ("Could not convert: --jobs = abc", "At Most 1 required
+// but received 2", "A subcommand is required"), now in the project's.
+TEST(QaInput, TheArgumentParsersMessagesSayWhatWasExpected) {
+  expect_bad_input("margins --seed abc --out " + scratch().string(),
+                   "--seed: expected a whole number, got 'abc'");
+  expect_bad_input("run --failover=bogus", "--failover: expected true or false");
+  expect_bad_input("run --out a --out b", "--out: expected once, given 2 times");
+  expect_bad_input("", "expected a command: run, live, check");
+}
+
 }  // namespace
