@@ -241,7 +241,8 @@ void add_commands(CLI::App& app, Commands& c) {
 // An option given an empty value ('--seed ""', '--scenario ""') is bad
 // input, never a default: CLI11 reads "" as 0 for a number and the checks
 // below it read an empty path or list as "not given" (`agree --only ""` ran
-// every scenario live, for hours). Flags take no value and are left alone.
+// every scenario live, for hours). On/off flags are CLI11's to read (a bare
+// flag is true); this check is for the values options take.
 void refuse_empty_values(const Commands& c) {
   const CLI::Validator non_empty(
       [](std::string& value) {
