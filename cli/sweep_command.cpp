@@ -190,7 +190,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
   s->add_flag("--swarm,!--fixed-workload", f.swarm,
               "draw each run's workload from its seed (the default: clients, holds, idle gaps, "
               "retry pause: docs/reference/faults.md, \"Swarm workloads\"); --fixed-workload: "
-              "locksim run's fixed workload in every run");
+              "locksim run's fixed workload in every run")
+      // '--swarm --fixed-workload' is a contradiction, not "the last wins".
+      ->multi_option_policy(CLI::MultiOptionPolicy::Throw);
   s->add_flag("--histories", f.histories,
               "also keep each run's history in --out/histories/ALGORITHM/PROFILE/SEED.jsonl");
   s->add_flag("--shrink", f.shrink,

@@ -198,6 +198,9 @@ TEST(QaInput, TheArgumentParsersMessagesSayWhatWasExpected) {
                    "--seed: expected a whole number, got 'abc'");
   expect_bad_input("run --failover=bogus", "--failover: expected true or false");
   expect_bad_input("run --out a --out b", "--out: expected once, given 2 times");
+  // One flag with two names in CLI11: both given was "the last one wins".
+  expect_bad_input("sweep --swarm --fixed-workload --out " + scratch().string(),
+                   "--swarm: expected once, given 2 times");
   expect_bad_input("", "expected a command: run, live, check");
 }
 
