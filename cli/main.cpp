@@ -156,7 +156,9 @@ CLI::App* add_explain_command(CLI::App& app, RunOptions& o) {
 
 // CLI11's own words for the commonest mistakes, in the project's ("FIELD:
 // expected ..., got ..."); any other message is kept as CLI11 writes it.
-std::string in_our_words(const std::string& what, const CLI::App& app) {
+// `commands`: the subcommands in the order the help lists them.
+std::string in_our_words(const std::string& what, const CLI::App& app,
+                         const std::vector<const CLI::App*>& commands) {
   static const std::regex convert(R"(^Could not convert: (\S+) = (.*)$)");
   static const std::regex twice(R"(^(\S+): At Most 1 required but received (\d+)$)");
   static const std::regex no_value(R"(^(\S+): 1 required \S+ missing$)");
@@ -176,8 +178,11 @@ std::string in_our_words(const std::string& what, const CLI::App& app) {
   }
   if (std::regex_match(what, m, no_value)) return m[1].str() + ": expected a value after it";
   if (what == "A subcommand is required") {
-    return "expected a command: run, live, check, sweep, merge, list, shrink, explain, margin, "
-           "margins or agree (locksim --help)";
+    std::string names;
+    for (size_t i = 0; i < commands.size(); ++i) {
+      names += (i == 0 ? "" : i + 1 == commands.size() ? " or " : ", ") + commands[i]->get_name();
+    }
+    return "expected a command: " + names + " (locksim --help)";
   }
   return what;
 }
@@ -185,10 +190,11 @@ std::string in_our_words(const std::string& what, const CLI::App& app) {
 // CLI11's messages are one line already; keep them so, and add no help dump.
 // A mistyped flag or command gets our own line instead, with the nearest
 // names (CLI11 only says "The following arguments were not expected").
-int parse_error(const CLI::ParseError& e, const CLI::App& app, int argc, char** argv) {
+int parse_error(const CLI::ParseError& e, const CLI::App& app,
+                const std::vector<const CLI::App*>& commands, int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   const std::string unknown = locksim::cli::unknown_argument_message(app, args);
-  std::string what = unknown.empty() ? in_our_words(e.what(), app) : unknown;
+  std::string what = unknown.empty() ? in_our_words(e.what(), app, commands) : unknown;
   for (char& ch : what) {
     if (ch == '\n') ch = ' ';
   }
@@ -298,7 +304,7 @@ int main(int argc, char** argv) {
     std::cout << app.help("", CLI::AppFormatMode::All);
     return kExitClean;
   } catch (const CLI::ParseError& e) {
-    return parse_error(e, app, argc, argv);
+    return parse_error(e, app, commands.all(), argc, argv);
   }
   try {
     return dispatch(commands);

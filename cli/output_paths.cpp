@@ -5,10 +5,25 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <string>
 
+#include "env/atomic_file.h"
 #include "env/parse.h"
 
 namespace locksim::cli {
+
+namespace {
+
+// Why `path` cannot be opened for appending (created if missing), or
+// nullopt when it can.
+std::optional<std::string> cannot_open(const std::filesystem::path& path) {
+  errno = 0;
+  if (std::ofstream(path, std::ios::app | std::ios::binary)) return std::nullopt;
+  return errno != 0 ? std::strerror(errno) : "cannot open it";
+}
+
+}  // namespace
 
 void check_writable_file(const std::string& path, const std::string& flag) {
   if (path.empty()) return;
@@ -16,25 +31,14 @@ void check_writable_file(const std::string& path, const std::string& flag) {
   if (std::filesystem::is_directory(path, ec)) {
     throw ConfigError(flag + ": expected a file to write, got the directory '" + path + "'");
   }
-  // A symlink or no regular file (/dev/stdout, a FIFO): written in place, so opened
-  // in place to check (write_file_atomically).
-  const auto status = std::filesystem::symlink_status(path, ec);
-  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
-    errno = 0;
-    if (!std::ofstream(path, std::ios::app | std::ios::binary)) {
-      throw ConfigError(flag + ": cannot write '" + path +
-                        "': " + (errno != 0 ? std::strerror(errno) : "cannot open it"));
-    }
-    return;
+  // What write_file_atomically will open: the path itself when it writes in
+  // place (/dev/stdout, a symlink), else the temporary file beside it.
+  const std::string target = written_in_place(path) ? path : path + ".tmp";
+  const bool existed = std::filesystem::exists(target, ec);
+  if (const auto why = cannot_open(target)) {
+    throw ConfigError(flag + ": cannot write '" + path + "': " + *why);
   }
-  const std::string probe = path + ".tmp";
-  const bool existed = std::filesystem::exists(probe, ec);
-  errno = 0;
-  if (!std::ofstream(probe, std::ios::app | std::ios::binary)) {
-    throw ConfigError(flag + ": cannot write '" + path +
-                      "': " + (errno != 0 ? std::strerror(errno) : "cannot open the file"));
-  }
-  if (!existed) std::filesystem::remove(probe, ec);
+  if (!existed) std::filesystem::remove(target, ec);
 }
 
 void make_out_dir(const std::string& dir, const std::string& flag) {
@@ -45,10 +49,8 @@ void make_out_dir(const std::string& dir, const std::string& flag) {
   // A directory that exists but takes no files (no permission, /proc/1)
   // would fail only after the whole run, as an internal error: try now.
   const std::filesystem::path probe = std::filesystem::path(dir) / ".locksim-write-probe";
-  errno = 0;
-  if (!std::ofstream(probe, std::ios::app | std::ios::binary)) {
-    throw ConfigError(flag + ": cannot write in directory '" + dir +
-                      "': " + (errno != 0 ? std::strerror(errno) : "cannot create a file"));
+  if (const auto why = cannot_open(probe)) {
+    throw ConfigError(flag + ": cannot write in directory '" + dir + "': " + *why);
   }
   std::filesystem::remove(probe, ec);
 }

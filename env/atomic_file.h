@@ -16,4 +16,8 @@ namespace locksim {
 // std::filesystem::filesystem_error when the rename fails.
 void write_file_atomically(const std::filesystem::path& path, std::string_view bytes);
 
+// True when `path` exists and is a symlink or no regular file (/dev/stdout, a
+// FIFO, a device): write_file_atomically writes it in place.
+bool written_in_place(const std::filesystem::path& path);
+
 }  // namespace locksim

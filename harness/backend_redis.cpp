@@ -6,6 +6,7 @@
 #include "algorithms/registry.h"
 #include "env/assert.h"
 #include "harness/backends.h"
+#include "harness/profile_deployment.h"
 #include "harness/setting_rows.h"
 #include "sim/redis/redis_deployment.h"
 
@@ -94,14 +95,10 @@ void validate_redis(const RunConfig& c) {
   const auto algorithm = spec->make(c.algorithm_params, c.param_field_prefix());
   // Redis expires keys in whole milliseconds (PX): a shorter TTL makes every
   // SET fail with "invalid expire time", and the run an empty "OK".
-  const bool has_ttl = std::any_of(spec->params.begin(), spec->params.end(),
-                                   [](const algorithms::ParamInfo& p) { return p.name == "ttl"; });
-  if (has_ttl) {
-    const algorithms::ParamReader r(*spec, c.algorithm_params, c.param_field_prefix());
-    if (r.positive_duration("ttl") < Duration::millis(1)) {
-      throw ConfigError(r.field("ttl") + ": expected at least 1ms (Redis expires keys in whole " +
-                        "milliseconds), got '" + r.text("ttl") + "'");
-    }
+  if (const std::optional<Duration> ttl = ttl_param(c); ttl && *ttl < Duration::millis(1)) {
+    throw ConfigError(algorithms::param_field(c.param_field_prefix(), "ttl") +
+                      ": expected at least 1ms (Redis expires keys in whole milliseconds), got '" +
+                      format_duration(*ttl) + "'");
   }
   const std::string problem = algorithm->check_servers(static_cast<size_t>(t.masters));
   if (!problem.empty()) throw ConfigError(c.param_field_prefix() + problem);

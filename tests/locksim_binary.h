@@ -27,14 +27,22 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// `args` is passed through /bin/sh, so quote as in a shell.
-inline Outcome locksim(const std::string& args) {
+// `args` is passed through /bin/sh, so quote as in a shell. With `cwd`, the
+// binary runs there, as a user's command in that folder would (relative
+// paths in `args` are then relative to it).
+inline Outcome locksim(const std::string& args, const std::filesystem::path& cwd = {}) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("locksim_cli_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   // Appended piece by piece: gcc 12 warns (-Warray-bounds, a known false
   // positive) on this chain of operator+ in some test files.
-  std::string cmd = LOCKSIM_BINARY;
+  std::string cmd;
+  if (!cwd.empty()) {
+    cmd += "cd '";
+    cmd += cwd.string();
+    cmd += "' && ";
+  }
+  cmd += LOCKSIM_BINARY;
   cmd += ' ';
   cmd += args;
   cmd += " >";

@@ -17,9 +17,7 @@
 // An output block with neither a command before it nor a marker fails the
 // test, so no unchecked output can come in.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <regex>
@@ -32,6 +30,7 @@
 namespace {
 
 namespace fs = std::filesystem;
+using locksim::testing::locksim;
 using locksim::testing::Outcome;
 using locksim::testing::slurp;
 
@@ -111,15 +110,7 @@ std::vector<std::string> commands_of(const std::string& text) {
 Outcome run_in_scratch(const std::string& command) {
   const std::string prefix = "build/locksim ";
   EXPECT_EQ(command.rfind(prefix, 0), 0u) << command;
-  const fs::path dir = scratch_dir.path();
-  const std::string shell = "cd '" + dir.string() + "' && " + LOCKSIM_BINARY + " " +
-                            command.substr(prefix.size()) + " >stdout 2>stderr";
-  const int status = std::system(shell.c_str());
-  Outcome o;
-  o.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  o.out = slurp(dir / "stdout");
-  o.err = slurp(dir / "stderr");
-  return o;
+  return locksim(command.substr(prefix.size()), scratch_dir.path());
 }
 
 bool is_build_step(const std::string& command) {
