@@ -71,7 +71,8 @@ struct Progress {
 
 // Prints each broken cell (kind, cell, why, replay), the gate's line and
 // the cells it did not judge, and returns the exit code: 1 when a cell broke
-// its expectation, 4 when no cell did but the runs do not cover the sweep.
+// its expectation, 4 when no cell did but the runs do not cover the sweep or
+// no cell was judged.
 int report_gate(const reports::Matrix& m, bool quiet) {
   for (const auto& c : m.cells) {
     if (c.gate.holds) continue;
@@ -90,6 +91,7 @@ int report_gate(const reports::Matrix& m, bool quiet) {
     case reports::GateState::kFails:
       return kExitViolation;
     case reports::GateState::kIncomplete:
+    case reports::GateState::kNothingJudged:
       return kExitIncomplete;
     case reports::GateState::kNone:
     case reports::GateState::kHolds:

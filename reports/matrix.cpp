@@ -226,6 +226,8 @@ GateState gate_state(const Matrix& m) {
   if (!m.gated) return GateState::kNone;
   if (m.gate_failures > 0) return GateState::kFails;
   if (!m.complete() && m.partial_by_request.empty()) return GateState::kIncomplete;
+  // A part asked for (a shard) leaves judging to the merge of every part.
+  if (m.gated_cells == 0 && m.complete()) return GateState::kNothingJudged;
   return GateState::kHolds;
 }
 
@@ -258,6 +260,10 @@ std::string gate_text(const Matrix& m) {
              std::to_string(m.plan.runs_total()) +
              " runs ran; a gate cannot hold on part of a sweep (merge every shard, or pass "
              "--partial for a report of what ran)";
+    case GateState::kNothingJudged:
+      return "NOTHING JUDGED: no cell of this sweep has a gated expectation it could judge (the "
+             "expectations name none of these cells, or want more seeds than ran); a gate "
+             "cannot hold on nothing";
     case GateState::kHolds:
       return "holds: " + judged + " of " + judged + " judged cells as expected" +
              (m.complete() ? "" : ", on " + coverage_text(m));

@@ -117,8 +117,11 @@ Matrix build_matrix(const harness::SweepPlan& plan, const std::vector<harness::R
 
 // The gate's answer for the whole matrix. kIncomplete: no cell broke its
 // expectation, but the runs do not cover the plan and nobody asked for a
-// part (a merge missing a shard): the CLI exits 4 (docs/reference/cli.md).
-enum class GateState { kNone, kHolds, kFails, kIncomplete };
+// part (a merge missing a shard). kNothingJudged: the runs cover the plan, but
+// not one cell was judged (the file names none of these cells, or only
+// violation cells wanting more seeds than ran): a gate that judged nothing
+// would pass any regression. Both are exit 4 (docs/reference/cli.md).
+enum class GateState { kNone, kHolds, kFails, kIncomplete, kNothingJudged };
 GateState gate_state(const Matrix& m);
 
 // "1 run", "2 runs", "0 violations": a count with its noun, in the plural

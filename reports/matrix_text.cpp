@@ -209,8 +209,18 @@ std::string matrix_junit(const Matrix& m) {
                                     : "") +
              "<system-out>" + xml_escape(coverage_text(m)) + "</system-out></testcase>\n";
   }
-  const std::string n = std::to_string(m.cells.size() + (m.complete() ? 0 : 1));
-  const std::string f = std::to_string(m.gate_failures + (incomplete ? 1 : 0));
+  // ... and so does a gate that judged no cell (every cell's case passes).
+  const bool nothing_judged = gate_state(m) == GateState::kNothingJudged;
+  if (nothing_judged) {
+    cases +=
+        "    <testcase classname=\"locksim.sweep\" name=\"gate\"><failure "
+        "type=\"nothing-judged\" message=\"nothing judged\">" +
+        xml_escape(gate_text(m)) + "</failure></testcase>\n";
+  }
+  const std::string n =
+      std::to_string(m.cells.size() + (m.complete() ? 0 : 1) + (nothing_judged ? 1 : 0));
+  const std::string f =
+      std::to_string(m.gate_failures + (incomplete ? 1 : 0) + (nothing_judged ? 1 : 0));
   LOCKSIM_ASSERT(m.gate_failures <= static_cast<int64_t>(m.cells.size()));
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"locksim sweep\" tests=\"" +
          n + "\" failures=\"" + f + "\">\n  <testsuite name=\"locksim.matrix\" tests=\"" + n +

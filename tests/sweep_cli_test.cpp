@@ -363,4 +363,24 @@ TEST(SweepCli, TooFewSeedsIsNotJudgedRatherThanALostDetection) {
   fs::remove_all(dir);
 }
 
+// A gate that judged no cell would pass any regression: the same exit as a
+// sweep missing runs (4), on stdout and in the JUnit file a CI reads. Its
+// pair: one judged cell, and the gate holds.
+TEST(SweepCli, AGateThatJudgedNoCellCannotHold) {
+  const fs::path dir = scratch("nothing_judged");
+  const std::string expect =
+      std::string(" --expect ") + LOCKSIM_SOURCE_DIR + "/expectations/reference.json --out ";
+  // redlock x server-clock wants 30 seeds; 5 judge nothing.
+  const std::string sweep = "sweep --algorithms redlock --profiles server-clock --seeds 1..";
+  const Outcome o = locksim(sweep + "5" + expect + dir.string());
+  EXPECT_EQ(o.exit_code, 4) << o.out << o.err;
+  EXPECT_NE(o.out.find("gate: NOTHING JUDGED"), std::string::npos) << o.out;
+  EXPECT_NE(slurp(dir / "junit.xml").find("type=\"nothing-judged\""), std::string::npos);
+  EXPECT_NE(slurp(dir / "matrix.md").find("NOTHING JUDGED"), std::string::npos);
+  const Outcome judged = locksim(sweep + "30" + expect + (dir / "30").string());
+  EXPECT_EQ(judged.exit_code, 0) << judged.out << judged.err;
+  EXPECT_EQ(slurp(dir / "30" / "junit.xml").find("nothing-judged"), std::string::npos);
+  fs::remove_all(dir);
+}
+
 }  // namespace
