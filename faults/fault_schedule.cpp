@@ -167,6 +167,19 @@ void parse_sides(const std::string& word, bool arrow_ok, FaultEvent& e, const Ba
   }
 }
 
+// The D of an optional "for D": positive, since leaving "for D" out is how a
+// fault says it lasts (a crash stays down, a partition waits for a heal), and
+// "for 0s" would read as a fault that ends at once but mean one that never does.
+Duration parse_for(const std::string& text, const std::string& f, const Bad& bad) {
+  const Duration d = parse_duration(text, f);
+  if (d <= Duration::zero()) {
+    throw bad(
+        "a positive D in 'for D' (leave 'for D' out for a fault that lasts to a heal, a "
+        "restart or the run's end)");
+  }
+  return d;
+}
+
 double parse_rate(const std::string& text, const Bad& bad) {
   double v = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -199,7 +212,7 @@ void parse_loss(const std::vector<std::string>& w, FaultEvent& e, const std::str
   e.kind = FaultKind::kLoss;
   parse_sides(w[1], false, e, bad);
   e.loss_probability = parse_rate(w[4], bad);
-  if (w.size() == 7) e.duration = parse_duration(w[6], f);
+  if (w.size() == 7) e.duration = parse_for(w[6], f, bad);
 }
 
 void parse_node_fault(const std::vector<std::string>& w, FaultEvent& e, const std::string& f,
@@ -229,7 +242,7 @@ void parse_node_fault(const std::vector<std::string>& w, FaultEvent& e, const st
   } else {
     if (w.size() != 4 && !(w.size() == 6 && w[4] == "for"))
       throw bad("'" + verb + " NODE at T [for D]'");
-    if (w.size() == 6) e.duration = parse_duration(w[5], f);
+    if (w.size() == 6) e.duration = parse_for(w[5], f, bad);
     e.kind = verb == "hang" ? FaultKind::kHang : FaultKind::kCrash;
   }
 }
@@ -282,7 +295,7 @@ FaultEvent parse_fault(std::string_view text, std::string_view field) {
     if (w.size() != 4 && !(w.size() == 6 && w[4] == "for")) {
       throw bad("'partition A,B|C,D at T [for D]' or 'partition A->B at T [for D]'");
     }
-    if (w.size() == 6) e.duration = parse_duration(w[5], f);
+    if (w.size() == 6) e.duration = parse_for(w[5], f, bad);
     e.kind = FaultKind::kPartition;
     parse_sides(w[1], true, e, bad);
   } else if (verb == "delay") {

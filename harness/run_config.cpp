@@ -31,10 +31,39 @@ void validate_each_value(const RunConfig& c) {
   }
 }
 
+// A fault the run never reaches is a schedule that says more than the run
+// does (a fault at 169 h in a 2 s run ran as a run without it).
+void validate_fault_times(const RunConfig& c) {
+  for (size_t i = 0; i < c.faults.events.size(); ++i) {
+    const Duration at = c.faults.events[i].at;
+    if (at < c.duration) continue;
+    throw ConfigError(c.fault_field_prefix() + "[" + std::to_string(i) + "]: at " +
+                      format_duration(at) + " is not inside the run (" + field_name(c, "duration") +
+                      " " + format_duration(c.duration) + "); expected a time before its end");
+  }
+}
+
+// Another backend's setting changes nothing in the run (--replicas under
+// mysql-center ran without a replica, and said nothing): refused, naming the
+// backend the algorithm runs on. A default value is no setting: a scenario may
+// carry every section at its defaults.
+void validate_backend_of_settings(const RunConfig& c) {
+  const RunConfig defaults;
+  for (const Setting& s : all_settings()) {
+    if (!s.format || !belongs_to_other_backend(s, c) || s.format(c) == s.format(defaults)) continue;
+    const std::string section = s.json_path.substr(0, s.json_path.find('.'));
+    throw ConfigError(field_name(c, s) + ": a " + section + " setting, but " + c.algorithm +
+                      " runs on " + algorithms::find_algorithm(c.algorithm)->backend +
+                      "; expected it left out (or an algorithm that runs on " + section + ")");
+  }
+}
+
 }  // namespace
 
 void validate(const RunConfig& c) {
   validate_each_value(c);
+  validate_fault_times(c);
+  validate_backend_of_settings(c);
   const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(c.algorithm);
   LOCKSIM_ASSERT_MSG(spec != nullptr, "checked by the algorithm's row");
   // Builds the algorithm, so a bad or unknown parameter fails before any work.

@@ -204,6 +204,13 @@ std::string field_name(const RunConfig& config, std::string_view json_path) {
   return field_name(config, *s);
 }
 
+bool belongs_to_other_backend(const Setting& s, const RunConfig& config) {
+  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
+  const std::string section = s.json_path.substr(0, s.json_path.find('.'));
+  const bool backend_section = section == "redis" || section == "mysql" || section == "zookeeper";
+  return spec != nullptr && backend_section && section != spec->backend;
+}
+
 void settings_from_json(const Json& j, RunConfig& config,
                         const std::vector<std::string>& other_top_keys) {
   LOCKSIM_ASSERT(!config.source.empty());

@@ -81,6 +81,12 @@ std::string field_name(const RunConfig& config, const Setting& setting);
 // The same by JSON path (e.g. "redis.failover"); the path must be in the table.
 std::string field_name(const RunConfig& config, std::string_view json_path);
 
+// Whether `setting` is in another backend's section than `config`'s
+// algorithm runs on ("redis.replicas" for mysql-center): the run never reads
+// it. False for an unknown algorithm (its own row names it) and for settings
+// every run reads (workload, network, faults).
+bool belongs_to_other_backend(const Setting& setting, const RunConfig& config);
+
 // Reads the settings in scenario JSON `j` (an object) into `config`, naming
 // fields "SOURCE: path" (config.source must be set). A key that is neither a
 // setting nor one of `other_top_keys` (the caller's own, e.g. "name") is an

@@ -35,19 +35,12 @@ std::optional<std::string> scaled_text(const std::string& text, double factor) {
   }
 }
 
-// Another backend's settings are left alone: the run does not read them,
-// and scaled they could leave their range (a ZooKeeper tick above 60 s at
-// --time-scale 31 refused every Redis run).
-bool belongs_to_other_backend(const Setting& s, const RunConfig& config) {
-  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
-  const std::string section = s.json_path.substr(0, s.json_path.find('.'));
-  const bool backend_section = section == "redis" || section == "mysql" || section == "zookeeper";
-  return spec != nullptr && backend_section && section != spec->backend;
-}
-
 void scale_settings(RunConfig& config, double factor) {
   for (const Setting& s : all_settings()) {
     if (s.kind != Setting::Kind::kText || !s.format || !s.parse) continue;
+    // Another backend's settings are left alone: the run does not read them,
+    // and scaled they could leave their range (a ZooKeeper tick above 60 s at
+    // --time-scale 31 refused every Redis run).
     if (belongs_to_other_backend(s, config)) continue;
     const std::string text = s.format(config);
     const std::optional<std::string> next = scaled_text(text, factor);

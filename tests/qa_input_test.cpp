@@ -107,6 +107,49 @@ TEST(QaInput, FaultsThatMeanNothingOrOverflowAreRefused) {
   EXPECT_EQ(locksim("run --duration 3s --quiet --fault 'jump c1 at 1s +8760h'").exit_code, 0);
 }
 
+// A fault at 169 h in a 2 s run ran as a run without it, and 'crash c1 at
+// 1s for 0s' as a crash that never restarts: both are refused, naming the
+// fault. Their pair: a fault just before the end, and a crash left open.
+TEST(QaInput, AFaultOutsideTheRunOrForNothingIsRefused) {
+  expect_bad_input(
+      "run --duration 2s --fault 'pause c1 at 1s for 1s' --fault 'pause c1 at 169h "
+      "for 1s'",
+      "--fault[1]: at 169h is not inside the run (--duration 2s)");
+  const fs::path file = write("late.json", R"({"algorithm": "set-nx-lua", "duration": "2s",
+                                               "faults": ["crash c1 at 2s"]})");
+  expect_bad_input("run --scenario " + file.string(),
+                   file.string() + ": faults[0]: at 2s is not inside the run (" + file.string() +
+                       ": duration 2s)");
+  for (const char* fault :
+       {"crash c1 at 1s for 0s", "hang c1 at 1s for 0ms", "partition c1|redis-1 at 1s for 0s",
+        "loss c1|redis-1 at 1s 0.5 for 0s"})
+    expect_bad_input(std::string("run --fault '") + fault + "'", "a positive D in 'for D'");
+  EXPECT_EQ(locksim("run --duration 3s --quiet --fault 'crash redis-1 at 2999ms' --fault 'crash c1 "
+                    "at 1s'")
+                .exit_code,
+            0);
+}
+
+// Another backend's setting was ignored without a word (--replicas 1 under
+// mysql-center ran without a replica). Its pair: a section at its defaults,
+// as a scenario may carry every section, still runs.
+TEST(QaInput, AnotherBackendsSettingIsRefusedNotIgnored) {
+  expect_bad_input("run --algorithm mysql-center --replicas 1",
+                   "--replicas: a redis setting, but mysql-center runs on mysql");
+  expect_bad_input("run --algorithm zk-recipe --mysql-timeout 20s",
+                   "--mysql-timeout: a mysql setting, but zk-recipe runs on zookeeper");
+  const fs::path tick = write("tick.json", R"({"algorithm": "set-nx-lua",
+                                               "zookeeper": {"tick": "500ms"}})");
+  expect_bad_input("run --scenario " + tick.string(),
+                   tick.string() +
+                       ": zookeeper.tick: a zookeeper setting, but set-nx-lua runs on "
+                       "redis");
+  const fs::path defaults = write("defaults.json", R"({"algorithm": "mysql-center",
+      "duration": "2s", "redis": {"replicas": 0, "timeout": "500ms"}})");
+  const Outcome o = locksim("run --quiet --scenario " + defaults.string());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
 // An empty value was read as a default: '--seed ""' as seed 0, '--max-runs ""'
 // as no runs, 'agree --only ""' as every scenario (hours of live runs).
 TEST(QaInput, AnEmptyValueIsBadInputNeverADefault) {

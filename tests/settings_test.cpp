@@ -5,6 +5,7 @@
 // the setting as the user wrote it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "algorithms/registry.h"
 #include "harness/run_config.h"
 #include "harness/settings.h"
 #include "tests/locksim_binary.h"
@@ -93,10 +95,39 @@ const std::map<std::string, Example>& examples() {
   return table;
 }
 
+// A backend's row is tried on an algorithm of that backend (another
+// backend's setting is refused): MySQL's on mysql-center, ZooKeeper's on
+// zk-recipe, the rest on the default, set-nx-lua.
+const Example& example_of(const Setting& s) {
+  static std::map<std::string, Example> table;
+  if (const auto it = table.find(s.flag); it != table.end()) return it->second;
+  Example ex = examples().at(s.flag);
+  const std::string section = s.json_path.substr(0, s.json_path.find('.'));
+  const char* algorithm = section == "mysql"       ? "mysql-center"
+                          : section == "zookeeper" ? "zk-recipe"
+                                                   : nullptr;
+  if (algorithm != nullptr) {
+    ex.context_flags = std::string("--algorithm ") + algorithm + " " + ex.context_flags;
+    ex.context_json["algorithm"] = algorithm;
+  }
+  return table.emplace(s.flag, ex).first->second;
+}
+
+// The algorithm a row's runs use, and whether it has a "ttl" (ZooKeeper's
+// recipes lease by session).
+std::string algorithm_of(const Example& ex) {
+  return ex.context_json.value("algorithm", std::string("set-nx-lua"));
+}
+bool takes_ttl(const Example& ex) {
+  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(algorithm_of(ex));
+  return spec != nullptr && std::any_of(spec->params.begin(), spec->params.end(),
+                                        [](const auto& p) { return p.name == "ttl"; });
+}
+
 // Every run here is short, and the non-default values apply to it; the row
 // under test is left out (a setting given twice is an error).
 std::string base_args(const Setting& tested) {
-  std::string out = "--ttl 1s";
+  std::string out = takes_ttl(example_of(tested)) ? "--ttl 1s" : "";
   if (tested.flag != "--duration") out += " --duration 6s";
   if (tested.flag != "--hold") out += " --hold 200ms..600ms";
   return out;
@@ -176,7 +207,7 @@ class EachSetting : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EachSetting, FlagShowsInResultAndReplayAndReplaysByteForByte) {
   const Setting& s = *find_setting_by_flag(GetParam());
-  const Example& ex = examples().at(s.flag);
+  const Example& ex = example_of(s);
   const auto dir = temp_dir(s.flag.substr(2));
   const std::string args = base_args(s) + " " + ex.context_flags + " " + flag_args(s, ex.good);
   const Outcome first = locksim("run " + args + " --quiet --out " + (dir / "a").string());
@@ -204,7 +235,7 @@ TEST_P(EachSetting, FlagShowsInResultAndReplayAndReplaysByteForByte) {
 
 TEST_P(EachSetting, ScenarioFileGivesTheSameHistoryAsTheFlag) {
   const Setting& s = *find_setting_by_flag(GetParam());
-  const Example& ex = examples().at(s.flag);
+  const Example& ex = example_of(s);
   const auto dir = temp_dir("scenario_" + s.flag.substr(2));
   const std::string args = base_args(s) + " " + ex.context_flags + " " + flag_args(s, ex.good);
   const Outcome by_flag = locksim("run " + args + " --quiet --out " + (dir / "a").string());
@@ -212,7 +243,7 @@ TEST_P(EachSetting, ScenarioFileGivesTheSameHistoryAsTheFlag) {
   Json scenario = ex.context_json;
   if (s.flag != "--duration") scenario["duration"] = "6s";
   if (s.flag != "--hold") scenario["workload"]["hold"] = "200ms..600ms";
-  scenario["params"]["ttl"] = "1s";
+  if (takes_ttl(ex)) scenario["params"]["ttl"] = "1s";
   if (s.kind == Setting::Kind::kParams) {
     scenario["params"]["max-attempts"] = "7";
   } else {
@@ -232,7 +263,7 @@ TEST_P(EachSetting, ScenarioFileGivesTheSameHistoryAsTheFlag) {
 
 TEST_P(EachSetting, InvalidValueExitsTwoNamingTheFlagOrThePath) {
   const Setting& s = *find_setting_by_flag(GetParam());
-  const Example& ex = examples().at(s.flag);
+  const Example& ex = example_of(s);
   if (!ex.bad.empty()) {
     const Outcome o = locksim("run " + ex.context_flags + " " + s.flag + " '" + ex.bad + "'");
     EXPECT_EQ(o.exit_code, 2) << s.flag << " " << ex.bad << "\n" << o.err;
@@ -243,7 +274,7 @@ TEST_P(EachSetting, InvalidValueExitsTwoNamingTheFlagOrThePath) {
   // value there is a string where true/false belongs.
   const auto dir = temp_dir("bad_" + s.flag.substr(2));
   Json scenario = ex.context_json;
-  scenario["algorithm"] = "set-nx-lua";
+  scenario["algorithm"] = algorithm_of(ex);
   std::string path = s.json_path;
   if (s.kind == Setting::Kind::kParams) {
     scenario["params"] = Json{{"max-attempts", Json::array()}};
