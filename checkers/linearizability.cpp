@@ -383,9 +383,28 @@ std::string call_text(const LockCall& c) {
                      to_string(c.outcome), c.complete_index, when(c));
 }
 
+// Whether `process` invoked an acquire before op `before` that did not fail:
+// in the owner-mutex model the only way it could come to hold the lock.
+bool could_have_acquired(const std::vector<history::Op>& ops, int64_t process, int64_t before) {
+  bool pending = false, could = false;
+  for (const history::Op& op : ops) {
+    if (op.index >= before) break;
+    if (op.process != process || op.f != history::OpF::kAcquire) continue;
+    if (op.type == history::OpType::kInvoke) {
+      pending = true;
+      continue;
+    }
+    could = could || (pending && op.type != history::OpType::kFail);
+    pending = false;
+  }
+  return could || pending;
+}
+
 // Why the lock could not be in the state `z` needed, for the explanation.
-std::string conflict_text(const LockCall& z, const std::optional<LockCall>& from,
-                          MutexModel model) {
+// `own_acquire`: whether z's process had an acquire that could have granted
+// it (what an owner-mutex release needs, whatever state the lock was in).
+std::string conflict_text(const LockCall& z, const std::optional<LockCall>& from, MutexModel model,
+                          bool own_acquire) {
   if (z.f == history::OpF::kAcquire) {
     LOCKSIM_ASSERT_MSG(from.has_value(), "an acquire can only be stuck behind a holder");
     const std::string assumed = from->outcome == history::OpType::kOk
@@ -396,6 +415,16 @@ std::string conflict_text(const LockCall& z, const std::optional<LockCall>& from
         "freed it was invoked before op {}",
         call_actor(z), call_text(z), call_actor(*from), call_text(*from), assumed,
         z.complete_index);
+  }
+  // Naming who held it says more; a free lock is no reason when the releaser
+  // could not have held it anyway.
+  const bool someone_held = from.has_value() && from->f == history::OpF::kAcquire;
+  if (model == MutexModel::kOwnerMutex && !own_acquire && !someone_held) {
+    return fmt::format(
+        "{} released the lock ({}) but never held it: it invoked no acquire that could have "
+        "granted it before op {}, and in the owner-mutex model only the holder's release frees "
+        "the lock",
+        call_actor(z), call_text(z), z.complete_index);
   }
   if (!from.has_value()) {
     return fmt::format(
@@ -430,8 +459,11 @@ void explain(LinearizabilityVerdict& v, const std::vector<history::Op>& ops) {
   v.explanation = fmt::format(
       "Not linearizable as {}: {}. Ops up to op {} ({} ops) are the shortest prefix of the "
       "history that cannot be linearized",
-      name, conflict_text(*v.unlinearizable, v.state_from, v.model), v.prefix_end_index,
-      v.prefix_ops);
+      name,
+      conflict_text(
+          *v.unlinearizable, v.state_from, v.model,
+          could_have_acquired(ops, v.unlinearizable->process, v.unlinearizable->complete_index)),
+      v.prefix_end_index, v.prefix_ops);
   const history::Op& last = ops[static_cast<size_t>(v.prefix_ops - 1)];
   if (last.index != v.unlinearizable->complete_index) {
     // A later :fail (or :ok) closed the last way out, e.g. an open call that

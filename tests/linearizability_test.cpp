@@ -32,8 +32,12 @@ struct H {
   H& ok(int64_t p, history::OpF f) { return add(p, history::OpType::kOk, f); }
   H& fail(int64_t p, history::OpF f) { return add(p, history::OpType::kFail, f); }
   H& info(int64_t p, history::OpF f) { return add(p, history::OpType::kInfo, f); }
-  H& call(int64_t p, history::OpF f, history::OpType t = history::OpType::kOk) { return inv(p, f).add(p, t, f); }
-  H& nemesis() { return add(history::kNemesisProcess, history::OpType::kInfo, history::OpF::kPause); }
+  H& call(int64_t p, history::OpF f, history::OpType t = history::OpType::kOk) {
+    return inv(p, f).add(p, t, f);
+  }
+  H& nemesis() {
+    return add(history::kNemesisProcess, history::OpType::kInfo, history::OpF::kPause);
+  }
 };
 
 constexpr history::OpF A = history::OpF::kAcquire;
@@ -67,6 +71,32 @@ TEST(Linearizability, TwoAcquiresWithoutARelease) {
       << v.explanation;
   EXPECT_NE(v.explanation.find("while c1 (process 0) still held it"), std::string::npos);
   EXPECT_NE(v.explanation.find("shortest prefix"), std::string::npos);
+}
+
+// Under owner-mutex a release by a process that never acquired is wrong
+// whatever state the lock was in: the reason says so, rather than "nobody
+// could have held it" beside another process's :info acquire (a QA pass
+// found that), or "already free" beside another's later :info acquire.
+TEST(Linearizability, OwnerMutexNamesAReleaserThatNeverAcquired) {
+  const auto info_held =
+      checkers::check_linearizable(H{}.call(0, A, history::OpType::kInfo).call(1, R).ops, kOwner);
+  EXPECT_EQ(info_held.kind, kInvalid);
+  EXPECT_NE(info_held.explanation.find(
+                "process 1) released the lock (release op 2, :ok at op 3 at 0.004s) but never "
+                "held it: it invoked no acquire that could have granted it before op 3"),
+            std::string::npos)
+      << info_held.explanation;
+  const auto later_info = checkers::check_linearizable(
+      H{}.call(0, A).call(0, R).call(2, A, history::OpType::kInfo).call(1, R).ops, kOwner);
+  EXPECT_NE(later_info.explanation.find("never held it"), std::string::npos)
+      << later_info.explanation;
+  // Its pair: a release by a process whose own acquire failed never held it
+  // either; one whose acquire may have happened is read by the lock's state.
+  const auto failed =
+      checkers::check_linearizable(H{}.call(1, A, history::OpType::kFail).call(1, R).ops, kOwner);
+  EXPECT_NE(failed.explanation.find("never held it"), std::string::npos) << failed.explanation;
+  const auto twice = checkers::check_linearizable(H{}.call(1, A).call(1, R).call(1, R).ops, kOwner);
+  EXPECT_NE(twice.explanation.find("already free"), std::string::npos) << twice.explanation;
 }
 
 TEST(Linearizability, ReleaseOfAFreeLock) {
@@ -146,7 +176,8 @@ TEST(Linearizability, RuleBreaksAreFoundWithTheOpIndexAndTheRule) {
   EXPECT_NE(rule(H{}.inv(0, A).inv(0, A)).find("while its op 0 is still open"), std::string::npos);
   EXPECT_NE(rule(H{}.ok(0, A)).find("0: process 0 completes op 0 (:ok :acquire) that it never"),
             std::string::npos);
-  EXPECT_NE(rule(H{}.call(0, A, history::OpType::kInfo).inv(0, R)).find("2: process 0 invokes op 2 after"),
+  EXPECT_NE(rule(H{}.call(0, A, history::OpType::kInfo).inv(0, R))
+                .find("2: process 0 invokes op 2 after"),
             std::string::npos);
   EXPECT_NE(rule(H{}.inv(0, A).ok(0, R))
                 .find("completes a :release but process 0 invoked a "
@@ -157,8 +188,9 @@ TEST(Linearizability, RuleBreaksAreFoundWithTheOpIndexAndTheRule) {
 
 // Shortest failing prefix: up to the reported op it cannot be linearized,
 // one op shorter it can.
-void expect_shortest_prefix(const std::vector<history::Op>& ops, const checkers::LinearizabilityVerdict& v,
-                            checkers::MutexModel m, uint64_t seed) {
+void expect_shortest_prefix(const std::vector<history::Op>& ops,
+                            const checkers::LinearizabilityVerdict& v, checkers::MutexModel m,
+                            uint64_t seed) {
   ASSERT_GT(v.prefix_ops, 0);
   const std::vector<history::Op> with(ops.begin(), ops.begin() + v.prefix_ops);
   const std::vector<history::Op> without(ops.begin(), ops.begin() + v.prefix_ops - 1);
