@@ -110,6 +110,16 @@ std::pair<std::string, std::string> split_path(const std::string& path) {
   throw ConfigError(field + ": expected " + expected + ", got " + v.dump());
 }
 
+// "5", "-1", "+7": a number written as a string.
+bool is_quoted_integer(const std::string& text) {
+  size_t i = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+  if (i == text.size()) return false;
+  for (; i < text.size(); ++i) {
+    if (text[i] < '0' || text[i] > '9') return false;
+  }
+  return true;
+}
+
 // One value from a scenario file, as the text parse() reads.
 std::string json_to_text(const Setting& s, const Json& v, const std::string& field) {
   switch (s.kind) {
@@ -117,10 +127,11 @@ std::string json_to_text(const Setting& s, const Json& v, const std::string& fie
       if (!v.is_string()) fail_json(field, "a string (" + s.value_hint + ")", v);
       return v.get<std::string>();
     case Setting::Kind::kInteger:
-      // A string is allowed for values such as masters' "auto".
-      if (v.is_number_integer() || v.is_string()) {
-        return v.is_string() ? v.get<std::string>() : v.dump();
-      }
+      // A string is allowed for a word such as masters' "auto", never for a
+      // quoted number: "5" beside a refused "true" would be one type rule
+      // for integers and another for flags.
+      if (v.is_number_integer()) return v.dump();
+      if (v.is_string() && !is_quoted_integer(v.get<std::string>())) return v.get<std::string>();
       fail_json(field, "a whole number (" + s.value_hint + ")", v);
     case Setting::Kind::kNumber:
       if (!v.is_number()) fail_json(field, "a number (" + s.value_hint + ")", v);

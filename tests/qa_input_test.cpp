@@ -150,6 +150,19 @@ TEST(QaInput, AnotherBackendsSettingIsRefusedNotIgnored) {
   EXPECT_EQ(o.exit_code, 0) << o.err;
 }
 
+// A quoted number ran ("clients": "5") while a quoted flag ("true") was
+// refused: one type rule for both. A word stays a string ("masters": "auto").
+TEST(QaInput, AQuotedNumberInAScenarioIsRefusedAsAQuotedFlagIs) {
+  const fs::path clients = write("quoted.json", R"({"algorithm": "set-nx-lua",
+                                                   "workload": {"clients": "5"}})");
+  expect_bad_input("run --scenario " + clients.string(),
+                   clients.string() + ": workload.clients: expected a whole number (1..1000), got \"5\"");
+  const fs::path masters = write("auto.json", R"({"algorithm": "redlock", "duration": "2s",
+                                                  "redis": {"masters": "auto"}})");
+  const Outcome o = locksim("run --quiet --scenario " + masters.string());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
 // An empty value was read as a default: '--seed ""' as seed 0, '--max-runs ""'
 // as no runs, 'agree --only ""' as every scenario (hours of live runs).
 TEST(QaInput, AnEmptyValueIsBadInputNeverADefault) {
