@@ -25,10 +25,16 @@ Setting servers_row() {
             "ZooKeeper ensemble size (odd: 1, 3 or 5)",
             true};
   s.parse = [](RunConfig& c, const std::string& text, const std::string& field) {
-    const int64_t n = parse_integer(text, field, 0, 1000);
-    if (n != 1 && n != 3 && n != 5) {
-      throw ConfigError(field + ": expected 1, 3 or 5 (an odd ensemble size), got " + text);
+    const auto bad = [&] {
+      return ConfigError(field + ": expected 1, 3 or 5 (an odd ensemble size), got '" + text + "'");
+    };
+    int64_t n = 0;
+    try {
+      n = parse_integer(text, field, 1, 5);
+    } catch (const ConfigError&) {
+      throw bad();  // "from 1 to 5" would invite a 2 or a 4
     }
+    if (n != 1 && n != 3 && n != 5) throw bad();
     c.zookeeper.servers = static_cast<int>(n);
   };
   s.format = [](const RunConfig& c) { return std::to_string(c.zookeeper.servers); };

@@ -203,6 +203,7 @@ Scenario load_scenario(const std::string& name_or_path) {
   if (const BuiltinScenario* b = find_builtin_scenario(name_or_path)) {
     return parse_scenario(b->json, "builtin:" + name_or_path);
   }
+  refuse_directory(name_or_path, "--scenario: " + name_or_path);
   std::ifstream in(name_or_path, std::ios::binary);
   if (!in) throw ConfigError(unknown_scenario_message("--scenario", name_or_path, true));
   std::stringstream ss;

@@ -330,6 +330,7 @@ std::shared_ptr<const algorithms::ScriptedLockDef> parse_script_file(const std::
 
 std::shared_ptr<const algorithms::ScriptedLockDef> load_script_file(const std::string& path,
                                                                     const std::string& name) {
+  refuse_directory(path, path);
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     for (const BuiltinScript& b : builtin_script_texts()) {

@@ -1,5 +1,6 @@
 #include "harness/strict_json.h"
 
+#include <filesystem>
 #include <set>
 #include <string>
 #include <vector>
@@ -59,6 +60,13 @@ class RepeatedKeyGuard {
 };
 
 }  // namespace
+
+void refuse_directory(const std::string& path, const std::string& named) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(named + ": expected a JSON file, got a directory");
+  }
+}
 
 Json parse_strict_json(std::string_view text, const std::string& source) {
   try {

@@ -23,4 +23,9 @@ inline constexpr int kJsonDepthMax = 64;
 //   PATH the dotted path of the key ("redis.timeout").
 nlohmann::json parse_strict_json(std::string_view text, const std::string& source);
 
+// Throws ConfigError "NAMED: expected a JSON file, got a directory" when
+// `path` is a directory: an ifstream opens one, reads nothing, and the
+// message would have been "invalid JSON" about a file that is none.
+void refuse_directory(const std::string& path, const std::string& named);
+
 }  // namespace locksim::harness

@@ -155,12 +155,30 @@ TEST(QaInput, AnotherBackendsSettingIsRefusedNotIgnored) {
 TEST(QaInput, AQuotedNumberInAScenarioIsRefusedAsAQuotedFlagIs) {
   const fs::path clients = write("quoted.json", R"({"algorithm": "set-nx-lua",
                                                    "workload": {"clients": "5"}})");
-  expect_bad_input("run --scenario " + clients.string(),
-                   clients.string() + ": workload.clients: expected a whole number (1..1000), got \"5\"");
+  expect_bad_input(
+      "run --scenario " + clients.string(),
+      clients.string() + ": workload.clients: expected a whole number (1..1000), got \"5\"");
   const fs::path masters = write("auto.json", R"({"algorithm": "redlock", "duration": "2s",
                                                   "redis": {"masters": "auto"}})");
   const Outcome o = locksim("run --quiet --scenario " + masters.string());
   EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
+// A folder given where a JSON file belongs read as "invalid JSON ... unexpected
+// end of input"; --zk-servers -1 was "expected a whole number from 0 to 1000".
+TEST(QaInput, AFolderIsNotAFileAndAnEnsembleIsOneThreeOrFive) {
+  const std::string dir = scratch().string();
+  expect_bad_input("run --scenario " + dir,
+                   "--scenario: " + dir + ": expected a JSON file, got a directory");
+  expect_bad_input("sweep --algorithms set-nx-lua --profiles none --seeds 1..2 --out " + dir +
+                       "/o --expect " + dir,
+                   "--expect: " + dir + ": expected a JSON file, got a directory");
+  expect_bad_input("run --algorithm script:" + dir,
+                   dir + ": expected a JSON file, got a directory");
+  for (const char* n : {"-1", "2", "7"})
+    expect_bad_input(
+        std::string("run --algorithm zk-recipe --zk-servers ") + n,
+        std::string("--zk-servers: expected 1, 3 or 5 (an odd ensemble size), got '") + n + "'");
 }
 
 // An empty value was read as a default: '--seed ""' as seed 0, '--max-runs ""'

@@ -138,6 +138,7 @@ Expectations parse_expectations(const Json& j, const std::string& source) {
 }
 
 Expectations load_expectations(const std::string& path) {
+  refuse_directory(path, "--expect: " + path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw ConfigError("--expect: cannot read '" + path + "'");
   std::stringstream text;
