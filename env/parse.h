@@ -15,15 +15,29 @@ namespace locksim {
 
 class ConfigError : public std::runtime_error {
  public:
-  // Always one line: a newline or carriage return echoed from the input (a
-  // JSON key, a duration string) becomes a space, so the rule holds whatever
-  // the user typed.
-  explicit ConfigError(std::string what) : std::runtime_error(one_line(std::move(what))) {}
+  // Always one line of plain text: a newline, carriage return or tab echoed
+  // from the input (a JSON key, a duration string) becomes a space, and any
+  // other control byte "\xNN", so the rule holds whatever the user typed (a
+  // "\u0000" in a file cut the message short at what(); an escape sequence
+  // reached the terminal).
+  explicit ConfigError(const std::string& what) : std::runtime_error(one_line(what)) {}
 
  private:
-  static std::string one_line(std::string s) {
-    for (char& c : s) c = c == '\n' || c == '\r' ? ' ' : c;
-    return s;
+  static std::string one_line(const std::string& s) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    std::string out;
+    out.reserve(s.size());
+    for (const char c : s) {
+      const auto byte = static_cast<unsigned char>(c);
+      if (c == '\n' || c == '\r' || c == '\t') {
+        out += ' ';
+      } else if (byte < 0x20 || byte == 0x7f) {
+        out += {'\\', 'x', kHex[byte >> 4], kHex[byte & 0xf]};
+      } else {
+        out += c;
+      }
+    }
+    return out;
   }
 };
 

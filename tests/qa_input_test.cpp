@@ -181,6 +181,16 @@ TEST(QaInput, AFolderIsNotAFileAndAnEnsembleIsOneThreeOrFive) {
         std::string("--zk-servers: expected 1, 3 or 5 (an odd ensemble size), got '") + n + "'");
 }
 
+// A "\u0000" in a scenario cut the error line short at the NUL, and an escape
+// sequence reached the terminal raw: both are written as \xNN.
+TEST(QaInput, ControlBytesInAnErrorAreWrittenOut) {
+  const fs::path nul = write("nul.json", R"({"algorithm": "set-nx-lua", "duration": "2\u0000s"})");
+  expect_bad_input("run --scenario " + nul.string(), "got '2\\x00s'");
+  const fs::path esc =
+      write("esc.json", R"({"algorithm": "set-nx-lua", "duration": "2s\u001b[31m"})");
+  expect_bad_input("run --scenario " + esc.string(), "got '2s\\x1b[31m'");
+}
+
 // An empty value was read as a default: '--seed ""' as seed 0, '--max-runs ""'
 // as no runs, 'agree --only ""' as every scenario (hours of live runs).
 TEST(QaInput, AnEmptyValueIsBadInputNeverADefault) {
