@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "algorithms/registry.h"
 #include "env/parse.h"
 #include "faults/fault_schedule.h"
 #include "harness/run.h"
@@ -28,8 +29,9 @@ SimRunReport run_with(const std::string& algorithm, const std::string& fault,
   c.duration = Duration::seconds(40);
   c.workload.clients = 3;
   // A client that waits for its reply (redis-py's and hiredis's default): a
-  // 500 ms command timeout would give the held grant up as unknown.
-  c.redis.timeout = sim::kNoTimeout;
+  // 500 ms command timeout would give the held grant up as unknown. (A Redis
+  // setting: another backend's algorithm refuses it.)
+  if (algorithms::find_algorithm(algorithm)->backend == "redis") c.redis.timeout = sim::kNoTimeout;
   c.faults.events.push_back(parse_fault(fault, "f"));
   return simulate_and_check(c);
 }
