@@ -45,7 +45,7 @@ std::string could_know(const History& h, const std::string& holder, TimePoint at
   if (const Op* p = r::pause_at(h, holder, at))
     return holder + " was paused (since " + r::at_text(TimePoint{p->time_ns}) +
            ") and could not notice";
-  if (r::partition_at(h, holder, at))
+  if (r::link_fault_at(h, holder, at))
     return holder + " was cut off from the servers and could not hear of it";
   return holder + " had no way to know: nothing tells a holder that its lock is gone";
 }
@@ -112,17 +112,35 @@ Cause expiry_cause(const History& h, const LockTrace& trace, const LockChange& c
 }
 
 // The lock node of `holder` vanished at `e` with no release in flight: the
-// ensemble expired its session.
-Cause session_cause(const History& h, const LockChange& c, const std::string& holder, TimePoint e) {
+// ensemble expired its session. Cut off: a partition or delay on the
+// holder's links, or one that splits the servers (a follower cut off from
+// the leader cannot pass on its clients' pings). The records do not say
+// which server a session was on, so a fault under way at `e` on either path
+// is the cut the story names, with the fault itself for the reader to check.
+Cause session_cause(const ExplainInput& in, const LockChange& c, const std::string& holder,
+                    TimePoint e) {
+  const History& h = *in.history;
   Cause out;
   out.mechanism = Mechanism::kSessionExpired;
-  if (r::pause_at(h, holder, e))
+  std::string why;
+  std::vector<std::string> servers;
+  for (const ServerLock& s : in.trace->initial) servers.push_back(s.server);
+  const Op* cut = nullptr;
+  if (r::pause_at(h, holder, e)) {
     out.mechanism = Mechanism::kSessionExpiredPaused;
-  else if (r::partition_at(h, holder, e))
+  } else if ((cut = r::link_fault_at(h, holder, e)) != nullptr) {
     out.mechanism = Mechanism::kSessionExpiredCutOff;
-  out.steps.push_back(StoryStep{e, holder + "'s ZooKeeper session expired and " + c.after.server +
-                                       " deleted its lock node " + c.before.holder + "; " +
-                                       could_know(h, holder, e)});
+    why = " while a fault on " + holder + "'s links was under way (";
+  } else if ((cut = r::servers_split_at(h, servers, e)) != nullptr) {
+    out.mechanism = Mechanism::kSessionExpiredCutOff;
+    why = " while the ensemble's servers were cut apart (";
+  }
+  if (cut != nullptr)
+    why +=
+        history::describe_nemesis_op(*cut) + ", since " + r::at_text(TimePoint{cut->time_ns}) + ")";
+  out.steps.push_back(StoryStep{e, holder + "'s ZooKeeper session expired" + why + " and " +
+                                       c.after.server + " deleted its lock node " +
+                                       c.before.holder + "; " + could_know(h, holder, e)});
   return out;
 }
 
@@ -166,19 +184,72 @@ Cause overwritten(const History& h, const LockChange& c, const std::string& hold
                         "; the records do not show why: cause not determined"}}};
 }
 
+const std::string& token_of(const History& h, const HeldInterval& i) {
+  return h.ops[static_cast<size_t>(i.acquire_index)].token;
+}
+
+// A server's state keeps the grant that carried `token`.
+bool keeps(const ServerLock& s, const std::string& token) {
+  return s.kind == K::kHeld && r::holds(s.holder, token);
+}
+
+// What a promoted server had instead of `holder`'s grant: "absent",
+// "expired", "c1's earlier lease c1:993c...", "c2's lock c2:...".
+std::string copy_of(const History& h, const ServerLock& s, const std::string& holder) {
+  if (s.kind != K::kHeld) return to_string(s.kind);
+  const std::optional<int> owner = r::client_of_token(h, s.holder);
+  if (owner && who(*owner) == holder) return holder + "'s earlier lease " + s.holder;
+  return (owner ? who(*owner) : std::string("another client")) + "'s lock " + s.holder;
+}
+
+// Promotions lost `a`'s lock at `e`: every server promoted since a's grant
+// without it, for losing a majority can take several (Redlock's five
+// masters fail over one by one).
+Cause failover_cause(const ExplainInput& in, const HeldInterval& a, TimePoint e) {
+  const History& h = *in.history;
+  const std::string holder = who(a.client);
+  const std::string& token = token_of(h, a);
+  // Since the grant was first stored: a reply can arrive after the store
+  // already lost it.
+  TimePoint since = a.start;
+  for (const LockChange& c : in.trace->changes) {
+    if (c.at >= since) break;
+    if (keeps(c.after, token)) since = c.at;
+  }
+  std::vector<const LockChange*> promoted;
+  for (const LockChange& c : in.trace->changes) {
+    if (c.at > e) break;
+    if (c.at <= since || !c.after.serving || c.before.serving || keeps(c.after, token)) continue;
+    promoted.push_back(&c);
+  }
+  LOCKSIM_ASSERT_MSG(!promoted.empty(), "a promotion at e is after a's grant");
+  std::string text;
+  if (promoted.size() == 1) {
+    text =
+        promoted.front()->after.server + " was promoted to primary, and its copy of the lock is " +
+        copy_of(h, promoted.front()->after, holder) + ": it never received " + holder + "'s grant";
+  } else {
+    text = "losing the lock took " + std::to_string(promoted.size()) +
+           " promotions, none of a server that had received " + holder + "'s grant: ";
+    for (size_t i = 0; i < promoted.size(); ++i) {
+      text += (i == 0 ? "" : ", ") + promoted[i]->after.server + " at " +
+              r::at_text(promoted[i]->at) +
+              " (its copy: " + copy_of(h, promoted[i]->after, holder) + ")";
+    }
+  }
+  return Cause{Mechanism::kFailoverLostLock, {{e, text + "; " + could_know(h, holder, e)}}};
+}
+
 // How the store stopped protecting `a` at `e`, from the changes at `e` on
 // the servers whose answer counts.
 Cause store_let_go(const ExplainInput& in, const HeldInterval& a, TimePoint e) {
   const History& h = *in.history;
   const std::string holder = who(a.client);
   const std::vector<const LockChange*> at_e = changes_at(*in.trace, e);
+  const std::string& token = token_of(h, a);
   for (const LockChange* c : at_e) {
-    if (c->after.serving && !c->before.serving && c->after.kind != K::kHeld) {
-      return Cause{Mechanism::kFailoverLostLock,
-                   {{e, c->after.server + " was promoted to primary, and its copy of the lock is " +
-                            to_string(c->after.kind) + ": it never received " + holder +
-                            "'s grant; " + could_know(h, holder, e)}}};
-    }
+    if (c->after.serving && !c->before.serving && !keeps(c->after, token))
+      return failover_cause(in, a, e);
   }
   for (const LockChange* c : at_e) {
     if (c->after.serving && c->before.kind == K::kDown && c->after.kind != K::kHeld) {
@@ -199,7 +270,7 @@ Cause store_let_go(const ExplainInput& in, const HeldInterval& a, TimePoint e) {
     // A ZooKeeper release deletes its own client's node, never another's
     // (a node's sequential name is its creator's): the holder's node went
     // with its session, whatever release was still in flight.
-    if (in.backend == "zookeeper") return session_cause(h, *c, holder, e);
+    if (in.backend == "zookeeper") return session_cause(in, *c, holder, e);
     const Op* rel = r::release_in_flight(h, e, a.client);
     // None of another client's: the holder's own, sent before this lease
     // (one sent during it would have ended the hold before `e`).
@@ -221,34 +292,75 @@ Cause store_let_go(const ExplainInput& in, const HeldInterval& a, TimePoint e) {
                         ", but the servers' records do not show how: cause not determined"}}};
 }
 
-// The grant reached `a` after the store had let the lock go.
-Cause late_grant(const ExplainInput& in, const HeldInterval& a) {
-  const History& h = *in.history;
-  const Op& ok = h.ops[static_cast<size_t>(a.acquire_index)];
-  const Op* invoke = r::invocation_of(h, ok);
-  std::string text = who(a.client) + "'s grant reached it only now";
-  if (invoke != nullptr)
+// "c2's grant reached it only now, 0.5s after it asked (op 8 at 2.091s)".
+std::string grant_heard(const History& h, const HeldInterval& g) {
+  const Op& ok = h.ops[static_cast<size_t>(g.acquire_index)];
+  std::string text = who(g.client) + "'s grant reached it only now";
+  if (const Op* invoke = r::invocation_of(h, ok))
     text += ", " + format_span(ok.time_ns - invoke->time_ns) + " after it asked (op " +
             std::to_string(invoke->index) + " at " + r::at_text(TimePoint{invoke->time_ns}) + ")";
-  // When the store let this grant go: it stopped holding the token, or it
-  // stored the token already expired (a deadline past when it committed).
-  std::optional<TimePoint> gone;
-  for (const LockChange& c : in.trace->changes) {
-    if (c.at > a.start) break;
-    const bool left = c.before.kind == K::kHeld && c.before.holder == ok.token &&
-                      !(c.after.kind == K::kHeld && c.after.holder == ok.token);
-    const bool stored_expired =
-        c.after.kind == K::kExpired && c.after.holder == ok.token && c.before.holder != ok.token;
-    if (c.after.serving && (left || stored_expired)) gone = c.at;
-  }
-  text += gone ? "; the store had let it go at " + r::at_text(*gone) +
-                     ", before the grant reached " + who(a.client)
-               : "; by then the store no longer protected it";
-  return Cause{Mechanism::kLateGrant, {{a.start, text + ". " + who(a.client) + " could not tell"}}};
+  return text;
 }
 
-const std::string& token_of(const History& h, const HeldInterval& i) {
-  return h.ops[static_cast<size_t>(i.acquire_index)].token;
+// The last change at or before `g`'s grant at which a server that counts
+// let the grant go: stopped keeping it, or stored it already expired (a
+// deadline past when it committed).
+const LockChange* let_go(const LockTrace& trace, const std::string& token, TimePoint heard) {
+  const LockChange* out = nullptr;
+  for (const LockChange& c : trace.changes) {
+    if (c.at > heard) break;
+    const bool left = keeps(c.before, token) && !keeps(c.after, token);
+    const bool stored_expired = c.after.kind == K::kExpired && r::holds(c.after.holder, token) &&
+                                !r::holds(c.before.holder, token);
+    if (c.after.serving && (left || stored_expired)) out = &c;
+  }
+  return out;
+}
+
+// The first change at or before `heard` that stored `token` on a server
+// whose answer did not count then.
+const LockChange* kept_elsewhere(const LockTrace& trace, const std::string& token,
+                                 TimePoint heard) {
+  for (const LockChange& c : trace.changes) {
+    if (c.at > heard) break;
+    if (!c.after.serving && keeps(c.after, token) && !keeps(c.before, token)) return &c;
+  }
+  return nullptr;
+}
+
+// The servers that count did not keep `g`'s grant when `g` heard of it.
+// Where it went says why: kept only by a server whose answer did not count
+// (a deposed primary, a replica), taken away before the reply arrived by a
+// change store_let_go names (a late release, a failover, a restart), or
+// expired first (a late grant, unless a server's clock had been moved).
+Cause grant_not_kept(const ExplainInput& in, const HeldInterval& g) {
+  const History& h = *in.history;
+  const std::string& token = token_of(h, g);
+  const std::string c = who(g.client);
+  const LockChange* gone = let_go(*in.trace, token, g.start);
+  if (gone == nullptr) {
+    if (const LockChange* w = kept_elsewhere(*in.trace, token, g.start)) {
+      return Cause{Mechanism::kStalePrimaryGrant,
+                   {{w->at, c + "'s grant was stored on " + w->after.server +
+                                ", whose answer did not count then (a replica, or a primary a "
+                                "failover had replaced); no server that counted kept it"}}};
+    }
+    return Cause{Mechanism::kUndetermined,
+                 {{g.start, grant_heard(h, g) + "; no server's records show its lock: cause "
+                                                "not determined"}}};
+  }
+  // Expired by a correct clock before the reply came: the grant was late.
+  // Anything else is a change of the store, told as for a holder.
+  // (A key removed at its own expiry instant expired too.)
+  const bool expired = gone->after.kind == K::kExpired ||
+                       (gone->before.kind == K::kHeld && gone->before.expires <= gone->at);
+  Cause out{Mechanism::kLateGrant, {}};
+  if (!expired || r::clock_fault_before(h, gone->after.server, gone->at) != nullptr)
+    out = store_let_go(in, g, gone->at);
+  out.steps.push_back(StoryStep{g.start, grant_heard(h, g) + "; the store had let it go at " +
+                                             r::at_text(gone->at) + ", before the grant reached " +
+                                             c + ". " + c + " could not tell"});
+  return out;
 }
 
 // Why `b` got the lock while `a` held it. The store's own records say whose
@@ -263,10 +375,10 @@ Cause overlap_cause(const ExplainInput& in, const Overlap& ov) {
                    "the servers' lock was not "
                    "recorded: cause not determined"}}};
   if (!r::protected_by(states_at(trace, ov.b.start), token_of(h, ov.b)))
-    return late_grant(in, ov.b);
+    return grant_not_kept(in, ov.b);
   const std::optional<TimePoint> lost =
       r::lost_at(trace, token_of(h, ov.a), ov.a.start, ov.b.start);
-  if (lost && *lost == ov.a.start) return late_grant(in, ov.a);
+  if (lost && *lost == ov.a.start) return grant_not_kept(in, ov.a);
   if (lost) return store_let_go(in, ov.a, *lost);
   const std::string b = who(ov.b.client);
   if (const Op* clk = r::clock_fault_before(h, b, ov.window_start)) {
@@ -301,23 +413,42 @@ void add_acquired(const ExplainInput& in, const HeldInterval& a, std::vector<Sto
   steps.push_back(StoryStep{a.start, text});
 }
 
-// The faults up to `until`, the latest kFaultStepsMax.
-void add_faults(const History& h, TimePoint until, std::vector<StoryStep>& steps) {
+// "redis-1-r1 was promoted to primary", "zk-2 became the serving leader".
+std::string promotion_text(const ExplainInput& in, const LockChange& c) {
+  return "failover: " + c.after.server +
+         (in.backend == "zookeeper" ? " became the serving leader" : " was promoted to primary") +
+         " (its copy of the lock: " + copy_of(*in.history, c.after, "") + ")";
+}
+
+// The faults up to `until`, and the promotions they caused (a server
+// becoming the one whose answer counts, after the first fault: before it,
+// the deployment is still starting), the latest kFaultStepsMax.
+void add_faults(const ExplainInput& in, TimePoint until, std::vector<StoryStep>& steps) {
   std::vector<StoryStep> faults;
-  for (const Op& op : h.ops) {
+  std::optional<TimePoint> first_fault;
+  for (const Op& op : in.history->ops) {
     if (op.time_ns > until.ns) break;
-    if (!history::is_client_op(op))
-      faults.push_back(
-          StoryStep{TimePoint{op.time_ns}, "fault: " + history::describe_nemesis_op(op)});
+    if (history::is_client_op(op)) continue;
+    faults.push_back(
+        StoryStep{TimePoint{op.time_ns}, "fault: " + history::describe_nemesis_op(op)});
+    if (!first_fault) first_fault = TimePoint{op.time_ns};
+  }
+  if (in.trace->supported && first_fault) {
+    for (const LockChange& c : in.trace->changes) {
+      if (c.at > until) break;
+      if (c.at >= *first_fault && c.after.serving && !c.before.serving)
+        faults.push_back(StoryStep{c.at, promotion_text(in, c)});
+    }
+    std::stable_sort(faults.begin(), faults.end(),
+                     [](const StoryStep& x, const StoryStep& y) { return x.at < y.at; });
   }
   const size_t skip = faults.size() > kFaultStepsMax ? faults.size() - kFaultStepsMax : 0;
   steps.insert(steps.end(), faults.begin() + static_cast<long>(skip), faults.end());
 }
 
 void tell_overlap(const ExplainInput& in, const Overlap& ov, const Cause& cause, Story& story) {
-  const History& h = *in.history;
   add_acquired(in, ov.a, story.steps);
-  add_faults(h, ov.window_start, story.steps);
+  add_faults(in, ov.window_start, story.steps);
   story.steps.insert(story.steps.end(), cause.steps.begin(), cause.steps.end());
   story.steps.push_back(
       StoryStep{ov.window_start, who(ov.b.client) + " acquired the lock (acquire op " +
@@ -352,11 +483,11 @@ void explain_latent(const ExplainInput& in, Story& story) {
   });
   LOCKSIM_ASSERT_MSG(held != h.held.end(), "an exposure window lies in a held interval");
   const Cause cause =
-      w.start == held->start ? late_grant(in, *held) : store_let_go(in, *held, w.start);
+      w.start == held->start ? grant_not_kept(in, *held) : store_let_go(in, *held, w.start);
   story.finding = "lease exposure (latent: nobody stepped in)";
   story.mechanism = cause.mechanism;
   add_acquired(in, *held, story.steps);
-  add_faults(h, w.start, story.steps);
+  add_faults(in, w.start, story.steps);
   story.steps.insert(story.steps.end(), cause.steps.begin(), cause.steps.end());
   story.steps.push_back(
       StoryStep{w.end, "exposed for " + format_span((w.end - w.start).ns) +

@@ -8,7 +8,10 @@
 //      says when (E). None: the store still protected a, so b's own judgement
 //      let it in — a contender whose clock ran ahead, or undetermined.
 //   2. E is a's grant instant: the store had let the lock go before a heard
-//      of its grant (a late grant).
+//      of its grant. Where it went says why: stored only on a server whose
+//      answer did not count (a deposed primary), taken by a change step 3
+//      names (a late release, a failover), or expired before the reply came
+//      (a late grant).
 //   3. Otherwise the trace says what changed at E on the servers whose answer
 //      counts: a promoted replica without the lock (failover), a restarted
 //      server without it (restart), the lock deleted while another client's
@@ -16,9 +19,10 @@
 //      server's clock (then: that clock had jumped or drifted; a was paused;
 //      a's clock was skewed; or the hold simply outlasted the lease), the lock
 //      node gone with no release in flight (a ZooKeeper session expired,
-//      while a was paused or cut off).
+//      while a was paused, or cut off: a partition or delay on its links, or
+//      between the ensemble's servers).
 // A liveness finding reads the lock left in the store at the end: a key with
-// no expiry whose writer crashed, a deadline days ahead, a lock node whose
+// no expiry whose writer crashed or gave up, a deadline days ahead, a lock node whose
 // creator never learned of it. Anything else is "cause not determined": the
 // story says so rather than guess.
 #pragma once
@@ -46,14 +50,16 @@ enum class Mechanism {
   kRestartLostLock,       // a server restarted without the lock (no fsync)
   kLateRelease,           // a late release deleted the next holder's lock
   kLateGrant,             // the grant reached its client after the lease had run out
+  kStalePrimaryGrant,     // the grant was stored only on a server whose answer did not count
   kSessionExpiredPaused,  // ZooKeeper: the holder's session expired while it was paused
   kSessionExpiredCutOff,  // ZooKeeper: ... while it was cut off from the ensemble
   kSessionExpired,        // ZooKeeper: ... for no fault the history shows at that instant
   kNoExpiryAfterCrash,    // a key with no expiry, its writer crashed (SETNX then EXPIRE)
-  kDeadlineTooFar,        // a crashed holder's deadline days ahead (the article's year)
-  kOrphanNode,            // a lock node its creator never learned of (a lost create reply)
-  kReleaseLost,           // a release whose outcome was unknown left the lock in place
-  kHolderKeptLock,        // the holder's work stopped, its process kept renewing the lease
+  kNoExpiryOutcomeUnknown,  // a key with no expiry, its writer's acquire never learned it landed
+  kDeadlineTooFar,          // a crashed holder's deadline days ahead (the article's year)
+  kOrphanNode,              // a lock node its creator never learned of (a lost create reply)
+  kReleaseLost,             // a release whose outcome was unknown left the lock in place
+  kHolderKeptLock,          // the holder's work stopped, its process kept renewing the lease
 };
 
 // A stable id, e.g. "pause-outlasted-lease", "cause-not-determined".

@@ -36,6 +36,11 @@ bool ends(const Op& end, const Op& fault) {
   if (fault.f == OpF::kPause)
     return end.f == OpF::kResume && names(end, nodes_named(fault).front());
   if (fault.f == OpF::kHang) return end.f == OpF::kUnhang && names(end, nodes_named(fault).front());
+  if (fault.f == OpF::kDelay) {
+    // A delay's end is a delay op with only its two sides.
+    return end.f == OpF::kDelay && end.value.size() == 2 && fault.value.size() >= 2 &&
+           end.value[0] == fault.value[0] && end.value[1] == fault.value[1];
+  }
   if (fault.f == OpF::kPartition) {
     if (end.f != OpF::kHeal) return false;
     if (end.value.empty()) return true;
@@ -46,17 +51,40 @@ bool ends(const Op& end, const Op& fault) {
   return false;
 }
 
-// The last op of kind `f` naming `node` at or before `at` that nothing ended
-// before `at`.
-const Op* under_way(const History& h, OpF f, const std::string& node, TimePoint at) {
+// A delay op that starts a delay (its end names only the two sides).
+bool starts(const Op& op) {
+  return op.f != OpF::kDelay || op.value.size() > 2;
+}
+
+// The last op of kind `f` for which `match` holds, at or before `at`, that
+// nothing ended before `at`.
+template <typename Match>
+const Op* under_way_if(const History& h, OpF f, TimePoint at, Match match) {
   const Op* found = nullptr;
   for (const Op& op : h.ops) {
     if (time_of(op) > at) break;
     if (history::is_client_op(op)) continue;
-    if (op.f == f && names(op, node)) found = &op;
-    if (found != nullptr && time_of(op) < at && ends(op, *found)) found = nullptr;
+    if (found != nullptr && time_of(op) < at && ends(op, *found)) {
+      found = nullptr;
+      continue;
+    }
+    if (op.f == f && starts(op) && match(op)) found = &op;
   }
   return found;
+}
+
+// The last op of kind `f` naming `node` at or before `at` that nothing ended
+// before `at`.
+const Op* under_way(const History& h, OpF f, const std::string& node, TimePoint at) {
+  return under_way_if(h, f, at, [&node](const Op& op) { return names(op, node); });
+}
+
+// Every node `op` names is one of `servers`, and it names at least two.
+bool names_only(const Op& op, const std::vector<std::string>& servers) {
+  const std::vector<std::string> n = nodes_named(op);
+  return n.size() >= 2 && std::all_of(n.begin(), n.end(), [&servers](const std::string& x) {
+           return std::find(servers.begin(), servers.end(), x) != servers.end();
+         });
 }
 
 }  // namespace
@@ -81,6 +109,18 @@ const Op* pause_at(const History& h, const std::string& node, TimePoint at) {
 
 const Op* partition_at(const History& h, const std::string& node, TimePoint at) {
   return under_way(h, OpF::kPartition, node, at);
+}
+
+const Op* link_fault_at(const History& h, const std::string& node, TimePoint at) {
+  if (const Op* p = partition_at(h, node, at)) return p;
+  return under_way(h, OpF::kDelay, node, at);
+}
+
+const Op* servers_split_at(const History& h, const std::vector<std::string>& servers,
+                           TimePoint at) {
+  const auto split = [&servers](const Op& op) { return names_only(op, servers); };
+  if (const Op* p = under_way_if(h, OpF::kPartition, at, split)) return p;
+  return under_way_if(h, OpF::kDelay, at, split);
 }
 
 const Op* clock_fault_before(const History& h, const std::string& node, TimePoint at) {
@@ -121,8 +161,15 @@ const Op* acquire_with_token(const History& h, const std::string& token) {
 std::optional<int> client_of_token(const History& h, const std::string& token) {
   if (const Op* ok = acquire_with_token(h, token)) return ok->client;
   const size_t colon = token.find(':');
-  if (colon == std::string::npos) return std::nullopt;
+  if (colon == std::string::npos) return history::client_from_label(token);
   return history::client_from_label(std::string_view(token).substr(0, colon));
+}
+
+bool holds(const std::string& stored, const std::string& token) {
+  if (stored.empty() || token.empty()) return false;
+  if (stored == token) return true;
+  return history::client_from_label(stored).has_value() && token.size() > stored.size() &&
+         token.compare(0, stored.size(), stored) == 0 && token[stored.size()] == ':';
 }
 
 const Op* invocation_of(const History& h, const Op& ok) {
@@ -140,7 +187,7 @@ bool protected_by(const std::vector<ServerLock>& states, const std::string& toke
     if (!s.serving) continue;
     ++serving;
     // A down server grants nobody: it neither protects nor betrays.
-    const bool ours = s.kind == ServerLock::Kind::kHeld && s.holder == token;
+    const bool ours = s.kind == ServerLock::Kind::kHeld && holds(s.holder, token);
     if (s.kind != ServerLock::Kind::kDown && !ours) ++others;
   }
   const size_t quorum = serving / 2 + 1;
@@ -155,7 +202,7 @@ std::optional<TimePoint> protected_until(const std::vector<ServerLock>& states,
   for (const ServerLock& s : states) {
     if (!s.serving) continue;
     ++serving;
-    if (s.kind == ServerLock::Kind::kHeld && s.holder == token) {
+    if (s.kind == ServerLock::Kind::kHeld && holds(s.holder, token)) {
       ends.push_back(s.expires);
     } else if (s.kind != ServerLock::Kind::kDown) {
       ++others;

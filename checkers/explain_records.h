@@ -25,6 +25,14 @@ bool names(const history::Op& op, const std::string& node);
 const history::Op* pause_at(const history::History& h, const std::string& node, TimePoint at);
 // A partition that cuts `node` off, under way at `at`, or nullptr.
 const history::Op* partition_at(const history::History& h, const std::string& node, TimePoint at);
+// A partition or a delay on `node`'s links, under way at `at`, or nullptr: a
+// delay (its messages held up) cuts it off as surely as a partition once it
+// outlasts a session's timeout, and the session's expiry says it did.
+const history::Op* link_fault_at(const history::History& h, const std::string& node, TimePoint at);
+// A partition or a delay under way at `at` whose both sides name only
+// `servers`: the servers cut apart from each other, or nullptr.
+const history::Op* servers_split_at(const history::History& h,
+                                    const std::vector<std::string>& servers, TimePoint at);
 // The last clock fault (jump, drift) of `node` at or before `at`, or nullptr.
 const history::Op* clock_fault_before(const history::History& h, const std::string& node,
                                       TimePoint at);
@@ -36,8 +44,16 @@ const history::Op* release_in_flight(const history::History& h, TimePoint at, in
 // The acquire :ok op that handed out `token`, or nullptr.
 const history::Op* acquire_with_token(const history::History& h, const std::string& token);
 // The client a stored token belongs to: the one whose acquire :ok carried it,
-// else the "cN:" prefix locksim's tokens start with; nullopt if neither.
+// else the "cN:" prefix locksim's tokens start with, else the token is a
+// client's name ("c3": a lock keyed by its client, as reentrant-hash's hash
+// field); nullopt if none.
 std::optional<int> client_of_token(const history::History& h, const std::string& token);
+// Whether a server that stores `stored` keeps the lock of the grant that
+// carried `token`: the same token, or `stored` is the name of the token's
+// client ("c3" for "c3:9a0f..."), as a lock keyed by client name stores it
+// (a re-entrant hash whose field is the client: every lease of that client
+// is the same lock to the server).
+bool holds(const std::string& stored, const std::string& token);
 // The invocation of the acquire that `ok` completes.
 const history::Op* invocation_of(const history::History& h, const history::Op& ok);
 

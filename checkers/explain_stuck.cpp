@@ -1,5 +1,8 @@
 #include "checkers/explain_stuck.h"
 
+#include <utility>
+#include <vector>
+
 #include "checkers/explain_records.h"
 #include "env/assert.h"
 #include "env/parse.h"
@@ -17,35 +20,113 @@ namespace r = records;
 // article's "expire of a year": nobody will live to see it.
 constexpr Duration kFarDeadline = Duration::seconds(86'400);
 
+// On a lock whose nodes carry a per-acquire GUID (Curator's protected mode,
+// "_c_<guid>-lock-..."), the acquire that was granted another node with the
+// same GUID as `node`, or nullptr.
+const Op* guid_twin(const History& h, const std::string& node) {
+  const size_t from = node.rfind("/_c_");
+  const size_t dash = from == std::string::npos ? from : node.find('-', from);
+  if (dash == std::string::npos) return nullptr;
+  const std::string guid = node.substr(from + 1, dash - from);  // "_c_<guid>-"
+  for (const Op& op : h.ops) {
+    if (history::is_client_op(op) && op.f == history::OpF::kAcquire &&
+        op.type == history::OpType::kOk && op.token != node &&
+        op.token.find("/" + guid) != std::string::npos)
+      return &op;
+  }
+  return nullptr;
+}
+
+bool explain_orphan(const ExplainInput& in, const ServerLock& s, TimePoint end, Story& story) {
+  story.mechanism = Mechanism::kOrphanNode;
+  std::string text = "the lowest lock node on " + s.server + " is " + s.holder +
+                     ", but no client was ever granted it: its creator never learned that its "
+                     "create succeeded, and its session lives on, so every contender waits "
+                     "behind it";
+  if (const Op* twin = guid_twin(*in.history, s.holder)) {
+    text += "; its name carries the GUID of " + history::client_label(twin->client) +
+            "'s acquire (op " + std::to_string(twin->index) + "), which was granted " +
+            twin->token +
+            ": protected mode found one of that acquire's two nodes and left this one";
+  }
+  story.steps.push_back(StoryStep{end, text});
+  return true;
+}
+
+// The writer's acquires that may have set `token` (first stored at
+// `written`): each acquire draws its own token, but an :info carries none,
+// so every acquire invoked by then that ended not knowing its outcome (or
+// never ended) may be the one. Each with its end, or nullptr.
+std::vector<std::pair<const Op*, const Op*>> acquires_unknown(const History& h, int writer,
+                                                              TimePoint written) {
+  std::vector<std::pair<const Op*, const Op*>> out;
+  for (const Op& inv : h.ops) {
+    if (inv.time_ns > written.ns) break;
+    if (!history::is_client_op(inv) || inv.client != writer || inv.f != history::OpF::kAcquire ||
+        inv.type != history::OpType::kInvoke)
+      continue;
+    const Op* done = nullptr;
+    for (size_t k = static_cast<size_t>(inv.index) + 1; k < h.ops.size() && done == nullptr; ++k) {
+      if (h.ops[k].process == inv.process && h.ops[k].f == history::OpF::kAcquire) done = &h.ops[k];
+    }
+    if (done == nullptr || done->type == history::OpType::kInfo) out.emplace_back(&inv, done);
+  }
+  return out;
+}
+
+// The acquire ended because its client crashed.
+bool ended_by_crash(const History& h, const Op& done) {
+  for (const Op& op : h.ops) {
+    if (op.time_ns > done.time_ns) break;
+    if (op.time_ns == done.time_ns && op.f == history::OpF::kCrash &&
+        r::names(op, history::client_label(done.client)))
+      return true;
+  }
+  return false;
+}
+
 // The stored lock's writer never learned of its grant (no acquire :ok
-// carried this token): on ZooKeeper an orphan node, on Redis a key its
-// writer left without an expiry when it crashed.
+// carried this token): on ZooKeeper an orphan node, on Redis a key with no
+// expiry, its writer's acquire ended (crashed) or never learned that its
+// SETNX landed (gave up, or still waiting) before it gave the key an expiry.
 bool explain_ungranted(const ExplainInput& in, const ServerLock& s, TimePoint end, Story& story) {
   const History& h = *in.history;
-  if (in.backend == "zookeeper") {
-    story.mechanism = Mechanism::kOrphanNode;
-    story.steps.push_back(StoryStep{
-        end, "the lowest lock node on " + s.server + " is " + s.holder +
-                 ", but no client was ever granted it: its creator never learned that its create "
-                 "succeeded, and its session lives on, so every contender waits behind it"});
-    return true;
-  }
+  if (in.backend == "zookeeper") return explain_orphan(in, s, end, story);
   if (s.expires != ServerLock::kNever) return false;
   const std::optional<int> writer = r::client_of_token(h, s.holder);
-  std::string text = s.server + " keeps the lock with no expiry, value " + s.holder;
-  if (writer) {
-    const std::string c = history::client_label(*writer);
-    for (const Op& op : h.ops) {
-      if (history::is_client_op(op) && op.client == *writer && op.f == history::OpF::kAcquire &&
-          op.type == history::OpType::kInfo) {
-        text += ": " + c + " set it and its acquire (op " + std::to_string(op.index) +
-                ") ended at " + r::at_text(TimePoint{op.time_ns}) + " (" + op.detail +
-                ") before it gave the key an expiry";
-        break;
-      }
+  TimePoint written = end;
+  for (const LockChange& c : in.trace->changes) {
+    if (c.after.kind == K::kHeld && c.after.holder == s.holder) {
+      written = c.at;
+      break;
     }
   }
-  story.mechanism = Mechanism::kNoExpiryAfterCrash;
+  std::string text = s.server + " keeps the lock with no expiry, value " + s.holder +
+                     ", first stored at " + r::at_text(written);
+  size_t crashed = 0, unknown = 0;
+  if (writer) {
+    const std::string c = history::client_label(*writer);
+    std::string which;
+    for (const auto& [inv, done] : acquires_unknown(h, *writer, written)) {
+      which += std::string(which.empty() ? "" : "; ") + "op " + std::to_string(inv->index) +
+               ", invoked at " + r::at_text(TimePoint{inv->time_ns});
+      if (done == nullptr) {
+        which += ", still waiting at the end";
+        ++unknown;
+        continue;
+      }
+      which += ", ended at " + r::at_text(TimePoint{done->time_ns}) + " (" + done->detail + ")";
+      ++(ended_by_crash(h, *done) ? crashed : unknown);
+    }
+    if (!which.empty())
+      text += ": no acquire was granted it; " + c +
+              "'s acquires that may have set it ended without knowing their outcome (" + which +
+              "), none giving the key an expiry";
+  }
+  story.mechanism = crashed > 0 && unknown == 0   ? Mechanism::kNoExpiryAfterCrash
+                    : unknown > 0 && crashed == 0 ? Mechanism::kNoExpiryOutcomeUnknown
+                                                  : Mechanism::kUndetermined;
+  if (story.mechanism == Mechanism::kUndetermined) text += "; cause not determined";
   story.steps.push_back(StoryStep{end, text + "; it will never expire"});
   return true;
 }

@@ -40,6 +40,9 @@ constexpr MechanismText kTexts[] = {
     {Mechanism::kLateRelease, "late-release", "a late release deleted the next holder's lock"},
     {Mechanism::kLateGrant, "late-grant",
      "the grant reached its client late, when its lease had run out or nearly so"},
+    {Mechanism::kStalePrimaryGrant, "stale-primary-grant",
+     "the grant was stored only on a server whose answer no longer counted (a replica, or a "
+     "primary a failover had replaced), while the servers that counted granted the lock again"},
     {Mechanism::kSessionExpiredPaused, "session-expired-while-paused",
      "the holder's ZooKeeper session expired while it was paused"},
     {Mechanism::kSessionExpiredCutOff, "session-expired-while-cut-off",
@@ -47,6 +50,9 @@ constexpr MechanismText kTexts[] = {
     {Mechanism::kSessionExpired, "session-expired", "the holder's ZooKeeper session expired"},
     {Mechanism::kNoExpiryAfterCrash, "crash-before-expiry",
      "a client crashed between setting the key and giving it an expiry"},
+    {Mechanism::kNoExpiryOutcomeUnknown, "setnx-outcome-unknown",
+     "the acquire that set the key never learned that its SETNX had landed (it gave up, or was "
+     "still waiting), so nothing gave the key an expiry"},
     {Mechanism::kDeadlineTooFar, "deadline-too-far",
      "a crashed holder's lock keeps a deadline far in the future"},
     {Mechanism::kOrphanNode, "orphan-node",
@@ -114,8 +120,15 @@ std::optional<std::string> prevention_with_fencing(Mechanism m, const std::strin
   }
 }
 
+// Whether `algorithm` names its lock nodes with a per-acquire GUID
+// (Curator's protected mode): zk-curator and zk-herd (algorithms/zk_lock.h).
+bool protected_mode(const std::string& algorithm) {
+  return algorithm == "zk-curator" || algorithm == "zk-herd";
+}
+
 // The mechanisms another design of the lock or its store prevents.
-std::string prevention_by_design(Mechanism m, const std::string& backend) {
+std::string prevention_by_design(Mechanism m, const std::string& algorithm,
+                                 const std::string& backend) {
   switch (m) {
     case Mechanism::kContenderClockAhead:
       return "letting the server judge expiry by its own clock (SET NX PX instead of client "
@@ -142,11 +155,21 @@ std::string prevention_by_design(Mechanism m, const std::string& backend) {
       return "Curator's handling of SUSPENDED: stop work when the connection is lost, before the "
              "session "
              "can expire";
+    case Mechanism::kStalePrimaryGrant:
+      return "a store where only the server a majority follows can grant (consensus, as "
+             "ZooKeeper); Redis's min-replicas-to-write narrows the window (a master without its "
+             "replicas refuses writes) but does not close it";
     case Mechanism::kNoExpiryAfterCrash:
+    case Mechanism::kNoExpiryOutcomeUnknown:
       return "setting the key and its expiry in one command: SET key token NX PX ttl";
     case Mechanism::kDeadlineTooFar:
       return "a lease as short as the longest critical section, renewed while the holder works";
     case Mechanism::kOrphanNode:
+      // Protected mode is already on there: its acquire found one node of
+      // its own and left another.
+      if (protected_mode(algorithm))
+        return "protected mode is on here already; what it lacks: deleting, once an acquire has "
+               "found its node, every other node that carries the acquire's GUID";
       return "Curator's protected mode: a GUID in the node's name lets a client find its own node "
              "after a "
              "lost reply";
@@ -165,7 +188,7 @@ std::string prevention(Mechanism m, const std::string& algorithm, const std::str
   if (std::optional<std::string> p = prevention_with_fencing(m, fencing_advice(algorithm))) {
     return *p;
   }
-  return prevention_by_design(m, backend);
+  return prevention_by_design(m, algorithm, backend);
 }
 
 std::string format_story(const Story& story) {

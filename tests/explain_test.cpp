@@ -63,10 +63,10 @@ const std::map<std::string, std::string> kScenarioMechanisms = {
     {"redlock-clock-jump", "server-clock-jumped"},
     {"redlock-gc-pause", "pause-outlasted-lease"},
     {"redlock-node-restart", "restart-lost-lock"},
-    // What explain says today: c2's acquire retried through c3's pause, and
-    // explain times its grant from the acquire's start (a limitation of the
-    // story, not of the run: the cause is the pause that stopped the watchdog).
-    {"reentrant-hash-gc-pause", "late-grant"},
+    // The script's hash field is the client's name ("c3"), not the acquire's
+    // token: redis-1 keeps c3's lock until 3.803 s (its last renewal before
+    // the pause, plus the 2 s lease), then c2's from 3.809 s.
+    {"reentrant-hash-gc-pause", "pause-outlasted-lease"},
     // What explain says today: the lock trace holds the fair lock's hash,
     // not its queue, so the dead head entry that keeps the free lock from
     // everyone is not in the records it reads.
@@ -163,6 +163,138 @@ TEST(Explain, AZooKeeperNodeGoneWithAReleaseInFlightIsTheSessionsExpiry) {
   const std::string text = locksim::checkers::format_story(story);
   EXPECT_NE(text.find("c3's ZooKeeper session expired"), std::string::npos) << text;
   EXPECT_EQ(text.find("late release"), std::string::npos) << text;
+}
+
+// The QA pass's findings (qa/truth-report.md, items 1-8): each run is told
+// by what its trace shows.
+std::string explained(const std::string& flags) {
+  const Outcome o = locksim("explain " + flags);
+  EXPECT_NE(o.exit_code, 2) << o.err;
+  return o.out;
+}
+
+// Item 1: c3's grant was stored only on redis-1-r1, a deposed primary
+// restarted after redis-1 was promoted back at 15.100 s; 0.5 s of a 10 s
+// lease is not a late grant.
+TEST(Explain, AGrantOnAServerThatDoesNotCountIsNotALateGrant) {
+  const std::string out = explained(
+      "--algorithm getset-timestamp --seed 1 --duration 20s --clients 3 --retry-pause 446ms "
+      "--idle 3s..8s --stuck-after 10s --replicas 1 --replication-lag 2s --failover "
+      "--down-after 1s --discovery-delay 200ms --profile failover");
+  EXPECT_NE(out.find("mechanism: stale-primary-grant"), std::string::npos) << out;
+  EXPECT_NE(out.find("c3's grant was stored on redis-1-r1, whose answer did not count"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("15.100s  failover: redis-1 was promoted to primary"), std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("validity check"), std::string::npos) << out;
+}
+
+// Item 2: the reentrant hash keeps the client's name, and the jump is told
+// as for the other scripts.
+TEST(Explain, AReentrantHashLockIsMatchedByItsClient) {
+  const std::string out =
+      explained("--algorithm script:" +
+                (fs::path(LOCKSIM_SOURCE_DIR) / "examples/scripts/reentrant-hash.json").string() +
+                " --seed 3 --fault 'jump redis-1 at 5s +20s'");
+  EXPECT_NE(out.find("mechanism: server-clock-jumped"), std::string::npos) << out;
+}
+
+// Item 3: a delay on the holder's links, or a partition of the ensemble's
+// servers, under way when the session expired, cut the holder off.
+TEST(Explain, ASessionExpiredUnderALinkFaultWasCutOff) {
+  const std::string delay = explained(
+      "--algorithm zk-recipe --seed 35 --clients 4 --hold 12s..20s --retry-pause 96ms "
+      "--stuck-after 10s --profile partition");
+  EXPECT_NE(delay.find("mechanism: session-expired-while-cut-off"), std::string::npos) << delay;
+  EXPECT_NE(delay.find("while a fault on c3's links was under way (delay c1,c2,c3,c4|zk-1"),
+            std::string::npos)
+      << delay;
+  const std::string split = explained(
+      "--algorithm zk-curator --seed 458 --clients 3 --hold 12s..20s --retry-pause 358ms "
+      "--idle 0s..392ms --stuck-after 10s --profile partition");
+  EXPECT_NE(split.find("mechanism: session-expired-while-cut-off"), std::string::npos) << split;
+  EXPECT_NE(split.find("while the ensemble's servers were cut apart (partition zk-2|zk-1,zk-3"),
+            std::string::npos)
+      << split;
+}
+
+// Item 4: no client crashed; c5's acquires timed out not knowing whether
+// their SETNX had landed (a delay held them up), and one had.
+TEST(Explain, AKeyWithNoExpiryWithoutACrashIsAnAcquireThatGaveUp) {
+  const std::string out = explained(
+      "--algorithm naive-setnx --seed 24 --duration 40s --stuck-after 10s "
+      "--profile partition");
+  EXPECT_NE(out.find("mechanism: setnx-outcome-unknown"), std::string::npos) << out;
+  EXPECT_EQ(out.find("crashed"), std::string::npos) << out;
+  EXPECT_NE(out.find("(timeout after 500 ms)"), std::string::npos) << out;
+  EXPECT_NE(
+      explained("--scenario naive-setnx-crash-between").find("mechanism: crash-before-expiry"),
+      std::string::npos);
+}
+
+// Item 5: zk-curator already names its nodes with a GUID. In the shrunk
+// seed 8 of zk-curator x partition, one acquire of c1 left two nodes with
+// its GUID: it was granted lock-7, and lock-8 blocks everyone.
+TEST(Explain, AnOrphanUnderProtectedModeIsNotToldToUseIt) {
+  locksim::testing::ScratchDir dir("explain-orphan");
+  const std::string shrunk = (dir.path() / "s.json").string();
+  ASSERT_EQ(locksim("shrink --algorithm zk-curator --seed 8 --duration 40s --clients 3 "
+                    "--retry-pause 485ms --idle 1500ms..4s --stuck-after 10s --profile partition "
+                    "--out " +
+                    shrunk)
+                .exit_code,
+            0);
+  const std::string out = explained("--scenario " + shrunk);
+  EXPECT_NE(out.find("mechanism: orphan-node"), std::string::npos) << out;
+  EXPECT_NE(out.find("protected mode found one of that acquire's two nodes"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("protected mode is on here already"), std::string::npos) << out;
+  using locksim::checkers::prevention;
+  EXPECT_NE(prevention(Mechanism::kOrphanNode, "zk-recipe", "zookeeper").find("protected mode:"),
+            std::string::npos);
+  for (const char* lock : {"zk-curator", "zk-herd"}) {
+    const std::string p = prevention(Mechanism::kOrphanNode, lock, "zookeeper");
+    EXPECT_NE(p.find("protected mode is on here already"), std::string::npos) << lock;
+    EXPECT_NE(p.find("every other node that carries the acquire's GUID"), std::string::npos);
+  }
+}
+
+// Item 6: c2's key, written at 25.349 s, was deleted at 28.329 s by c1's
+// release (invoked at 26.929 s) before c2 heard its grant at 28.349 s with
+// 7 s of its lease left: a late release, not a late grant.
+TEST(Explain, AGrantDeletedBeforeItsReplyArrivedIsALateRelease) {
+  const std::string out = explained(
+      "--algorithm getset-timestamp --seed 2 --duration 40s --clients 2 --hold 4s..7500ms "
+      "--retry-pause 343ms --idle 0s..411ms --stuck-after 10s --timeout none --profile partition");
+  EXPECT_NE(out.find("mechanism: late-release"), std::string::npos) << out;
+  EXPECT_EQ(out.find("late-grant"), std::string::npos) << out;
+}
+
+// Item 7: redis-1-r1 was promoted holding c1's previous lease, not its
+// current one: a failover lost the lock.
+TEST(Explain, APromotedReplicaWithAnOlderTokenLostTheLock) {
+  const std::string out = explained(
+      "--algorithm set-nx-lua --seed 3 --duration 34s --clients 2 --hold 6s..8500ms "
+      "--retry-pause 218ms --stuck-after 10s --replicas 1 --replication-lag 500ms --failover "
+      "--down-after 1s --discovery-delay 200ms --profile failover");
+  EXPECT_NE(out.find("mechanism: failover-lost-lock"), std::string::npos) << out;
+  EXPECT_NE(out.find("redis-1-r1 was promoted to primary, and its copy of the lock is c1's "
+                     "earlier lease c1:"),
+            std::string::npos)
+      << out;
+}
+
+// Item 8: losing Redlock's majority took three promotions.
+TEST(Explain, AFailoverOfAMajorityNamesEveryPromotion) {
+  const std::string out = explained(
+      "--algorithm redlock --seed 3 --clients 2 --hold 10s..20s --retry-pause 218ms "
+      "--hold-within-validity --stuck-after 10s --replicas 1 --replication-lag 500ms --failover "
+      "--down-after 1s --discovery-delay 200ms --profile failover");
+  EXPECT_NE(out.find("mechanism: failover-lost-lock"), std::string::npos) << out;
+  EXPECT_NE(out.find("losing the lock took 3 promotions"), std::string::npos) << out;
+  for (const char* s : {"redis-2-r1 at 11.100s", "redis-1-r1 at 11.200s", "redis-3-r1 at 11.200s"})
+    EXPECT_NE(out.find(s), std::string::npos) << s << "\n" << out;
 }
 
 TEST(Explain, SafeScenariosAreNeverExplainedAsViolations) {
