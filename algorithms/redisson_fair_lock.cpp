@@ -130,6 +130,7 @@ const AlgorithmSpec& redisson_fair_spec() {
         "Redisson RedissonFairLock.lock(): RLock with a queue of waiters whose timeouts come "
         "from the waiters' own clocks, and its watchdog";
     s.renewed_lease_param = kWatchdogParam;
+    s.waits_for_replicas = true;  // sync_replicas() after the grant
     s.params = {
         {kWatchdogParam, "30s", "the lease the watchdog keeps renewing (lockWatchdogTimeout)"},
         {kWaitTimeParam, "5m",

@@ -44,6 +44,7 @@ AlgorithmSpec variant_spec(const AlgorithmSpec& (*self)(), const char* name, con
   s.summary = summary;
   const char* lease = watchdog ? kWatchdogParam : "ttl";
   if (watchdog) s.renewed_lease_param = kWatchdogParam;
+  s.waits_for_replicas = true;  // sync_replicas() after every write
   s.params = {
       watchdog ? ParamInfo{kWatchdogParam, "30s",
                            "the lease the watchdog keeps renewing (lockWatchdogTimeout)"}

@@ -111,8 +111,22 @@ std::string format_seconds(int64_t ns) {
 }
 
 std::string format_span(int64_t ns) {
-  if (ns > -1000000 && ns < 1000000) return std::to_string(ns) + "ns";
-  return format_seconds(ns);
+  if (ns <= -1000000 || ns >= 1000000) return format_seconds(ns);
+  if (ns > -1000 && ns < 1000) return std::to_string(ns) + "ns";
+  // Microseconds, as many decimals as it needs: "522us", not "522000ns".
+  const bool negative = ns < 0;
+  const int64_t mag = negative ? -ns : ns;
+  std::string frac = std::to_string(mag % 1000);
+  frac.insert(0, 3 - frac.size(), '0');
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  std::string out = negative ? "-" : "";
+  out += std::to_string(mag / 1000);
+  if (!frac.empty()) {
+    out += '.';
+    out += frac;
+  }
+  out += "us";
+  return out;
 }
 
 int64_t parse_integer(std::string_view text, std::string_view field, int64_t lo, int64_t hi) {

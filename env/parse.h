@@ -58,7 +58,8 @@ std::string format_duration(Duration d);
 std::string format_seconds(int64_t ns);
 
 // Like format_seconds, but a span too short to show as 0.000s is given in
-// nanoseconds ("300ns"), so a tiny overlap never reads as zero.
+// microseconds ("522us", "1.5us") or, below one, nanoseconds ("300ns"), so a
+// tiny overlap never reads as zero nor as a long raw count.
 std::string format_span(int64_t ns);
 
 // Whole number in [lo, hi]. Throws ConfigError naming `field`.

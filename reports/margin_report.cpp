@@ -45,7 +45,16 @@ std::string size_text(const MarginResult& m, int64_t size) {
   return format_size(m.kind, size);
 }
 
-// A range's end as given: "20s" (a duration as --range takes it) or "+999999ppm".
+// The search's resolution with its unit: "1ms", "1ppm".
+std::string resolution_text(const MarginResult& m) {
+  if (unit_of(m.kind) == harness::margin::Unit::kNanos) {
+    return format_duration(Duration{m.resolution});
+  }
+  return std::to_string(m.resolution) + "ppm";
+}
+
+// A range's end as given: "20s" (a duration as --range takes it),
+// "+999999ppm", or "999999ppm slow".
 std::string range_end_text(const MarginResult& m, int64_t size) {
   if (unit_of(m.kind) == harness::margin::Unit::kNanos) return format_duration(Duration{size});
   return size_text(m, size);
@@ -67,19 +76,33 @@ std::string percent_text(double p) {
   return buf;
 }
 
+// The drift scan's sentence (DriftScan): what was tried below the bisected
+// edge, and that nothing below the window was.
+std::string scan_text(const MarginResult& m) {
+  if (!m.scan) return "";
+  const harness::margin::DriftScan& s = *m.scan;
+  std::string out =
+      " A drift's edge is not sharp (it moves when every later event happens), so "
+      "below the bisected edge " +
+      size_text(m, s.bisected) + " every " + std::to_string(s.step) + "ppm from " +
+      size_text(m, s.lo) + " was run (" + std::to_string(s.runs) + " runs): ";
+  out += s.found_lower ? size_text(m, m.above->size) + " is the smallest that broke there"
+                       : "none broke";
+  return out + "; smaller drifts were not tried.";
+}
+
 // The first sentence: what was found, in the range searched.
 std::string finding_text(const MarginResult& m) {
   const std::string what = m.algorithm + " under a " + to_string(m.kind) + " (seed " +
-                           std::to_string(m.seed) +
-                           (m.tick == Duration::zero() ? ", ttl " : ", session timeout ") +
+                           std::to_string(m.seed) + ", " + m.lease_label + " " +
                            format_duration(m.lease) + ", hold " + format_duration(m.hold) + ")";
   const std::string range =
       "searched " + range_end_text(m, m.range_lo) + ".." + range_end_text(m, m.range_hi);
   switch (m.outcome) {
     case Bisection::Outcome::kFound:
-      return "margin: " + what + " stops protecting its holder at " + size_text(m, m.above->size) +
-             ticks_text(m, m.above->size) + " (" + range + " to 1%; " + m.position + "); a " +
-             size_text(m, m.below->size) + " fault still holds.";
+      return "margin: " + what + " holds at " + size_text(m, m.below->size) + " and breaks at " +
+             size_text(m, m.above->size) + ticks_text(m, m.above->size) + " (" + range + " to " +
+             resolution_text(m) + "; " + m.position + ")." + scan_text(m);
     case Bisection::Outcome::kBreaksAtAnySize:
       return "margin: " + what + " fails at every size: " +
              (m.above->size == 0
@@ -94,6 +117,18 @@ std::string finding_text(const MarginResult& m) {
 }
 
 }  // namespace
+
+std::string difference_size_text(const MarginResult& m) {
+  const int64_t d = harness::margin::difference(m);
+  const std::string sign = d < 0 ? "-" : "+";
+  const int64_t mag = d < 0 ? -d : d;
+  if (unit_of(m.kind) == harness::margin::Unit::kPpm) return sign + std::to_string(mag) + "ppm";
+  return sign + harness::margin::format_exact_seconds(mag);
+}
+
+std::string search_resolution_text(const MarginResult& m) {
+  return resolution_text(m);
+}
 
 bool has_difference(const MarginResult& m) {
   return m.outcome == Bisection::Outcome::kFound && m.theory.has_value();
@@ -121,12 +156,22 @@ nlohmann::ordered_json margin_to_json(const MarginResult& m) {
   j["margin" + unit_suffix(m)] = m.above && m.outcome == Bisection::Outcome::kFound
                                      ? nlohmann::ordered_json(m.above->size)
                                      : nlohmann::ordered_json(nullptr);
+  j["resolution" + unit_suffix(m)] = m.resolution;
   j["unit"] = unit;
+  if (m.scan) {
+    j["scan"] = {{"lo" + unit_suffix(m), m.scan->lo},
+                 {"hi" + unit_suffix(m), m.scan->hi},
+                 {"step" + unit_suffix(m), m.scan->step},
+                 {"runs", m.scan->runs},
+                 {"bisected" + unit_suffix(m), m.scan->bisected},
+                 {"found_lower", m.scan->found_lower}};
+  }
   j["theory"] = {{"formula", m.theory_formula},
                  {unit, m.theory ? nlohmann::ordered_json(*m.theory) : nullptr}};
   if (has_difference(m)) {
     j["difference"] = {{unit, harness::margin::difference(m)},
-                       {"percent_of_margin", difference_percent(m)}};
+                       {"percent_of_margin", difference_percent(m)},
+                       {"within_resolution", harness::margin::within_resolution(m)}};
   } else {
     j["difference"] = nullptr;
   }
@@ -147,13 +192,14 @@ std::string margin_summary(const MarginResult& m) {
   if (m.theory) out += " = " + size_text(m, *m.theory) + ticks_text(m, *m.theory);
   if (has_difference(m)) {
     const double p = difference_percent(m);
-    const int64_t d = harness::margin::difference(m);
-    out += "; measured - theory = " +
-           (unit_of(m.kind) == harness::margin::Unit::kPpm
-                ? size_text(m, d)
-                : (d < 0 ? "-" + size_text(m, -d) : "+" + size_text(m, d))) +
-           " (" + percent_text(p) + " of the margin" +
-           (std::abs(p) > 1.0 ? ", beyond 1%: see docs/measurements.md" : "") + ")";
+    out += "; the smallest size that broke - theory = " + difference_size_text(m) + " (" +
+           percent_text(p) + " of the margin)";
+    if (harness::margin::within_resolution(m)) {
+      out += ": within the search's " + resolution_text(m) + " resolution, so they agree";
+    } else {
+      out += ", more than the search's " + resolution_text(m) + " resolution" +
+             (std::abs(p) > 1.0 ? ", beyond 1%: see docs/measurements.md" : "");
+    }
   }
   out += ". " + std::to_string(m.probes) + " runs.\n";
   if (m.below) out += "  holds:  " + m.below->replay_command + "\n";

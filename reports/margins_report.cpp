@@ -50,7 +50,8 @@ std::string percent_text(double p) {
 std::string margin_text(const MarginResult& m) {
   switch (m.outcome) {
     case Bisection::Outcome::kFound:
-      return size_text(m, m.above->size);
+      return size_text(m, m.above->size) + " (holds at " + size_text(m, m.below->size) + ")" +
+             (m.scan ? " ¹" : "");
     case Bisection::Outcome::kBreaksAtAnySize:
       return "breaks at any size (" + size_text(m, m.range_lo) + ")";
     case Bisection::Outcome::kNeverBreaks:
@@ -64,16 +65,17 @@ std::string theory_text(const MarginResult& m) {
   return m.theory ? size_text(m, *m.theory) : std::string("never");
 }
 
-// "+12.000ms (+0.15%)", or "agrees" where both say it never breaks in range,
-// or "-" where there is nothing to set against.
+// "+0.012s (+0.15%)", "agrees: +0.001s, within the 1ms resolution", or
+// "agrees" where both say it never breaks in range, or "-" where there is
+// nothing to set against.
 std::string difference_text(const MarginResult& m) {
   if (m.outcome == Bisection::Outcome::kFound && m.theory) {
-    const int64_t d = harness::margin::difference(m);
-    const std::string sign = d < 0 ? "-" : "+";
-    const std::string size = harness::margin::unit_of(m.kind) == harness::margin::Unit::kPpm
-                                 ? size_text(m, d)
-                                 : sign + size_text(m, std::llabs(d));
-    return size + " (" + percent_text(difference_percent(m)) + ")";
+    const std::string size =
+        difference_size_text(m) + " (" + percent_text(difference_percent(m)) + ")";
+    if (harness::margin::within_resolution(m)) {
+      return "agrees: " + size + ", within the " + search_resolution_text(m) + " resolution";
+    }
+    return size;
   }
   if (m.outcome == Bisection::Outcome::kNeverBreaks && !m.theory_any_size &&
       (!m.theory || *m.theory > m.range_hi)) {
@@ -94,6 +96,23 @@ bool beyond_one_percent(const MarginResult& m) {
   if (m.outcome == Bisection::Outcome::kFound && !m.theory && !m.theory_any_size) return true;
   return m.outcome == Bisection::Outcome::kFound && m.theory &&
          std::abs(difference_percent(m)) > 1.0;
+}
+
+// ¹ under the drift rows: their edge is known only within the window
+// scanned below it (harness/margin/margin.h: DriftScan).
+std::string scan_note(const std::vector<MarginCell>& cells,
+                      const std::vector<MarginResult>& results) {
+  for (size_t i = 0; i < cells.size(); ++i) {
+    if (!cells[i].vary_value.empty() || !results[i].scan) continue;
+    return "\n¹ A drift's edge is not sharp: a drift moves when every later event happens, "
+           "and with it the few milliseconds of network jitter that decide the edge, so a drift "
+           "below a held one can break. After the bisection the sizes 1% below its edge were "
+           "each run (up to " +
+           std::to_string(harness::margin::kDriftScanRunsMax) +
+           " runs) and the smallest that broke is the margin; smaller drifts were not tried "
+           "(margins.json: scan).\n";
+  }
+  return "";
 }
 
 std::string md_row(const MarginCell& c, const MarginResult& m) {
@@ -147,8 +166,9 @@ std::string margins_markdown(const std::vector<MarginCell>& cells,
   check_shapes(cells, results);
   std::string out = "# Safety margins\n\n";
   out +=
-      "The smallest fault each lock does not survive, found by bisection to 1% with both "
-      "sides confirmed by a run (`locksim margin`), beside theory. One lone holder, a " +
+      "The smallest fault each lock does not survive, found by bisection to 1 ms (a drift: "
+      "1 ppm) with both sides confirmed by a run (`locksim margin`), beside theory. One lone "
+      "holder, a " +
       format_duration(harness::margin::kTableHold) +
       " hold (Redlock under drift: to the end "
       "of its validity), seed " +
@@ -168,6 +188,7 @@ std::string margins_markdown(const std::vector<MarginCell>& cells,
   }
   out += beyond.empty() ? "\nEvery margin found is within 1% of theory.\n"
                         : "\nBeyond 1% of theory:\n\n" + beyond;
+  out += scan_note(cells, results);
   const std::string param = vary_param_of(cells);
   if (!param.empty()) out += vary_markdown(param, cells, results);
   return out;
@@ -238,7 +259,8 @@ std::string margins_html(const std::vector<MarginCell>& cells,
   out += kStyle;
   out +=
       "</head><body>\n<h1>Safety margins</h1>\n<p>The smallest fault each lock does not "
-      "survive (bisection to 1%, both sides confirmed by a run), coloured by the share of the "
+      "survive (bisection to 1 ms or 1 ppm, both sides confirmed by a run; a drift also scanned 1% "
+      "below its edge), coloured by the share of the "
       "lease the fault takes at the edge: red below 5%, orange below 25%, yellow below 50%, "
       "green above, blue where it never broke in the range searched.</p>\n";
   out +=

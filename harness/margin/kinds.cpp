@@ -115,7 +115,7 @@ Theory drift_theory(const RunConfig& base, Kind kind, const FaultFree& seen) {
   if (!holds_to_validity(base)) {
     const Duration hold = base.workload.hold_min;
     return {ppm_over(ttl, hold), "(ttl / hold - 1) x 1e6 = (" + format_duration(ttl) + " / " +
-                                     format_duration(hold) + " - 1) x 1e6"};
+                                     format_duration(hold) + " - 1) x 1e6, rounded up"};
   }
   // The holder works to the end of its validity, t1 + ttl - (ttl x
   // drift-factor + 2 ms) by its clock, and the quorum's last key lives from
@@ -125,12 +125,15 @@ Theory drift_theory(const RunConfig& base, Kind kind, const FaultFree& seen) {
   const Duration life = *seen.quorum_life_max;
   const Duration reserve = validity_reserve(base);
   LOCKSIM_ASSERT(life > Duration::zero() && life <= ttl - reserve);
+  // The arithmetic last, so the " = value" a report appends follows it.
   return {ppm_over(ttl, life),
-          "(ttl / max over holds (release - the quorum's last SET) - 1) x 1e6 = (" +
-              format_duration(ttl) + " / " + format_seconds(life.ns) +
-              " - 1) x 1e6: the validity ttl - (ttl x drift-factor + 2ms) = " +
-              format_seconds((ttl - reserve).ns) + " from t1, less the " +
-              format_seconds((ttl - reserve - life).ns) + " from t1 to that SET"};
+          "the validity ttl - (ttl x drift-factor + 2ms) = " +
+              format_exact_seconds((ttl - reserve).ns) + " from t1, less the " +
+              format_exact_seconds((ttl - reserve - life).ns) +
+              " from t1 to the quorum's last SET, is the key life the holder needs, at most "
+              "(over the holds): (ttl / that - 1) x 1e6 = (" +
+              format_duration(ttl) + " / " + format_exact_seconds(life.ns) +
+              " - 1) x 1e6, rounded up"};
 }
 
 // A careful holder whose clock runs slow by r works (ttl - reserve) / (1 - r)
@@ -152,10 +155,13 @@ Theory client_drift_theory(const RunConfig& base, const FaultFree& seen) {
   const double kept =
       static_cast<double>((ttl - reserve).ns) / static_cast<double>((ttl + delta).ns);
   const int64_t ppm = static_cast<int64_t>(std::ceil((1.0 - kept) * 1e6));
-  return {ppm, "(1 - (ttl - (ttl x drift-factor + 2ms)) / (ttl + delta)) x 1e6 = (1 - " +
-                   format_seconds((ttl - reserve).ns) + " / " + format_seconds((ttl + delta).ns) +
-                   ") x 1e6, delta the " + format_seconds(delta.ns) +
-                   " from t1 to the quorum's last SET"};
+  // The arithmetic last, to the nanosecond: it evaluates to the value a
+  // report appends (a millisecond-truncated ttl + delta did not).
+  return {ppm, "delta " + format_exact_seconds(delta.ns) +
+                   " from t1 to the quorum's last SET: (1 - (ttl - (ttl x drift-factor + 2ms)) / "
+                   "(ttl + delta)) x 1e6 = (1 - " +
+                   format_exact_seconds((ttl - reserve).ns) + " / " +
+                   format_exact_seconds((ttl + delta).ns) + ") x 1e6, rounded up"};
 }
 
 // A client-clock step of S: the second acquire writes a deadline S early,
@@ -174,10 +180,11 @@ Theory client_clock_theory(const RunConfig& base, const FaultFree& seen) {
   const int64_t second = Duration::seconds(1).ns;
   const int64_t release_ceil = (seen.second_release->ns + second - 1) / second * second;
   const int64_t size = seen.second_acquire->ns + lease.ns - release_ceil;
-  return {size, "acquire + ttl - ceil(release) = " + format_seconds(seen.second_acquire->ns) +
-                    " + " + format_duration(lease) + " - " + format_seconds(release_ceil) +
-                    " (the DATETIME deadline keeps whole seconds: ttl - hold = " +
-                    format_duration(lease - hold) + " less the acquire's fraction of a second)"};
+  return {size, "the DATETIME deadline keeps whole seconds (ttl - hold = " +
+                    format_duration(lease - hold) +
+                    " less the acquire's fraction of a second): acquire + ttl - ceil(release) = " +
+                    format_exact_seconds(seen.second_acquire->ns) + " + " + format_duration(lease) +
+                    " - " + format_exact_seconds(release_ceil)};
 }
 
 // The watchdog renews every lease / 3 from the grant; the pause starts 1 ms
@@ -187,9 +194,10 @@ Theory renewed_pause_theory(Duration lease, Duration hold) {
   const Duration period = lease / 3;
   LOCKSIM_ASSERT(period > Duration::zero() && hold > Duration::millis(1));
   const Duration since = Duration{(hold - Duration::millis(1)).ns % period.ns};
-  return {(lease - since).ns, "lease - ((hold - 1ms) mod (lease / 3)) = " + format_duration(lease) +
-                                  " - " + format_seconds(since.ns) +
-                                  " (the watchdog's last renewal before the pause)"};
+  return {(lease - since).ns,
+          "the lease less the time since the watchdog's last renewal before the pause: lease - "
+          "((hold - 1ms) mod (lease / 3)) = " +
+              format_duration(lease) + " - " + format_exact_seconds(since.ns)};
 }
 
 }  // namespace
@@ -206,11 +214,12 @@ Theory session_theory(const RunConfig& base, TimePoint held_from,
   }
   // On the leader's clock, then back to true time by its offset.
   const int64_t deadline = ((heard->last_ns + timeout.ns) / tick.ns + 1) * tick.ns;
-  return {
-      deadline - heard->clock_offset_ns - start.ns,
-      "(floor((last heard " + format_seconds(heard->last_ns) + " + T " + format_duration(timeout) +
-          ") / tick " + format_duration(tick) + ") + 1) x tick - the leader's clock offset " +
-          format_seconds(heard->clock_offset_ns) + " - fault start " + format_seconds(start.ns)};
+  return {deadline - heard->clock_offset_ns - start.ns,
+          "(floor((last heard " + format_exact_seconds(heard->last_ns) + " + T " +
+              format_duration(timeout) + ") / tick " + format_duration(tick) +
+              ") + 1) x tick - the leader's clock offset " +
+              format_exact_seconds(heard->clock_offset_ns) + " - fault start " +
+              format_exact_seconds(start.ns)};
 }
 
 std::vector<std::string> quorum_servers(const RunConfig& config) {
@@ -302,9 +311,33 @@ int64_t step_of(Kind kind) {
   return unit_of(kind) == Unit::kNanos ? Duration::millis(1).ns : 1;
 }
 
+std::string format_exact_seconds(int64_t ns) {
+  const bool negative = ns < 0;
+  const uint64_t mag = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  std::string frac = std::to_string(mag % 1'000'000'000u);
+  frac.insert(0, 9 - frac.size(), '0');
+  while (frac.size() > 3 && frac.back() == '0') frac.pop_back();
+  std::string out = negative ? "-" : "";
+  out += std::to_string(mag / 1'000'000'000u);
+  out += '.';
+  out += frac;
+  out += 's';
+  return out;
+}
+
 std::string format_size(Kind kind, int64_t size) {
-  if (unit_of(kind) == Unit::kNanos) return format_seconds(size);
+  if (unit_of(kind) == Unit::kNanos) return format_exact_seconds(size);
+  // client-drift's size is how slow the holder's clock runs: a "+" would
+  // read as fast, the opposite of the `-SIZEppm` its fault applies.
+  if (kind == Kind::kClientDrift) return std::to_string(size) + "ppm slow";
   return (size >= 0 ? "+" : "") + std::to_string(size) + "ppm";
+}
+
+std::string lease_name(const RunConfig& config) {
+  if (ttl_param(config)) return "ttl";
+  if (renewed_lease_algorithm(config.algorithm)) return "watchdog timeout";
+  if (session_algorithm(config.algorithm)) return "session timeout";
+  return "lease";
 }
 
 std::vector<Kind> kinds_for(const std::string& algorithm) {

@@ -111,8 +111,19 @@ const char* unit_name(Unit unit);  // "ns", "ppm": the suffix of margin.json's k
 int64_t step_of(Kind kind);
 // The fastest drift the fault syntax takes (faults/nemesis.cpp: |ppm| < 1e6).
 inline constexpr int64_t kDriftPpmMax = 999'999;
-// A size of `kind` as people read it: "8.001s", "+10305ppm".
+// A size of `kind` as people read it: "8.001s", "+10305ppm" (a quorum's
+// clocks that fast), "10497ppm slow" (client-drift: the size is how slow the
+// holder's clock runs; its fault reads `drift c1 at 0s -10497ppm`). A
+// duration prints to the nanosecond where it is not whole milliseconds
+// (format_exact_seconds), so a theory's digits are all there.
 std::string format_size(Kind kind, int64_t size);
+// "9.7045s": seconds with at least three decimals and as many more as the
+// value needs (to the nanosecond), so a formula's numbers evaluate to its
+// result (format_seconds truncates to the millisecond).
+std::string format_exact_seconds(int64_t ns);
+// What the lease is called for `config`'s lock: "ttl", "watchdog timeout"
+// (Redisson's renewed lease), "session timeout" (ZooKeeper).
+std::string lease_name(const RunConfig& config);
 
 // The kinds measured for `algorithm`, in all_kinds() order; empty for an
 // algorithm none applies to.
@@ -161,16 +172,43 @@ struct ConfirmingRun {
   RunConfig config;            // the same run, to draw it again (a timeline)
 };
 
+// A drift's edge is not sharp: a drift moves when every later event
+// happens, and with it the network jitter of the SETs that decides the edge
+// by a few milliseconds, so a drift below a held size can break (seed 1,
+// Redlock client-drift: 10412-10420 ppm break, 10421-10444 hold, 10445 on
+// breaks). Bisection trusts monotony and would report the upper island. So
+// after it a drift kind scans the sizes below its edge, ascending, and
+// takes the first that breaks: the window is 1 % of the edge (wider than
+// the jitter band seen, ~0.6 %), in at most kDriftScanRunsMax runs (every
+// ppm up to an edge of 12800 ppm, coarser above). Below the window nothing
+// is tried: a smaller fatal drift there is not ruled out.
+struct DriftScan {
+  int64_t lo = 0;            // the smallest size scanned, in ppm
+  int64_t hi = 0;            // the largest: the bisection's held size less a step
+  int64_t step = 1;          // ppm between scanned sizes
+  int runs = 0;              // scanned sizes run (it stops at the first break)
+  int64_t bisected = 0;      // the bisection's breaking size, before the scan
+  bool found_lower = false;  // a size in the window broke: the margin moved down to it
+};
+inline constexpr int kDriftScanRunsMax = 128;
+inline constexpr int64_t kDriftScanPercent = 1;
+
 struct MarginResult {
   std::string algorithm;
   Kind kind = Kind::kPause;
   uint64_t seed = 0;
   Duration lease;
+  std::string lease_label;  // lease_name(): "ttl", "watchdog timeout", "session timeout"
   Duration hold;
   int64_t range_lo = 0, range_hi = 0;  // in the kind's unit
   Bisection::Outcome outcome = Bisection::Outcome::kFound;
   std::optional<ConfirmingRun> below;  // the largest size that held (none: breaks at any size)
   std::optional<ConfirmingRun> above;  // the smallest that failed: the margin (none: never)
+  // The search's resolution in the kind's unit (step_of: 1 ms, or 1 ppm;
+  // a drift scan's step): for kFound, above - below, so the edge is known
+  // to it (and for a drift, only within the scanned window).
+  int64_t resolution = 0;
+  std::optional<DriftScan> scan;  // a drift kind's scan below the edge (kFound only)
   // In the kind's unit; none where theory says it never breaks (or, for a
   // session, when no run expired one to say when the server last heard).
   std::optional<int64_t> theory;
@@ -193,9 +231,15 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
 // kFound with a theory.
 int64_t difference(const MarginResult& result);
 
+// True when theory lies within the search's resolution of the margin
+// (|difference| <= resolution): the runs cannot tell the two apart, so the
+// difference is no disagreement. Only for kFound with a theory.
+bool within_resolution(const MarginResult& result);
+
 // Every run of one measure_margin(), the fault-free one included: 2 ends and
-// the halvings of the widest range to 1 %, far below kProbesMax.
-inline constexpr int kRunsPerMarginMax = kProbesMax + 1;
+// the halvings to one step (a 20 s range in 1 ms steps: 15; 0..999999 ppm:
+// 20, far below kProbesMax), and a drift's scan below the edge.
+inline constexpr int kRunsPerMarginMax = kProbesMax + 1 + kDriftScanRunsMax;
 
 // The smallest hold measured: the pause starts 1 ms before the release, so a
 // hold must leave room for it and for the acquire's round trip.

@@ -31,9 +31,12 @@ RunConfig cell_config(const std::string& algorithm, uint64_t seed, std::string& 
       note = "ttl " + format_duration(kTableTtlFallback) + " (the default " +
              format_duration(*ttl) + " is longer than a run may be)";
     }
-  } else {
+  } else if (session_lock(c)) {
     note = "session timeout " + format_duration(lease_of(c)) + " (tick " +
            format_duration(c.zookeeper.tick) + ", the defaults)";
+  } else {
+    // Redisson's renewed lease: a watchdog timeout, no session and no tick.
+    note = lease_name(c) + " " + format_duration(lease_of(c)) + " (the default)";
   }
   return c;
 }

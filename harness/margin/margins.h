@@ -21,7 +21,8 @@ namespace locksim::harness::margin {
 struct MarginCell {
   MarginRequest request;
   // "ttl 10s (the default)", "ttl 10s (default 1y: longer than a run may be)",
-  // "session timeout 10s (tick 2s)": the lease the row is measured against.
+  // "session timeout 10s (tick 2s)", "watchdog timeout 30s (the default)":
+  // the lease the row is measured against.
   std::string lease_note;
   // With --vary: the setting's value this cell is measured at, and the same
   // as a number for the plot; "" for a cell of the table.
