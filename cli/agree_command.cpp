@@ -3,15 +3,19 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "checkers/check.h"
 #include "cli/exit_codes.h"
+#include "cli/live_command.h"
 #include "cli/output_paths.h"
 #include "cli/scenario_run.h"
+#include "env/assert.h"
 #include "env/atomic_file.h"
 #include "env/parse.h"
 #include "harness/backends.h"
@@ -21,6 +25,7 @@
 #include "harness/time_scale.h"
 #include "history/history_io.h"
 #include "live/live_run.h"
+#include "live/owned_processes.h"
 #include "reports/agree_html.h"
 #include "reports/result_json.h"
 
@@ -60,6 +65,46 @@ std::string row(const std::string& what, const std::string& sim, const std::stri
   return out + live + "\n";
 }
 
+// One side's finding in words: its verdict and, for an overlap, the first
+// one's time and holders ("violation (first overlap at 4.120s: c3 and c1)").
+std::string finding(const harness::RunResult& r) {
+  std::string out = found_as_scenario(r);
+  if (!r.mutex.overlaps.empty()) {
+    const checkers::Overlap& o = r.mutex.overlaps.front();
+    out += " (first overlap at " + format_seconds(o.window_start.ns) + ": " +
+           history::client_label(o.a.client) + " and " + history::client_label(o.b.client) + ")";
+  }
+  return out;
+}
+
+// Which side missed the scenario's expected verdict: "simulation", "live",
+// "both" or "" (none, or no expectation).
+std::string missed_by(const harness::Scenario& sc, const harness::RunResult& sim,
+                      const harness::RunResult& live) {
+  const std::string expected = to_string(sc.expect);
+  if (expected.empty()) return "";
+  const bool sim_missed = expected != found_as_scenario(sim);
+  const bool live_missed = expected != found_as_scenario(live);
+  if (sim_missed && live_missed) return "both";
+  return sim_missed ? "simulation" : live_missed ? "live" : "";
+}
+
+// The one line that says whether the two sides agree, and on a disagreement
+// what each found and which missed the scenario's expectation.
+std::string verdict_line(const harness::Scenario& sc, const harness::RunResult& sim,
+                         const harness::RunResult& live) {
+  const std::string a = found_as_scenario(sim);
+  const std::string b = found_as_scenario(live);
+  if (a == b) return "AGREE: both " + a;
+  std::string out = "DISAGREE: simulation " + finding(sim) + "; live " + finding(live);
+  const std::string missed = missed_by(sc, sim, live);
+  if (!missed.empty()) {
+    out += "; the scenario expects " + std::string(to_string(sc.expect)) + ": " +
+           (missed == "both" ? std::string("both sides missed it") : missed + " missed it");
+  }
+  return out;
+}
+
 std::string table(const harness::Scenario& sc, const harness::RunResult& sim,
                   const harness::RunResult& live) {
   const Instants a = instants_of(sim);
@@ -74,7 +119,7 @@ std::string table(const harness::Scenario& sc, const harness::RunResult& sim,
   out += row("acquisitions", std::to_string(a.acquisitions), std::to_string(b.acquisitions));
   out += row("nemesis steps", std::to_string(a.faults), std::to_string(b.faults));
   for (const std::string& e : live.errors) out += "  live error: " + e + "\n";
-  return out;
+  return out + verdict_line(sc, sim, live) + "\n";
 }
 
 void write_run(const std::filesystem::path& dir, const harness::RunResult& r) {
@@ -84,33 +129,44 @@ void write_run(const std::filesystem::path& dir, const harness::RunResult& r) {
   write_file_atomically(dir / "result.json", reports::result_json_text(r));
 }
 
-nlohmann::ordered_json agree_json(const harness::Scenario& sc, const harness::RunResult& sim,
-                                  const harness::RunResult& live) {
-  auto side = [](const harness::RunResult& r) {
-    const Instants in = instants_of(r);
-    nlohmann::ordered_json j;
-    j["verdict"] = found_as_scenario(r);
-    j["first_overlap"] = in.first_overlap == "-" ? nlohmann::ordered_json()
-                                                 : nlohmann::ordered_json(in.first_overlap);
-    // The same instant in nanoseconds, for the timing difference agree.html shows.
-    j["first_overlap_ns"] = r.mutex.overlaps.empty()
-                                ? nlohmann::ordered_json()
-                                : nlohmann::ordered_json(r.mutex.overlaps.front().window_start.ns);
-    j["overlaps"] = in.overlaps;
-    j["acquisitions"] = in.acquisitions;
-    j["nemesis_steps"] = in.faults;
-    j["errors"] = r.errors;
-    return j;
-  };
+// One side of agree.json's row.
+nlohmann::ordered_json side_json(const harness::RunResult& r) {
+  const Instants in = instants_of(r);
+  nlohmann::ordered_json j;
+  j["verdict"] = found_as_scenario(r);
+  j["first_overlap"] =
+      in.first_overlap == "-" ? nlohmann::ordered_json() : nlohmann::ordered_json(in.first_overlap);
+  // The same instant in nanoseconds, for the timing difference agree.html shows.
+  j["first_overlap_ns"] = r.mutex.overlaps.empty()
+                              ? nlohmann::ordered_json()
+                              : nlohmann::ordered_json(r.mutex.overlaps.front().window_start.ns);
+  j["overlaps"] = in.overlaps;
+  j["acquisitions"] = in.acquisitions;
+  j["nemesis_steps"] = in.faults;
+  j["errors"] = r.errors;
+  return j;
+}
+
+// agree.json's row up to its simulation side.
+nlohmann::ordered_json row_head(const harness::Scenario& sc, const harness::RunResult& sim) {
   nlohmann::ordered_json j;
   j["scenario"] = sc.name.empty() ? sc.source : sc.name;
   const std::string expected = to_string(sc.expect);
   j["expected"] = expected.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(expected);
   j["seed"] = sc.config.seed;
   j["duration"] = format_duration(sc.config.duration);
-  j["simulation"] = side(sim);
-  j["live"] = side(live);
+  j["simulation"] = side_json(sim);
+  return j;
+}
+
+nlohmann::ordered_json agree_json(const harness::Scenario& sc, const harness::RunResult& sim,
+                                  const harness::RunResult& live) {
+  nlohmann::ordered_json j = row_head(sc, sim);
+  j["live"] = side_json(live);
   j["agree"] = std::string(found_as_scenario(sim)) == found_as_scenario(live);
+  const std::string missed = missed_by(sc, sim, live);
+  j["missed_expected"] = missed.empty() ? nlohmann::ordered_json() : nlohmann::ordered_json(missed);
+  j["verdict_line"] = verdict_line(sc, sim, live);
   return j;
 }
 
@@ -134,35 +190,11 @@ void check_expressible(const harness::Scenario& sc) {
   if (!sc.not_live.empty()) throw ConfigError(sc.source + ": not_live: " + sc.not_live);
 }
 
-// Both runs of one scenario live can express; writes sim/ and live/ under
-// `out` ("" nothing). Returns agree.json's row and the exit code.
-std::pair<nlohmann::ordered_json, int> compare(const harness::Scenario& sc, const std::string& out,
-                                               bool quiet) {
-  const harness::PreparedRun prepared = harness::prepare_run(sc.config);
-  const harness::RunResult sim = harness::run_prepared(prepared, {}).result;
-  if (!quiet) {
-    std::cout << "agree: simulated; now live against real " << harness::backend_of(sc.config).name
-              << " for " << format_duration(sc.config.duration) << " of real time...\n"
-              << std::flush;
-  }
-  const harness::RunResult live = live::run_live_and_check(prepared);
-  if (!quiet) std::cout << table(sc, sim, live) << std::flush;
-  nlohmann::ordered_json j = agree_json(sc, sim, live);
-  if (!out.empty()) {
-    write_run(std::filesystem::path(out) / "sim", sim);
-    write_run(std::filesystem::path(out) / "live", live);
-  }
-  const bool judged = checkers::merged(sim.checks) != checkers::Validity::kUnknown &&
-                      checkers::merged(live.checks) != checkers::Validity::kUnknown &&
-                      live.errors.empty();
-  if (!judged) return {j, kExitInternal};
-  return {j, j["agree"].get<bool>() ? kExitClean : kExitViolation};
-}
-
 // agree.md: a row per scenario, the ones live cannot express last.
 std::string agree_markdown(const nlohmann::ordered_json& report) {
   std::string md = "# locksim agree: the simulation and real servers, scenario by scenario\n\n";
   const nlohmann::ordered_json& sum = report["summary"];
+  if (sum.contains("incomplete")) md += "**" + sum["incomplete"].get<std::string>() + "**\n\n";
   md += "Scenarios: " + std::to_string(sum["scenarios"].get<int>()) +
         "; expressible live: " + std::to_string(sum["expressible"].get<int>()) +
         "; agreeing: " + std::to_string(sum["agree"].get<int>()) + "; time scale " +
@@ -185,8 +217,138 @@ std::string agree_markdown(const nlohmann::ordered_json& report) {
           r["live"]["verdict"].get<std::string>() + " | " + overlap(r["simulation"]) + " / " +
           overlap(r["live"]) + " | " + (r["agree"].get<bool>() ? "yes" : "**no**") + " |\n";
   }
-  md += "\nNot expressible live:\n\n| scenario | why |\n|---|---|\n" + refused;
+  if (!refused.empty())
+    md += "\nNot expressible live:\n\n| scenario | why |\n|---|---|\n" + refused;
+  if (report.contains("not_run")) {
+    md += "\nNot run (interrupted):";
+    for (const auto& r : report["not_run"]) md += " `" + r["scenario"].get<std::string>() + "`";
+    md += "\n";
+  }
   return md;
+}
+
+// Writes --all's report: agree.json, agree.md, agree.html. `done` of
+// `total` scenarios ran; `interrupted`: the signal's name, or "" while the
+// command runs on (the summary then says nothing of the rest).
+void write_report(const std::string& out, nlohmann::ordered_json report, size_t done, size_t total,
+                  const std::string& interrupted) {
+  LOCKSIM_ASSERT(done <= total);
+  nlohmann::ordered_json& sum = report["summary"];
+  if (!interrupted.empty()) {
+    sum["interrupted"] = interrupted;
+    sum["not_run"] = static_cast<int>(total - done);
+    sum["incomplete"] = "INCOMPLETE: " + std::to_string(total - done) + " of " +
+                        std::to_string(total) + " scenarios not run (interrupted by " +
+                        interrupted + ")";
+  }
+  const std::filesystem::path dir(out);
+  write_file_atomically(dir / "agree.json", report.dump(2) + "\n");
+  write_file_atomically(dir / "agree.md", agree_markdown(report));
+  write_file_atomically(dir / "agree.html", reports::agree_html(report));
+}
+
+// What an interrupt finds done, for the interrupt watcher's save
+// (live/owned_processes.h), which writes it marked interrupted and exits
+// 128 + the signal: the rows finished, and the scenario in progress with its
+// simulation side when that finished (its sim/ is written at once).
+// Threads: the main thread reports, the watcher's thread saves.
+class AgreeProgress {
+ public:
+  // `names`: the scenarios this command runs, in order; `all`: --all's
+  // report (agree.json, .md, .html) rather than one scenario's agree.json.
+  AgreeProgress(std::string out, std::vector<std::string> names, bool all)
+      : out_(std::move(out)), names_(std::move(names)), all_(all) {
+    LOCKSIM_ASSERT(!names_.empty() && (names_.size() == 1 || all_));
+    live::set_interrupt_save([this](int signal) { save(signal); });
+  }
+  ~AgreeProgress() { live::set_interrupt_save(nullptr); }
+  AgreeProgress(const AgreeProgress&) = delete;
+  AgreeProgress& operator=(const AgreeProgress&) = delete;
+
+  void simulated(nlohmann::ordered_json head) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    current_ = std::move(head);
+  }
+  // --all: the report after scenario `done` of names (1-based count).
+  void finished(const nlohmann::ordered_json& report, size_t done) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    LOCKSIM_ASSERT(done <= names_.size() && (done > done_ || done == 0));
+    report_ = report;
+    done_ = done;
+    current_ = nullptr;
+  }
+
+ private:
+  void save(int signal) {
+    try {
+      const std::lock_guard<std::mutex> lock(mutex_);
+      if (!out_.empty()) all_ ? save_report(signal) : save_one(signal);
+      std::cerr << "agree: interrupted (" << signal_name(signal) << "); " << names_.size() - done_
+                << " of " << names_.size() << " scenario(s) not run"
+                << (out_.empty() ? "" : "; wrote " + out_ + "/agree.json marked interrupted")
+                << "\n";
+    } catch (const std::exception& e) {
+      std::cerr << "agree: interrupted; could not write what ran: " << e.what() << "\n";
+    }
+  }
+  // The scenario in progress: its simulation side (null when it had not
+  // finished) and the live side that did not run to its end.
+  nlohmann::ordered_json interrupted_row(int signal) const {
+    nlohmann::ordered_json row =
+        current_.is_null()
+            ? nlohmann::ordered_json{{"scenario", names_[done_]}, {"simulation", nullptr}}
+            : current_;
+    row["live"] = {{"interrupted", signal_name(signal)}, {"verdict", nullptr}};
+    row["agree"] = nullptr;
+    return row;
+  }
+  void save_one(int signal) const {
+    nlohmann::ordered_json j = interrupted_row(signal);
+    j["interrupted"] = signal_name(signal);
+    write_file_atomically(std::filesystem::path(out_) / "agree.json", j.dump(2) + "\n");
+  }
+  void save_report(int signal) const {
+    nlohmann::ordered_json report = report_;
+    if (!report.contains("scenarios")) report["scenarios"] = nlohmann::ordered_json::array();
+    nlohmann::ordered_json not_run = nlohmann::ordered_json::array();
+    if (done_ < names_.size()) not_run.push_back(interrupted_row(signal));
+    for (size_t i = done_ + 1; i < names_.size(); ++i) not_run.push_back({{"scenario", names_[i]}});
+    report["not_run"] = not_run;
+    write_report(out_, report, done_, names_.size(), signal_name(signal));
+  }
+
+  const std::string out_;
+  const std::vector<std::string> names_;
+  const bool all_;
+  std::mutex mutex_;
+  nlohmann::ordered_json report_;   // --all: as of done_; guarded by mutex_
+  size_t done_ = 0;                 // scenarios finished; guarded by mutex_
+  nlohmann::ordered_json current_;  // the one in progress, simulated; guarded by mutex_
+};
+
+// Both runs of one scenario live can express; writes sim/ and live/ under
+// `out` ("" nothing), sim/ as soon as it is done. Returns agree.json's row
+// and the exit code.
+std::pair<nlohmann::ordered_json, int> compare(const harness::Scenario& sc, const std::string& out,
+                                               bool quiet, AgreeProgress& progress) {
+  const harness::PreparedRun prepared = harness::prepare_run(sc.config);
+  const harness::RunResult sim = harness::run_prepared(prepared, {}).result;
+  if (!out.empty()) write_run(std::filesystem::path(out) / "sim", sim);
+  progress.simulated(row_head(sc, sim));
+  if (!quiet) {
+    std::cout << "agree: simulated; now live against real " << harness::backend_of(sc.config).name
+              << " for " << format_duration(sc.config.duration) << " of real time...\n"
+              << std::flush;
+  }
+  const harness::RunResult live = live::run_live_and_check(prepared);
+  if (!quiet) std::cout << table(sc, sim, live) << std::flush;
+  nlohmann::ordered_json j = agree_json(sc, sim, live);
+  if (!out.empty()) write_run(std::filesystem::path(out) / "live", live);
+  const bool judged = checkers::merged(sim.checks) != checkers::Validity::kUnknown &&
+                      checkers::merged(live.checks) != checkers::Validity::kUnknown &&
+                      live.errors.empty();
+  if (!judged) return {j, kExitInternal};
+  return {j, j["agree"].get<bool>() ? kExitClean : kExitViolation};
 }
 
 // The shipped scenarios --all runs: every one, or those --only names (each
@@ -212,52 +374,64 @@ std::vector<harness::BuiltinScenario> scenarios_for_all(const std::string& only)
   return out;
 }
 
-// Every shipped scenario (or --only's), the report rewritten after each (an
-// interrupted --all keeps what finished).
+// One scenario's row of --all's report: both sides, or why live cannot
+// express it. Raises *code to the scenario's exit code.
+nlohmann::ordered_json agree_row(const harness::Scenario& sc, const std::string& name,
+                                 const std::filesystem::path& out, AgreeProgress& progress,
+                                 int* code) {
+  nlohmann::ordered_json row;
+  try {
+    check_expressible(sc);
+  } catch (const ConfigError& e) {
+    row["scenario"] = name;
+    row["expressible"] = false;
+    row["why"] = e.what();
+    return row;
+  }
+  auto [j, one] = compare(sc, (out / name).string(), true, progress);
+  row = std::move(j);
+  row["expressible"] = true;
+  *code = std::max(*code, one);
+  return row;
+}
+
+// Every shipped scenario (or --only's), the report rewritten after each; an
+// interrupt writes it marked INCOMPLETE, with the scenarios not run.
 int agree_all(const AgreeFlags& flags) {
   if (flags.out.empty()) throw ConfigError("--out: --all writes its report there; give a folder");
   const std::vector<harness::BuiltinScenario> all = scenarios_for_all(flags.only);
   make_out_dir(flags.out);
   const std::filesystem::path out(flags.out);
+  std::vector<std::string> names;
+  for (const harness::BuiltinScenario& b : all) names.push_back(b.name);
+  AgreeProgress progress(flags.out, names, true);
   nlohmann::ordered_json report;
   report["scenarios"] = nlohmann::ordered_json::array();
   int expressible = 0, agreeing = 0, code = kExitClean;
+  auto summarise = [&](size_t done) {
+    report["summary"] = {{"scenarios", static_cast<int>(done)},
+                         {"expressible", expressible},
+                         {"agree", agreeing},
+                         {"time_scale", flags.time_scale.empty() ? "1" : flags.time_scale}};
+  };
+  summarise(0);
+  progress.finished(report, 0);
   for (size_t i = 0; i < all.size(); ++i) {
     const harness::Scenario sc = load_for_agree(all[i].name, flags);
-    nlohmann::ordered_json row;
-    try {
-      check_expressible(sc);
-    } catch (const ConfigError& e) {
-      row["scenario"] = all[i].name;
-      row["expressible"] = false;
-      row["why"] = e.what();
-    }
-    if (row.empty()) {
-      auto [j, one] = compare(sc, (out / all[i].name).string(), true);
-      row = std::move(j);
-      row["expressible"] = true;
-      ++expressible;
-      agreeing += row["agree"].get<bool>() ? 1 : 0;
-      code = std::max(code, one);
-    }
+    const nlohmann::ordered_json row = agree_row(sc, all[i].name, out, progress, &code);
+    const bool expressed = row["expressible"].get<bool>();
+    expressible += expressed ? 1 : 0;
+    agreeing += expressed && row["agree"].get<bool>() ? 1 : 0;
     if (!flags.quiet) {
       std::cout << "[" << i + 1 << "/" << all.size() << "] " << all[i].name << ": "
-                << (row["expressible"].get<bool>()
-                        ? row["simulation"]["verdict"].get<std::string>() + " / " +
-                              row["live"]["verdict"].get<std::string>() +
-                              (row["agree"].get<bool>() ? " (agree)" : " (DIFFER)")
-                        : "not expressible live")
+                << (expressed ? row["verdict_line"].get<std::string>() : "not expressible live")
                 << "\n"
                 << std::flush;
     }
     report["scenarios"].push_back(row);
-    report["summary"] = {{"scenarios", static_cast<int>(i + 1)},
-                         {"expressible", expressible},
-                         {"agree", agreeing},
-                         {"time_scale", flags.time_scale.empty() ? "1" : flags.time_scale}};
-    write_file_atomically(out / "agree.json", report.dump(2) + "\n");
-    write_file_atomically(out / "agree.md", agree_markdown(report));
-    write_file_atomically(out / "agree.html", reports::agree_html(report));
+    summarise(i + 1);
+    write_report(flags.out, report, i + 1, all.size(), "");
+    progress.finished(report, i + 1);
   }
   return code;
 }
@@ -291,7 +465,8 @@ int run_agree_command(const AgreeFlags& flags) {
   // Everything live cannot do is refused before the simulation runs.
   check_expressible(sc);
   make_out_dir(flags.out);
-  auto [j, code] = compare(sc, flags.out, flags.quiet);
+  AgreeProgress progress(flags.out, {sc.name.empty() ? sc.source : sc.name}, false);
+  auto [j, code] = compare(sc, flags.out, flags.quiet, progress);
   if (!flags.out.empty()) {
     write_file_atomically(std::filesystem::path(flags.out) / "agree.json", j.dump(2) + "\n");
   }

@@ -26,6 +26,7 @@
 #include "cli/check_command.h"
 #include "cli/exit_codes.h"
 #include "cli/list_command.h"
+#include "cli/live_command.h"
 #include "cli/margin_command.h"
 #include "cli/margins_command.h"
 #include "cli/next_step.h"
@@ -80,27 +81,6 @@ void write_outputs(const std::string& out, const locksim::harness::RunResult& re
   write_file_atomically(dir / "result.json", result_text(result, scenario));
   if (!quiet)
     std::cout << "wrote " << (dir / "result.json").string() << ", history.edn, history.jsonl\n";
-}
-
-// The same algorithm code against real servers (Redis, MariaDB or ZooKeeper) on loopback.
-int cmd_live(const CLI::App& live, const RunOptions& o) {
-  // Before any thread exists: Ctrl-C stops the servers this run starts.
-  locksim::live::stop_owned_on_interrupt();
-  const locksim::harness::PreparedRun prepared =
-      locksim::harness::prepare_run(locksim::cli::config_from_options(live, Mode::kLive, o));
-  const locksim::harness::RunConfig& config = prepared.config();
-  locksim::live::check_live_run(config);  // before anything is printed or started
-  locksim::cli::make_out_dir(o.out);
-  if (!o.quiet) {
-    std::cout << "live: " << config.algorithm << " against real "
-              << locksim::harness::backend_of(config).name << " on 127.0.0.1 for "
-              << locksim::format_duration(config.duration) << " of real time...\n"
-              << std::flush;
-  }
-  const auto result = locksim::live::run_live_and_check(prepared);
-  if (!o.quiet) std::cout << locksim::reports::summary_text(result);
-  if (!o.out.empty()) write_outputs(o.out, result, o.quiet);
-  return locksim::cli::exit_code(result.checks);
 }
 
 int cmd_run(const CLI::App& run, const RunOptions& o) {
@@ -265,7 +245,11 @@ void refuse_empty_values(const Commands& c) {
 // Runs the subcommand that was parsed. Throws what it throws.
 int dispatch(const Commands& c) {
   if (c.list->parsed()) return locksim::cli::run_list_command(c.list_flags);
-  if (c.live->parsed()) return cmd_live(*c.live, c.live_options);
+  if (c.live->parsed()) {
+    // Before any thread exists: Ctrl-C stops the servers this run starts.
+    locksim::live::stop_owned_on_interrupt();
+    return locksim::cli::run_live_command(*c.live, c.live_options);
+  }
   if (c.agree->parsed()) {
     // Before any thread exists: Ctrl-C stops the servers the live run starts.
     locksim::live::stop_owned_on_interrupt();
@@ -306,12 +290,22 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return parse_error(e, app, commands.all(), argc, argv);
   }
+  // Every way out waits for an interrupt being handled (live/owned_processes.h):
+  // its watcher writes what is done and exits 128 + the signal.
   try {
-    return dispatch(commands);
+    const int code = dispatch(commands);
+    locksim::live::park_if_interrupted();
+    return code;
   } catch (const ConfigError& e) {
+    locksim::live::park_if_interrupted();
     std::cerr << "locksim: " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const locksim::live::CannotRunLive& e) {
+    locksim::live::park_if_interrupted();
+    std::cerr << "locksim: cannot run live: " << e.what() << "\n";
+    return kExitInternal;
   } catch (const std::exception& e) {
+    locksim::live::park_if_interrupted();
     std::cerr << "locksim: internal error: " << e.what() << "\n";
     return kExitInternal;
   }

@@ -51,6 +51,9 @@ std::vector<Setting> general_settings() {
   rows.push_back(duration_row(
       "--duration", "duration", "run length (virtual; real in live mode)", true,
       DurationRule::kPositive, [](auto& c) -> auto& { return c.duration; }));
+  rows.back().live_help =
+      "run length in real time: nothing is recorded after it, and an op in flight then stays "
+      "open";
   rows.push_back(int_row(
       "--clients", "workload.clients", "lock clients, each on its own node c1..cN", true, 1,
       RunConfig::kClientsMax, [](auto& c) -> auto& { return c.workload.clients; }));

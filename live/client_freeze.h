@@ -22,8 +22,10 @@
 
 namespace locksim::live {
 
-// Thrown out of a freeze that was abandoned (a hung client at the run's
-// end): the client's thread ends where it stands and records nothing more.
+// Thrown at the run's end through a client's thread: out of a freeze that
+// was abandoned, out of a sleep the run's end cut (live/run_end.h), out of
+// a record after the end (live/live_runner.cpp). The client's thread ends
+// where it stands and records nothing more.
 // Not a std::exception, as ClientCrashed (client_life.h).
 struct ClientAbandoned {};
 
@@ -41,8 +43,8 @@ class ClientFreeze {
     changed_.notify_all();
   }
   // Ends the freeze for good: every wait, now and later, throws
-  // ClientAbandoned. For a hang at the run's end: the simulation cancels a
-  // hung client there, so it never takes another step.
+  // ClientAbandoned. At the run's end: the simulation cancels every client
+  // there, so a paused or hung one never takes another step.
   void abandon() {
     {
       const std::lock_guard<std::mutex> lock(mutex_);

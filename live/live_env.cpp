@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "env/assert.h"
+#include "live/run_end.h"
 
 namespace locksim::live {
 
@@ -193,8 +194,10 @@ void LiveEnv::sleep(Duration d) {
   LOCKSIM_ASSERT_MSG(d >= Duration::zero(), "an algorithm slept a negative time");
   // A real sleep that ends early when the client's Env goes (a task's only).
   // A crashed client's sleep ends at the crash, in slices short enough that
-  // a task's stop is not missed for long either.
-  const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(d.ns);
+  // a task's stop is not missed for long either. A client's sleep ends at
+  // the run's end (live/run_end.h).
+  const RunEndCut cut = cut_at_run_end(std::chrono::nanoseconds(d.ns));
+  const auto end = std::chrono::steady_clock::now() + cut.d;
   std::unique_lock<std::mutex> lock(stop_->mutex);
   for (;;) {  // bounded by `end`
     const auto left = end - std::chrono::steady_clock::now();
@@ -206,6 +209,7 @@ void LiveEnv::sleep(Duration d) {
     if (std::chrono::steady_clock::now() >= end) break;
   }
   lock.unlock();
+  if (cut.run_ends) throw ClientAbandoned{};
   // A timer due during a pause (or a hang of the client's work) fires when it ends.
   if (freeze_) freeze_->wait_while_paused();
   if (hang_) hang_->wait_while_paused();

@@ -65,13 +65,11 @@ class Applier {
 
   void start(const FaultEvent& scheduled, Duration at);
   void end_everything();
-  // The run is over with a client still hung: every client is abandoned
-  // where it stands, unrecorded, as the simulation cancels them all at the
-  // run's end. (Letting the others finish their step would not do: a
-  // waiter's step ends only when the hung holder's lease does, which its
-  // watchdog, or its abandonment, decides after the run.)
-  void abandon_if_hung() {
-    if (hung_until_.empty()) return;
+  // The run is over: every client is abandoned where it stands,
+  // unrecorded, as the simulation cancels them all at the run's end. A
+  // paused or hung client stops now rather than at its fault's end (the
+  // runner refuses to record anything after the end anyway).
+  void abandon_clients() {
     for (const auto& [client, controls] : t_.client_controls) controls.abandon();
     hung_until_.clear();
   }
@@ -418,7 +416,7 @@ void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& 
   bool released = false;
   while (!done.load()) {
     if (!released && view.stopping()) {
-      applier.abandon_if_hung();
+      applier.abandon_clients();
       released = true;
     }
     if (!applier.empty() && view.elapsed() >= applier.next_at()) {

@@ -61,7 +61,7 @@ class LiveRunView {
   virtual ~LiveRunView() = default;
   // True time since the run began (the history's clock).
   virtual Duration elapsed() = 0;
-  // The run's length is over: the clients finish their current step.
+  // The run's length is over: the clients stop where they stand.
   virtual bool stopping() = 0;
   // The steps due at the run's start (0 s) are taken: the clients may begin.
   // Called once by the nemesis, before it waits for anything.
@@ -88,8 +88,8 @@ struct LiveTargets {
     // (live/client_life.h); the nemesis records the crash in the history.
     std::function<void()> crash, restart, pause, resume;
     // A client's hang and its end: its work stops, its tasks go on.
-    // abandon: the run is over with a client hung: this client's thread and
-    // tasks end where they stand, recording nothing more (ClientAbandoned).
+    // abandon: the run is over: this client's thread and tasks end where
+    // they stand at their next Env call, recording nothing more (ClientAbandoned).
     std::function<void()> hang, unhang, abandon;
     std::function<void(Duration by)> jump;       // unset: no clock shim
     std::function<void(int64_t ppm)> set_drift;  // likewise

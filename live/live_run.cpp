@@ -11,6 +11,7 @@
 #include "harness/run.h"
 #include "harness/settings.h"
 #include "live/live_backend.h"
+#include "live/live_runner.h"
 
 namespace locksim::live {
 
@@ -29,15 +30,10 @@ void check_live_run(const harness::RunConfig& config) {
   backend.refuse_unsupported(config);
 }
 
-harness::RunResult run_live_and_check(const harness::PreparedRun& run) {
-  const harness::RunConfig& config = run.config();
-  check_live_run(config);
-  const LiveBackend& backend = live_backend_of(harness::backend_of(config));
-  auto algorithm = algorithms::find_algorithm(config.algorithm)
-                       ->make(config.algorithm_params, config.param_field_prefix());
+namespace {
 
-  harness::RunResult r;
-  r.history = backend.run(config, *algorithm, r);
+// Judges a live history (whole, or cut by an interrupt) as a simulated one is.
+void judge(const harness::RunConfig& config, harness::RunResult& r) {
   r.algorithm = config.algorithm;
   r.seed = config.seed;
   r.params = harness::config_to_json(config);
@@ -52,6 +48,29 @@ harness::RunResult run_live_and_check(const harness::PreparedRun& run) {
   static_cast<checkers::Verdicts&>(r) = checkers::check_recorded(recorded);
   harness::fill_counts(r);
   r.replay_command = "(live runs depend on real timing and are not replayable byte for byte)";
+}
+
+}  // namespace
+
+harness::RunResult run_live_and_check(const harness::PreparedRun& run) {
+  const harness::RunConfig& config = run.config();
+  check_live_run(config);
+  const LiveBackend& backend = live_backend_of(harness::backend_of(config));
+  auto algorithm = algorithms::find_algorithm(config.algorithm)
+                       ->make(config.algorithm_params, config.param_field_prefix());
+
+  harness::RunResult r;
+  r.history = backend.run(config, *algorithm, r);
+  judge(config, r);
+  return r;
+}
+
+std::optional<harness::RunResult> interrupted_live_result(const harness::RunConfig& config) {
+  std::optional<history::History> cut = interrupted_live_history();
+  if (!cut) return std::nullopt;
+  harness::RunResult r;
+  r.history = std::move(*cut);
+  judge(config, r);
   return r;
 }
 

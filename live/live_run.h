@@ -4,6 +4,8 @@
 // history is judged by the same checker list as a simulated one.
 #pragma once
 
+#include <optional>
+
 #include "harness/prepared_run.h"
 #include "harness/run_config.h"
 #include "harness/run_result.h"
@@ -18,6 +20,12 @@ namespace locksim::live {
 // server starts, for what check_live_run refuses; std::runtime_error when a
 // server cannot be started.
 harness::RunResult run_live_and_check(const harness::PreparedRun& run);
+
+// After an interrupt cut the live run in progress (live/owned_processes.h):
+// its history up to the cut, judged as run_live_and_check judges a whole
+// one; nullopt when no run was in progress. For the interrupt's save, on
+// the watcher's thread.
+std::optional<harness::RunResult> interrupted_live_result(const harness::RunConfig& config);
 
 // What run_live_and_check refuses, without starting anything: throws
 // ConfigError naming the setting or the fault live mode cannot apply.

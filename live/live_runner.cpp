@@ -1,5 +1,6 @@
 #include "live/live_runner.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -8,14 +9,39 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+#include <utility>
 
 #include "env/assert.h"
 #include "live/client_freeze.h"
 #include "live/live_env.h"
+#include "live/owned_processes.h"
+#include "live/run_end.h"
 
 namespace locksim::live {
 
 namespace {
+
+// The history of the live run an interrupt cut, for
+// interrupted_live_history(): one run at a time per process.
+class CutSlot {
+ public:
+  void set(history::History h) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    history_ = std::move(h);
+  }
+  std::optional<history::History> take() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    return std::exchange(history_, std::nullopt);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::optional<history::History> history_;  // guarded by mutex_
+};
+CutSlot& cut_slot() {
+  static CutSlot slot;
+  return slot;
+}
 
 // The life a client thread runs in (LiveTruth::begin_life): what record()
 // holds against the client's current one.
@@ -28,10 +54,17 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   LiveTruth(int clients, Duration run_length)
       : start_(std::chrono::steady_clock::now()),
         run_length_(run_length),
+        end_ns_((TimePoint{} + run_length).ns),
         next_process_(clients),
         open_invoke_(static_cast<size_t>(clients)),
         lives_(static_cast<size_t>(clients), 0),
         abandoned_(static_cast<size_t>(clients), false) {}
+
+  // Where the run ends on the steady clock, for the client threads' sleeps
+  // (live/run_end.h).
+  std::chrono::steady_clock::time_point steady_end() const {
+    return start_ + std::chrono::nanoseconds(run_length_.ns);
+  }
 
   // The calling thread runs client `client`'s current life from now on.
   void begin_life(int client) {
@@ -46,7 +79,7 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   }
 
   bool stopping() override {
-    return aborted_.load(std::memory_order_relaxed) || true_now() >= TimePoint{} + run_length_;
+    return aborted_.load(std::memory_order_relaxed) || true_now() >= end();
   }
 
   int64_t fresh_process() override {
@@ -60,7 +93,12 @@ class LiveTruth : public harness::Truth, public LiveRunView {
     const std::lock_guard<std::mutex> lock(mutex_);
     // A crashed life records nothing more: the crash completed its op.
     if (t_life != lives_.at(static_cast<size_t>(op.client))) throw ClientCrashed{};
-    return record_locked(std::move(op), begin_hold, end_hold);
+    // Past the run's end nothing more is recorded, as the simulation's World
+    // stops there: the client stops where it stands and its op stays open
+    // (a hold open ends at the run's end, in finish()).
+    const TimePoint t = true_now();
+    if (t >= end()) throw ClientAbandoned{};
+    return record_locked(std::move(op), begin_hold, end_hold, t);
   }
 
   // Client `client` died of an exception: complete its in-flight op as :info
@@ -73,16 +111,22 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   void crash_locked(int client, const std::string& why) {
     LOCKSIM_ASSERT(client >= 0 && static_cast<size_t>(client) < open_invoke_.size());
     const TimePoint t = true_now();
+    if (t >= end()) {
+      // After the run's end: recorded as the run's end leaves it (its op
+      // open, its hold ended at the end), as a simulated client cancelled there.
+      abandoned_.at(static_cast<size_t>(client)) = true;
+      return;
+    }
     const std::string detail = why.empty() ? "client crashed" : "client crashed: " + why;
     auto& open = open_invoke_[static_cast<size_t>(client)];
     if (open.has_value()) {
       history::Op info = *open;
       info.type = history::OpType::kInfo;
       info.detail = detail;
-      record_locked(std::move(info), false, false);
+      record_locked(std::move(info), false, false, t);
     } else if (const history::HeldInterval* held = recorder_.open_hold(client)) {
       for (const history::Op& op : harness::abandoned_release(client, held->process, detail)) {
-        record_locked(op, false, false);
+        record_locked(op, false, false, t);
       }
     }
     LOCKSIM_ASSERT(!open.has_value());
@@ -114,8 +158,11 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   void record_nemesis(std::string_view f, std::vector<std::string> value,
                       std::string_view note) override {
     const std::lock_guard<std::mutex> lock(mutex_);
-    history::Op op = history::nemesis_op(f, std::move(value), std::string(note));
     const TimePoint t = true_now();
+    // A step after the run's end (a resume, a heal) still acts, so that the
+    // clients can return, but the history ends at the run's end.
+    if (t >= end()) return;
+    history::Op op = history::nemesis_op(f, std::move(value), std::string(note));
     LOCKSIM_ASSERT_MSG(t >= last_recorded_, "live history time went back");
     last_recorded_ = t;
     op.time_ns = t.ns;
@@ -148,8 +195,9 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   // Makes every client stop at its next step (used when the run cannot start).
   void abort() { aborted_.store(true, std::memory_order_relaxed); }
 
-  // Client `client` was abandoned hung at the run's end: its op in flight
-  // stays open in the history, as a cancelled simulated client's does.
+  // Client `client` was abandoned at the run's end (hung, asleep, or with a
+  // result that came after it): its op in flight stays open in the history,
+  // as a cancelled simulated client's does.
   void abandoned(int client) {
     const std::lock_guard<std::mutex> lock(mutex_);
     abandoned_.at(static_cast<size_t>(client)) = true;
@@ -159,18 +207,32 @@ class LiveTruth : public harness::Truth, public LiveRunView {
   history::History finish() {
     const std::lock_guard<std::mutex> lock(mutex_);
     // Each client completed its last op, or crash() completed it as :info,
-    // or it was abandoned hung.
+    // or it was abandoned at the run's end.
     for (size_t c = 0; c < open_invoke_.size(); ++c) {
       LOCKSIM_ASSERT_MSG(!open_invoke_[c].has_value() || abandoned_[c],
                          "a live op left without a completion");
     }
-    return recorder_.finish(true_now());
+    // The run ends at its length (earlier only when every client ran out of
+    // ops): a hold still open counts as held until then, as in the simulation.
+    return recorder_.finish(std::min(true_now(), end()));
+  }
+
+  // An interrupt (the watcher's cut, live/owned_processes.h): the run ends
+  // now, and what it recorded so far is kept for interrupted_live_history(),
+  // finished as finish() would finish it at this instant.
+  void cut_for_interrupt() {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const TimePoint t = std::max(std::min(true_now(), end()), last_recorded_);
+    end_ns_.store(t.ns);
+    aborted_.store(true);
+    history::HistoryRecorder copy = recorder_;
+    cut_slot().set(copy.finish(t));
   }
 
  private:
-  int64_t record_locked(history::Op op, bool begin_hold, bool end_hold) {
-    const TimePoint t = true_now();
-    // Read under the mutex, so index order and time order agree.
+  // `t`: true_now() read under the mutex, so index order and time order agree.
+  int64_t record_locked(history::Op op, bool begin_hold, bool end_hold, TimePoint t) {
+    LOCKSIM_ASSERT_MSG(t < end(), "a live op recorded after the run's end");
     LOCKSIM_ASSERT_MSG(t >= last_recorded_, "live history time went back");
     last_recorded_ = t;
     op.time_ns = t.ns;
@@ -209,6 +271,10 @@ class LiveTruth : public harness::Truth, public LiveRunView {
 
   const std::chrono::steady_clock::time_point start_;
   const Duration run_length_;
+  // The run's end: nothing is recorded at or after it. Moves only earlier,
+  // to an interrupt's instant (cut_for_interrupt, under mutex_).
+  std::atomic<int64_t> end_ns_;
+  TimePoint end() const { return TimePoint::from_ns(end_ns_.load()); }
   std::atomic<int64_t> next_process_;
   std::atomic<bool> aborted_{false};
   std::mutex mutex_;
@@ -237,6 +303,17 @@ std::thread start_nemesis(const LiveOptions& options, LiveTruth& truth,
     truth.nemesis_ready();  // a nemesis that threw first must not hold the clients back
   });
 }
+
+// While a run is in progress, an interrupt cuts it (live/owned_processes.h).
+class InterruptCut {
+ public:
+  explicit InterruptCut(LiveTruth& truth) {
+    set_interrupt_cut([&truth] { truth.cut_for_interrupt(); });
+  }
+  ~InterruptCut() { set_interrupt_cut(nullptr); }
+  InterruptCut(const InterruptCut&) = delete;
+  InterruptCut& operator=(const InterruptCut&) = delete;
+};
 
 // run_live's contract for errors: into options.errors when set, else thrown.
 void hand_over(std::vector<std::string> errors, const LiveOptions& options) {
@@ -280,6 +357,7 @@ struct ClientThreads {
   }
 
   void run(int client) {
+    set_thread_run_end(truth.steady_end());
     std::string why;
     try {
       int64_t process = client;
@@ -309,6 +387,10 @@ struct ClientThreads {
 
 }  // namespace
 
+std::optional<history::History> interrupted_live_history() {
+  return cut_slot().take();
+}
+
 history::History run_live(algorithms::LockAlgorithm& algorithm,
                           const harness::WorkloadParams& params,
                           const std::vector<std::pair<std::string, int>>& servers,
@@ -317,6 +399,7 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
   if (params.clients < 1) throw std::invalid_argument("run_live: clients must be >= 1");
 
   LiveTruth truth(params.clients, run_length);
+  const InterruptCut interrupt_cut(truth);
   ClientThreads clients{.algorithm = algorithm,
                         .params = params,
                         .servers = servers,

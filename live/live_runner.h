@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -55,9 +56,13 @@ struct LiveOptions {
 };
 
 // Runs params.clients clients against `servers` (host, port) for `run_length`
-// of real time, then lets each finish its current step (an in-flight acquire,
-// hold and release: up to hold_max plus the algorithm's own bound) and joins
-// them. Client i's first Jepsen process is i; later ones (after an :info)
+// of real time and ends the history there, as the simulation ends a run at
+// its duration: nothing is recorded at or after the end, a client asleep
+// (a hold, a retry pause) stops at the end (live/run_end.h), an op in flight
+// at the end stays open (its result, when it comes, is not recorded), and a
+// hold open at the end counts as held until the end. The threads are joined
+// once each has returned: at most one command, lock wait or session timeout
+// after the end. Client i's first Jepsen process is i; later ones (after an :info)
 // count up from params.clients.
 //
 // A client that throws is stopped: its in-flight op is completed as :info and
@@ -71,5 +76,10 @@ history::History run_live(algorithms::LockAlgorithm& algorithm,
                           const harness::WorkloadParams& params,
                           const std::vector<std::pair<std::string, int>>& servers,
                           Duration run_length, uint64_t seed, const LiveOptions& options = {});
+
+// The history of the run an interrupt cut (live/owned_processes.h's
+// interrupt watcher ends a run in progress where it stands, as the run's end
+// would), once: nullopt when no run was cut or it was taken already.
+std::optional<history::History> interrupted_live_history();
 
 }  // namespace locksim::live

@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -25,8 +27,14 @@ namespace {
 namespace fs = std::filesystem;
 using std::chrono::steady_clock;
 
-constexpr const char* kMariadbd = "/usr/sbin/mariadbd";
-constexpr const char* kInstallDb = "/usr/bin/mariadb-install-db";
+// Found on PATH as redis-server is, else at Debian's paths (/usr/sbin is on
+// root's PATH only): docs/how-to/live-mode.md.
+std::string mariadbd_binary() {
+  return find_executable("mariadbd", "/usr/sbin/mariadbd");
+}
+std::string install_db_binary() {
+  return find_executable("mariadb-install-db", "/usr/bin/mariadb-install-db");
+}
 // A busy 2-core CI machine: generous bounds, each with its reason.
 constexpr std::chrono::seconds kInstallTimeout{180};  // bootstrap: seconds when idle
 constexpr std::chrono::seconds kStartupTimeout{30};   // a start: ~0.5 s when idle
@@ -64,15 +72,18 @@ int wait_exit(OwnedProcess& process, std::chrono::seconds timeout) {
 // first use: "<TMPDIR>/locksim-mariadb-<uid>-<size>-<mtime>/data".
 std::string template_datadir() {
   struct stat st {};
-  if (::stat(kMariadbd, &st) != 0) throw std::runtime_error("MariadbProcess: cannot stat mariadbd");
+  if (::stat(mariadbd_binary().c_str(), &st) != 0)
+    throw std::runtime_error("MariadbProcess: cannot stat mariadbd");
   const std::string base = temp_root() + "/locksim-mariadb-" + std::to_string(::geteuid()) + "-" +
                            std::to_string(st.st_size) + "-" + std::to_string(st.st_mtime);
   if (fs::exists(base + "/ready")) return base + "/data";
   std::string scratch = base + ".tmp-XXXXXX";
   if (::mkdtemp(scratch.data()) == nullptr) {
-    throw std::runtime_error("MariadbProcess: mkdtemp failed for " + scratch);
+    throw CannotRunLive("no temporary folder: mkdtemp " + scratch + ": " + std::strerror(errno) +
+                        " (set TMPDIR to a writable folder)");
   }
-  std::vector<std::string> args = {kInstallDb, "--no-defaults", "--datadir=" + scratch + "/data",
+  std::vector<std::string> args = {install_db_binary(), "--no-defaults",
+                                   "--datadir=" + scratch + "/data",
                                    "--auth-root-authentication-method=normal", "--skip-test-db"};
   if (am_root()) args.push_back("--user=root");
   for (const std::string& a : innodb_args()) args.push_back(a);
@@ -97,10 +108,11 @@ std::string template_datadir() {
 std::vector<std::string> server_args(const std::string& dir, int port,
                                      const MariadbProcess::Options& o) {
   std::vector<std::string> args = {
-      kMariadbd, "--no-defaults", "--datadir=" + dir + "/data", "--port=" + std::to_string(port),
-      "--bind-address=127.0.0.1", "--socket=" + dir + "/mysqld.sock",
-      "--pid-file=" + dir + "/mysqld.pid", "--log-error=" + dir + "/error.log",
-      "--skip-grant-tables", "--skip-name-resolve", "--skip-log-bin",
+      mariadbd_binary(), "--no-defaults", "--datadir=" + dir + "/data",
+      "--port=" + std::to_string(port), "--bind-address=127.0.0.1",
+      "--socket=" + dir + "/mysqld.sock", "--pid-file=" + dir + "/mysqld.pid",
+      "--log-error=" + dir + "/error.log", "--skip-grant-tables", "--skip-name-resolve",
+      "--skip-log-bin",
       // Small caches: the defaults (128 MB key cache, 128 MB Aria page cache,
       // 16 MB log buffer) are memset at start-up and cost most of its CPU.
       "--key-buffer-size=1M", "--aria-pagecache-buffer-size=1M", "--innodb-log-buffer-size=2M",
@@ -163,17 +175,18 @@ const char* MariadbProcess::create_table_sql() {
 }
 
 std::string MariadbProcess::missing() {
-  if (::access(kMariadbd, X_OK) != 0) {
-    return std::string(kMariadbd) + " not found (apt-get install mariadb-server)";
+  if (mariadbd_binary().empty()) {
+    return "mariadbd not found on PATH nor at /usr/sbin/mariadbd (apt-get install mariadb-server)";
   }
-  if (::access(kInstallDb, X_OK) != 0) {
-    return std::string(kInstallDb) + " not found (apt-get install mariadb-server)";
+  if (install_db_binary().empty()) {
+    return "mariadb-install-db not found on PATH nor at /usr/bin/mariadb-install-db (apt-get "
+           "install mariadb-server)";
   }
   return "";
 }
 
 std::unique_ptr<MariadbProcess> MariadbProcess::start(const Options& options) {
-  if (const std::string why = missing(); !why.empty()) throw std::runtime_error(why);
+  if (const std::string why = missing(); !why.empty()) throw CannotRunLive(why);
   if (options.lock_wait_timeout_s < 1) {
     throw std::invalid_argument("MariadbProcess: lock_wait_timeout_s must be >= 1");
   }

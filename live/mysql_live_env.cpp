@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "env/assert.h"
+#include "live/run_end.h"
 
 namespace locksim::live {
 
@@ -105,11 +106,13 @@ TimePoint MysqlLiveEnv::now() {
 
 void MysqlLiveEnv::sleep(Duration d) {
   LOCKSIM_ASSERT_MSG(d.ns >= 0, "a sleep is never negative");
+  const RunEndCut cut = cut_at_run_end(std::chrono::nanoseconds(d.ns));  // live/run_end.h
   if (life_) {
-    life_->sleep(life_generation_, std::chrono::nanoseconds(d.ns));  // ends at a crash
-  } else if (d.ns > 0) {
-    std::this_thread::sleep_for(std::chrono::nanoseconds(d.ns));
+    life_->sleep(life_generation_, cut.d);  // ends at a crash
+  } else if (cut.d.count() > 0) {
+    std::this_thread::sleep_for(cut.d);
   }
+  if (cut.run_ends) throw ClientAbandoned{};
   // A timer due during a pause fires when it ends.
   if (freeze_) freeze_->wait_while_paused();
   if (hang_) hang_->wait_while_paused();

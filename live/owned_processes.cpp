@@ -6,15 +6,18 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -55,6 +58,22 @@ std::map<pid_t, std::string>& registry() {
 bool& interrupt_taken() {
   static bool taken = false;
   return taken;
+}
+
+// The interrupt's cut and save (set_interrupt_cut, set_interrupt_save),
+// called and replaced under hooks_mutex(), so an owner clearing one waits
+// for a call in progress.
+std::mutex& hooks_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::function<void()>& interrupt_cut() {
+  static std::function<void()> cut;
+  return cut;
+}
+std::function<void(int)>& interrupt_save() {
+  static std::function<void(int)> save;
+  return save;
 }
 
 // The wait status of a process killed by SIGKILL.
@@ -234,12 +253,39 @@ void stop_owned_on_interrupt() {
       const std::lock_guard<std::mutex> lock(registry_mutex());
       interrupt_taken() = true;  // before the processes leave the registry
     }
+    {
+      const std::lock_guard<std::mutex> lock(hooks_mutex());
+      if (interrupt_cut()) interrupt_cut()();
+    }
     const int stopped = stop_all_owned();
+    {
+      const std::lock_guard<std::mutex> lock(hooks_mutex());
+      if (interrupt_save()) interrupt_save()(signal);
+    }
     std::fprintf(stderr, "locksim: interrupted (signal %d); stopped %d server process(es)\n",
                  signal, stopped);
     std::fflush(stderr);
     ::_exit(128 + signal);
   }).detach();
+}
+
+void set_interrupt_cut(std::function<void()> cut) {
+  const std::lock_guard<std::mutex> lock(hooks_mutex());
+  interrupt_cut() = std::move(cut);
+}
+
+void set_interrupt_save(std::function<void(int signal)> save) {
+  const std::lock_guard<std::mutex> lock(hooks_mutex());
+  interrupt_save() = std::move(save);
+}
+
+void park_if_interrupted() {
+  bool taken = false;
+  {
+    const std::lock_guard<std::mutex> lock(registry_mutex());
+    taken = interrupt_taken();
+  }
+  if (taken) park_until_interrupt_exits();
 }
 
 int pick_free_loopback_port() {
@@ -271,12 +317,36 @@ std::string make_temp_dir(const std::string& prefix) {
   LOCKSIM_ASSERT(!prefix.empty() && prefix.find('/') == std::string::npos);
   std::string dir = temp_root() + "/" + prefix + "-XXXXXX";
   if (::mkdtemp(dir.data()) == nullptr) {
-    throw std::runtime_error("mkdtemp " + dir + ": " + std::strerror(errno));
+    throw CannotRunLive("no temporary folder: mkdtemp " + dir + ": " + std::strerror(errno) +
+                        " (set TMPDIR to a writable folder)");
   }
   return dir;
 }
 
-std::string log_tail(const std::string& path) {
+std::string find_executable(const std::string& name, const std::string& fallback) {
+  LOCKSIM_ASSERT(!name.empty() && name.find('/') == std::string::npos);
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
+  auto executable = [](const std::string& candidate) {
+    struct stat st {};
+    return ::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(candidate.c_str(), X_OK) == 0;
+  };
+  size_t begin = 0;
+  // Each iteration consumes at least one character of dirs: bounded by its length.
+  while (begin <= dirs.size()) {
+    size_t end = dirs.find(':', begin);
+    if (end == std::string::npos) end = dirs.size();
+    // POSIX: an empty entry means the current directory.
+    std::string candidate = end > begin ? dirs.substr(begin, end - begin) : std::string(".");
+    candidate.append(1, '/').append(name);
+    if (executable(candidate)) return candidate;
+    begin = end + 1;
+  }
+  return !fallback.empty() && executable(fallback) ? fallback : "";
+}
+
+std::string log_tail(const std::string& path, const std::vector<std::string>& noise) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return "(no log)";
   in.seekg(0, std::ios::end);
@@ -288,7 +358,10 @@ std::string log_tail(const std::string& path) {
   std::string line;
   while (std::getline(buffer, line)) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (!line.empty()) lines.push_back(line);
+    const bool is_noise = std::any_of(noise.begin(), noise.end(), [&line](const std::string& n) {
+      return line.compare(0, n.size(), n) == 0;
+    });
+    if (!line.empty() && !is_noise) lines.push_back(line);
   }
   if (lines.empty()) return "(empty log)";
   std::string out;

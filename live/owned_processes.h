@@ -24,6 +24,8 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -77,13 +79,42 @@ int stop_all_owned();
 
 // Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (and so in every
 // thread it starts later) and starts the watcher that, on one of them,
-// stop_all_owned()s, says so on stderr and _exits with 128 + signal. From
+// runs the interrupt cut, stop_all_owned()s, runs the interrupt save, says
+// so on stderr and _exits with 128 + signal. From
 // then on a thread that stops or polls one of those processes through its
 // OwnedProcess waits for that _exit instead of returning.
 // Call once, from main, before any other thread exists.
 void stop_owned_on_interrupt();
 
+// What the interrupt watcher does before its _exit, so that an interrupt
+// loses nothing that is done (docs/how-to/live-mode.md): `cut` runs before
+// it stops the servers (the live run in progress records nothing after it,
+// so the servers' deaths are not recorded as the clients' failures), `save`
+// after (the command writes what is done, marked interrupted). Each is set
+// by one owner and cleared (nullptr) before what it refers to goes; clearing
+// waits for a call in progress. Neither may throw; what save writes must be
+// written atomically (it may race nothing but the process's end).
+void set_interrupt_cut(std::function<void()> cut);
+void set_interrupt_save(std::function<void(int signal)> save);
+
+// Once the interrupt watcher has begun, the calling thread waits for its
+// _exit (a command that finishes meanwhile must not exit with its own code
+// or write over what the watcher saves); otherwise returns at once.
+void park_if_interrupted();
+
 // What every server manager needs around its process.
+
+// The machine cannot run live mode: a server binary missing, no temporary
+// folder. Not a bug of locksim: `locksim` says "cannot run live: <what>"
+// (exit 3, docs/reference/cli.md), not "internal error".
+struct CannotRunLive : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The executable `name`: the first on $PATH (as a shell finds it), else
+// `fallback` (Debian's path, for a binary in /usr/sbin, which a non-root
+// PATH often lacks) when it is executable, else "".
+std::string find_executable(const std::string& name, const std::string& fallback = "");
 
 // A loopback port free right now; the caller retries with a fresh one if its
 // server then fails to bind it. Throws std::runtime_error (socket errors).
@@ -93,11 +124,12 @@ int pick_free_loopback_port();
 std::string temp_root();
 
 // A fresh private folder "<temp_root()>/<prefix>-XXXXXX". Throws
-// std::runtime_error naming the path when it cannot be made.
+// CannotRunLive naming the path when it cannot be made.
 std::string make_temp_dir(const std::string& prefix);
 
 // The last few non-empty lines of a log, joined by " | " on one line, for
 // one-line error messages: "(no log)" or "(empty log)" when there are none.
-std::string log_tail(const std::string& path);
+// Lines that begin with one of `noise` (a JVM's logging notices) are left out.
+std::string log_tail(const std::string& path, const std::vector<std::string>& noise = {});
 
 }  // namespace locksim::live

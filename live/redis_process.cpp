@@ -33,28 +33,6 @@ constexpr milliseconds kStopGrace{2000};
 constexpr milliseconds kPollInterval{10};
 constexpr Duration kPingTimeout = Duration::millis(200);
 
-// The first executable `name` on $PATH, or "" if there is none.
-std::string find_on_path(const std::string& name) {
-  const char* path = std::getenv("PATH");
-  std::string dirs = path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin";
-  size_t begin = 0;
-  // Each iteration consumes at least one character of dirs: bounded by its length.
-  while (begin <= dirs.size()) {
-    size_t end = dirs.find(':', begin);
-    if (end == std::string::npos) end = dirs.size();
-    std::string dir = dirs.substr(begin, end - begin);
-    if (dir.empty()) dir = ".";  // POSIX: an empty entry means the current directory
-    const std::string candidate = dir + "/" + name;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        ::access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-    begin = end + 1;
-  }
-  return "";
-}
-
 // Splits on whitespace; "..." groups (and may be empty, as in --save "").
 std::vector<std::string> split_args(const std::string& s) {
   std::vector<std::string> out;
@@ -96,16 +74,16 @@ bool answers_ping(int port) {
 }
 
 std::string find_redis_server() {
-  std::string binary = find_on_path("redis-server");
+  std::string binary = find_executable("redis-server");
   if (binary.empty()) {
-    throw std::runtime_error("redis-server not found on PATH (scripts/setup installs it)");
+    throw CannotRunLive("redis-server not found on PATH (scripts/setup installs it)");
   }
   return binary;
 }
 
 // Sentinel: Debian's redis-sentinel, else redis-server in Sentinel mode.
 std::vector<std::string> find_sentinel() {
-  if (std::string binary = find_on_path("redis-sentinel"); !binary.empty()) return {binary};
+  if (std::string binary = find_executable("redis-sentinel"); !binary.empty()) return {binary};
   return {find_redis_server(), "--sentinel"};
 }
 

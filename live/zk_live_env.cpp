@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "env/assert.h"
+#include "live/client_freeze.h"
+#include "live/run_end.h"
 
 namespace locksim::live {
 
@@ -21,7 +23,9 @@ TimePoint ZkLiveEnv::now() {
 
 void ZkLiveEnv::sleep(Duration d) {
   LOCKSIM_ASSERT_MSG(d.ns >= 0, "a sleep is never negative");
-  if (d.ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(d.ns));
+  const RunEndCut cut = cut_at_run_end(std::chrono::nanoseconds(d.ns));  // live/run_end.h
+  if (cut.d.count() > 0) std::this_thread::sleep_for(cut.d);
+  if (cut.run_ends) throw ClientAbandoned{};
 }
 
 RedisConnection& ZkLiveEnv::redis(size_t) {

@@ -19,7 +19,11 @@ namespace locksim::live {
 
 namespace {
 
-constexpr const char* kJava = "/usr/bin/java";
+// Found on PATH as redis-server is, else at Debian's path
+// (docs/how-to/live-mode.md).
+std::string java_binary() {
+  return find_executable("java", "/usr/bin/java");
+}
 constexpr const char* kJar = "/usr/share/java/zookeeper.jar";
 constexpr const char* kConfDir = "/etc/zookeeper/conf";
 // A JVM and an election on a busy 2-core machine: generous.
@@ -80,8 +84,8 @@ void write_server_config(const std::string& sdir, const ZkEnsembleProcess::Optio
 }  // namespace
 
 std::string ZkEnsembleProcess::missing() {
-  if (::access(kJava, X_OK) != 0)
-    return std::string(kJava) + " not found (apt-get install zookeeper)";
+  if (java_binary().empty())
+    return "java not found on PATH nor at /usr/bin/java (apt-get install zookeeper)";
   if (::access(kJar, R_OK) != 0)
     return std::string(kJar) + " not found (apt-get install zookeeper)";
   return "";
@@ -91,8 +95,9 @@ std::unique_ptr<ZkEnsembleProcess> ZkEnsembleProcess::start(const Options& optio
   if (options.servers != 1 && options.servers != 3) {
     throw std::invalid_argument("ZkEnsembleProcess: servers must be 1 or 3");
   }
-  if (const std::string why = missing(); !why.empty()) throw std::runtime_error(why);
+  if (const std::string why = missing(); !why.empty()) throw CannotRunLive(why);
   std::unique_ptr<ZkEnsembleProcess> e(new ZkEnsembleProcess());
+  e->options_ = options;
   e->dir_ = make_temp_dir("locksim-zk");
   const int n = options.servers;
   Ports ports;
@@ -106,7 +111,7 @@ std::unique_ptr<ZkEnsembleProcess> ZkEnsembleProcess::start(const Options& optio
   for (int i = 0; i < n; ++i) {
     const std::string sdir = e->dir_ + "/zk-" + std::to_string(i + 1);
     write_server_config(sdir, options, ports, i);
-    std::vector<std::string> args = {kJava,
+    std::vector<std::string> args = {java_binary(),
                                      "-Xmx128m",
                                      "-XX:+UseSerialGC",
                                      "-XX:TieredStopAtLevel=1",
@@ -143,12 +148,30 @@ void ZkEnsembleProcess::wait_until_ready() {
                                  log_tail(dir_ + "/zk-" + std::to_string(i + 1) + "/server.log"));
       }
     }
-    if (std::chrono::steady_clock::now() > deadline) {
-      throw std::runtime_error("ZkEnsembleProcess: no quorum within 60 s: " +
-                               log_tail(dir_ + "/zk-1/server.log"));
-    }
+    if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error(no_quorum());
     std::this_thread::sleep_for(kPoll);
   }
+}
+
+// Why the ensemble is not serving, in one line: what each server answers
+// (`srvr`), its limits in ticks, and its log without the JVM's SLF4J
+// notices (Debian's jar logs nothing else without a binding, so those
+// notices are all a log holds and never the cause).
+std::string ZkEnsembleProcess::no_quorum() const {
+  std::string out = "ZooKeeper: no quorum within " + std::to_string(kStartupTimeout.count()) +
+                    " s (tickTime " + std::to_string(options_.tick_ms) +
+                    " ms: a follower must connect within initLimit 50 ticks and keep in sync "
+                    "within syncLimit 5 ticks);";
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    std::string answer = four_letter(ports_[i], "srvr");
+    answer = answer.substr(0, answer.find('\n'));
+    const std::string log =
+        log_tail(dir_ + "/zk-" + std::to_string(i + 1) + "/server.log", {"SLF4J:"});
+    out += " zk-" + std::to_string(i + 1) + ": " + (answer.empty() ? "no answer" : answer) +
+           ", log: " + log + ";";
+  }
+  out.pop_back();
+  return out;
 }
 
 std::string ZkEnsembleProcess::hosts() const {

@@ -37,9 +37,10 @@ class ZkEnsembleProcess {
   };
 
   // Starts the servers and returns once a client can create a node through
-  // every one of them (a leader was elected). Throws std::runtime_error with
-  // a one-line reason (java or the zookeeper jar missing; no quorum within
-  // ~60 s: with the tail of the first server's log).
+  // every one of them (a leader was elected). Throws CannotRunLive when java
+  // or the zookeeper jar is missing, std::runtime_error with a one-line
+  // reason otherwise (no quorum within ~60 s: what each server answers and
+  // the tail of its log, the JVM's SLF4J notices left out).
   static std::unique_ptr<ZkEnsembleProcess> start(const Options& options);
 
   // "127.0.0.1:p1,127.0.0.1:p2,..." for zookeeper_init.
@@ -77,6 +78,8 @@ class ZkEnsembleProcess {
   ZkEnsembleProcess() = default;
   // Returns once every server reports a mode; throws as start() says.
   void wait_until_ready();
+  std::string no_quorum() const;  // wait_until_ready's reason
+  Options options_;
   std::vector<OwnedProcess> servers_;
   std::vector<std::vector<std::string>> args_;  // each server's command line, for restart()
   std::vector<int> ports_;

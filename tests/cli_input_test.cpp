@@ -307,9 +307,12 @@ TEST(CliInput, LiveHelpAndTheSettingsTableTellLiveDefaults) {
   EXPECT_NE(help.out.find("--hold LO..HI=50ms..200ms"), std::string::npos) << help.out;
   EXPECT_EQ(help.out.find("byte for byte"), std::string::npos) << help.out;
   EXPECT_NE(help.out.find("does not replay"), std::string::npos) << help.out;
+  EXPECT_EQ(help.out.find("virtual"), std::string::npos) << "live runs in real time\n" << help.out;
   EXPECT_NE(locksim("--help").out.find("mariadbd"), std::string::npos);
   const std::string table = locksim("list --settings").out;
-  EXPECT_NE(table.find("(also live; live default `10s`)"), std::string::npos) << table;
+  EXPECT_NE(table.find("(also live; live default `10s`; live: run length in real time"),
+            std::string::npos)
+      << table;
   EXPECT_NE(table.find("(also live; live default `50ms..200ms`)"), std::string::npos) << table;
 }
 

@@ -53,7 +53,10 @@ TEST_P(MysqlLive, HoldsTheLockAloneOnRealMariaDb) {
   EXPECT_TRUE(r.errors.empty()) << (r.errors.empty() ? "" : r.errors.front());
   EXPECT_EQ(r.mutex.kind, checkers::Verdict::Kind::kValid) << r.mutex.explanation;
   EXPECT_GT(r.acquisitions, 10) << "the lock really went round";
-  EXPECT_EQ(r.acquisitions, r.releases_ok) << "each holder released its own row";
+  // Each holder released its own row, but the one holding at the run's end:
+  // the run ends there, as a simulated one does (live/run_end.h).
+  EXPECT_GE(r.acquisitions, r.releases_ok);
+  EXPECT_LE(r.acquisitions - r.releases_ok, 1) << "each holder released its own row";
   // Fcount is the fence: it grows with every acquire of the one lock row.
   uint64_t last = 0;
   for (const history::Op& op : r.history.ops) {
