@@ -89,6 +89,16 @@ TEST(MatrixReport, MedianSeedsToAViolationCountsFromEveryStart) {
   EXPECT_NE(matrix_html(m, {}).find("a violation every 2 seeds (median)"), std::string::npos);
 }
 
+harness::CellExpectation expecting(const std::string& algorithm, const std::string& profile,
+                                   harness::Expected verdict, int64_t seeds_within) {
+  harness::CellExpectation e;
+  e.algorithm = algorithm;
+  e.profile = profile;
+  e.verdict = verdict;
+  e.seeds_within = seeds_within;
+  return e;
+}
+
 // A gate over three cells of three kinds, on seeds 1..3: set-nx-lua x pause
 // judged (expected safe, clean), redlock x pause not judged (a violation
 // expected within 30 seeds, none in 3), redlock x none not gated (any).
@@ -100,9 +110,9 @@ Matrix three_kinds_of_cell() {
   plan.seed_last = 3;
   harness::Expectations e;
   e.source = "e.json";
-  e.cells.push_back({"set-nx-lua", "pause", harness::Expected::kSafe, 0});
-  e.cells.push_back({"redlock", "pause", harness::Expected::kViolation, 30});
-  e.cells.push_back({"redlock", "none", harness::Expected::kAny, 0});
+  e.cells.push_back(expecting("set-nx-lua", "pause", harness::Expected::kSafe, 0));
+  e.cells.push_back(expecting("redlock", "pause", harness::Expected::kViolation, 30));
+  e.cells.push_back(expecting("redlock", "none", harness::Expected::kAny, 0));
   std::vector<harness::RunSummary> runs;
   for (const char* a : {"set-nx-lua", "redlock"}) {
     for (const char* p : {"none", "pause"}) {
@@ -160,7 +170,7 @@ TEST(MatrixReport, MatrixJsonCarriesANothingJudgedGate) {
   plan.seed_first = 1;
   plan.seed_last = 1;
   harness::Expectations e;
-  e.cells.push_back({"redlock", "none", harness::Expected::kSafe, 0});
+  e.cells.push_back(expecting("redlock", "none", harness::Expected::kSafe, 0));
   const Matrix m = build_matrix(plan, {run(1, "none")}, &e);
   ASSERT_EQ(gate_state(m), GateState::kNothingJudged);
   const nlohmann::json j = nlohmann::json::parse(matrix_json(m));
@@ -177,7 +187,7 @@ TEST(MatrixReport, OneSeedIsSingular) {
   plan.seed_first = 1;
   plan.seed_last = 1;
   harness::Expectations e;
-  e.cells.push_back({"set-nx-lua", "pause", harness::Expected::kViolation, 1});
+  e.cells.push_back(expecting("set-nx-lua", "pause", harness::Expected::kViolation, 1));
   const Matrix m = build_matrix(plan, {run(1, "none")}, &e);
   EXPECT_EQ(m.cells[0].gate.message, "expected a violation within 1 seed, found none in 1");
 }
