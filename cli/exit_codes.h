@@ -19,7 +19,8 @@ constexpr int kExitInternal = 3;
 // the part was asked for (--shard, merge --partial).
 constexpr int kExitIncomplete = 4;
 // 70: a broken invariant (env/assert.h), a bug in locksim; set there, not here.
-constexpr int kExitInterrupted = 130;  // Ctrl-C: what finished is written
+constexpr int kExitInterrupted = 130;  // Ctrl-C (SIGINT): what finished is written
+constexpr int kExitTerminated = 143;   // SIGTERM (a CI timeout): the same, 128 + 15
 
 // The exit code for a run's or a history's checks: a disagreement between
 // two checkers first (no verdict can be trusted then), else the merge rule

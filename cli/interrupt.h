@@ -1,17 +1,18 @@
-// Ctrl-C for the commands that keep what they have (sweep, shrink): the
-// first SIGINT only sets a flag that the work polls between runs, so a run in
-// flight finishes, the command writes what is done and exits 130
-// (cli/exit_codes.h). A second SIGINT, once the default action is back,
-// kills as usual.
+// Ctrl-C and SIGTERM for the commands that keep what they have (sweep,
+// shrink, margins): the first SIGINT or SIGTERM only sets a flag that the
+// work polls between runs, so a run in flight finishes, the command writes
+// what is done and exits 130 (SIGINT) or 143 (SIGTERM: what a CI job's
+// timeout sends; cli/exit_codes.h). A second signal, once the default action
+// is back, kills as usual.
 #pragma once
 
 #include <atomic>
 
 namespace locksim::cli {
 
-// While one is alive, SIGINT sets stop_flag() instead of killing the
-// process; its destructor restores the default action. One at a time, on the
-// main thread (the flag is process-wide, as the signal is).
+// While one is alive, SIGINT and SIGTERM set stop_flag() instead of killing
+// the process; its destructor restores the default actions. One at a time,
+// on the main thread (the flag is process-wide, as the signal is).
 class StopOnInterrupt {
  public:
   StopOnInterrupt();
@@ -20,7 +21,14 @@ class StopOnInterrupt {
   StopOnInterrupt& operator=(const StopOnInterrupt&) = delete;
 };
 
-// Set by SIGINT under a StopOnInterrupt; never cleared (one command per process).
+// Set by SIGINT or SIGTERM under a StopOnInterrupt; never cleared (one
+// command per process).
 const std::atomic<bool>& stop_flag();
+
+// Once stop_flag() is set: the exit code that says which signal stopped the
+// command, 128 + its number (130 SIGINT, 143 SIGTERM), and its name
+// ("SIGINT", "SIGTERM") for the line on stderr.
+int interrupted_exit_code();
+const char* interrupt_name();
 
 }  // namespace locksim::cli

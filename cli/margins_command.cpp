@@ -102,8 +102,8 @@ int run_margins_command(const MarginsFlags& flags) {
     results = harness::margin::measure_margins(cells, jobs, progress, &stop_flag());
   } catch (const std::runtime_error&) {
     if (!stop_flag().load()) throw;
-    std::cerr << "\nmargins: interrupted; nothing written\n";
-    return kExitInterrupted;
+    std::cerr << "\nmargins: interrupted (" << interrupt_name() << "); nothing written\n";
+    return interrupted_exit_code();
   }
   if (progress) std::cerr << "\n";
   const std::string markdown = reports::margins_markdown(cells, results);

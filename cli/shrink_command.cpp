@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -392,9 +394,34 @@ CLI::App* add_shrink_command(CLI::App& app, ShrinkFlags& f) {
   return s;
 }
 
+std::string file_slug(const std::string& name) {
+  auto plain = [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '.' || ch == '_' ||
+           ch == '+' || ch == '-';
+  };
+  std::string slug;
+  for (const char ch : name) {
+    if (plain(ch)) {
+      slug += ch;
+    } else if (!slug.ends_with('-')) {
+      slug += '-';
+    }
+  }
+  if (slug == name) return slug;
+  // FNV-1a: the same name gives the same file on every machine (std::hash need not).
+  uint32_t hash = 2166136261u;
+  for (const char ch : name) hash = (hash ^ static_cast<unsigned char>(ch)) * 16777619u;
+  char hex[9];
+  std::snprintf(hex, sizeof hex, "%08x", hash);
+  slug += (slug.ends_with('-') ? "" : "-") + std::string(hex);
+  LOCKSIM_ASSERT(slug.find('/') == std::string::npos && slug.find(':') == std::string::npos);
+  return slug;
+}
+
 std::string shrunk_cell_name(const std::string& algorithm, const std::string& profile,
                              uint64_t seed) {
-  return algorithm + "-" + profile + "-seed-" + std::to_string(seed) + "-shrunk";
+  return file_slug(algorithm) + "-" + file_slug(profile) + "-seed-" + std::to_string(seed) +
+         "-shrunk";
 }
 
 Shrunk shrink_start(const ShrinkStart& start, const harness::shrink::Options& options) {
@@ -447,7 +474,8 @@ int run_shrink_command(const CLI::App& app, const ShrinkFlags& f) {
     write_file_atomically(f.run.out, shrunk.scenario_text);
   }
   report(f, start, shrunk, static_cast<double>(wall_ns() - progress.start_ns) / 1e9);
-  return shrunk.stopped == harness::shrink::Stopped::kInterrupted ? kExitInterrupted : kExitClean;
+  return shrunk.stopped == harness::shrink::Stopped::kInterrupted ? interrupted_exit_code()
+                                                                  : kExitClean;
 }
 
 }  // namespace locksim::cli

@@ -69,7 +69,15 @@ struct Shrunk {
 // checks the file replays (std::runtime_error otherwise: a bug).
 Shrunk shrink_start(const ShrinkStart& start, const harness::shrink::Options& options);
 
-// The name of a sweep cell's first failing seed's shrink: "A-P-seed-N-shrunk".
+// A name as one file name's part: itself when it holds only letters, digits
+// and . _ + -; otherwise each run of other characters ('/' and ':' in
+// "script:examples/scripts/x.json") becomes one '-' and 8 hex digits of the
+// name's hash follow ("script-examples-scripts-x.json-1a2b3c4d"), so two
+// names that differ only there stay two files. Deterministic.
+std::string file_slug(const std::string& name);
+
+// The name of a sweep cell's first failing seed's shrink: "A-P-seed-N-shrunk",
+// A and P as file_slug gives them (it names a file in DIR/shrunk/).
 std::string shrunk_cell_name(const std::string& algorithm, const std::string& profile,
                              uint64_t seed);
 

@@ -76,7 +76,7 @@ struct Progress {
 int report_gate(const reports::Matrix& m, bool quiet) {
   for (const auto& c : m.cells) {
     if (c.gate.holds) continue;
-    std::cout << c.gate.failure << ": " << c.algorithm << " x " << c.profile << ": "
+    std::cout << c.gate.failure << ": " << c.algorithm << " × " << c.profile << ": "
               << c.gate.message << "\n";
   }
   const reports::GateState state = reports::gate_state(m);
@@ -143,32 +143,63 @@ void tell_shrunk(const fs::path& dir, const std::string& name, const Shrunk& shr
              c.shrunk_story + "replay: locksim run --scenario " + c.shrunk_file + "\n");
 }
 
-// --shrink: each cell's first counterexample (the seed its timeline draws),
-// shrunk into DIR/shrunk/NAME.json and named in the cell for the reports.
-// Deterministic, as the reports are: the same runs give the same files.
-// Ctrl-C stops between (and inside) cells; what is written stays.
-void shrink_cells(reports::Matrix& m, const SweepFlags& f) {
+// One cell's shrink: its first counterexample (the seed its timeline draws)
+// shrunk into DIR/NAME.json, its story beside it, both named in the cell.
+void shrink_cell(reports::MatrixCell& c, uint64_t seed, const harness::SweepPlan& plan,
+                 const SweepFlags& f, const fs::path& dir) {
+  ShrinkStart start;
+  start.config = plan.config_of(c.algorithm, c.profile, seed);
+  start.field = "cell " + c.algorithm + "/" + c.profile + " (seed " + std::to_string(seed) + ")";
+  start.replay = harness::replay_command(start.config);
+  start.name = shrunk_cell_name(c.algorithm, c.profile, seed);
+  harness::shrink::Options o;
+  o.runs_max = f.shrink_runs_max;
+  o.stop = &stop_flag();
+  const Shrunk shrunk = shrink_start(start, o);
+  write_text(dir / (start.name + ".json"), shrunk.scenario_text);
+  c.shrunk_file = "shrunk/" + start.name + ".json";
+  c.shrunk_summary = shrunk.summary;
+  tell_shrunk(dir, start.name, shrunk, c);
+  if (!f.quiet) std::cerr << "shrink: " << start.field << ": " << shrunk.how_far << "\n";
+}
+
+// --shrink: each cell's first counterexample shrunk into DIR/shrunk/ and
+// named in the cell for the reports. Deterministic, as the reports are: the
+// same runs give the same files. Ctrl-C stops between (and inside) cells;
+// what is written stays. A cell whose shrink fails (a file that cannot be
+// written) says why in the reports and on stderr, and the other cells and the
+// report go on: an extra must never cost the sweep's report. Returns the
+// number of cells that failed.
+int shrink_cells(reports::Matrix& m, const SweepFlags& f) {
   const fs::path dir = fs::path(f.out) / "shrunk";
   fs::create_directories(dir);
+  int failed = 0;
   for (reports::MatrixCell& c : m.cells) {
     const std::optional<uint64_t> seed =
         c.first_violation_seed ? c.first_violation_seed : c.first_liveness_seed;
     if (!seed || stop_flag().load()) continue;
-    ShrinkStart start;
-    start.config = m.plan.config_of(c.algorithm, c.profile, *seed);
-    start.field = "cell " + c.algorithm + "/" + c.profile + " (seed " + std::to_string(*seed) + ")";
-    start.replay = harness::replay_command(start.config);
-    start.name = shrunk_cell_name(c.algorithm, c.profile, *seed);
-    harness::shrink::Options o;
-    o.runs_max = f.shrink_runs_max;
-    o.stop = &stop_flag();
-    const Shrunk shrunk = shrink_start(start, o);
-    write_text(dir / (start.name + ".json"), shrunk.scenario_text);
-    c.shrunk_file = "shrunk/" + start.name + ".json";
-    c.shrunk_summary = shrunk.summary;
-    tell_shrunk(dir, start.name, shrunk, c);
-    if (!f.quiet) std::cerr << "shrink: " << start.field << ": " << shrunk.how_far << "\n";
+    try {
+      shrink_cell(c, *seed, m.plan, f, dir);
+    } catch (const std::exception& e) {
+      c.shrunk_file = c.shrunk_summary = c.shrunk_story_file = "";
+      c.shrunk_story = c.shrunk_mechanism = "";
+      c.shrunk_error = e.what();
+      ++failed;
+      std::cerr << "sweep: shrink: " << c.algorithm << " × " << c.profile << ": " << e.what()
+                << "; the report is written without it\n";
+    }
   }
+  return failed;
+}
+
+// The files and folders a sweep's report writes into --out (beside
+// sweep.json, runs.jsonl and histories/, which run_sweep owns): an earlier
+// sweep's are removed before this one runs, so a kill at any point never
+// leaves a report, or a shrunk file, that this sweep's runs did not make.
+const std::vector<std::string>& report_outputs() {
+  static const std::vector<std::string> kOutputs = {"matrix.json", "matrix.md",   "matrix.html",
+                                                    "junit.xml",   "timing.json", "shrunk"};
+  return kOutputs;
 }
 
 }  // namespace
@@ -237,11 +268,11 @@ int run_sweep_command(const SweepFlags& f) {
   o.on_progress = [&progress](uint64_t done, uint64_t total, uint64_t findings) {
     progress.update(done, total, findings, false);
   };
-  std::vector<harness::RunSummary> runs;
-  {
-    const StopOnInterrupt interrupt;
-    runs = harness::run_sweep(plan, f.out, o);
-  }
+  o.stale_outputs = report_outputs();
+  // From the first run to the last report file: a signal while the report
+  // is written (or a cell shrunk) lets it finish, then the exit says so.
+  const StopOnInterrupt interrupt;
+  const std::vector<harness::RunSummary> runs = harness::run_sweep(plan, f.out, o);
   uint64_t findings = 0;
   for (const auto& r : runs) findings += r.finding != "none" ? 1 : 0;
   const uint64_t shard_runs = (plan.runs_total() + static_cast<uint64_t>(plan.shard_count) -
@@ -253,10 +284,8 @@ int run_sweep_command(const SweepFlags& f) {
   if (plan.shard_count > 1) {
     m.partial_by_request = "shard " + f.shard + "; merge the shards for the whole sweep";
   }
-  if (f.shrink) {
-    const StopOnInterrupt interrupt;
-    shrink_cells(m, f);
-  }
+  int shrinks_failed = 0;
+  if (f.shrink) shrinks_failed = shrink_cells(m, f);
   reports::write_matrix_reports(m, f.out);
   if (!f.quiet) {
     const double s = static_cast<double>(wall_ns() - progress.start_ns) / 1e9;
@@ -268,11 +297,13 @@ int run_sweep_command(const SweepFlags& f) {
   }
   if (!f.quiet) std::cout << next_after_sweep(f.out) << std::flush;
   if (stop_flag().load()) {
-    std::cerr << "sweep: interrupted; the report covers the " << runs.size()
-              << " finished runs; rerun with --resume to finish\n";
-    return kExitInterrupted;
+    std::cerr << "sweep: interrupted (" << interrupt_name() << "); the report covers the "
+              << runs.size() << " finished runs; rerun with --resume to finish\n";
+    return interrupted_exit_code();
   }
-  return report_gate(m, f.quiet);
+  const int code = report_gate(m, f.quiet);
+  // A shrink that failed is an internal error, but never hides the gate's word.
+  return code == kExitClean && shrinks_failed > 0 ? kExitInternal : code;
 }
 
 int run_merge_command(const MergeFlags& f) {

@@ -131,6 +131,8 @@ OJson cell_json(const MatrixCell& c) {
                    {"summary", c.shrunk_summary},
                    {"story_file", c.shrunk_story_file},
                    {"mechanism", c.shrunk_mechanism}};
+  } else if (!c.shrunk_error.empty()) {
+    j["shrunk"] = {{"error", c.shrunk_error}};
   }
   j["acquire_latency_p50_ns"] = c.latency_quantile_ns(0.5);
   j["acquire_latency_p99_ns"] = c.latency_quantile_ns(0.99);
@@ -141,7 +143,7 @@ OJson cell_json(const MatrixCell& c) {
   j["low_coverage"] = c.low_coverage();
   j["expected"] = c.expected.empty() ? OJson() : OJson(c.expected);
   if (!c.expected_data.empty()) j["expected_data"] = c.expected_data;
-  j["gate"] = !c.gate.gated ? OJson("not gated") : OJson(c.gate.holds ? "holds" : c.gate.failure);
+  j["gate"] = gate_word(c);
   if (!c.gate.message.empty()) j["gate_message"] = c.gate.message;
   if (!c.note.empty()) j["note"] = c.note;
   return j;
@@ -280,7 +282,8 @@ std::string unjudged_text(const Matrix& m) {
     // No expectation at all, or "any" for both the lock and the data.
     if ((c.expected.empty() || c.expected == "any") && c.expected_data.empty()) {
       ungated += (n_ungated++ == 0 ? "" : ", ") + name;
-    } else if (!c.gate.gated && c.gate.message.starts_with("not judged")) {
+    } else if (c.gate.not_judged) {
+      LOCKSIM_ASSERT(!c.gate.gated && c.gate.message.starts_with("not judged: "));
       // "not judged: WHY" -> "NAME (WHY)"
       not_judged +=
           (n_not_judged++ == 0 ? "" : ", ") + name + " (" + c.gate.message.substr(12) + ")";
@@ -297,6 +300,55 @@ std::string unjudged_text(const Matrix& m) {
   return out;
 }
 
+namespace {
+
+// The gate as every format states it: its state (the terminal's "gate:"
+// word, junit.xml's failing cases), the cells it judged, broke, could not
+// judge and did not gate.
+OJson gate_json(const Matrix& m) {
+  int64_t not_judged = 0, not_gated = 0;
+  for (const auto& c : m.cells) {
+    if (c.gate.not_judged) ++not_judged;
+    if (!c.gate.gated && !c.gate.not_judged) ++not_gated;
+  }
+  const GateState state = gate_state(m);
+  LOCKSIM_ASSERT(m.gated_cells + not_judged + not_gated == static_cast<int64_t>(m.cells.size()));
+  return OJson{{"state", gate_state_name(state)},
+               {"cells_gated", m.gated_cells},
+               {"cells_not_judged", not_judged},
+               {"cells_not_gated", not_gated},
+               {"failures", m.gate_failures},
+               {"holds", state == GateState::kHolds},
+               {"incomplete", state == GateState::kIncomplete},
+               {"nothing_judged", state == GateState::kNothingJudged},
+               {"text", gate_text(m)},
+               {"not_judged", unjudged_text(m)}};
+}
+
+}  // namespace
+
+const char* gate_state_name(GateState s) {
+  switch (s) {
+    case GateState::kNone:
+      return "none";
+    case GateState::kHolds:
+      return "holds";
+    case GateState::kFails:
+      return "fails";
+    case GateState::kIncomplete:
+      return "incomplete";
+    case GateState::kNothingJudged:
+      return "nothing judged";
+  }
+  return "?";
+}
+
+std::string gate_word(const MatrixCell& c) {
+  if (c.gate.not_judged) return "not judged";
+  if (!c.gate.gated) return "not gated";
+  return c.gate.holds ? "holds" : c.gate.failure;
+}
+
 std::string matrix_json(const Matrix& m) {
   OJson j;
   j["locksim_matrix"] = 1;
@@ -305,13 +357,7 @@ std::string matrix_json(const Matrix& m) {
   j["runs_planned"] = m.plan.runs_total();
   j["complete"] = m.complete();
   if (!m.partial_by_request.empty()) j["partial_by_request"] = m.partial_by_request;
-  j["gate"] = m.gated ? OJson{{"cells_gated", m.gated_cells},
-                              {"failures", m.gate_failures},
-                              {"holds", gate_state(m) == GateState::kHolds},
-                              {"incomplete", gate_state(m) == GateState::kIncomplete},
-                              {"text", gate_text(m)},
-                              {"not_judged", unjudged_text(m)}}
-                      : OJson();
+  j["gate"] = m.gated ? gate_json(m) : OJson();
   OJson cells = OJson::array();
   for (const auto& c : m.cells) cells.push_back(cell_json(c));
   j["cells"] = std::move(cells);

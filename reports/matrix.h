@@ -73,13 +73,18 @@ struct MatrixCell {
   std::string shrunk_story_file;
   std::string shrunk_mechanism;
   std::string shrunk_story;
+  // Why --shrink wrote nothing for a cell that has a counterexample (a file it
+  // could not write); the reports say so, and the other cells go on.
+  std::string shrunk_error;
 
   double violation_rate() const { return runs == 0 ? 0 : static_cast<double>(safety) / runs; }
   double coverage() const { return runs == 0 ? 0 : static_cast<double>(touched) / runs; }
   // Acquire latency at quantile q (0..1), in ns: the floor of its bucket; -1 if none.
   int64_t latency_quantile_ns(double q) const;
   double acquisitions_per_virtual_minute() const;
-  // A clean cell whose faults rarely touched a holder: no evidence of safety.
+  // A cell whose faults rarely touched a holder (under 25 % of its runs):
+  // clean, it is no evidence of safety. Never a `none` cell: it has no faults
+  // to cover, and its clean runs are the baseline, not a weak test.
   bool low_coverage() const;
   // How many seeds a sweep of this cell needs to find a violation, as the
   // median over every starting seed of the contiguous seeds run: from a
@@ -123,6 +128,13 @@ Matrix build_matrix(const harness::SweepPlan& plan, const std::vector<harness::R
 // would pass any regression. Both are exit 4 (docs/reference/cli.md).
 enum class GateState { kNone, kHolds, kFails, kIncomplete, kNothingJudged };
 GateState gate_state(const Matrix& m);
+// "none", "holds", "fails", "incomplete", "nothing judged": matrix.json's gate.state.
+const char* gate_state_name(GateState s);
+
+// What the gate says of one cell, in every format: "holds", the failure
+// ("false alarm", ...), "not judged" (a violation expected within more seeds
+// than ran) or "not gated" (expected any, or absent from the file).
+std::string gate_word(const MatrixCell& c);
 
 // "1 run", "2 runs", "0 violations": a count with its noun, in the plural
 // unless it is one (every noun the reports count takes an -s).
@@ -136,6 +148,10 @@ std::string gate_text(const Matrix& m);
 //   the cells the gate did not judge and why (too few seeds, seeds that did
 //   not run) and the ungated cells (expected "any"); "" when there are none.
 std::string unjudged_text(const Matrix& m);
+
+// An acquire latency for matrix.md: "850us", "1.8ms", "1311ms", rounded to
+// the nearest unit shown; "-" for none (a negative ns).
+std::string latency_text(int64_t ns);
 
 // "data ok" or "data ✗N" (N runs whose guarded data broke); data_runs > 0.
 std::string data_brief(const MatrixCell& c);

@@ -67,6 +67,7 @@ std::string cell_td(const MatrixCell& c, bool has_timeline) {
   if (!c.expected.empty()) title += ", expected " + c.expected;
   if (!c.expected_data.empty()) title += ", data " + c.expected_data;
   if (c.gate.gated) title += c.gate.holds ? ", gate holds" : ", GATE: " + c.gate.failure;
+  if (c.gate.not_judged) title += ", gate: not judged";
   if (!c.note.empty()) title += " — " + c.note;
   return "<td class=\"" + cell_class(c) + "\" data-cell=\"" +
          xml_escape(c.algorithm + "/" + c.profile) + "\" title=\"" + xml_escape(title) + "\">" +
@@ -87,6 +88,7 @@ std::string counterexample(const MatrixCell& c, const std::string& svg) {
               : "<p>shrunk: <a href=\"" + xml_escape(c.shrunk_file) + "\">" +
                     xml_escape(c.shrunk_summary) + "</a> (replay: <code>locksim run --scenario " +
                     xml_escape(c.shrunk_file) + "</code> in this directory)</p>\n") +
+         (c.shrunk_error.empty() ? "" : "<p>not shrunk: " + xml_escape(c.shrunk_error) + "</p>\n") +
          (c.shrunk_story.empty()
               ? ""
               : "<pre class=\"story\">" + xml_escape(c.shrunk_story) + "</pre>\n") +
@@ -110,7 +112,8 @@ std::string matrix_html(const Matrix& m, const std::map<std::string, std::string
               : "<p class=\"unjudged\">" + xml_escape(unjudged_text(m)) + ".</p>\n") +
          "<p>Red: mutual-exclusion violations (violating runs / runs). Yellow: liveness "
          "only. Green: clean. Pale: clean but low fault coverage (under 25% of runs had a fault "
-         "touch a holder): not evidence of safety. ~N: runs with a latent finding (lease exposed, "
+         "touch a holder; never a none cell, which has no faults): not evidence of safety. ~N: "
+         "runs with a latent finding (lease exposed, "
          "nobody stepped in). !N: runs in which a holder was never told (the store dropped its "
          "lease while the holder believed it valid, and nothing told it). data ok / data ✗N: runs "
          "whose guarded resource's data broke "
@@ -131,11 +134,16 @@ std::string matrix_html(const Matrix& m, const std::map<std::string, std::string
     }
     out += "</tr>\n";
   }
-  out +=
-      "</table>\n<h2>Counterexamples</h2>\n<p>Bars: held intervals (ground truth). Red: two "
-      "holders at once. Orange: faults (nemesis lane, and the lanes they target). Ticks: ops "
-      "(grey invoke, green ok, black fail, pink info). Hover for details.</p>\n" +
-      sections + "</body></html>\n";
+  out += "</table>\n";
+  // No cell has a finding: no heading over nothing.
+  if (!sections.empty()) {
+    out +=
+        "<h2>Counterexamples</h2>\n<p>Bars: held intervals (ground truth). Red: two "
+        "holders at once. Orange: faults (nemesis lane, and the lanes they target). Ticks: ops "
+        "(grey invoke, green ok, black fail, pink info). Hover for details.</p>\n" +
+        sections;
+  }
+  out += "</body></html>\n";
   LOCKSIM_ASSERT(out.find("<script") == std::string::npos);
   return out;
 }

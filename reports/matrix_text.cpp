@@ -15,16 +15,22 @@ std::string percent(double share) {
   return std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + "%";
 }
 
-// "850us", "12.3ms", "1310ms": latencies span microseconds to seconds.
+}  // namespace
+
+// "850us", "12.3ms", "1311ms": latencies span microseconds to seconds. Each
+// rounded to the nearest unit it shows (1.792 ms reads 1.8ms, not 1.7ms),
+// and a value that rounds up into the next form takes that form (999.6 us
+// reads 1.0ms).
 std::string latency_text(int64_t ns) {
   if (ns < 0) return "-";
-  const int64_t us = ns / 1000;
+  const int64_t us = (ns + 500) / 1000;
   if (us < 1000) return std::to_string(us) + "us";
-  if (us < 100'000) return std::to_string(us / 1000) + "." + std::to_string(us / 100 % 10) + "ms";
-  return std::to_string(us / 1000) + "ms";
+  const int64_t tenths_ms = (ns + 50'000) / 100'000;
+  if (tenths_ms < 1000) {
+    return std::to_string(tenths_ms / 10) + "." + std::to_string(tenths_ms % 10) + "ms";
+  }
+  return std::to_string((ns + 500'000) / 1'000'000) + "ms";
 }
-
-}  // namespace
 
 std::string data_brief(const MatrixCell& c) {
   LOCKSIM_ASSERT(c.data_runs > 0);
@@ -128,11 +134,31 @@ void details(const Matrix& m, std::string& out) {
            percent(c.coverage()) + (c.low_coverage() ? " (low)" : "") + " | " +
            (c.expected.empty() ? "-" : c.expected) +
            (c.expected_data.empty() ? "" : ", data " + c.expected_data) + " | " +
-           (!c.gate.gated  ? "-"
-            : c.gate.holds ? "holds"
-                           : c.gate.failure) +
-           " |\n";
+           (m.gated ? gate_word(c) : "-") + " |\n";
   }
+}
+
+// A cell's lines under "First counterexample of each cell": the first
+// violation's replay, the first liveness finding's (the one matrix.html
+// draws when there is no violation), the shrunk file and its story, the
+// first data violation's replay.
+std::string cell_replays(const MatrixCell& c) {
+  const std::string name = "- " + c.algorithm + " × " + c.profile;
+  std::string out;
+  if (c.first_violation_seed) out += name + ": `" + c.first_violation_replay + "`\n";
+  if (c.first_liveness_seed) out += name + " (liveness): `" + c.first_liveness_replay + "`\n";
+  if (!c.shrunk_file.empty()) {
+    out += name + " shrunk: [" + c.shrunk_summary + "](" + c.shrunk_file + ")";
+    if (!c.shrunk_story_file.empty())
+      out += "; why: [" + c.shrunk_mechanism + "](" + c.shrunk_story_file + ")";
+    out += "\n";
+  } else if (!c.shrunk_error.empty()) {
+    out += name + " not shrunk: " + c.shrunk_error + "\n";
+  }
+  if (c.first_data_violation_seed) {
+    out += name + " (data): `" + c.first_data_violation_replay + "`\n";
+  }
+  return out;
 }
 
 }  // namespace
@@ -155,7 +181,8 @@ std::string matrix_markdown(const Matrix& m) {
       "(a stale write accepted, a lost update, an oversell), for algorithms that guard one. "
       "*Low coverage*: fewer than 25% of the "
       "runs had a fault touch a lock holder (or a server while the lock was held) — a clean "
-      "low-coverage cell is **not** evidence of safety.\n\n## Cells\n\n";
+      "low-coverage cell is **not** evidence of safety (a `none` cell has no faults: never low "
+      "coverage).\n\n## Cells\n\n";
   details(m, out);
   std::string failures, replays;
   for (const auto& c : m.cells) {
@@ -163,34 +190,43 @@ std::string matrix_markdown(const Matrix& m) {
       failures += "- **" + c.algorithm + " × " + c.profile + "**: " + c.gate.failure + ": " +
                   c.gate.message + "\n";
     }
-    if (c.first_violation_seed) {
-      replays += "- " + c.algorithm + " × " + c.profile + ": `" + c.first_violation_replay + "`\n";
-    }
-    if (!c.shrunk_file.empty()) {
-      replays += "- " + c.algorithm + " × " + c.profile + " shrunk: [" + c.shrunk_summary + "](" +
-                 c.shrunk_file + ")";
-      if (!c.shrunk_story_file.empty())
-        replays += "; why: [" + c.shrunk_mechanism + "](" + c.shrunk_story_file + ")";
-      replays += "\n";
-    }
-    if (c.first_data_violation_seed) {
-      replays += "- " + c.algorithm + " × " + c.profile + " (data): `" +
-                 c.first_data_violation_replay + "`\n";
-    }
+    replays += cell_replays(c);
   }
   if (!failures.empty()) out += "\n## Gate failures\n\n" + failures;
   if (!replays.empty()) out += "\n## First counterexample of each cell\n\n" + replays;
   return out;
 }
 
+namespace {
+
+// Under a gate, a cell it did not judge is no passing test: a CI system
+// shows it as skipped, with why. Without --expect no cell is gated, and each
+// case reports its counts as before.
+bool skipped_case(const Matrix& m, const MatrixCell& c) {
+  return m.gated && c.gate.holds && !c.gate.gated;
+}
+
+std::string skip_message(const MatrixCell& c) {
+  if (c.gate.not_judged) return c.gate.message;  // "not judged: not enough seeds: ..."
+  // The note says why a cell expects any; it is the file's, and can be long.
+  return c.expected.empty() ? "not gated: the expectations file does not name this cell"
+                            : "not gated: expected any";
+}
+
+}  // namespace
+
 std::string matrix_junit(const Matrix& m) {
   std::string cases;
+  int64_t skipped = 0;
   for (const auto& c : m.cells) {
     cases += "    <testcase classname=\"locksim." + xml_escape(c.algorithm) + "\" name=\"" +
              xml_escape(c.profile) + "\">";
     if (!c.gate.holds) {
       cases += "<failure type=\"" + xml_escape(c.gate.failure) + "\" message=\"" +
                xml_escape(c.gate.failure) + "\">" + xml_escape(c.gate.message) + "</failure>";
+    } else if (skipped_case(m, c)) {
+      ++skipped;
+      cases += "<skipped message=\"" + xml_escape(skip_message(c)) + "\"/>";
     }
     cases +=
         "<system-out>" +
@@ -221,10 +257,11 @@ std::string matrix_junit(const Matrix& m) {
       std::to_string(m.cells.size() + (m.complete() ? 0 : 1) + (nothing_judged ? 1 : 0));
   const std::string f =
       std::to_string(m.gate_failures + (incomplete ? 1 : 0) + (nothing_judged ? 1 : 0));
-  LOCKSIM_ASSERT(m.gate_failures <= static_cast<int64_t>(m.cells.size()));
+  LOCKSIM_ASSERT(m.gate_failures + skipped <= static_cast<int64_t>(m.cells.size()));
   return "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"locksim sweep\" tests=\"" +
-         n + "\" failures=\"" + f + "\">\n  <testsuite name=\"locksim.matrix\" tests=\"" + n +
-         "\" failures=\"" + f + "\" errors=\"0\" skipped=\"0\">\n" + cases +
+         n + "\" failures=\"" + f + "\" skipped=\"" + std::to_string(skipped) +
+         "\">\n  <testsuite name=\"locksim.matrix\" tests=\"" + n + "\" failures=\"" + f +
+         "\" errors=\"0\" skipped=\"" + std::to_string(skipped) + "\">\n" + cases +
          "  </testsuite>\n</testsuites>\n";
 }
 

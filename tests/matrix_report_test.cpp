@@ -89,6 +89,130 @@ TEST(MatrixReport, MedianSeedsToAViolationCountsFromEveryStart) {
   EXPECT_NE(matrix_html(m, {}).find("a violation every 2 seeds (median)"), std::string::npos);
 }
 
+harness::CellExpectation expecting(const std::string& algorithm, const std::string& profile,
+                                   harness::Expected verdict, int64_t seeds_within) {
+  harness::CellExpectation e;
+  e.algorithm = algorithm;
+  e.profile = profile;
+  e.verdict = verdict;
+  e.seeds_within = seeds_within;
+  return e;
+}
+
+// A gate over three cells of three kinds, on seeds 1..3: set-nx-lua x pause
+// judged (expected safe, clean), redlock x pause not judged (a violation
+// expected within 30 seeds, none in 3), redlock x none not gated (any).
+Matrix three_kinds_of_cell() {
+  harness::SweepPlan plan;
+  plan.algorithms = {"set-nx-lua", "redlock"};
+  plan.profiles = {"none", "pause"};
+  plan.seed_first = 1;
+  plan.seed_last = 3;
+  harness::Expectations e;
+  e.source = "e.json";
+  e.cells.push_back(expecting("set-nx-lua", "pause", harness::Expected::kSafe, 0));
+  e.cells.push_back(expecting("redlock", "pause", harness::Expected::kViolation, 30));
+  e.cells.push_back(expecting("redlock", "none", harness::Expected::kAny, 0));
+  std::vector<harness::RunSummary> runs;
+  for (const char* a : {"set-nx-lua", "redlock"}) {
+    for (const char* p : {"none", "pause"}) {
+      for (uint64_t seed = 1; seed <= 3; ++seed) {
+        harness::RunSummary r = testing::summary_of(a, p, seed, "none");
+        r.index = runs.size();
+        runs.push_back(r);
+      }
+    }
+  }
+  return build_matrix(plan, runs, &e);
+}
+
+// JUnit: a cell the gate did not judge, or does not gate, is skipped (with
+// why), never a passing test; the counts say how many.
+TEST(MatrixReport, JunitSkipsCellsTheGateDidNotJudge) {
+  const std::string junit = matrix_junit(three_kinds_of_cell());
+  EXPECT_NE(junit.find("tests=\"4\" failures=\"0\" errors=\"0\" skipped=\"3\""), std::string::npos)
+      << junit;
+  EXPECT_NE(junit.find("<skipped message=\"not judged: not enough seeds: a violation is expected "
+                       "within 30 seeds, the sweep has 3\"/>"),
+            std::string::npos)
+      << junit;
+  EXPECT_NE(junit.find("<skipped message=\"not gated: expected any\"/>"), std::string::npos);
+  EXPECT_NE(junit.find("<skipped message=\"not gated: the expectations file does not name"),
+            std::string::npos);
+  // Without --expect nothing is gated, and nothing is skipped.
+  EXPECT_NE(matrix_junit(three_runs("none")).find("skipped=\"0\""), std::string::npos);
+}
+
+// matrix.json and matrix.md tell a cell too short to judge from one that
+// expects nothing; matrix.json counts both and names the gate's state.
+TEST(MatrixReport, NotJudgedIsNotNotGated) {
+  const Matrix m = three_kinds_of_cell();
+  const nlohmann::json j = nlohmann::json::parse(matrix_json(m));
+  EXPECT_EQ(j["cells"][0]["gate"], "not gated");   // set-nx-lua x none: absent
+  EXPECT_EQ(j["cells"][1]["gate"], "holds");       // set-nx-lua x pause
+  EXPECT_EQ(j["cells"][2]["gate"], "not gated");   // redlock x none: any
+  EXPECT_EQ(j["cells"][3]["gate"], "not judged");  // redlock x pause: 3 of 30 seeds
+  EXPECT_EQ(j["gate"]["state"], "holds");
+  EXPECT_EQ(j["gate"]["cells_gated"], 1);
+  EXPECT_EQ(j["gate"]["cells_not_judged"], 1);
+  EXPECT_EQ(j["gate"]["cells_not_gated"], 2);
+  const std::string md = matrix_markdown(m);
+  EXPECT_NE(md.find("| violation | not judged |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| any | not gated |"), std::string::npos) << md;
+}
+
+// A gate that judged nothing says so in matrix.json as junit.xml and the
+// terminal do, not "0 failures".
+TEST(MatrixReport, MatrixJsonCarriesANothingJudgedGate) {
+  harness::SweepPlan plan;
+  plan.algorithms = {"set-nx-lua"};
+  plan.profiles = {"pause"};
+  plan.seed_first = 1;
+  plan.seed_last = 1;
+  harness::Expectations e;
+  e.cells.push_back(expecting("redlock", "none", harness::Expected::kSafe, 0));
+  const Matrix m = build_matrix(plan, {run(1, "none")}, &e);
+  ASSERT_EQ(gate_state(m), GateState::kNothingJudged);
+  const nlohmann::json j = nlohmann::json::parse(matrix_json(m));
+  EXPECT_EQ(j["gate"]["state"], "nothing judged");
+  EXPECT_EQ(j["gate"]["nothing_judged"], true);
+  EXPECT_EQ(j["gate"]["holds"], false);
+}
+
+// A bound of one seed reads "1 seed".
+TEST(MatrixReport, OneSeedIsSingular) {
+  harness::SweepPlan plan;
+  plan.algorithms = {"set-nx-lua"};
+  plan.profiles = {"pause"};
+  plan.seed_first = 1;
+  plan.seed_last = 1;
+  harness::Expectations e;
+  e.cells.push_back(expecting("set-nx-lua", "pause", harness::Expected::kViolation, 1));
+  const Matrix m = build_matrix(plan, {run(1, "none")}, &e);
+  EXPECT_EQ(m.cells[0].gate.message, "expected a violation within 1 seed, found none in 1");
+}
+
+// matrix.md gives the first liveness finding's replay, as matrix.json and
+// matrix.html do; matrix.html has no Counterexamples heading over nothing.
+TEST(MatrixReport, MarkdownGivesTheFirstLivenessReplay) {
+  const Matrix m = three_runs("liveness");
+  EXPECT_NE(matrix_markdown(m).find(
+                "- set-nx-lua × pause (liveness): `locksim run --algorithm set-nx-lua --seed 2`"),
+            std::string::npos)
+      << matrix_markdown(m);
+  EXPECT_EQ(matrix_html(three_runs("none"), {}).find("Counterexamples"), std::string::npos);
+}
+
+// Latencies are rounded to the unit shown, not cut.
+TEST(MatrixReport, LatencyIsRoundedNotTruncated) {
+  EXPECT_EQ(latency_text(1'792'000), "1.8ms");
+  EXPECT_EQ(latency_text(1'310'720'000), "1311ms");
+  EXPECT_EQ(latency_text(850'400), "850us");
+  EXPECT_EQ(latency_text(999'600), "1.0ms");
+  EXPECT_EQ(latency_text(99'960'000), "100ms");
+  EXPECT_EQ(latency_text(-1), "-");
+}
+
 // agree.html: one row per scenario, in matrix.html's colours, a differing
 // one framed, the timing difference shown, and a scenario live cannot
 // express listed with its reason; self-contained.

@@ -211,9 +211,9 @@ TEST(SweepCli, GateNamesFalseAlarmsAndLostDetections) {
       "--expect " +
       wrong.string() + " --out " + dir.string());
   EXPECT_EQ(o.exit_code, 1) << o.err;
-  EXPECT_NE(o.out.find("false alarm: set-nx-lua x pause"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("false alarm: set-nx-lua × pause"), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("locksim run --algorithm set-nx-lua"), std::string::npos) << o.out;
-  EXPECT_NE(o.out.find("lost detection: set-nx-lua x none"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("lost detection: set-nx-lua × none"), std::string::npos) << o.out;
   const std::string junit = slurp(dir / "junit.xml");
   EXPECT_NE(junit.find("failures=\"2\""), std::string::npos) << junit;
   const fs::path right = write_expectations(

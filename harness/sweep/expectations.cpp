@@ -64,7 +64,15 @@ CellExpectation parse_cell(const Json& cell, const std::string& field) {
   }
   CellExpectation e;
   e.algorithm = string_field(cell, "algorithm", field);
-  if (algorithms::find_algorithm(e.algorithm) == nullptr) {
+  const algorithms::AlgorithmSpec* spec = nullptr;
+  try {
+    spec = algorithms::find_algorithm(e.algorithm);
+  } catch (const ConfigError& error) {
+    // A script: name loads its file, and the loader's message names only the
+    // script ("other.json: cannot read the script file"): say whose field it is.
+    throw ConfigError(field + ".algorithm: " + error.what());
+  }
+  if (spec == nullptr) {
     throw ConfigError(field + ".algorithm: expected one of " + algorithms::algorithm_names() +
                       ", got '" + e.algorithm + "'");
   }
@@ -157,6 +165,11 @@ struct Observed {
   std::string first_replay;
 };
 
+// "1 seed", "30 seeds".
+std::string seeds_text(int64_t n) {
+  return std::to_string(n) + (n == 1 ? " seed" : " seeds");
+}
+
 void judge_one(Expected verdict, int64_t within, const Observed& o, const CellFacts& f,
                const std::string& what, GateOutcome& g) {
   if (verdict == Expected::kAny) return;
@@ -177,19 +190,19 @@ void judge_one(Expected verdict, int64_t within, const Observed& o, const CellFa
     // the bound, or it was interrupted, or this is one shard. No verdict,
     // rather than a lost detection that is not one.
     g.gated = false;
+    g.not_judged = true;
     g.failure.clear();
     g.message = f.seeds_planned < within
                     ? "not judged: not enough seeds: a " + what + "violation is expected within " +
-                          std::to_string(within) + " seeds, the sweep has " +
-                          std::to_string(f.seeds_planned)
+                          seeds_text(within) + ", the sweep has " + std::to_string(f.seeds_planned)
                     : "not judged: " + std::to_string(f.seeds_run) + " of the first " +
-                          std::to_string(within) + " seeds ran";
+                          seeds_text(within) + " ran";
     return;
   }
   g.holds = false;
   g.failure = what + "lost detection";
   g.message =
-      "expected a " + what + "violation within " + std::to_string(within) + " seeds, " +
+      "expected a " + what + "violation within " + seeds_text(within) + ", " +
       (o.first_position == 0 ? "found none in " + std::to_string(f.seeds_run)
                              : "first found at seed position " + std::to_string(o.first_position) +
                                    ": " + o.first_replay);
@@ -231,6 +244,8 @@ GateOutcome judge_cell(const CellExpectation* e, const CellFacts& f) {
             "data ", data);
   if (!data.holds) return data;
   data.gated = data.gated || lock.gated;
+  // Judged on the lock or on the data is judged; not judged only when neither was.
+  data.not_judged = !data.gated && (data.not_judged || lock.not_judged);
   if (data.message.empty()) data.message = lock.message;
   LOCKSIM_ASSERT(data.holds && data.failure.empty());
   return data;

@@ -66,7 +66,11 @@ Expectations load_expectations(const std::string& path);
 
 // What the gate says about one cell.
 struct GateOutcome {
-  bool gated = false;  // the cell has an expectation other than any
+  bool gated = false;  // the cell has an expectation other than any, and it was judged
+  // Not gated because it could not be judged: it expects a violation within
+  // N seeds, found none, and not every one of those N seeds ran. Distinct
+  // from a cell that expects nothing (any, or absent from the file).
+  bool not_judged = false;
   bool holds = true;
   // "false alarm", "lost detection", "data false alarm", "data lost
   // detection", "data not checked", "unknown verdicts"; "" when it holds.

@@ -62,6 +62,22 @@ void prepare_dir(const SweepPlan& plan, const std::string& dir, bool resume) {
   if (!resume) std::ofstream(fs::path(dir) / "runs.jsonl", std::ios::trunc);
 }
 
+// Removes DIR/NAME for each name (a file or a folder), and DIR/histories/
+// unless resuming: what an earlier sweep wrote and this one will not vouch for.
+void remove_stale(const std::string& dir, const SweepOptions& o) {
+  std::vector<std::string> names = o.stale_outputs;
+  if (!o.resume) names.emplace_back("histories");
+  for (const std::string& name : names) {
+    LOCKSIM_ASSERT_MSG(!name.empty() && name.find('/') == std::string::npos,
+                       "a stale output is a name inside DIR");
+    const fs::path path = fs::path(dir) / name;
+    std::error_code ec;
+    fs::remove_all(path, ec);
+    if (ec) throw std::runtime_error("cannot remove " + path.string() + ": " + ec.message());
+    LOCKSIM_ASSERT(!fs::exists(path));
+  }
+}
+
 // The runs of the plan's shard not yet in `done`, in run order.
 struct PendingRun {
   uint64_t index;
@@ -185,6 +201,7 @@ std::vector<RunSummary> run_sweep(const SweepPlan& plan, const std::string& dir,
     for (const auto& p : plan.profiles) validate(plan.config_of(a, p, plan.seed_first));
   }
   prepare_dir(plan, dir, options.resume);
+  remove_stale(dir, options);
   const std::string runs_path = (fs::path(dir) / "runs.jsonl").string();
   std::set<uint64_t> done;
   uint64_t findings = 0;

@@ -131,12 +131,19 @@ struct SweepOptions {
   // (history::to_jsonl, byte for byte what `locksim run --out` writes), so two
   // builds can be compared run by run (scripts/compare-builds).
   bool histories = false;
+  // Files and folders of DIR that an earlier sweep's report left (matrix.*,
+  // shrunk/: the caller's to name), removed once DIR's plan is checked and
+  // before any run, resumed or not: a report, or a kill before one is
+  // written, must never sit beside files that other runs made.
+  std::vector<std::string> stale_outputs;
 };
 
 // Runs the plan's shard into DIR (created; DIR/sweep.json and DIR/runs.jsonl)
 // and returns every run summary of DIR, sorted. With resume, DIR's plan must
 // match `plan` (ConfigError otherwise) and runs already there are skipped;
-// without, DIR/runs.jsonl starts empty.
+// without, DIR/runs.jsonl starts empty and an earlier sweep's DIR/histories/
+// is removed (its runs are not this sweep's). Either way
+// options.stale_outputs are removed.
 std::vector<RunSummary> run_sweep(const SweepPlan& plan, const std::string& dir,
                                   const SweepOptions& options);
 

@@ -1,0 +1,134 @@
+// What `locksim sweep` leaves in --out is the report of its own runs, whole:
+// a script lock's path in a shrunk file's name, an earlier sweep's files, a
+// SIGTERM from a CI timeout or a kill after an earlier interruption must not
+// cost the report or leave one that other runs made.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "tests/locksim_binary.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using locksim::testing::locksim;
+using locksim::testing::Outcome;
+using locksim::testing::slurp;
+
+const locksim::testing::ScratchDir scratch_dir("locksim_sweep_outputs_");
+
+// Enough runs (240) that a signal lands halfway, not after the end.
+const char* kLonger =
+    "--algorithms set-nx-lua,naive-setnx --profiles none,pause,crash-restart "
+    "--seeds 1..40 --duration 20s --quiet";
+
+int shell(const std::string& cmd) {
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+size_t lines_of(const fs::path& p) {
+  const std::string s = slurp(p);
+  return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
+}
+
+// Starts `sweep ARGS --out DIR`, waits until DIR/runs.jsonl has `lines`
+// lines, sends `signal` and returns the sweep's exit code; its stderr goes to
+// DIR.err. No timing: the signal follows the runs, not the clock.
+int signal_after(const std::string& args, const fs::path& dir, int lines, const char* signal) {
+  const std::string runs = (dir / "runs.jsonl").string();
+  return shell(std::string(LOCKSIM_BINARY) + " sweep " + args + " --out " + dir.string() + " 2>" +
+               dir.string() + ".err & pid=$!; while [ \"$(cat " + runs +
+               " 2>/dev/null | wc -l)\" -lt " + std::to_string(lines) +
+               " ]; do sleep 0.02; done; kill -" + signal + " $pid; wait $pid; exit $?");
+}
+
+// A script lock's name holds '/' and ':'; its shrunk file's name is a slug of
+// it, and the report is written.
+TEST(SweepOutputs, AScriptLocksPathGivesAShrunkFileAndTheReport) {
+  const fs::path dir = scratch_dir.path() / "script";
+  const Outcome o = locksim(
+      "sweep --algorithms script:examples/scripts/reentrant-hash.json --profiles pause "
+      "--seeds 1..3 --shrink --shrink-max-runs 30 --quiet --out " +
+          dir.string(),
+      LOCKSIM_SOURCE_DIR);
+  EXPECT_EQ(o.exit_code, 0) << o.out << o.err;
+  const nlohmann::json j = nlohmann::json::parse(slurp(dir / "matrix.json"));
+  const nlohmann::json& cell = j["cells"][0];
+  ASSERT_TRUE(cell.contains("shrunk")) << cell.dump();
+  const std::string file = cell["shrunk"]["file"].get<std::string>();
+  EXPECT_EQ(file.rfind("shrunk/script-examples-scripts-reentrant-hash.json-", 0), 0u) << file;
+  EXPECT_EQ(file.find(':'), std::string::npos) << file;
+  EXPECT_TRUE(fs::exists(dir / file)) << file;
+  EXPECT_TRUE(fs::exists(dir / cell["shrunk"]["story_file"].get<std::string>()));
+  for (const char* f : {"matrix.md", "matrix.html", "junit.xml"}) {
+    EXPECT_TRUE(fs::exists(dir / f)) << f;
+  }
+}
+
+// A script name in an expectations file that does not load is bad input
+// naming the file and the field, as every other bad cell is.
+TEST(SweepOutputs, AnUnreadableScriptInExpectationsNamesTheField) {
+  const fs::path e = scratch_dir.write(
+      "script-expect.json",
+      "{\"locksim_expectations\": 1, \"cells\": [{\"algorithm\": \"script:other.json\", "
+      "\"profile\": \"none\", \"verdict\": \"safe\"}]}");
+  const std::string err = locksim::testing::expect_bad_input(
+      "sweep --algorithms set-nx-lua --profiles none --seeds 1..1 --expect " + e.string() +
+          " --out " + (scratch_dir.path() / "script-expect").string(),
+      e.string() + ": cells[0].algorithm: ");
+  EXPECT_NE(err.find("other.json"), std::string::npos) << err;
+}
+
+// A sweep without --resume into an earlier sweep's --out leaves none of that
+// sweep's histories or shrunk files; --resume keeps the histories of the runs
+// it keeps.
+TEST(SweepOutputs, ANewSweepLeavesNoEarlierSweepsFiles) {
+  const fs::path dir = scratch_dir.path() / "rerun";
+  const std::string small =
+      "--profiles none --seeds 1..2 --quiet --histories --out " + dir.string();
+  ASSERT_EQ(locksim("sweep --algorithms set-nx-lua,naive-setnx " + small).exit_code, 0);
+  ASSERT_TRUE(fs::exists(dir / "histories" / "naive-setnx"));
+  fs::create_directories(dir / "shrunk");
+  std::ofstream(dir / "shrunk" / "naive-setnx-none-seed-1-shrunk.json") << "{}";
+  ASSERT_EQ(locksim("sweep --algorithms set-nx-lua " + small).exit_code, 0);
+  EXPECT_FALSE(fs::exists(dir / "histories" / "naive-setnx")) << "an earlier sweep's histories";
+  EXPECT_FALSE(fs::exists(dir / "shrunk")) << "an earlier sweep's shrunk files";
+  EXPECT_TRUE(fs::exists(dir / "histories" / "set-nx-lua" / "none" / "2.jsonl"));
+  ASSERT_EQ(locksim("sweep --algorithms set-nx-lua --resume " + small).exit_code, 0);
+  EXPECT_TRUE(fs::exists(dir / "histories" / "set-nx-lua" / "none" / "2.jsonl"))
+      << "--resume keeps the histories of the runs it keeps";
+}
+
+// SIGTERM (a CI timeout) stops a sweep as Ctrl-C does: the report of what
+// is done, exit 143, a line on stderr. A kill -9 after an earlier
+// interruption leaves no report at all rather than that interruption's, and
+// the report a later SIGTERM writes counts every run in runs.jsonl.
+TEST(SweepOutputs, SigtermWritesTheReportAndNoReportOutlivesItsRuns) {
+  const fs::path dir = scratch_dir.path() / "sigterm";
+  const std::string args = std::string(kLonger) + " --jobs 1";
+  ASSERT_EQ(signal_after(args, dir, 30, "INT"), 130);
+  ASSERT_TRUE(fs::exists(dir / "matrix.md"));
+  EXPECT_EQ(signal_after(args + " --resume", dir, 60, "KILL"), 137);
+  EXPECT_FALSE(fs::exists(dir / "matrix.md")) << "the SIGINT's report outlived a later sweep";
+  EXPECT_FALSE(fs::exists(dir / "junit.xml"));
+  EXPECT_EQ(signal_after(args + " --resume", dir, 90, "TERM"), 143);
+  const std::string err = slurp(dir.string() + ".err");
+  EXPECT_NE(err.find("sweep: interrupted (SIGTERM)"), std::string::npos) << err;
+  const std::string md = slurp(dir / "matrix.md");
+  const size_t runs = lines_of(dir / "runs.jsonl");
+  EXPECT_LT(runs, 240u) << "the signal came too late to test anything";
+  EXPECT_NE(md.find("Runs: " + std::to_string(runs) + " of 240 runs (INCOMPLETE: "),
+            std::string::npos)
+      << md;
+  const nlohmann::json j = nlohmann::json::parse(slurp(dir / "matrix.json"));
+  EXPECT_EQ(j["runs_done"], runs);
+}
+
+}  // namespace
