@@ -22,12 +22,18 @@ harness::RunSummary run(uint64_t seed, const std::string& finding) {
   return testing::summary_of("set-nx-lua", "pause", seed, finding);
 }
 
-Matrix three_runs(const std::string& second) {
+// set-nx-lua x pause over seeds 1..`seeds`: the one cell most tests need.
+harness::SweepPlan one_cell_plan(uint64_t seeds) {
   harness::SweepPlan plan;
   plan.algorithms = {"set-nx-lua"};
   plan.profiles = {"pause"};
   plan.seed_first = 1;
-  plan.seed_last = 3;
+  plan.seed_last = seeds;
+  return plan;
+}
+
+Matrix three_runs(const std::string& second) {
+  const harness::SweepPlan plan = one_cell_plan(3);
   return build_matrix(plan, {run(1, "none"), run(2, second), run(3, "latent")}, nullptr);
 }
 
@@ -56,11 +62,7 @@ TEST(MatrixReport, AViolationStaysFirstAndLatentRunsStillCount) {
 // Ten seeds with violations at `positions`: the median, over the ten
 // starting seeds, of the seeds a sweep needs to reach the next violation.
 std::optional<int64_t> median_of(const std::vector<uint64_t>& positions) {
-  harness::SweepPlan plan;
-  plan.algorithms = {"set-nx-lua"};
-  plan.profiles = {"pause"};
-  plan.seed_first = 1;
-  plan.seed_last = 10;
+  const harness::SweepPlan plan = one_cell_plan(10);
   std::vector<harness::RunSummary> runs;
   for (uint64_t seed = 1; seed <= 10; ++seed) {
     const bool bad = std::find(positions.begin(), positions.end(), seed) != positions.end();
@@ -77,11 +79,7 @@ TEST(MatrixReport, MedianSeedsToAViolationCountsFromEveryStart) {
   EXPECT_EQ(median_of({1}), std::nullopt) << "nine of ten starts never reach one";
   EXPECT_EQ(median_of({}), std::nullopt);
   EXPECT_EQ(median_of({1, 2, 3, 4, 5, 6, 7, 8, 9, 10}), 1);
-  harness::SweepPlan plan;
-  plan.algorithms = {"set-nx-lua"};
-  plan.profiles = {"pause"};
-  plan.seed_first = 1;
-  plan.seed_last = 3;
+  const harness::SweepPlan plan = one_cell_plan(3);
   // Starts 1..3 wait 2, 1, never: the median is 2, beside seeds to first (2).
   const Matrix m = build_matrix(plan, {run(1, "none"), run(2, "safety"), run(3, "none")}, nullptr);
   EXPECT_NE(matrix_json(m).find("\"median_seeds_to_violation\": 2"), std::string::npos);
@@ -164,11 +162,7 @@ TEST(MatrixReport, NotJudgedIsNotNotGated) {
 // A gate that judged nothing says so in matrix.json as junit.xml and the
 // terminal do, not "0 failures".
 TEST(MatrixReport, MatrixJsonCarriesANothingJudgedGate) {
-  harness::SweepPlan plan;
-  plan.algorithms = {"set-nx-lua"};
-  plan.profiles = {"pause"};
-  plan.seed_first = 1;
-  plan.seed_last = 1;
+  const harness::SweepPlan plan = one_cell_plan(1);
   harness::Expectations e;
   e.cells.push_back(expecting("redlock", "none", harness::Expected::kSafe, 0));
   const Matrix m = build_matrix(plan, {run(1, "none")}, &e);
@@ -181,11 +175,7 @@ TEST(MatrixReport, MatrixJsonCarriesANothingJudgedGate) {
 
 // A bound of one seed reads "1 seed".
 TEST(MatrixReport, OneSeedIsSingular) {
-  harness::SweepPlan plan;
-  plan.algorithms = {"set-nx-lua"};
-  plan.profiles = {"pause"};
-  plan.seed_first = 1;
-  plan.seed_last = 1;
+  const harness::SweepPlan plan = one_cell_plan(1);
   harness::Expectations e;
   e.cells.push_back(expecting("set-nx-lua", "pause", harness::Expected::kViolation, 1));
   const Matrix m = build_matrix(plan, {run(1, "none")}, &e);
