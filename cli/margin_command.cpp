@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <iostream>
 
@@ -25,9 +26,13 @@ namespace {
 constexpr Duration kHoldDefault = Duration::seconds(2);
 
 // Settings a margin run decides itself: one lone holder, a length that fits
-// the range, exactly one fault, placed by the search.
+// the range, exactly one fault, placed by the search. Kept as options, out
+// of --help, so that giving one says why rather than "not expected".
+constexpr std::array<const char*, 4> kDecidedFlags = {"--clients", "--duration", "--profile",
+                                                      "--scenario"};
+
 void refuse_decided(const CLI::App& margin) {
-  for (const char* flag : {"--clients", "--duration", "--profile", "--scenario"}) {
+  for (const char* flag : kDecidedFlags) {
     if (margin.count(flag) > 0) {
       throw ConfigError(std::string(flag) +
                         ": decided by margin (one lone holder, one fault placed by the search)");
@@ -111,6 +116,7 @@ CLI::App* add_margin_command(CLI::App& app, MarginFlags& flags) {
       "find by bisection the smallest fault (a holder pause, a clock step or drift, a partition, "
       "a failover's lag, a crash's downtime, a delay) the lock does not survive, beside theory");
   add_run_options(*margin, Mode::kRun, flags.run);
+  for (const char* flag : kDecidedFlags) margin->get_option(flag)->group("");  // out of --help
   margin->remove_option(margin->get_option("--fault"));
   margin
       ->add_option("--fault", flags.fault,

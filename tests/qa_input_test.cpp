@@ -191,6 +191,20 @@ TEST(QaInput, ControlBytesInAnErrorAreWrittenOut) {
   expect_bad_input("run --scenario " + esc.string(), "got '2s\\x1b[31m'");
 }
 
+// margin --help listed --clients, --duration, --profile and --scenario, which
+// margin decides itself and refuses: they are out of its help, and giving
+// one still says why.
+TEST(QaInput, MarginsHelpListsOnlyWhatItTakes) {
+  const Outcome help = locksim("margin --help");
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* flag : {"--clients", "--duration", "--profile", "--scenario"}) {
+    EXPECT_EQ(help.out.find(std::string(flag) + " "), std::string::npos) << flag << help.out;
+    expect_bad_input(std::string("margin --fault pause ") + flag + " 3",
+                     std::string(flag) + ": decided by margin");
+  }
+  EXPECT_NE(help.out.find("--hold "), std::string::npos) << help.out;
+}
+
 // An empty value was read as a default: '--seed ""' as seed 0, '--max-runs ""'
 // as no runs, 'agree --only ""' as every scenario (hours of live runs).
 TEST(QaInput, AnEmptyValueIsBadInputNeverADefault) {
