@@ -142,7 +142,12 @@ std::string in_our_words(const std::string& what, const CLI::App& app,
   static const std::regex convert(R"(^Could not convert: (\S+) = (.*)$)");
   static const std::regex twice(R"(^(\S+): At Most 1 required but received (\d+)$)");
   static const std::regex no_value(R"(^(\S+): 1 required \S+ missing$)");
+  static const std::regex range(R"(^(\S+): Value (.*) not in range (\S+) to (\S+)$)");
   std::smatch m;
+  if (std::regex_match(what, m, range)) {
+    return m[1].str() + ": expected a whole number from " + m[3].str() + " to " + m[4].str() +
+           ", got '" + m[2].str() + "'";
+  }
   if (std::regex_match(what, m, convert)) {
     // The flags that take a typed value are on/off flags or whole numbers.
     bool flag = false;

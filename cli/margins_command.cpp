@@ -17,6 +17,7 @@
 #include "harness/margin/margins.h"
 #include "harness/margin/vary.h"
 #include "harness/run.h"
+#include "harness/settings.h"
 #include "harness/sweep/sweep.h"
 #include "reports/margins_report.h"
 #include "reports/timeline_svg.h"
@@ -86,13 +87,24 @@ CLI::App* add_margins_command(CLI::App& app, MarginsFlags& flags) {
   return m;
 }
 
+namespace {
+
+// The seed through the run table's --seed row: its range and its message.
+uint64_t seed_of(const MarginsFlags& flags) {
+  harness::RunConfig config;
+  harness::find_setting_by_flag("--seed")->parse(config, flags.seed, "--seed");
+  return config.seed;
+}
+
+}  // namespace
+
 int run_margins_command(const MarginsFlags& flags) {
   const std::vector<std::string> algorithms =
       harness::parse_algorithm_list(flags.algorithms, "--algorithms");
   std::optional<harness::margin::Vary> vary;
   if (!flags.vary.empty()) vary = harness::margin::parse_vary(flags.vary);
   const std::vector<harness::margin::MarginCell> cells =
-      harness::margin::plan_margins(algorithms, flags.seed, vary ? &*vary : nullptr);
+      harness::margin::plan_margins(algorithms, seed_of(flags), vary ? &*vary : nullptr);
   const int jobs = jobs_of(flags);
   make_out_dir(flags.out);
   const harness::margin::CellDoneFn progress = progress_line(flags.quiet);

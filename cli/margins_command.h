@@ -19,7 +19,9 @@ namespace locksim::cli {
 
 struct MarginsFlags {
   std::string algorithms = "all";  // "all" or a comma list
-  uint64_t seed = 1;
+  // As typed, read by the seed's own parser: CLI11 read "-1" into a
+  // uint64_t as 2^64-1 and the error quoted that.
+  std::string seed = "1";
   std::string out;  // "": print only
   int jobs = 0;     // 0: every core
   bool quiet = false;

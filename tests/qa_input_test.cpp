@@ -203,6 +203,10 @@ TEST(QaInput, MarginsHelpListsOnlyWhatItTakes) {
                      std::string(flag) + ": decided by margin");
   }
   EXPECT_NE(help.out.find("--hold "), std::string::npos) << help.out;
+  // margins read "-1" as 2^64-1 and quoted that; it is read as the run's --seed.
+  expect_bad_input("margins --seed -1",
+                   "--seed: expected a whole number from 0 to "
+                   "9223372036854775807, got '-1'");
 }
 
 // An empty value was read as a default: '--seed ""' as seed 0, '--max-runs ""'
@@ -292,8 +296,9 @@ TEST(QaInput, TimeScaleLeavesOtherBackendsSettingsAlone) {
 // CLI11's own words ("Could not convert: --jobs = abc", "At Most 1 required
 // but received 2", "A subcommand is required"), now in the project's.
 TEST(QaInput, TheArgumentParsersMessagesSayWhatWasExpected) {
-  expect_bad_input("margins --seed abc --out " + scratch().string(),
-                   "--seed: expected a whole number, got 'abc'");
+  expect_bad_input("margins --jobs abc --out " + scratch().string(),
+                   "--jobs: expected a whole number from 1 to 256, got 'abc'");
+  expect_bad_input("sweep --jobs 0", "--jobs: expected a whole number from 1 to 256, got '0'");
   expect_bad_input("run --failover=bogus", "--failover: expected true or false");
   expect_bad_input("run --out a --out b", "--out: expected once, given 2 times");
   // One flag with two names in CLI11: both given was "the last one wins".
