@@ -68,6 +68,7 @@ harness::margin::MarginRequest request_from(const CLI::App& margin, const Margin
     const auto [lo, hi] = harness::margin::parse_range(flags.range, request.kind);
     request.range_lo = lo;
     request.range_hi = hi;
+    request.range_given = true;
   }
   harness::margin::validate(request);  // before --out is created; measure_margin() asserts it too
   return request;

@@ -203,6 +203,11 @@ TEST(QaInput, MarginsHelpListsOnlyWhatItTakes) {
                      std::string(flag) + ": decided by margin");
   }
   EXPECT_NE(help.out.find("--hold "), std::string::npos) << help.out;
+  // A range nobody gave was named as if typed; it is named as the default.
+  expect_bad_input("margin --fault pause --ttl 2000h",
+                   "--range (not given: its default, from the lease): its runs would last");
+  expect_bad_input("margin --fault pause --ttl 2000h --range 0s..3000h",
+                   "--range: its runs would last");
   // margins read "-1" as 2^64-1 and quoted that; it is read as the run's --seed.
   expect_bad_input("margins --seed -1",
                    "--seed: expected a whole number from 0 to "

@@ -147,21 +147,24 @@ void validate(const MarginRequest& request) {
     throw ConfigError("--hold: expected at least " + format_duration(kHoldMin) + ", got " +
                       format_duration(w.hold_min));
   }
+  // A range nobody gave is named as the default it is, not as a flag typed.
+  const std::string range =
+      request.range_given ? "--range" : "--range (not given: its default, from the lease)";
   if (request.range_lo < 0 || request.range_lo >= request.range_hi) {
-    throw ConfigError("--range: expected LO..HI with 0 <= LO < HI, got " +
+    throw ConfigError(range + ": expected LO..HI with 0 <= LO < HI, got " +
                       format_size(request.kind, request.range_lo) + ".." +
                       format_size(request.kind, request.range_hi));
   }
   if (request.range_lo % step_of(request.kind) != 0 ||
       request.range_hi % step_of(request.kind) != 0) {
-    throw ConfigError("--range: expected whole milliseconds (the search's unit)");
+    throw ConfigError(range + ": expected whole milliseconds (the search's unit)");
   }
   if (unit_of(request.kind) == Unit::kPpm && request.range_hi > kDriftPpmMax) {
-    throw ConfigError("--range: a drift is at most " + std::to_string(kDriftPpmMax) + "ppm");
+    throw ConfigError(range + ": a drift is at most " + std::to_string(kDriftPpmMax) + "ppm");
   }
   const Duration length = probe_base(request).duration;
   if (length > RunConfig::kDurationMax) {
-    throw ConfigError("--range: its runs would last " + format_duration(length) +
+    throw ConfigError(range + ": its runs would last " + format_duration(length) +
                       ", more than a run may (" + format_duration(RunConfig::kDurationMax) +
                       "); give a shorter --ttl or --range");
   }

@@ -152,6 +152,8 @@ struct MarginRequest {
   // milliseconds; or ppm.
   int64_t range_lo = 0;
   int64_t range_hi = 0;  // > range_lo
+  // Whether the user gave --range; errors about the default range say so.
+  bool range_given = false;
 };
 
 // The range searched when none is given: for durations 0 to twice the lease,
