@@ -12,6 +12,7 @@
 
 #include "checkers/check.h"
 #include "cli/exit_codes.h"
+#include "cli/interrupt.h"
 #include "cli/live_command.h"
 #include "cli/output_paths.h"
 #include "cli/scenario_run.h"

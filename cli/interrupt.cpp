@@ -1,6 +1,7 @@
 #include "cli/interrupt.h"
 
 #include <csignal>
+#include <string>
 
 #include "cli/exit_codes.h"
 #include "env/assert.h"
@@ -48,9 +49,22 @@ int interrupted_exit_code() {
   return g_signal.load() == SIGTERM ? kExitTerminated : kExitInterrupted;
 }
 
-const char* interrupt_name() {
+std::string interrupt_name() {
   LOCKSIM_ASSERT_MSG(g_stop.load(), "asked only once a signal stopped the command");
-  return g_signal.load() == SIGTERM ? "SIGTERM" : "SIGINT";
+  return signal_name(g_signal.load());
+}
+
+std::string signal_name(int signal) {
+  switch (signal) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "signal " + std::to_string(signal);
+  }
 }
 
 }  // namespace locksim::cli

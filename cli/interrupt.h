@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <string>
 
 namespace locksim::cli {
 
@@ -29,6 +30,10 @@ const std::atomic<bool>& stop_flag();
 // command, 128 + its number (130 SIGINT, 143 SIGTERM), and its name
 // ("SIGINT", "SIGTERM") for the line on stderr.
 int interrupted_exit_code();
-const char* interrupt_name();
+std::string interrupt_name();
+
+// "SIGINT", "SIGTERM", "SIGHUP" or "signal N": how every interrupted
+// command (these, and live and agree) names the signal that stopped it.
+std::string signal_name(int signal);
 
 }  // namespace locksim::cli

@@ -1,6 +1,5 @@
 #include "cli/live_command.h"
 
-#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -9,6 +8,7 @@
 
 #include "checkers/check.h"
 #include "cli/exit_codes.h"
+#include "cli/interrupt.h"
 #include "cli/output_paths.h"
 #include "env/atomic_file.h"
 #include "env/parse.h"
@@ -93,19 +93,6 @@ class SaveOnInterrupt {
 };
 
 }  // namespace
-
-std::string signal_name(int signal) {
-  switch (signal) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGHUP:
-      return "SIGHUP";
-    default:
-      return "signal " + std::to_string(signal);
-  }
-}
 
 int run_live_command(const CLI::App& live, const RunOptions& o) {
   const harness::PreparedRun prepared =

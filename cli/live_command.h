@@ -19,7 +19,4 @@ namespace locksim::cli {
 // 128 + the signal.
 int run_live_command(const CLI::App& live, const RunOptions& o);
 
-// "SIGINT", "SIGTERM", "SIGHUP" or "signal N".
-std::string signal_name(int signal);
-
 }  // namespace locksim::cli

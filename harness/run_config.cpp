@@ -51,7 +51,7 @@ void validate_backend_of_settings(const RunConfig& c) {
   const RunConfig defaults;
   for (const Setting& s : all_settings()) {
     if (!s.format || !belongs_to_other_backend(s, c) || s.format(c) == s.format(defaults)) continue;
-    const std::string section = s.json_path.substr(0, s.json_path.find('.'));
+    const std::string section = backend_section(s);
     throw ConfigError(field_name(c, s) + ": a " + section + " setting, but " + c.algorithm +
                       " runs on " + algorithms::find_algorithm(c.algorithm)->backend +
                       "; expected it left out (or an algorithm that runs on " + section + ")");

@@ -218,11 +218,15 @@ std::string field_name(const RunConfig& config, std::string_view json_path) {
   return field_name(config, *s);
 }
 
+std::string backend_section(const Setting& s) {
+  const std::string section = s.json_path.substr(0, s.json_path.find('.'));
+  return section == "redis" || section == "mysql" || section == "zookeeper" ? section : "";
+}
+
 bool belongs_to_other_backend(const Setting& s, const RunConfig& config) {
   const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(config.algorithm);
-  const std::string section = s.json_path.substr(0, s.json_path.find('.'));
-  const bool backend_section = section == "redis" || section == "mysql" || section == "zookeeper";
-  return spec != nullptr && backend_section && section != spec->backend;
+  const std::string section = backend_section(s);
+  return spec != nullptr && !section.empty() && section != spec->backend;
 }
 
 void settings_from_json(const Json& j, RunConfig& config,

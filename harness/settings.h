@@ -81,6 +81,10 @@ std::string field_name(const RunConfig& config, const Setting& setting);
 // The same by JSON path (e.g. "redis.failover"); the path must be in the table.
 std::string field_name(const RunConfig& config, std::string_view json_path);
 
+// The backend whose section holds `setting` ("redis", "mysql", "zookeeper"),
+// or "" for settings every run reads (workload, network, faults).
+std::string backend_section(const Setting& setting);
+
 // Whether `setting` is in another backend's section than `config`'s
 // algorithm runs on ("redis.replicas" for mysql-center): the run never reads
 // it. False for an unknown algorithm (its own row names it) and for settings

@@ -98,11 +98,9 @@ const std::map<std::string, Example>& examples() {
 // A backend's row is tried on an algorithm of that backend (another
 // backend's setting is refused): MySQL's on mysql-center, ZooKeeper's on
 // zk-recipe, the rest on the default, set-nx-lua.
-const Example& example_of(const Setting& s) {
-  static std::map<std::string, Example> table;
-  if (const auto it = table.find(s.flag); it != table.end()) return it->second;
+Example example_of(const Setting& s) {
   Example ex = examples().at(s.flag);
-  const std::string section = s.json_path.substr(0, s.json_path.find('.'));
+  const std::string section = backend_section(s);
   const char* algorithm = section == "mysql"       ? "mysql-center"
                           : section == "zookeeper" ? "zk-recipe"
                                                    : nullptr;
@@ -110,7 +108,7 @@ const Example& example_of(const Setting& s) {
     ex.context_flags = std::string("--algorithm ") + algorithm + " " + ex.context_flags;
     ex.context_json["algorithm"] = algorithm;
   }
-  return table.emplace(s.flag, ex).first->second;
+  return ex;
 }
 
 // The algorithm a row's runs use, and whether it has a "ttl" (ZooKeeper's
@@ -207,7 +205,7 @@ class EachSetting : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(EachSetting, FlagShowsInResultAndReplayAndReplaysByteForByte) {
   const Setting& s = *find_setting_by_flag(GetParam());
-  const Example& ex = example_of(s);
+  const Example ex = example_of(s);
   const auto dir = temp_dir(s.flag.substr(2));
   const std::string args = base_args(s) + " " + ex.context_flags + " " + flag_args(s, ex.good);
   const Outcome first = locksim("run " + args + " --quiet --out " + (dir / "a").string());
@@ -235,7 +233,7 @@ TEST_P(EachSetting, FlagShowsInResultAndReplayAndReplaysByteForByte) {
 
 TEST_P(EachSetting, ScenarioFileGivesTheSameHistoryAsTheFlag) {
   const Setting& s = *find_setting_by_flag(GetParam());
-  const Example& ex = example_of(s);
+  const Example ex = example_of(s);
   const auto dir = temp_dir("scenario_" + s.flag.substr(2));
   const std::string args = base_args(s) + " " + ex.context_flags + " " + flag_args(s, ex.good);
   const Outcome by_flag = locksim("run " + args + " --quiet --out " + (dir / "a").string());
@@ -263,7 +261,7 @@ TEST_P(EachSetting, ScenarioFileGivesTheSameHistoryAsTheFlag) {
 
 TEST_P(EachSetting, InvalidValueExitsTwoNamingTheFlagOrThePath) {
   const Setting& s = *find_setting_by_flag(GetParam());
-  const Example& ex = example_of(s);
+  const Example ex = example_of(s);
   if (!ex.bad.empty()) {
     const Outcome o = locksim("run " + ex.context_flags + " " + s.flag + " '" + ex.bad + "'");
     EXPECT_EQ(o.exit_code, 2) << s.flag << " " << ex.bad << "\n" << o.err;
