@@ -23,10 +23,12 @@ using locksim::testing::slurp;
 const char* kSmall =
     "--algorithms set-nx-lua,naive-setnx --profiles none,pause,crash-restart "
     "--seeds 1..6 --duration 10s --quiet";
-// Enough runs (240) that a kill lands halfway, not after the end.
+// Enough runs (240) and long enough ones (about 1 s in all at --jobs 1, not
+// 0.3 s at 20 s each) that a kill sent after 30 or 40 of them lands halfway
+// even when the polling shell is slow on a busy machine, not after the end.
 const char* kLonger =
     "--algorithms set-nx-lua,naive-setnx --profiles none,pause,crash-restart "
-    "--seeds 1..40 --duration 20s --quiet";
+    "--seeds 1..40 --duration 120s --quiet";
 const char* kReportFiles[] = {"matrix.json", "matrix.md", "matrix.html", "junit.xml"};
 
 fs::path scratch(const std::string& name) {

@@ -23,10 +23,13 @@ using locksim::testing::slurp;
 
 const locksim::testing::ScratchDir scratch_dir("locksim_sweep_outputs_");
 
-// Enough runs (240) that a signal lands halfway, not after the end.
+// Enough runs (6,000, about 7 s at --jobs 1) that a signal sent after 30
+// more of them lands long before the end, even when the polling shell below
+// is slow on a busy machine; the sweep never runs to its end in this test.
 const char* kLonger =
     "--algorithms set-nx-lua,naive-setnx --profiles none,pause,crash-restart "
-    "--seeds 1..40 --duration 20s --quiet";
+    "--seeds 1..1000 --duration 20s --quiet";
+const size_t kLongerRuns = 6000;
 
 int shell(const std::string& cmd) {
   const int status = std::system(cmd.c_str());
@@ -38,15 +41,20 @@ size_t lines_of(const fs::path& p) {
   return static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
 }
 
-// Starts `sweep ARGS --out DIR`, waits until DIR/runs.jsonl has `lines`
-// lines, sends `signal` and returns the sweep's exit code; its stderr goes to
-// DIR.err. No timing: the signal follows the runs, not the clock.
-int signal_after(const std::string& args, const fs::path& dir, int lines, const char* signal) {
+// Starts `sweep ARGS --out DIR`, waits until DIR/runs.jsonl has `more` lines
+// beyond those it had before, sends `signal` and returns the sweep's exit
+// code; its stderr goes to DIR.err. No timing: the signal follows the runs,
+// not the clock. Counting from the lines already there matters for a
+// --resume: the earlier sweep may have finished runs after its own signal
+// was sent, and an absolute count could then be met before this sweep has
+// even started (a kill before it removed the earlier report).
+int signal_after(const std::string& args, const fs::path& dir, int more, const char* signal) {
   const std::string runs = (dir / "runs.jsonl").string();
-  return shell(std::string(LOCKSIM_BINARY) + " sweep " + args + " --out " + dir.string() + " 2>" +
-               dir.string() + ".err & pid=$!; while [ \"$(cat " + runs +
-               " 2>/dev/null | wc -l)\" -lt " + std::to_string(lines) +
-               " ]; do sleep 0.02; done; kill -" + signal + " $pid; wait $pid; exit $?");
+  const std::string count = "$(cat " + runs + " 2>/dev/null | wc -l)";
+  return shell("before=" + count + "; " + std::string(LOCKSIM_BINARY) + " sweep " + args +
+               " --out " + dir.string() + " 2>" + dir.string() + ".err & pid=$!; while [ \"" +
+               count + "\" -lt $((before + " + std::to_string(more) +
+               ")) ]; do sleep 0.02; done; kill -" + signal + " $pid; wait $pid; exit $?");
 }
 
 // A script lock's name holds '/' and ':'; its shrunk file's name is a slug of
@@ -115,16 +123,17 @@ TEST(SweepOutputs, SigtermWritesTheReportAndNoReportOutlivesItsRuns) {
   const std::string args = std::string(kLonger) + " --jobs 1";
   ASSERT_EQ(signal_after(args, dir, 30, "INT"), 130);
   ASSERT_TRUE(fs::exists(dir / "matrix.md"));
-  EXPECT_EQ(signal_after(args + " --resume", dir, 60, "KILL"), 137);
+  EXPECT_EQ(signal_after(args + " --resume", dir, 30, "KILL"), 137);
   EXPECT_FALSE(fs::exists(dir / "matrix.md")) << "the SIGINT's report outlived a later sweep";
   EXPECT_FALSE(fs::exists(dir / "junit.xml"));
-  EXPECT_EQ(signal_after(args + " --resume", dir, 90, "TERM"), 143);
+  EXPECT_EQ(signal_after(args + " --resume", dir, 30, "TERM"), 143);
   const std::string err = slurp(dir.string() + ".err");
   EXPECT_NE(err.find("sweep: interrupted (SIGTERM)"), std::string::npos) << err;
   const std::string md = slurp(dir / "matrix.md");
   const size_t runs = lines_of(dir / "runs.jsonl");
-  EXPECT_LT(runs, 240u) << "the signal came too late to test anything";
-  EXPECT_NE(md.find("Runs: " + std::to_string(runs) + " of 240 runs (INCOMPLETE: "),
+  EXPECT_LT(runs, kLongerRuns) << "the signal came too late to test anything";
+  EXPECT_NE(md.find("Runs: " + std::to_string(runs) + " of " + std::to_string(kLongerRuns) +
+                    " runs (INCOMPLETE: "),
             std::string::npos)
       << md;
   const nlohmann::json j = nlohmann::json::parse(slurp(dir / "matrix.json"));
