@@ -137,7 +137,24 @@ ZkLock::Attempt ZkLock::create_node(Env& env, ZkConnection& zk, const std::strin
   const std::string prefix = curator_rules() ? "_c_" + hex_guid(env) + "-" : "";
   Attempt out;
   const std::string path = lock + "/" + prefix + "lock-";
+  // Protected mode, after a lost reply: Curator's retry looks for the node
+  // it may have made before it makes another, as one retried step
+  // (CreateBuilderImpl), so no create goes out before a lookup has answered.
+  bool look_first = false;
   for (int attempt = 0; attempt <= params_.retries_max; ++attempt) {
+    if (look_first) {
+      Attempt found;
+      found.error = zk.connect();
+      if (found.error == ZkError::kOk) found = find_protected(zk, lock, prefix);
+      if (found.error == ZkError::kConnectionLoss || found.error == ZkError::kOperationTimeout) {
+        continue;  // not answered: look again, never create unseen
+      }
+      if (found.error == ZkError::kOk && !found.node.empty()) return found;
+      if (found.error != ZkError::kOk && found.error != ZkError::kNoNode) {
+        out.error = found.error;  // an expired session took our node with it
+        return out;
+      }
+    }
     ZkCreateResult r = zk.create(path, "", flags);
     if (r.error == ZkError::kNoNode) {
       // Curator's creatingParentContainersIfNeeded: the parents are made
@@ -154,12 +171,8 @@ ZkLock::Attempt ZkLock::create_node(Env& env, ZkConnection& zk, const std::strin
       return out;
     }
     if (r.error != ZkError::kConnectionLoss) return out;
-    out.unknown = true;              // the node may exist
-    if (!curator_rules()) continue;  // the bare recipe simply creates again
-    // Protected mode: look for the node we may have made before making another.
-    if (zk.connect() != ZkError::kOk) continue;
-    Attempt found = find_protected(zk, lock, prefix);
-    if (found.error == ZkError::kOk && !found.node.empty()) return found;
+    out.unknown = true;            // the node may exist
+    look_first = curator_rules();  // the bare recipe simply creates again
   }
   return out;
 }

@@ -29,7 +29,8 @@
 //                ends, however long the client lives.
 //   zk-curator — as Curator: protected mode (a per-acquire GUID in the node
 //                name, "_c_<guid>-lock-"; after a CONNECTIONLOSS on create it
-//                looks for its own node instead of making another, and
+//                looks for its own node instead of making another, retrying
+//                the lookup until one answers before it creates again, and
 //                deletes one found under an older session); the
 //                connection-state rule: on SUSPENDED (disconnected) a holder
 //                must assume it no longer holds the lock and stop working;
@@ -99,6 +100,10 @@ class ZkLock : public LockAlgorithm {
   // The lock node's missing ancestors and itself, made persistent (kOk), or
   // the first error.
   ZkError make_parents(ZkConnection& zk, const std::string& lock) const;
+  // Our sequential node, made in at most retries_max + 1 tries. After a
+  // CONNECTIONLOSS, Curator's rules look for the node the lost create may
+  // have made (find_protected) before any other create; kSessionExpired
+  // when the session went meanwhile (and the node with it).
   Attempt create_node(Env& env, ZkConnection& zk, const std::string& lock) const;
   Attempt find_protected(ZkConnection& zk, const std::string& lock,
                          const std::string& prefix) const;

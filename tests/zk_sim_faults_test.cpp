@@ -141,7 +141,8 @@ struct LostReplyOutcome {
   algorithms::Outcome second = algorithms::Outcome::kFail;  // c2's, 20 s later
   size_t children_at_end = 0;
   bool free_at_end = false;
-  bool cut = false;  // the partition really hit between commit and reply
+  bool cut = false;    // the partition really hit between commit and reply
+  bool recut = false;  // the second one hit after c1 was connected again
 };
 
 // c1 acquires at 1 s; the moment its node is committed, c1 is cut off from
@@ -150,7 +151,11 @@ struct LostReplyOutcome {
 // connection and the held reply with it) but not the session (T = 10 s). c1
 // releases whatever it got and then idles with its session alive; c2 tries at
 // 20 s.
-LostReplyOutcome lose_create_reply(const std::string& variant) {
+//
+// With `lose_lookup`, c1 is cut off a second time, for 8 s again, the moment
+// it is connected after the first cut: Curator's lookup for the node it may
+// have made (getChildren) loses its reply as the create did.
+LostReplyOutcome lose_create_reply(const std::string& variant, bool lose_lookup = false) {
   const auto algorithm = make(variant);
   ZkParams p;
   ZkRun run(11, p, 2, Duration::seconds(60));
@@ -169,16 +174,31 @@ LostReplyOutcome lose_create_reply(const std::string& variant) {
     out.second = r.outcome;
     if (r.outcome == algorithms::Outcome::kOk) algorithm->release(run.env(1), r.lease);
   });
+  std::vector<const Node*> servers;
+  for (Node* n : run.deployment().nodes()) servers.push_back(n);
+  const auto cut_c1 = [&run, servers] {
+    run.net().partition({&run.client(0)}, servers);
+    run.world().after(Duration::seconds(8), [&run] { run.net().heal(); });
+  };
+  // After the first cut heals, watch c1's session closely; cut c1 off again
+  // the moment it is connected, while its lookup is on the wire.
+  auto recut = std::make_shared<std::function<void()>>();
+  *recut = [&run, &out, cut_c1, recut] {
+    if (run.zk(0).state() == ZkSessionState::kConnected) {
+      cut_c1();
+      out.recut = true;
+    } else if (run.world().now() < TimePoint{} + Duration::seconds(19)) {
+      run.world().after(Duration::micros(10), *recut);
+    }
+  };
   // Watch the leader's tree closely from 1 s on; cut c1 off at the commit.
   auto cut = std::make_shared<std::function<void()>>();
-  *cut = [&run, &out, lock, cut] {
+  *cut = [&run, &out, lock, cut, cut_c1, recut, lose_lookup] {
     ZkServer* leader = run.deployment().ensemble().serving_leader();
     if (leader != nullptr && !leader->tree().children(lock).children.empty()) {
-      std::vector<const Node*> servers;
-      for (Node* n : run.deployment().nodes()) servers.push_back(n);
-      run.net().partition({&run.client(0)}, servers);
+      cut_c1();
       out.cut = true;
-      run.world().after(Duration::seconds(8), [&run] { run.net().heal(); });
+      if (lose_lookup) run.world().after(Duration::seconds(8), *recut);
       return;
     }
     if (run.world().now() < TimePoint{} + Duration::seconds(2)) {
@@ -210,6 +230,23 @@ TEST(ZkLostCreateReply, CuratorsProtectedModeFindsItsOwnNode) {
   const LostReplyOutcome o = lose_create_reply("zk-curator");
   ASSERT_TRUE(o.cut);
   EXPECT_EQ(o.first, algorithms::Outcome::kOk);
+  EXPECT_EQ(o.second, algorithms::Outcome::kOk);
+  EXPECT_EQ(o.children_at_end, 0u);
+  EXPECT_TRUE(o.free_at_end);
+}
+
+// Curator retries look-then-create as one step (CreateBuilderImpl's
+// protected mode): after a lost reply, no create is sent before a lookup has
+// answered. A lookup lost too is retried, never skipped: creating a second
+// node would leave the first, the client's own, blocking everyone while its
+// session lives, as the bare recipe's orphan does.
+TEST(ZkLostCreateReply, CuratorRetriesALostLookupBeforeCreatingAgain) {
+  const LostReplyOutcome o = lose_create_reply("zk-curator", /*lose_lookup=*/true);
+  ASSERT_TRUE(o.cut);
+  ASSERT_TRUE(o.recut);
+  // c1's bounded wait (10 s) ran out during the two cuts...
+  EXPECT_NE(o.first, algorithms::Outcome::kOk);
+  // ...but it left nothing behind: c2 acquires at 20 s.
   EXPECT_EQ(o.second, algorithms::Outcome::kOk);
   EXPECT_EQ(o.children_at_end, 0u);
   EXPECT_TRUE(o.free_at_end);
