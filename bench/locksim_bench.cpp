@@ -130,10 +130,11 @@ BENCHMARK(BM_SimRedis_EvalCompareAndDelete);
 // one master, Redlock on five.
 void BM_FiveClientRun(benchmark::State& state, std::string algorithm, bool trace_lock = false) {
   uint64_t events = 0, acquisitions = 0, seed = 1;
+  locksim::harness::SimWatch watch;
+  watch.trace_lock = trace_lock;
   for (auto _ : state) {
     const auto out =
-        locksim::harness::run_simulation(locksim::bench::five_client_run(algorithm, seed++),
-                                         locksim::harness::SimWatch{.trace_lock = trace_lock});
+        locksim::harness::run_simulation(locksim::bench::five_client_run(algorithm, seed++), watch);
     events += out.events;
     for (const auto& op : out.history.ops) {
       acquisitions +=

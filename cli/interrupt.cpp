@@ -5,6 +5,7 @@
 
 #include "cli/exit_codes.h"
 #include "env/assert.h"
+#include "env/parse.h"
 
 namespace locksim::cli {
 
@@ -52,6 +53,17 @@ int interrupted_exit_code() {
 std::string interrupt_name() {
   LOCKSIM_ASSERT_MSG(g_stop.load(), "asked only once a signal stopped the command");
   return signal_name(g_signal.load());
+}
+
+int interrupt_signal() {
+  LOCKSIM_ASSERT_MSG(g_stop.load(), "asked only once a signal stopped the command");
+  return g_signal.load();
+}
+
+nlohmann::ordered_json interrupted_entry(int signal, int64_t at_ns) {
+  return {{"signal", signal_name(signal)},
+          {"at_s", format_seconds(at_ns)},
+          {"note", "the run was cut here; its history ends at the interrupt"}};
 }
 
 std::string signal_name(int signal) {

@@ -7,7 +7,10 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 namespace locksim::cli {
 
@@ -31,9 +34,15 @@ const std::atomic<bool>& stop_flag();
 // ("SIGINT", "SIGTERM") for the line on stderr.
 int interrupted_exit_code();
 std::string interrupt_name();
+int interrupt_signal();  // its number
 
 // "SIGINT", "SIGTERM", "SIGHUP" or "signal N": how every interrupted
 // command (these, and live and agree) names the signal that stopped it.
 std::string signal_name(int signal);
+
+// What result.json says first of a run a signal cut (run, explain, live):
+// {"signal": "SIGINT", "at_s": "12.345s", "note": ...}; `at_ns`: where its
+// history ends.
+nlohmann::ordered_json interrupted_entry(int signal, int64_t at_ns);
 
 }  // namespace locksim::cli

@@ -45,9 +45,7 @@ void remove_stale_outputs(const std::string& out) {
 std::string result_text(const harness::RunResult& r, int signal) {
   nlohmann::ordered_json j;
   if (signal != 0) {
-    j["interrupted"] = {{"signal", signal_name(signal)},
-                        {"at_s", format_seconds(r.history.run_length.ns)},
-                        {"note", "the run was cut here; its history ends at the interrupt"}};
+    j["interrupted"] = interrupted_entry(signal, r.history.run_length.ns);
   }
   j.update(reports::result_to_json(r));
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";

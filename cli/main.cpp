@@ -25,6 +25,7 @@
 #include "cli/agree_command.h"
 #include "cli/check_command.h"
 #include "cli/exit_codes.h"
+#include "cli/interrupt.h"
 #include "cli/list_command.h"
 #include "cli/live_command.h"
 #include "cli/margin_command.h"
@@ -32,6 +33,7 @@
 #include "cli/next_step.h"
 #include "cli/output_paths.h"
 #include "cli/run_options.h"
+#include "cli/run_progress.h"
 #include "cli/scenario_run.h"
 #include "cli/shrink_command.h"
 #include "cli/sweep_command.h"
@@ -63,24 +65,63 @@ using locksim::write_file_atomically;
 using locksim::cli::Mode;
 using locksim::cli::RunOptions;
 
-// result.json; for a scenario run (`scenario` not null) with the scenario's
-// expected and found result as its last key, written as result_json_text writes.
-std::string result_text(const locksim::harness::RunResult& result,
-                        const locksim::harness::Scenario* scenario) {
-  if (scenario == nullptr) return locksim::reports::result_json_text(result);
-  nlohmann::ordered_json j = locksim::reports::result_to_json(result);
-  j["scenario"] = locksim::cli::scenario_json(*scenario, result);
+// What cmd_run writes besides the run: its scenario (null for none), and
+// the signal that cut the run (0: it ran to its end).
+struct RunContext {
+  const locksim::harness::Scenario* scenario = nullptr;
+  int cut_by = 0;
+};
+
+// result.json: for a cut run "interrupted" first (cli/interrupt.h); for a
+// scenario run the scenario's expected and found result as its last key.
+std::string result_text(const locksim::harness::RunResult& result, const RunContext& context) {
+  if (context.scenario == nullptr && context.cut_by == 0) {
+    return locksim::reports::result_json_text(result);
+  }
+  nlohmann::ordered_json j;
+  if (context.cut_by != 0) {
+    j["interrupted"] =
+        locksim::cli::interrupted_entry(context.cut_by, result.history.run_length.ns);
+  }
+  j.update(locksim::reports::result_to_json(result));
+  if (context.scenario != nullptr) {
+    j["scenario"] = locksim::cli::scenario_json(*context.scenario, result);
+  }
   return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 void write_outputs(const std::string& out, const locksim::harness::RunResult& result, bool quiet,
-                   const locksim::harness::Scenario* scenario = nullptr) {
+                   const RunContext& context) {
   const std::filesystem::path dir(out);
   write_file_atomically(dir / "history.edn", locksim::history::to_edn(result.history));
   write_file_atomically(dir / "history.jsonl", locksim::history::to_jsonl(result.history));
-  write_file_atomically(dir / "result.json", result_text(result, scenario));
+  write_file_atomically(dir / "result.json", result_text(result, context));
   if (!quiet)
     std::cout << "wrote " << (dir / "result.json").string() << ", history.edn, history.jsonl\n";
+}
+
+// The simulation with a progress line on a long run; a SIGINT or SIGTERM
+// cuts it where it stands (cli/run_progress.h). Sets `cut_by` to the signal
+// that cut it, else 0.
+locksim::harness::RunResult run_with_progress(const locksim::harness::PreparedRun& prepared,
+                                              locksim::harness::RunExtras extras, bool quiet,
+                                              int* cut_by) {
+  const locksim::cli::StopOnInterrupt interrupt;
+  locksim::cli::RunProgress progress(prepared.config().duration, quiet);
+  extras.poll = [&progress](locksim::TimePoint now, uint64_t events) {
+    return progress.poll(now, events);
+  };
+  locksim::harness::SimRunReport report = locksim::harness::run_prepared(prepared, extras);
+  progress.finish();
+  *cut_by = report.output.stopped ? locksim::cli::interrupt_signal() : 0;
+  if (*cut_by != 0) {
+    const locksim::harness::RunResult& r = report.result;
+    std::cerr << "run: interrupted (" << locksim::cli::signal_name(*cut_by) << ") at "
+              << locksim::format_seconds(r.history.run_length.ns) << " of "
+              << locksim::format_duration(prepared.config().duration)
+              << " simulated; what ran is checked and written, marked interrupted\n";
+  }
+  return std::move(report.result);
 }
 
 int cmd_run(const CLI::App& run, const RunOptions& o) {
@@ -96,21 +137,25 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   extras.trace_lock = o.explain || o.story_only || !o.html.empty();
   locksim::cli::make_out_dir(o.out);
   locksim::cli::check_writable_file(o.html, "--html");
-  const auto result = locksim::harness::run_prepared(prepared, extras).result;
+  RunContext context{.scenario = scenario ? &*scenario : nullptr, .cut_by = 0};
+  const auto result = run_with_progress(prepared, extras, o.quiet, &context.cut_by);
+  // A cut run exits as the signal says, whatever it found (sweep does so too).
+  const int exit_code = context.cut_by != 0 ? locksim::cli::interrupted_exit_code()
+                                            : locksim::cli::exit_code(result.checks);
   if (o.story_only) {
     if (!o.quiet) {
       std::cout << locksim::checkers::format_story(locksim::harness::explain_result(result))
                 << "replay: " << result.replay_command << "\n";
     }
     if (!o.html.empty()) write_file_atomically(o.html, locksim::reports::timeline_page(result));
-    if (!o.out.empty()) write_outputs(o.out, result, o.quiet, scenario ? &*scenario : nullptr);
-    return locksim::cli::exit_code(result.checks);
+    if (!o.out.empty()) write_outputs(o.out, result, o.quiet, context);
+    return exit_code;
   }
   if (!o.quiet) std::cout << locksim::reports::summary_text(result);
   if (!o.quiet && scenario) std::cout << locksim::cli::scenario_text(*scenario, result);
   if (!o.quiet && o.explain)
     std::cout << locksim::checkers::format_story(locksim::harness::explain_result(result));
-  if (!o.out.empty()) write_outputs(o.out, result, o.quiet, scenario ? &*scenario : nullptr);
+  if (!o.out.empty()) write_outputs(o.out, result, o.quiet, context);
   if (!o.html.empty()) {
     write_file_atomically(o.html, locksim::reports::timeline_page(result));
     if (!o.quiet) std::cout << "wrote " << o.html << "\n";
@@ -119,7 +164,7 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
     std::cout << locksim::cli::next_after_run(locksim::checkers::finding(result.checks),
                                               result.replay_command, o.html);
   }
-  return locksim::cli::exit_code(result.checks);
+  return exit_code;
 }
 
 // `locksim explain`: run's settings and --html; the story instead of the

@@ -19,7 +19,10 @@ nlohmann::json config_to_json(const RunConfig& c) {
 SimRunReport run_prepared(const PreparedRun& prepared, const RunExtras& extras) {
   const RunConfig& config = prepared.config();
   SimRunReport report;
-  report.output = run_simulation(prepared, SimWatch{.trace_lock = extras.trace_lock});
+  SimWatch watch;
+  watch.trace_lock = extras.trace_lock;
+  watch.poll = extras.poll;
+  report.output = run_simulation(prepared, watch);
   SimOutput& out = report.output;
   LOCKSIM_ASSERT_MSG(out.history.run_length <= config.duration, "a run ends by its duration");
   checkers::Recorded recorded;

@@ -26,6 +26,9 @@ struct RunExtras {
   // `explain` and the timeline's server lanes; costs a look at every server
   // after every event, so only those ask.
   bool trace_lock = false;
+  // Asked now and then during the simulation (SimWatch::poll); false cuts
+  // the run there and it is checked as it stands (SimOutput::stopped).
+  RunPoll poll;
 };
 
 struct SimRunReport {

@@ -363,7 +363,13 @@ SimOutput run_simulation(const PreparedRun& prepared, SimWatch watch) {
   out.profile_faults = install_faults(run, !watch.lock_views_ignore_stamp);
   start_clients(run);
 
+  if (watch.poll) {
+    sim::World& world = run.world;
+    world.set_poll(kPollEveryEvents,
+                   [&world, &watch] { return watch.poll(world.now(), world.events_executed()); });
+  }
   run.world.run_until(TimePoint{} + config.duration);
+  out.stopped = run.world.stopped();
   run.nemesis->finish();
   out.events = run.world.events_executed();
   out.exposure = run.exposure->finish(run.world.now());

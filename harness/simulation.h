@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,12 @@
 
 namespace locksim::harness {
 
+// See SimWatch::poll.
+using RunPoll = std::function<bool(TimePoint now, uint64_t events)>;
+// How often a run asks its poll: about 20-60 ms of a run at 1-3 M events/s,
+// often enough for Ctrl-C, and 2^-16 of the events for the cost.
+constexpr uint64_t kPollEveryEvents = uint64_t{1} << 16;
+
 struct SimOutput {
   history::History history;
   uint64_t events = 0;              // World events executed
@@ -31,6 +38,9 @@ struct SimOutput {
   std::vector<std::string> errors;  // exceptions caught inside fibers
   // What the backend reports after the run (sim::Deployment::notes()).
   std::vector<std::pair<std::string, std::string>> backend_notes;
+  // The poll (SimWatch::poll) stopped the run before its duration: the
+  // history ends there (history.run_length), its ops in flight open.
+  bool stopped = false;
   // The guarded store's log, every access in execution order (empty without
   // a store: workload none).
   std::vector<StoreAccess> store_log;
@@ -56,6 +66,11 @@ struct SimWatch {
   // "on grant" wait on and the lock tracer: they read after every event
   // (tests/lock_view_stamp_test.cpp). The same history and trace.
   bool lock_views_ignore_stamp = false;
+  // Asked now and then between two events (every kPollEveryEvents) with the
+  // virtual time and the events run so far; false stops the run there
+  // (SimOutput::stopped). It must only look: a command's progress line and
+  // its Ctrl-C. Empty: never asked.
+  RunPoll poll;
 };
 
 // Runs the prepared config's scenario; never throws for what happens inside

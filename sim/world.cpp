@@ -3,6 +3,7 @@
 #include <boost/context/detail/exception.hpp>
 #include <boost/fiber/operations.hpp>
 
+#include <algorithm>
 #include <optional>
 
 #include "env/assert.h"
@@ -16,6 +17,7 @@ World::World(WorldOptions options)
       rng_(options.seed),
       schedule_rng_(rng_.split("scheduler")),
       scheduler_(SimScheduler::for_this_thread()) {
+  look_up_at_ = options_.max_events;  // no poll until set_poll
   scheduler_.attach(options_.policy, &schedule_rng_);
 }
 
@@ -181,12 +183,21 @@ void World::run_until(TimePoint end) {
   LOCKSIM_ASSERT_MSG(end >= now_, "run_until a time already past");
   drain_ready_fibers();
   uint64_t at_this_instant = 0;  // events run in a row at now_
+  LOCKSIM_ASSERT_MSG(!stopped_, "run_until after the poll stopped the run");
   for (;;) {
-    if (events_ >= options_.max_events) {
-      // Only an event that would run is over the limit (it stays queued).
-      if (queue_.empty() || end < queue_.next_time()) break;
-      record_error("event limit reached (" + std::to_string(options_.max_events) + " events)");
-      return;
+    if (events_ >= look_up_at_) {
+      if (events_ >= options_.max_events) {
+        // Only an event that would run is over the limit (it stays queued).
+        if (queue_.empty() || end < queue_.next_time()) break;
+        record_error("event limit reached (" + std::to_string(options_.max_events) + " events)");
+        return;
+      }
+      LOCKSIM_ASSERT(poll_every_ > 0);
+      look_up_at_ = std::min(options_.max_events, events_ + poll_every_);
+      if (!poll_()) {
+        stopped_ = true;
+        return;
+      }
     }
     std::optional<EventQueue::Event> e = queue_.pop_due(end);
     if (!e) break;
@@ -207,6 +218,13 @@ void World::run_until(TimePoint end) {
     for (Callback& observe : event_observers_) observe();
   }
   if (now_ < end) now_ = end;
+}
+
+void World::set_poll(uint64_t every_events, std::function<bool()> poll) {
+  LOCKSIM_ASSERT_MSG(every_events > 0 && poll != nullptr, "a poll needs a period and a body");
+  poll_every_ = every_events;
+  poll_ = std::move(poll);
+  look_up_at_ = std::min(options_.max_events, events_ + poll_every_);
 }
 
 void World::shutdown() {

@@ -120,10 +120,18 @@ class World {
   void release_held_wakes(const Node& node);
 
   // Runs events and fibers until virtual time would pass `end` or no event
-  // is left, then sets now() to `end` (unless the event limit stopped it).
-  // Precondition: end >= now(). Virtual time never goes back (asserted per
-  // event), and main runs only when no client fiber is ready.
+  // is left, then sets now() to `end` (unless the event limit or the poll
+  // stopped it). Precondition: end >= now(). Virtual time never goes back
+  // (asserted per event), and main runs only when no client fiber is ready.
   void run_until(TimePoint end);
+
+  // Asks `poll` between two events, once every `every_events` events (> 0):
+  // false stops run_until there, now() at the last event run, and stopped()
+  // says so from then on. For a caller outside the simulation (a command's
+  // progress line, its Ctrl-C); `poll` must not touch the World, so the
+  // events run up to the stop are those an unpolled run runs.
+  void set_poll(uint64_t every_events, std::function<bool()> poll);
+  bool stopped() const { return stopped_; }
 
   // Cancels and joins every fiber. Idempotent; the destructor calls it too.
   void shutdown();
@@ -173,6 +181,12 @@ class World {
   TimePoint now_{};
   EventQueue queue_;
   uint64_t events_ = 0;
+  // The event count at which run_until next looks up from its loop: the
+  // event limit, or the next poll if sooner. One compare an event for both.
+  uint64_t look_up_at_ = 0;
+  uint64_t poll_every_ = 0;  // 0: no poll
+  std::function<bool()> poll_;
+  bool stopped_ = false;        // see stopped()
   uint64_t state_changes_ = 0;  // see state_changes()
   bool shut_down_ = false;
   std::vector<std::unique_ptr<FiberRecord>> fibers_;  // creation order

@@ -30,7 +30,9 @@ constexpr uint64_t kSeedsPerCell = 3;
 
 checkers::ExposureSamples exposure_of(const RunConfig& config, bool ignore_stamp) {
   const PreparedRun prepared = prepare_run(config);
-  return run_simulation(prepared, SimWatch{.exposure_ignores_stamp = ignore_stamp}).exposure;
+  SimWatch watch;
+  watch.exposure_ignores_stamp = ignore_stamp;
+  return run_simulation(prepared, watch).exposure;
 }
 
 // Runs `c` stamped and asking after every event: the same support and

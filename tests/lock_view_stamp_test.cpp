@@ -33,8 +33,10 @@ struct Watched {
 
 Watched run_watched(const RunConfig& config, bool ignore_stamp) {
   const PreparedRun prepared = prepare_run(config);
-  const SimOutput out = run_simulation(
-      prepared, SimWatch{.trace_lock = true, .lock_views_ignore_stamp = ignore_stamp});
+  SimWatch watch;
+  watch.trace_lock = true;
+  watch.lock_views_ignore_stamp = ignore_stamp;
+  const SimOutput out = run_simulation(prepared, watch);
   Watched w{history::to_edn(out.history), out.lock_trace, false};
   for (const faults::FaultEvent& e : out.profile_faults.events) {
     if (e.after_grant) w.waits_for_grant = true;
