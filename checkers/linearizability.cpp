@@ -457,7 +457,7 @@ void explain(LinearizabilityVerdict& v, const std::vector<history::Op>& ops) {
     return;
   }
   v.explanation = fmt::format(
-      "Not linearizable as {}: {}. Ops up to op {} ({} ops) are the shortest prefix of the "
+      "Not linearizable as {}: {}. Ops up to op {} ({} client ops) are the shortest prefix of the "
       "history that cannot be linearized",
       name,
       conflict_text(

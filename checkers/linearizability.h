@@ -89,8 +89,9 @@ struct LinearizabilityVerdict {
   // state came from at that point (the acquire holding it, or the release
   // that freed it; absent at the very start), and the shortest prefix of the
   // history that cannot be linearized: every op up to and including the
-  // completion of `unlinearizable` (op index prefix_end_index, prefix_ops ops
-  // counting skipped nemesis ops).
+  // completion of `unlinearizable`: op index prefix_end_index (an index of
+  // the whole history, nemesis ops counted), prefix_ops client ops (the
+  // nemesis ops the checker skips not counted).
   std::optional<LockCall> unlinearizable;
   std::optional<LockCall> state_from;
   int64_t prefix_end_index = -1;

@@ -173,7 +173,7 @@ int run_check_command(const CheckFlags& flags) {
     // A command that never ran started no JVM: no time or memory to show.
     rows.push_back({"Knossos", "mutex", checkers::knossos_verdict_text(k.verdict),
                     k.started ? seconds_text(k.seconds) : "-",
-                    k.started ? checkers::format_bytes(k.peak_rss_bytes) + " (JVM)" : "-"});
+                    k.started ? checkers::format_bytes(k.peak_rss_bytes) + " (Knossos)" : "-"});
   }
   const checkers::Check* disagree = checkers::disagreement(verdicts.checks);
   if (!flags.quiet) {
