@@ -202,6 +202,24 @@ const std::vector<std::string>& report_outputs() {
   return kOutputs;
 }
 
+// What an earlier sweep or merge left in a merge's --out, once the shards
+// are read: its report, timing and shrunk files, and its histories unless
+// --out is one of the shards (whose histories are its own runs'), so
+// nothing there passes for the merged sweep's.
+void remove_earlier_outputs(const std::string& out, const std::vector<std::string>& shards) {
+  std::vector<std::string> names = report_outputs();
+  const bool out_is_a_shard = std::any_of(shards.begin(), shards.end(), [&out](const auto& s) {
+    std::error_code ec;
+    return fs::equivalent(out, s, ec);
+  });
+  if (!out_is_a_shard) names.emplace_back("histories");
+  for (const std::string& name : names) {
+    std::error_code ec;
+    fs::remove_all(fs::path(out) / name, ec);
+    if (ec) throw ConfigError("--out: cannot remove the earlier " + name + ": " + ec.message());
+  }
+}
+
 }  // namespace
 
 CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
@@ -339,6 +357,7 @@ int run_merge_command(const MergeFlags& f) {
   }
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
   make_out_dir(f.out);
+  remove_earlier_outputs(f.out, f.shards);
   write_text(fs::path(f.out) / "sweep.json", harness::plan_to_json(plan, true).dump(2) + "\n");
   std::string lines;
   for (const auto& r : all) lines += harness::summary_to_json(r).dump() + "\n";

@@ -114,6 +114,33 @@ TEST(SweepOutputs, ANewSweepLeavesNoEarlierSweepsFiles) {
       << "--resume keeps the histories of the runs it keeps";
 }
 
+// A merge into an earlier sweep's --out leaves none of that sweep's
+// histories or shrunk files beside the merged report; a merge into
+// one of its own shards keeps that shard's histories, which are its runs'.
+TEST(SweepOutputs, AMergeLeavesNoEarlierSweepsFiles) {
+  const fs::path root = scratch_dir.path() / "merge";
+  const std::string cell = "--algorithms naive-setnx --profiles pause --seeds 1..4 --quiet ";
+  ASSERT_EQ(locksim("sweep " + cell + "--histories --shrink --shrink-max-runs 20 --out " +
+                    (root / "old").string())
+                .exit_code,
+            0);
+  ASSERT_TRUE(fs::exists(root / "old" / "shrunk"));
+  for (const char* shard : {"1", "2"}) {
+    ASSERT_NE(locksim("sweep " + cell + "--histories --shard " + std::string(shard) + "/2 --out " +
+                      (root / shard).string())
+                  .exit_code,
+              2);
+  }
+  const std::string shards = (root / "1").string() + " " + (root / "2").string();
+  ASSERT_EQ(locksim("merge " + shards + " --out " + (root / "old").string()).exit_code, 0);
+  for (const char* stale : {"histories", "shrunk"}) {
+    EXPECT_FALSE(fs::exists(root / "old" / stale)) << stale << ": an earlier sweep's";
+  }
+  EXPECT_TRUE(fs::exists(root / "old" / "matrix.md"));
+  ASSERT_EQ(locksim("merge " + shards + " --out " + (root / "1").string()).exit_code, 0);
+  EXPECT_TRUE(fs::exists(root / "1" / "histories")) << "a shard's own histories are kept";
+}
+
 // SIGTERM (a CI timeout) stops a sweep as Ctrl-C does: the report of what
 // is done, exit 143, a line on stderr. A kill -9 after an earlier
 // interruption leaves no report at all rather than that interruption's, and
