@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +26,7 @@
 #include "harness/run.h"
 #include "harness/scenario.h"
 #include "harness/settings.h"
+#include "harness/strict_json.h"
 #include "harness/time_scale.h"
 #include "history/history_io.h"
 #include "live/live_run.h"
@@ -396,6 +400,69 @@ nlohmann::ordered_json agree_row(const harness::Scenario& sc, const std::string&
   return row;
 }
 
+// A kept row's exit code, as compare() gave it: 3 when a side could not be
+// judged, else 0 or 1 as the verdicts agree; 0 for a scenario live cannot
+// express.
+int row_exit_code(const nlohmann::ordered_json& row) {
+  if (!row["expressible"].get<bool>()) return kExitClean;
+  // A side missing or without a verdict was not judged either.
+  const auto unjudged = [&row](const char* side) {
+    if (!row.contains(side) || !row[side].is_object()) return true;
+    const nlohmann::ordered_json& j = row[side];
+    const bool errors = j.contains("errors") && j["errors"].is_array() && !j["errors"].empty();
+    return !j.contains("verdict") || j["verdict"] == "unknown" || errors;
+  };
+  if (unjudged("simulation") || unjudged("live")) return kExitInternal;
+  return row.contains("agree") && row["agree"] == true ? kExitClean : kExitViolation;
+}
+
+// --resume: the rows an earlier --all into --out finished, by scenario, to
+// be kept rather than run again. Refused (exit 2, before any server starts)
+// when that run was another one: another time scale or seed, or a scenario
+// this one does not run; the scenarios it did not finish run again.
+std::map<std::string, nlohmann::ordered_json> finished_rows(const AgreeFlags& flags,
+                                                            const std::vector<std::string>& names) {
+  const std::filesystem::path path = std::filesystem::path(flags.out) / "agree.json";
+  const std::string where = "--resume: " + path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(where + ": not found; nothing to resume (drop --resume)");
+  std::stringstream text;
+  text << in.rdbuf();
+  // Checked strictly, read again in order: a kept row keeps its keys' order.
+  harness::parse_strict_json(text.str(), path.string());
+  const nlohmann::ordered_json report = nlohmann::ordered_json::parse(text.str());
+  const std::string scale = flags.time_scale.empty() ? "1" : flags.time_scale;
+  if (!report.contains("summary") || !report.contains("scenarios") ||
+      report["summary"].value("time_scale", "") != scale) {
+    throw ConfigError(where + ": not an agree --all report at --time-scale " + scale +
+                      "; use another --out or drop --resume");
+  }
+  std::map<std::string, nlohmann::ordered_json> rows;
+  if (!report["scenarios"].is_array()) throw ConfigError(where + ": scenarios: expected a list");
+  for (size_t i = 0; i < report["scenarios"].size(); ++i) {
+    const nlohmann::ordered_json& row = report["scenarios"][i];
+    if (!row.is_object() || !row.contains("scenario") || !row["scenario"].is_string() ||
+        !row.contains("expressible") || !row["expressible"].is_boolean() ||
+        (row["expressible"] == true &&
+         (!row.contains("agree") || !row["agree"].is_boolean() || !row.contains("verdict_line") ||
+          !row["verdict_line"].is_string()))) {
+      throw ConfigError(where + ": scenarios[" + std::to_string(i) +
+                        "]: expected a row agree --all wrote");
+    }
+    const std::string name = row["scenario"].get<std::string>();
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      throw ConfigError(where + ": has " + name + ", which this run does not (another --only)");
+    }
+    const harness::Scenario sc = load_for_agree(name, flags);
+    if (row.contains("seed") && row["seed"] != sc.config.seed) {
+      throw ConfigError(where + ": ran " + name + " with seed " + row["seed"].dump() +
+                        ", this run with " + std::to_string(sc.config.seed) + " (another --seed)");
+    }
+    rows[name] = row;
+  }
+  return rows;
+}
+
 // Every shipped scenario (or --only's), the report rewritten after each; an
 // interrupt writes it marked INCOMPLETE, with the scenarios not run.
 int agree_all(const AgreeFlags& flags) {
@@ -405,6 +472,8 @@ int agree_all(const AgreeFlags& flags) {
   const std::filesystem::path out(flags.out);
   std::vector<std::string> names;
   for (const harness::BuiltinScenario& b : all) names.push_back(b.name);
+  const std::map<std::string, nlohmann::ordered_json> kept =
+      flags.resume ? finished_rows(flags, names) : std::map<std::string, nlohmann::ordered_json>{};
   AgreeProgress progress(flags.out, names, true);
   nlohmann::ordered_json report;
   report["scenarios"] = nlohmann::ordered_json::array();
@@ -418,15 +487,22 @@ int agree_all(const AgreeFlags& flags) {
   summarise(0);
   progress.finished(report, 0);
   for (size_t i = 0; i < all.size(); ++i) {
-    const harness::Scenario sc = load_for_agree(all[i].name, flags);
-    const nlohmann::ordered_json row = agree_row(sc, all[i].name, out, progress, &code);
+    const auto was = kept.find(all[i].name);
+    nlohmann::ordered_json row;
+    if (was != kept.end()) {
+      row = was->second;
+      code = std::max(code, row_exit_code(row));
+    } else {
+      const harness::Scenario sc = load_for_agree(all[i].name, flags);
+      row = agree_row(sc, all[i].name, out, progress, &code);
+    }
     const bool expressed = row["expressible"].get<bool>();
     expressible += expressed ? 1 : 0;
     agreeing += expressed && row["agree"].get<bool>() ? 1 : 0;
     if (!flags.quiet) {
       std::cout << "[" << i + 1 << "/" << all.size() << "] " << all[i].name << ": "
                 << (expressed ? row["verdict_line"].get<std::string>() : "not expressible live")
-                << "\n"
+                << (was != kept.end() ? " (kept from the earlier run)" : "") << "\n"
                 << std::flush;
     }
     report["scenarios"].push_back(row);
@@ -450,6 +526,10 @@ CLI::App* add_agree_command(CLI::App& app, AgreeFlags& flags) {
   agree
       ->add_option("--only", flags.only,
                    "with --all: only these shipped scenarios (comma-separated)")
+      ->needs(all);
+  agree
+      ->add_flag("--resume", flags.resume,
+                 "with --all: keep the scenarios --out's agree.json finished; run the rest")
       ->needs(all);
   agree->add_option("--seed", flags.seed, "override the scenario's seed (both runs)");
   agree->add_option("--time-scale", flags.time_scale,

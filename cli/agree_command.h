@@ -7,7 +7,7 @@
 //
 // --time-scale F multiplies every duration of the scenario by F on both
 // sides (harness/time_scale.h), so a 60 s scenario runs live in 6 s.
-//   locksim agree --all --out DIR [--only NAME,NAME...] [--time-scale F]
+//   locksim agree --all --out DIR [--only NAME,NAME...] [--time-scale F] [--resume]
 //
 // Prints both results and the instants that matter (the first overlap, the
 // faults taken), and writes, with --out, DIR/sim and DIR/live (each a run's
@@ -32,8 +32,9 @@ struct AgreeFlags {
   std::string seed;        // "": the scenario's own
   std::string time_scale;  // "": 1
   std::string out;
-  bool all = false;  // --all: every shipped scenario, a report in --out
-  std::string only;  // with --all: "a,b,c" of them only ("": all)
+  bool all = false;     // --all: every shipped scenario, a report in --out
+  std::string only;     // with --all: "a,b,c" of them only ("": all)
+  bool resume = false;  // with --all: keep the finished rows of --out's agree.json
   bool quiet = false;
 };
 

@@ -151,6 +151,38 @@ TEST(AgreeCli, AnInterruptedAllSaysItIsIncomplete) {
   EXPECT_EQ(j["not_run"].size(), 2u) << j.dump();
 }
 
+// agree --all --resume keeps the rows --out's report finished, byte for
+// byte, and runs the rest; a report of another run is refused before any
+// server starts.
+TEST(AgreeCli, AResumedAllKeepsWhatFinishedAndRunsTheRest) {
+  LOCKSIM_SKIP_WITHOUT("redis-server", redis_missing());
+  const testing::ScratchDir dir("locksim-agree-resume-");
+  const std::string out = " --out " + (dir.path() / "out").string();
+  const std::string first = "agree --all --time-scale 0.1 --only set-nx-lua-gc-pause";
+  ASSERT_EQ(testing::locksim(first + out).exit_code, 0);
+  const nlohmann::ordered_json before =
+      nlohmann::ordered_json::parse(testing::slurp(dir.path() / "out" / "agree.json"));
+  const testing::Outcome resumed = testing::locksim(first + ",redlock-gc-pause --resume" + out);
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.out.find("set-nx-lua-gc-pause: AGREE: both violation (kept from the "
+                             "earlier run)"),
+            std::string::npos)
+      << resumed.out;
+  EXPECT_NE(resumed.out.find("redlock-gc-pause: AGREE"), std::string::npos) << resumed.out;
+  const nlohmann::ordered_json after =
+      nlohmann::ordered_json::parse(testing::slurp(dir.path() / "out" / "agree.json"));
+  ASSERT_EQ(after["scenarios"].size(), 2u) << after.dump();
+  EXPECT_EQ(after["summary"]["scenarios"], 2);
+  // Rows in the shipped order: redlock-gc-pause first, the kept row second.
+  EXPECT_EQ(after["scenarios"][1].dump(), before["scenarios"][0].dump());
+  locksim::testing::expect_bad_input(
+      "agree --all --time-scale 0.2 --only set-nx-lua-gc-pause --resume" + out,
+      "--resume: ");  // another time scale
+  locksim::testing::expect_bad_input(
+      "agree --all --time-scale 0.1 --only redlock-gc-pause --resume" + out,
+      "which this run does not (another --only)");
+}
+
 // A machine without the servers is told so, not "internal error".
 TEST(LiveCli, AMissingServerIsNotAnInternalError) {
   const std::string cmd =
