@@ -139,9 +139,11 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   locksim::cli::check_writable_file(o.html, "--html");
   RunContext context{.scenario = scenario ? &*scenario : nullptr, .cut_by = 0};
   const auto result = run_with_progress(prepared, extras, o.quiet, &context.cut_by);
-  // A cut run exits as the signal says, whatever it found (sweep does so too).
-  const int exit_code = context.cut_by != 0 ? locksim::cli::interrupted_exit_code()
-                                            : locksim::cli::exit_code(result.checks);
+  // A signal exits as it says, whatever the run found (sweep does so too):
+  // also one that came after the simulation, while the checkers (Knossos)
+  // ran, which cut nothing and leaves the outputs whole.
+  const int exit_code = locksim::cli::stop_flag().load() ? locksim::cli::interrupted_exit_code()
+                                                         : locksim::cli::exit_code(result.checks);
   if (o.story_only) {
     if (!o.quiet) {
       std::cout << locksim::checkers::format_story(locksim::harness::explain_result(result))
