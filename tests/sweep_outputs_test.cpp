@@ -141,6 +141,26 @@ TEST(SweepOutputs, AMergeLeavesNoEarlierSweepsFiles) {
   EXPECT_TRUE(fs::exists(root / "1" / "histories")) << "a shard's own histories are kept";
 }
 
+// A signal cuts a run in flight instead of waiting for it: one run of 100
+// hours (a minute or more uncut) is dropped, nothing is counted as
+// done, and the sweep exits as the signal says. The signal follows
+// sweep.json, which the sweep writes once it catches signals.
+TEST(SweepOutputs, ASignalCutsARunInFlightAndDropsIt) {
+  const fs::path dir = scratch_dir.path() / "inflight";
+  const std::string cmd = std::string(LOCKSIM_BINARY) +
+                          " sweep --algorithms set-nx-lua --profiles none --seeds 1..1 "
+                          "--duration 100h --jobs 1 --quiet --out " +
+                          dir.string() + " 2>" + dir.string() + ".err & pid=$!; while [ ! -e " +
+                          (dir / "sweep.json").string() +
+                          " ] && kill -0 $pid 2>/dev/null; do sleep 0.02; done; sleep 0.5; "
+                          "kill -INT $pid; wait $pid; exit $?";
+  EXPECT_EQ(shell(cmd), 130);
+  EXPECT_NE(slurp(dir.string() + ".err").find("sweep: interrupted (SIGINT)"), std::string::npos);
+  EXPECT_EQ(lines_of(dir / "runs.jsonl"), 0u) << "a cut run is not a finished run";
+  EXPECT_NE(slurp(dir / "matrix.md").find("Runs: 0 of 1 run"), std::string::npos)
+      << slurp(dir / "matrix.md");
+}
+
 // SIGTERM (a CI timeout) stops a sweep as Ctrl-C does: the report of what
 // is done, exit 143, a line on stderr. A kill -9 after an earlier
 // interruption leaves no report at all rather than that interruption's, and

@@ -137,8 +137,13 @@ void worker(const SweepPlan& plan, const std::vector<PendingRun>& runs, const Sw
     const int64_t started = o.wall_now_ns ? o.wall_now_ns() : 0;
     RunSummary s;
     try {
-      const SimRunReport report =
-          simulate_and_check(plan.config_of(plan.algorithms[run.algorithm], profile, run.seed));
+      RunExtras extras;
+      // A stop cuts a run in flight too (a long run would hold the sweep
+      // for its whole length); a cut run is dropped, and --resume redoes it.
+      if (o.stop != nullptr) extras.poll = [&o](TimePoint, uint64_t) { return !o.stop->load(); };
+      const SimRunReport report = simulate_and_check(
+          plan.config_of(plan.algorithms[run.algorithm], profile, run.seed), extras);
+      if (report.output.stopped) return;
       s = summarize_run(report.result, run.index, profile);
       if (o.histories) write_history(dir, report.result, profile);
     } catch (...) {  // a thread must not let it escape (std::terminate)

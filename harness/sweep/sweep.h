@@ -118,7 +118,8 @@ std::vector<RunSummary> read_runs(const std::string& path);
 struct SweepOptions {
   int jobs = 1;         // worker threads, >= 1
   bool resume = false;  // keep runs already in DIR/runs.jsonl
-  // Set (e.g. by SIGINT) to stop taking runs; runs in flight finish.
+  // Set (e.g. by SIGINT) to stop: no run is taken after it, and a run in
+  // flight is cut within 2^16 events and dropped, as if never taken.
   const std::atomic<bool>* stop = nullptr;
   // Called (under the sweep's lock, from a worker) after each run is
   // appended: runs done so far in this shard (also resumed ones), runs of the
