@@ -312,10 +312,11 @@ TEST(Explain, SafeScenariosAreNeverExplainedAsViolations) {
 }
 
 // Recording the lock on every server reads state only: the history, its
-// events and every verdict are the same with it on or off.
+// events and every verdict are the same with it on or off (the fair lock's
+// queue read too).
 TEST(Explain, TracingTheLockLeavesTheRunUnchanged) {
   for (const char* name : {"set-nx-lua-failover", "redlock-node-restart", "zk-recipe-partition",
-                           "mysql-center-slow-link"}) {
+                           "mysql-center-slow-link", "redisson-fair-skewed-clock"}) {
     const auto sc = locksim::harness::load_scenario(name);
     const auto plain = locksim::harness::simulate_and_check(sc.config).result;
     const auto traced = traced_run(sc.config);
