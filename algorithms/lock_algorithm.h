@@ -92,6 +92,12 @@ struct StoreShape {
   // (make_token), so a grant can be told to whom it went the moment the
   // store records it. Not GETSET's timestamp, nor a ZooKeeper node.
   bool holder_names_client = true;
+  // Redis: a fair lock's queue of waiters beside the lock (Redisson's fair
+  // lock): a list of waiter ids, head first (the only one the lock may go
+  // to), and a sorted set scoring each with its timeout in unix ms from the
+  // writer's clock. `locksim explain` reads it. Empty: the lock has none.
+  std::string queue_key{};
+  std::string queue_timeouts_key{};
 };
 
 class LockAlgorithm {

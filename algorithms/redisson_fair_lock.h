@@ -108,10 +108,14 @@ class RedissonFairLock : public LockAlgorithm {
   // exposure probe asks whether that hash is gone or expired. For this lock
   // a fresh contender also needs the queue empty or to be its head, which
   // the probe cannot express: its "free" means free for the queue's head,
-  // which may be a dead entry (steps above).
+  // which may be a dead entry (steps above). The queue and the timeouts are
+  // named too, so `locksim explain` can tell such an entry.
   StoreShape store_shape(const std::string& resource, size_t redis_servers) const override {
     (void)redis_servers;
-    return StoreShape{resource, 1, false, true};
+    StoreShape shape{resource, 1, false, true};
+    shape.queue_key = queue_key(resource);
+    shape.queue_timeouts_key = timeout_key(resource);
+    return shape;
   }
 
   // The queue and the timeout set, as Redisson names them.

@@ -23,8 +23,9 @@
 //      between the ensemble's servers).
 // A liveness finding reads the lock left in the store at the end: a key with
 // no expiry whose writer crashed or gave up, a deadline days ahead, a lock node whose
-// creator never learned of it. Anything else is "cause not determined": the
-// story says so rather than guess.
+// creator never learned of it, or a free lock whose fair queue is headed by
+// the entry of a waiter that crashed or gave up. Anything else is "cause not
+// determined": the story says so rather than guess.
 #pragma once
 
 #include <string>
@@ -60,6 +61,7 @@ enum class Mechanism {
   kOrphanNode,              // a lock node its creator never learned of (a lost create reply)
   kReleaseLost,             // a release whose outcome was unknown left the lock in place
   kHolderKeptLock,          // the holder's work stopped, its process kept renewing the lease
+  kDeadWaiterHeadsQueue,    // a gone waiter's entry heads a fair lock's queue: the free lock waits
 };
 
 // A stable id, e.g. "pause-outlasted-lease", "cause-not-determined".

@@ -180,6 +180,22 @@ const Op* invocation_of(const History& h, const Op& ok) {
   return nullptr;
 }
 
+const Op* completion_of(const History& h, const Op& invoke) {
+  for (size_t k = static_cast<size_t>(invoke.index) + 1; k < h.ops.size(); ++k) {
+    if (h.ops[k].process == invoke.process && h.ops[k].f == invoke.f) return &h.ops[k];
+  }
+  return nullptr;
+}
+
+const Op* crash_between(const History& h, const std::string& node, TimePoint from, TimePoint to) {
+  for (const Op& op : h.ops) {
+    if (time_of(op) > to) break;
+    if (time_of(op) >= from && !history::is_client_op(op) && op.f == OpF::kCrash && names(op, node))
+      return &op;
+  }
+  return nullptr;
+}
+
 bool protected_by(const std::vector<ServerLock>& states, const std::string& token) {
   if (token.empty()) return false;
   size_t serving = 0, others = 0;

@@ -56,6 +56,12 @@ std::optional<int> client_of_token(const history::History& h, const std::string&
 bool holds(const std::string& stored, const std::string& token);
 // The invocation of the acquire that `ok` completes.
 const history::Op* invocation_of(const history::History& h, const history::Op& ok);
+// The op that completes `invoke` (its process's next op of the same f), or
+// nullptr while it is still open at the end.
+const history::Op* completion_of(const history::History& h, const history::Op& invoke);
+// The first crash of `node` in [from, to], or nullptr.
+const history::Op* crash_between(const history::History& h, const std::string& node, TimePoint from,
+                                 TimePoint to);
 
 // Whether the servers whose answer counts still keep the lock for `token`:
 // fewer than a majority of them (one of one; Redlock's three of five) could

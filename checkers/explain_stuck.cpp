@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "checkers/explain_queue.h"
 #include "checkers/explain_records.h"
 #include "env/assert.h"
 #include "env/parse.h"
@@ -65,10 +66,7 @@ std::vector<std::pair<const Op*, const Op*>> acquires_unknown(const History& h, 
     if (!history::is_client_op(inv) || inv.client != writer || inv.f != history::OpF::kAcquire ||
         inv.type != history::OpType::kInvoke)
       continue;
-    const Op* done = nullptr;
-    for (size_t k = static_cast<size_t>(inv.index) + 1; k < h.ops.size() && done == nullptr; ++k) {
-      if (h.ops[k].process == inv.process && h.ops[k].f == history::OpF::kAcquire) done = &h.ops[k];
-    }
+    const Op* done = r::completion_of(h, inv);
     if (done == nullptr || done->type == history::OpType::kInfo) out.emplace_back(&inv, done);
   }
   return out;
@@ -244,6 +242,7 @@ void explain_stuck(const ExplainInput& in, Story& story) {
                             explain_lost_release(in, s, *ok, end, story))
       return;
   }
+  if (explain_queue_head(in, end, story)) return;
   story.steps.push_back(
       StoryStep{end, "the servers' records do not show what keeps it: cause not determined"});
 }

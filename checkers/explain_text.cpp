@@ -61,6 +61,9 @@ constexpr MechanismText kTexts[] = {
      "a release whose outcome was unknown left the holder's lock in place, and nothing expires it"},
     {Mechanism::kHolderKeptLock, "holder-kept-lock",
      "the holder's work stopped while its process kept renewing the lease, so it never let go"},
+    {Mechanism::kDeadWaiterHeadsQueue, "dead-waiter-heads-queue",
+     "the entry of a waiter that crashed or gave up heads the fair lock's queue, and the free "
+     "lock goes to nobody else until a caller's clock passes the entry's timeout"},
 };
 
 const MechanismText& text_of(Mechanism m) {
@@ -173,6 +176,13 @@ std::string prevention_by_design(Mechanism m, const std::string& algorithm,
       return "Curator's protected mode: a GUID in the node's name lets a client find its own node "
              "after a "
              "lost reply";
+    case Mechanism::kDeadWaiterHeadsQueue:
+      return "a shorter wait for queued waiters: Redisson's fairLockWaitTimeout (5 minutes by "
+             "default; Redisson 3.46+), or the waitTime of tryLock(waitTime, leaseTime, unit), "
+             "which takes its place (wait-time here). A dead waiter's entry still blocks the free "
+             "lock for about that wait past its turn, plus the lead of the clock that wrote its "
+             "timeout: only timeouts written and judged by one clock, the server's, would take "
+             "the lead away, and Redisson's scripts take the callers' clocks";
     case Mechanism::kReleaseLost:
       return "retrying a release whose outcome is unknown (deleting one's own lock is idempotent), "
              "or a lease "

@@ -18,6 +18,11 @@ const char* to_string(ServerLock::Kind kind) {
   return "?";
 }
 
+bool same_lock(const ServerLock& a, const ServerLock& b) {
+  return a.server == b.server && a.kind == b.kind && a.holder == b.holder &&
+         a.serving == b.serving && a.expires == b.expires;
+}
+
 void apply(std::vector<ServerLock>& states, const LockChange& change) {
   bool found = false;
   for (ServerLock& s : states) {

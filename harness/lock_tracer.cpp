@@ -17,6 +17,10 @@ checkers::ServerLock plain(const sim::ServerLockState& s) {
   out.serving = s.serving;
   static_assert(checkers::ServerLock::kNever == sim::LockExposure::kNoChange);
   out.expires = s.expires;
+  out.queue.reserve(s.queue.size());
+  for (const sim::QueuedWaiter& w : s.queue)
+    out.queue.push_back(checkers::QueuedWaiter{w.id, w.timeout_ms, w.due});
+  out.queue_length = s.queue_length;
   switch (s.kind) {
     case K::kDown:
       out.kind = checkers::ServerLock::Kind::kDown;
@@ -65,7 +69,8 @@ void LockTracer::look() {
     TimePoint at = now;
     const bool expired_alone = was.kind == sim::ServerLockState::Kind::kHeld &&
                                is.kind == sim::ServerLockState::Kind::kExpired &&
-                               was.holder == is.holder && was.serving == is.serving;
+                               was.holder == is.holder && was.serving == is.serving &&
+                               was.queue == is.queue;
     if (expired_alone && was.expires <= now) at = was.expires;
     const checkers::ServerLock before = plain(was), after = plain(is);
     if (!(before == after)) trace_.changes.push_back(checkers::LockChange{at, before, after});

@@ -212,9 +212,17 @@ algorithms::StoreShape store_shape(const SimRun& run) {
                                     static_cast<size_t>(resolved_topology(run.config).masters));
 }
 
-sim::LockProbe lock_probe(const SimRun& run) {
+// With `queue`, also the fair lock's queue beside it, where it has one:
+// only the lock tracer wants it (the grant watch reads the servers' states
+// too, and would pay for reading the queue after every event).
+sim::LockProbe lock_probe(const SimRun& run, bool queue = false) {
   const algorithms::StoreShape shape = store_shape(run);
-  return sim::LockProbe{shape.key, shape.quorum, shape.value_is_deadline_ms};
+  sim::LockProbe probe{shape.key, shape.quorum, shape.value_is_deadline_ms};
+  if (queue) {
+    probe.queue_key = shape.queue_key;
+    probe.queue_timeouts_key = shape.queue_timeouts_key;
+  }
+  return probe;
 }
 
 // The guarded store (workload other than none) with a connection per client,
@@ -240,7 +248,8 @@ void build_resource_and_exposure(SimRun& run, bool exposure_uses_stamp) {
 
 // The lock tracer, after the exposure monitor: both observe every event.
 void trace_the_lock(SimRun& run, bool use_stamp) {
-  run.tracer = std::make_unique<LockTracer>(run.world, *run.deployment, lock_probe(run), use_stamp);
+  run.tracer =
+      std::make_unique<LockTracer>(run.world, *run.deployment, lock_probe(run, true), use_stamp);
 }
 
 // Builds network, servers and clients. Every component's stream is split up

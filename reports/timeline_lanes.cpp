@@ -71,7 +71,8 @@ void draw_server_lanes(const harness::RunResult& r, const Frame& f, std::string&
     checkers::ServerLock state = t.initial[static_cast<size_t>(i)];
     int64_t since = 0;
     for (const checkers::LockChange& c : t.changes) {
-      if (c.after.server != state.server) continue;
+      // A fair lock's queue changing alone changes nothing the lane draws.
+      if (c.after.server != state.server || checkers::same_lock(c.after, state)) continue;
       draw_stretch(r.history, state, since, c.at.ns, lane, f, out);
       state = c.after;
       since = c.at.ns;

@@ -57,6 +57,12 @@ struct LockProbe {
   // Redis: the value is the lease's end in unix ms on the writer's clock and
   // the key never expires (GETSET): a correct clock past it may take it over.
   bool value_is_deadline_ms = false;
+  // Redis: a fair lock's queue of waiters beside the lock
+  // (algorithms::StoreShape::queue_key): a list of waiter ids, head first,
+  // and a sorted set scoring each with its timeout. Empty: none, or not
+  // asked for (only the lock tracer reads it).
+  std::string queue_key{};
+  std::string queue_timeouts_key{};
 };
 
 // The answer to the exposure question, and how long it stands.
@@ -68,6 +74,20 @@ struct LockExposure {
   // step) can change it. Never before the time of asking.
   static constexpr TimePoint kNoChange = TimePoint{Duration::max().ns};
   TimePoint until = kNoChange;
+};
+
+// One waiter in a fair lock's queue, as a server stores it.
+struct QueuedWaiter {
+  std::string id;  // as the queue keeps it: the waiter's token
+  // Its timeout as stored: unix ms on the clock of the client that wrote
+  // it, which each script compares with its own caller's clock. nullopt:
+  // no score (or one too large for a Lua number to count in ms).
+  std::optional<int64_t> timeout_ms{};
+  // The true time at which a correct clock reads timeout_ms: from then on a
+  // correct caller drops this waiter when it heads the queue.
+  // LockExposure::kNoChange: no score, or too far ahead to matter.
+  TimePoint due = LockExposure::kNoChange;
+  bool operator==(const QueuedWaiter&) const = default;
 };
 
 // What one server's own store says about the lock now: a lane of the
@@ -94,6 +114,14 @@ struct ServerLockState {
   // expiry on this server's clock, a deadline on a correct clock); kNoChange
   // when only an event ends it (no TTL, a ZooKeeper node).
   TimePoint expires = LockExposure::kNoChange;
+  // The fair lock's queue (LockProbe::queue_key), head first: the lock goes
+  // only to the head. At most kQueueKeptMax waiters, enough to name the head
+  // and those it keeps waiting, and a bound on what each change of a long
+  // queue copies; queue_length counts them all. Empty on a down server, and
+  // when the probe names no queue.
+  static constexpr size_t kQueueKeptMax = 8;
+  std::vector<QueuedWaiter> queue{};
+  size_t queue_length = 0;
   bool operator==(const ServerLockState&) const = default;
 };
 

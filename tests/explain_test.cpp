@@ -67,11 +67,9 @@ const std::map<std::string, std::string> kScenarioMechanisms = {
     // token: redis-1 keeps c3's lock until 3.803 s (its last renewal before
     // the pause, plus the 2 s lease), then c2's from 3.809 s.
     {"reentrant-hash-gc-pause", "pause-outlasted-lease"},
-    // What explain says today: the lock trace holds the fair lock's hash,
-    // not its queue, so the dead head entry that keeps the free lock from
-    // everyone is not in the records it reads.
     {"redisson-fair-gc-pause", "pause-outlasted-lease"},
-    {"redisson-fair-skewed-clock", "cause-not-determined"},
+    // The lock is free, but the crashed c1's entry heads its queue.
+    {"redisson-fair-skewed-clock", "dead-waiter-heads-queue"},
     {"redisson-failover-unacked", "failover-lost-lock"},
     {"redisson-fenced-failover", "failover-lost-lock"},
     {"redisson-gc-pause-25s", "pause-outlasted-lease"},
@@ -311,11 +309,55 @@ TEST(Explain, SafeScenariosAreNeverExplainedAsViolations) {
   }
 }
 
+// A fair lock's queue (Redisson's RedissonFairLock) gives a free lock only
+// to its head. In redisson-fair-skewed-clock c1, its clock 20 minutes
+// ahead, queues with a timeout 25.5 minutes away by a correct clock, heads
+// the queue, and crashes at 2 s; from c3's release at 10 s the lock is free
+// and nobody gets it. The story is read from the queue the trace keeps and
+// the nemesis ops: whose entry, from which clock, the crash, the timeout.
+TEST(Explain, ADeadWaiterHeadingAFairQueueKeepsTheFreeLockFromEveryone) {
+  const Outcome o = locksim("explain --scenario redisson-fair-skewed-clock");
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  for (const char* step :
+       {"with a timeout written from c1's own clock, which had been moved (jump c1 +20m at "
+        "0.000s)",
+        "2.000s  c1 crashed (crash c1) with its entry still queued",
+        "redis-1 keeps no live lock, but c1's entry heads its queue of waiters, c3 and c2 waiting "
+        "behind it",
+        "which a correct clock reaches at 1530.000s, 1410.000s (about 23 min) after the end",
+        "mechanism: dead-waiter-heads-queue",
+        "would have prevented it: a shorter wait for queued waiters: Redisson's "
+        "fairLockWaitTimeout"})
+    EXPECT_NE(o.out.find(step), std::string::npos) << step << "\n" << o.out;
+  EXPECT_EQ(o.out.find("cause not determined"), std::string::npos) << o.out;
+}
+
+// The same queue with c1 paused instead of crashed: its entry heads the
+// queue just as long, but c1 is still waiting, and would take the lock the
+// moment it resumed. Not a dead waiter; the story says what it saw and no
+// more. A lock without a queue is never told as one (naive-setnx keeps a
+// key with no expiry).
+TEST(Explain, AFairQueueHeadedByAWaiterStillWaitingIsNotADeadWaiter) {
+  const Outcome paused = locksim(
+      "explain --algorithm redisson-fair --seed 1 --duration 120s --clients 3 --hold 10s "
+      "--fault 'jump c1 at 0s +20m' --fault 'pause c1 at 2s for 200s'");
+  EXPECT_EQ(paused.exit_code, 1) << paused.err;
+  EXPECT_NE(paused.out.find("mechanism: cause-not-determined"), std::string::npos) << paused.out;
+  EXPECT_NE(paused.out.find("c1's acquire was still waiting at the end, paused since 2.000s"),
+            std::string::npos)
+      << paused.out;
+  EXPECT_EQ(paused.out.find("crashed"), std::string::npos) << paused.out;
+  const std::string setnx = explained("--scenario naive-setnx-crash-between");
+  EXPECT_NE(setnx.find("mechanism: crash-before-expiry"), std::string::npos) << setnx;
+  EXPECT_EQ(setnx.find("queue"), std::string::npos) << setnx;
+}
+
 // Recording the lock on every server reads state only: the history, its
-// events and every verdict are the same with it on or off.
+// events and every verdict are the same with it on or off (the fair lock's
+// queue read too).
 TEST(Explain, TracingTheLockLeavesTheRunUnchanged) {
   for (const char* name : {"set-nx-lua-failover", "redlock-node-restart", "zk-recipe-partition",
-                           "mysql-center-slow-link"}) {
+                           "mysql-center-slow-link", "redisson-fair-skewed-clock"}) {
     const auto sc = locksim::harness::load_scenario(name);
     const auto plain = locksim::harness::simulate_and_check(sc.config).result;
     const auto traced = traced_run(sc.config);

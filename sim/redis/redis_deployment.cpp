@@ -1,6 +1,8 @@
 #include "sim/redis/redis_deployment.h"
 
+#include <algorithm>
 #include <charconv>
+#include <deque>
 
 #include "env/assert.h"
 #include "sim/clock.h"
@@ -125,6 +127,53 @@ void RedisDeployment::server_state(RedisNode& server, bool serving, const LockPr
   }
   out.serving = serving;
   out.expires = seen.expires;
+  queue_state(server, probe, out);
+}
+
+namespace {
+
+// A stored timeout (a sorted set's score: unix ms from the writer's clock)
+// and when a correct clock reads it. Scripts write whole milliseconds (a
+// fraction is cut); a score past what a Lua number counts exactly is kept
+// as none.
+void read_timeout(std::optional<double> score, QueuedWaiter& out) {
+  out.timeout_ms.reset();
+  out.due = LockExposure::kNoChange;
+  constexpr double kMsMax = 9.0e15;  // under 2^53, the last double that counts every ms
+  if (!score || !(*score > -kMsMax && *score < kMsMax)) return;
+  const int64_t ms = static_cast<int64_t>(*score);
+  out.timeout_ms = ms;
+  // A correct clock reads kLocalEpoch at the run's start (sim/clock.h).
+  const TimePoint local = at_ms(std::max<int64_t>(ms, 0), false);
+  if (local != LockExposure::kNoChange) out.due = TimePoint{} + (local - kLocalEpoch);
+}
+
+}  // namespace
+
+void RedisDeployment::queue_state(RedisNode& server, const LockProbe& probe,
+                                  ServerLockState& out) const {
+  out.queue_length = 0;
+  const std::deque<std::string>* list = nullptr;
+  const SortedSet* timeouts = nullptr;
+  if (!probe.queue_key.empty() && server.node().running()) {
+    const auto& keys = server.server().keys();  // read-only: no lazy expiry
+    const int64_t now_ms = server.node().local_now().to_ms();
+    const auto q = keys.find(probe.queue_key);
+    if (q != keys.end() && q->second.list && !Keyspace::is_expired(q->second, now_ms))
+      list = &*q->second.list;
+    const auto t = keys.find(probe.queue_timeouts_key);
+    if (t != keys.end() && t->second.zset && !Keyspace::is_expired(t->second, now_ms))
+      timeouts = &*t->second.zset;
+  }
+  const size_t kept = list ? std::min(list->size(), ServerLockState::kQueueKeptMax) : 0;
+  out.queue.resize(kept);  // assignments below: the strings keep their room
+  for (size_t i = 0; i < kept; ++i) {
+    const std::string& id = (*list)[i];
+    out.queue[i].id = id;
+    read_timeout(timeouts ? timeouts->score(id) : std::nullopt, out.queue[i]);
+  }
+  if (list) out.queue_length = list->size();
+  LOCKSIM_ASSERT(out.queue.size() <= out.queue_length);
 }
 
 std::optional<LockExposure> RedisDeployment::lock_free_for_fresh_contender(const LockProbe& probe) {

@@ -36,7 +36,8 @@ class RedisDeployment : public Deployment {
   std::optional<LockExposure> lock_free_for_fresh_contender(const LockProbe& probe) override;
   std::optional<uint64_t> lock_state_stamp() const override;
   bool lock_state_stamp_is_world_count() const override { return true; }
-  // Every server, masters and replicas, group by group.
+  // Every server, masters and replicas, group by group; with the fair
+  // lock's queue when the probe names one.
   std::vector<ServerLockState> lock_states(const LockProbe& probe) override;
   void fill_lock_states(const LockProbe& probe, std::vector<ServerLockState>& out) override;
   // Primaries: each group's first master; the observer: the sentinel.
@@ -64,6 +65,9 @@ class RedisDeployment : public Deployment {
   Seen see(RedisNode& server, const LockProbe& probe) const;
   void server_state(RedisNode& server, bool serving, const LockProbe& probe,
                     ServerLockState& out) const;
+  // The fair lock's queue on `server` (probe.queue_key), head first, as
+  // stored, written over out.queue; read-only, as see().
+  void queue_state(RedisNode& server, const LockProbe& probe, ServerLockState& out) const;
 };
 
 }  // namespace locksim::sim::redis
