@@ -123,8 +123,9 @@ std::optional<std::string> prevention_with_fencing(Mechanism m, const std::strin
   }
 }
 
-// Whether `algorithm` names its lock nodes with a per-acquire GUID
-// (Curator's protected mode): zk-curator and zk-herd (algorithms/zk_lock.h).
+// Whether `algorithm` follows Curator's rules: a per-acquire GUID in its
+// lock nodes' names (protected mode) and a holder that stops at SUSPENDED:
+// zk-curator and zk-herd (algorithms/zk_lock.h).
 bool protected_mode(const std::string& algorithm) {
   return algorithm == "zk-curator" || algorithm == "zk-herd";
 }
@@ -155,9 +156,16 @@ std::string prevention_by_design(Mechanism m, const std::string& algorithm,
              "(Redlock's "
              "validity check)";
     case Mechanism::kSessionExpiredCutOff:
+      // Curator's rules stop a holder at SUSPENDED already: a violation
+      // under them means it never came, its server still answering.
+      if (protected_mode(algorithm))
+        return "Curator's SUSPENDED handling is on here already and never fired: the holder's "
+               "server went on answering it (a follower cut off from the leader serves its "
+               "clients until syncLimit), while the leader expired the session. Only a fencing "
+               "token the guarded store checks (the lock node's czxid) stops such a holder; a "
+               "syncLimit x tickTime well below the session timeout narrows the window";
       return "Curator's handling of SUSPENDED: stop work when the connection is lost, before the "
-             "session "
-             "can expire";
+             "session can expire";
     case Mechanism::kStalePrimaryGrant:
       return "a store where only the server a majority follows can grant (consensus, as "
              "ZooKeeper); Redis's min-replicas-to-write narrows the window (a master without its "
