@@ -126,7 +126,7 @@ std::optional<std::string> prevention_with_fencing(Mechanism m, const std::strin
 // Whether `algorithm` follows Curator's rules: a per-acquire GUID in its
 // lock nodes' names (protected mode) and a holder that stops at SUSPENDED:
 // zk-curator and zk-herd (algorithms/zk_lock.h).
-bool protected_mode(const std::string& algorithm) {
+bool curator_rules(const std::string& algorithm) {
   return algorithm == "zk-curator" || algorithm == "zk-herd";
 }
 
@@ -158,7 +158,7 @@ std::string prevention_by_design(Mechanism m, const std::string& algorithm,
     case Mechanism::kSessionExpiredCutOff:
       // Curator's rules stop a holder at SUSPENDED already: a violation
       // under them means it never came, its server still answering.
-      if (protected_mode(algorithm))
+      if (curator_rules(algorithm))
         return "Curator's SUSPENDED handling is on here already and never fired: the holder's "
                "server went on answering it (a follower cut off from the leader serves its "
                "clients until syncLimit), while the leader expired the session. Only a fencing "
@@ -178,7 +178,7 @@ std::string prevention_by_design(Mechanism m, const std::string& algorithm,
     case Mechanism::kOrphanNode:
       // Protected mode is already on there: its acquire found one node of
       // its own and left another.
-      if (protected_mode(algorithm))
+      if (curator_rules(algorithm))
         return "protected mode is on here already; what it lacks: deleting, once an acquire has "
                "found its node, every other node that carries the acquire's GUID";
       return "Curator's protected mode: a GUID in the node's name lets a client find its own node "

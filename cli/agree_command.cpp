@@ -331,6 +331,23 @@ class AgreeProgress {
   nlohmann::ordered_json current_;  // the one in progress, simulated; guarded by mutex_
 };
 
+// A row's exit code, from the row alone (a fresh one, or one --resume
+// keeps): 3 when a side could not be judged (its verdict unknown, or
+// errors), else 0 or 1 as the verdicts agree; 0 for a scenario live cannot
+// express.
+int row_exit_code(const nlohmann::ordered_json& row) {
+  if (row.contains("expressible") && !row["expressible"].get<bool>()) return kExitClean;
+  // A side missing or without a verdict was not judged either.
+  const auto unjudged = [&row](const char* side) {
+    if (!row.contains(side) || !row[side].is_object()) return true;
+    const nlohmann::ordered_json& j = row[side];
+    const bool errors = j.contains("errors") && j["errors"].is_array() && !j["errors"].empty();
+    return !j.contains("verdict") || j["verdict"] == "unknown" || errors;
+  };
+  if (unjudged("simulation") || unjudged("live")) return kExitInternal;
+  return row.contains("agree") && row["agree"] == true ? kExitClean : kExitViolation;
+}
+
 // Both runs of one scenario live can express; writes sim/ and live/ under
 // `out` ("" nothing), sim/ as soon as it is done. Returns agree.json's row
 // and the exit code.
@@ -349,11 +366,7 @@ std::pair<nlohmann::ordered_json, int> compare(const harness::Scenario& sc, cons
   if (!quiet) std::cout << table(sc, sim, live) << std::flush;
   nlohmann::ordered_json j = agree_json(sc, sim, live);
   if (!out.empty()) write_run(std::filesystem::path(out) / "live", live);
-  const bool judged = checkers::merged(sim.checks) != checkers::Validity::kUnknown &&
-                      checkers::merged(live.checks) != checkers::Validity::kUnknown &&
-                      live.errors.empty();
-  if (!judged) return {j, kExitInternal};
-  return {j, j["agree"].get<bool>() ? kExitClean : kExitViolation};
+  return {j, row_exit_code(j)};
 }
 
 // The shipped scenarios --all runs: every one, or those --only names (each
@@ -398,22 +411,6 @@ nlohmann::ordered_json agree_row(const harness::Scenario& sc, const std::string&
   row["expressible"] = true;
   *code = std::max(*code, one);
   return row;
-}
-
-// A kept row's exit code, as compare() gave it: 3 when a side could not be
-// judged, else 0 or 1 as the verdicts agree; 0 for a scenario live cannot
-// express.
-int row_exit_code(const nlohmann::ordered_json& row) {
-  if (!row["expressible"].get<bool>()) return kExitClean;
-  // A side missing or without a verdict was not judged either.
-  const auto unjudged = [&row](const char* side) {
-    if (!row.contains(side) || !row[side].is_object()) return true;
-    const nlohmann::ordered_json& j = row[side];
-    const bool errors = j.contains("errors") && j["errors"].is_array() && !j["errors"].empty();
-    return !j.contains("verdict") || j["verdict"] == "unknown" || errors;
-  };
-  if (unjudged("simulation") || unjudged("live")) return kExitInternal;
-  return row.contains("agree") && row["agree"] == true ? kExitClean : kExitViolation;
 }
 
 // --resume: the rows an earlier --all into --out finished, by scenario, to

@@ -1,13 +1,12 @@
 #include "cli/margin_command.h"
 
-#include <unistd.h>
-
 #include <array>
 #include <filesystem>
 #include <iostream>
 
 #include "cli/exit_codes.h"
 #include "cli/output_paths.h"
+#include "cli/progress_line.h"
 #include "env/atomic_file.h"
 #include "env/parse.h"
 #include "harness/margin/margin.h"
@@ -42,10 +41,12 @@ void refuse_decided(const CLI::App& margin) {
 
 // On a terminal only: one line redrawn per run.
 harness::margin::ProgressFn progress_line(bool quiet, harness::margin::Kind kind) {
-  if (quiet || isatty(STDERR_FILENO) == 0) return {};
+  if (quiet || !stderr_is_terminal()) return {};
   return [kind](int probe, int64_t size, bool failed) {
-    std::cerr << "\rmargin: run " << probe << ", size " << harness::margin::format_size(kind, size)
-              << ": " << (failed ? "exposed" : "held") << "\x1b[K" << std::flush;
+    print_progress_line("margin: run " + std::to_string(probe) + ", size " +
+                            harness::margin::format_size(kind, size) + ": " +
+                            (failed ? "exposed" : "held"),
+                        true, false);
   };
 }
 

@@ -1,7 +1,5 @@
 #include "cli/margins_command.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
@@ -11,6 +9,7 @@
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
 #include "cli/output_paths.h"
+#include "cli/progress_line.h"
 #include "env/assert.h"
 #include "env/atomic_file.h"
 #include "env/parse.h"
@@ -37,14 +36,13 @@ int jobs_of(const MarginsFlags& flags) {
 
 // On a terminal only: one line redrawn per cell.
 harness::margin::CellDoneFn progress_line(bool quiet) {
-  if (quiet || isatty(STDERR_FILENO) == 0) return {};
+  if (quiet || !stderr_is_terminal()) return {};
   return [](size_t done, size_t total, const harness::margin::MarginCell& cell) {
-    std::cerr << "\rmargins: " << done << "/" << total
-              << " cells (last: " << cell.request.base.algorithm << " "
-              << to_string(cell.request.kind)
-              << (cell.vary_value.empty() ? "" : " " + cell.vary_param + "=" + cell.vary_value)
-              << ")"
-              << "\x1b[K" << std::flush;
+    print_progress_line(
+        "margins: " + std::to_string(done) + "/" + std::to_string(total) +
+            " cells (last: " + cell.request.base.algorithm + " " + to_string(cell.request.kind) +
+            (cell.vary_value.empty() ? "" : " " + cell.vary_param + "=" + cell.vary_value) + ")",
+        true, false);
   };
 }
 

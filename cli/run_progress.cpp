@@ -1,12 +1,11 @@
 #include "cli/run_progress.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <iostream>
 
 #include "cli/interrupt.h"
 #include "cli/output_paths.h"
+#include "cli/progress_line.h"
 #include "env/assert.h"
 #include "env/parse.h"
 
@@ -16,9 +15,6 @@ namespace {
 
 // Before this much wall time, no line: a run that ends sooner needs none.
 constexpr int64_t kFirstLineAfterNs = 2'000'000'000;
-// A terminal's line is redrawn at most this often; a log gets one this often.
-constexpr int64_t kTerminalEveryNs = 200'000'000;
-constexpr int64_t kLogEveryNs = 5'000'000'000;
 
 // Whole seconds as "41s", "3m 10s", "2h 05m": what a person reads at a glance.
 std::string clock_text(int64_t seconds) {
@@ -38,7 +34,7 @@ std::string clock_text(int64_t seconds) {
 }  // namespace
 
 RunProgress::RunProgress(Duration duration, bool quiet)
-    : duration_(duration), quiet_(quiet), tty_(isatty(STDERR_FILENO) != 0), start_ns_(wall_ns()) {
+    : duration_(duration), quiet_(quiet), tty_(stderr_is_terminal()), start_ns_(wall_ns()) {
   LOCKSIM_ASSERT_MSG(duration > Duration::zero(), "a run lasts some time");
 }
 
@@ -47,11 +43,9 @@ bool RunProgress::poll(TimePoint now, uint64_t events) {
   if (quiet_) return true;
   const int64_t wall = wall_ns();
   if (wall - start_ns_ < kFirstLineAfterNs) return true;
-  if (last_ns_ != 0 && wall - last_ns_ < (tty_ ? kTerminalEveryNs : kLogEveryNs)) return true;
+  if (!progress_due(wall, last_ns_, tty_)) return true;
   last_ns_ = wall;
-  // On a terminal, "\x1b[K" erases what a longer earlier line left behind.
-  std::cerr << (tty_ ? "\r" : "") << line(now - TimePoint{}, duration_, events, wall - start_ns_)
-            << (tty_ ? "\x1b[K" : "\n") << std::flush;
+  print_progress_line(line(now - TimePoint{}, duration_, events, wall - start_ns_), tty_, false);
   return true;
 }
 

@@ -1,7 +1,5 @@
 #include "cli/shrink_command.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
@@ -20,6 +18,7 @@
 #include "cli/exit_codes.h"
 #include "cli/interrupt.h"
 #include "cli/output_paths.h"
+#include "cli/progress_line.h"
 #include "cli/scenario_run.h"
 #include "env/assert.h"
 #include "env/atomic_file.h"
@@ -166,7 +165,7 @@ struct Progress {
       last_smallest = smallest;
     }
     const int64_t now = wall_ns();
-    if (!final && now - last_ns < 200'000'000) return;
+    if (!final && !progress_due(now, last_ns, true)) return;
     last_ns = now;
     char line[200];
     const size_t faults = smallest.faults.events.size();
@@ -175,8 +174,7 @@ struct Progress {
                   runs, runs_max, faults, faults == 1 ? "" : "s", clients, clients == 1 ? "" : "s",
                   format_duration(smallest.duration).c_str(),
                   static_cast<double>(now - start_ns) / 1e9);
-    // "\x1b[K" erases what a longer earlier line left behind.
-    std::cerr << "\r" << line << "\x1b[K" << (final ? "\n" : "") << std::flush;
+    print_progress_line(line, true, final);
   }
 };
 
@@ -452,7 +450,7 @@ int run_shrink_command(const CLI::App& app, const ShrinkFlags& f) {
   const Start start = start_of(app, f);
   check_writable_file(f.run.out, "--out");
   Progress progress;
-  progress.shown = !f.run.quiet && isatty(STDERR_FILENO) != 0;
+  progress.shown = !f.run.quiet && stderr_is_terminal();
   progress.runs_max = f.max_runs;
   harness::shrink::Options o;
   o.runs_max = f.max_runs;

@@ -3,8 +3,6 @@
 #include "cli/exit_codes.h"
 #include "cli/next_step.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -17,6 +15,7 @@
 
 #include "cli/interrupt.h"
 #include "cli/output_paths.h"
+#include "cli/progress_line.h"
 #include "cli/shrink_command.h"
 #include "env/assert.h"
 #include "env/parse.h"
@@ -39,10 +38,9 @@ std::string eta_text(double seconds) {
   return format_span(static_cast<int64_t>(seconds * 1e9));
 }
 
-// Progress: on a terminal one line redrawn at most 5 times a second; in a
-// CI log (not a terminal) one line every 5 seconds.
+// Progress: a line as cli/progress_line.h prints it.
 struct Progress {
-  bool tty = isatty(STDERR_FILENO) != 0;
+  bool tty = stderr_is_terminal();
   bool quiet = false;
   int64_t start_ns = wall_ns();
   int64_t last_ns = 0;
@@ -51,7 +49,7 @@ struct Progress {
   void update(uint64_t done, uint64_t total, uint64_t findings, bool final) {
     if (quiet) return;
     const int64_t now = wall_ns();
-    if (!final && now - last_ns < (tty ? 200'000'000 : 5'000'000'000)) return;
+    if (!final && !progress_due(now, last_ns, tty)) return;
     last_ns = now;
     const double elapsed = static_cast<double>(now - start_ns) / 1e9;
     const double rate = elapsed > 0 ? static_cast<double>(done - resumed) / elapsed : 0;
@@ -63,9 +61,7 @@ struct Progress {
                   static_cast<unsigned long long>(done), static_cast<unsigned long long>(total),
                   rate, left_text.c_str(), static_cast<unsigned long long>(findings),
                   findings == 1 ? "finding" : "findings");
-    // On a terminal, "\x1b[K" erases what a longer earlier line left behind.
-    std::cerr << (tty ? "\r" : "") << line << (tty ? "\x1b[K" : "") << (tty && !final ? "" : "\n")
-              << std::flush;
+    print_progress_line(line, tty, final);
   }
 };
 
@@ -213,11 +209,7 @@ void remove_earlier_outputs(const std::string& out, const std::vector<std::strin
     return fs::equivalent(out, s, ec);
   });
   if (!out_is_a_shard) names.emplace_back("histories");
-  for (const std::string& name : names) {
-    std::error_code ec;
-    fs::remove_all(fs::path(out) / name, ec);
-    if (ec) throw ConfigError("--out: cannot remove the earlier " + name + ": " + ec.message());
-  }
+  harness::remove_outputs(out, names);
 }
 
 }  // namespace

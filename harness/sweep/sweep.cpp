@@ -62,20 +62,12 @@ void prepare_dir(const SweepPlan& plan, const std::string& dir, bool resume) {
   if (!resume) std::ofstream(fs::path(dir) / "runs.jsonl", std::ios::trunc);
 }
 
-// Removes DIR/NAME for each name (a file or a folder), and DIR/histories/
-// unless resuming: what an earlier sweep wrote and this one will not vouch for.
+// The caller's stale outputs, and DIR/histories/ too unless resuming: what
+// an earlier sweep wrote and this one will not vouch for.
 void remove_stale(const std::string& dir, const SweepOptions& o) {
   std::vector<std::string> names = o.stale_outputs;
   if (!o.resume) names.emplace_back("histories");
-  for (const std::string& name : names) {
-    LOCKSIM_ASSERT_MSG(!name.empty() && name.find('/') == std::string::npos,
-                       "a stale output is a name inside DIR");
-    const fs::path path = fs::path(dir) / name;
-    std::error_code ec;
-    fs::remove_all(path, ec);
-    if (ec) throw std::runtime_error("cannot remove " + path.string() + ": " + ec.message());
-    LOCKSIM_ASSERT(!fs::exists(path));
-  }
+  remove_outputs(dir, names);
 }
 
 // The runs of the plan's shard not yet in `done`, in run order.
@@ -167,6 +159,18 @@ void worker(const SweepPlan& plan, const std::vector<PendingRun>& runs, const Sw
 }
 
 }  // namespace
+
+void remove_outputs(const std::string& dir, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    LOCKSIM_ASSERT_MSG(!name.empty() && name.find('/') == std::string::npos,
+                       "a stale output is a name inside DIR");
+    const fs::path path = fs::path(dir) / name;
+    std::error_code ec;
+    fs::remove_all(path, ec);
+    if (ec) throw std::runtime_error("cannot remove " + path.string() + ": " + ec.message());
+    LOCKSIM_ASSERT(!fs::exists(path));
+  }
+}
 
 std::vector<RunSummary> read_runs(const std::string& path) {
   std::vector<RunSummary> runs;

@@ -148,4 +148,9 @@ struct SweepOptions {
 std::vector<RunSummary> run_sweep(const SweepPlan& plan, const std::string& dir,
                                   const SweepOptions& options);
 
+// Removes DIR/NAME for each name (a file or a folder; a name, never a
+// path): what an earlier sweep or merge left that this one will not vouch
+// for. Throws std::runtime_error when one cannot be removed.
+void remove_outputs(const std::string& dir, const std::vector<std::string>& names);
+
 }  // namespace locksim::harness
