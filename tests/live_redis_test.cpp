@@ -296,7 +296,9 @@ TEST(LiveRun, SetNxLuaFourClientsKeepMutualExclusion) {
 
   EXPECT_TRUE(errors.empty()) << errors.front();
   EXPECT_GE(elapsed, std::chrono::seconds(3));
-  EXPECT_LT(elapsed, std::chrono::seconds(10));  // clients stop at the end
+  // Clients stop at the end. The bound catches a client that never stops, not
+  // a slow one: a busy CI machine once took this run past an earlier 10 s.
+  EXPECT_LT(elapsed, std::chrono::seconds(60));
   // The history ends at the run's length, as a simulated one does.
   EXPECT_EQ(history.run_length, Duration::seconds(3));
 
