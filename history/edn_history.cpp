@@ -240,7 +240,10 @@ class OpCollector {
       ++out_.skipped_ops;  // not a client (Jepsen: client ops have integer processes)
       return;
     }
-    if (process.kind == Value::Kind::kBigInt) fail(process, ":process: out of range");
+    if (process.kind == Value::Kind::kBigInt) {
+      fail(process, fmt::format(":process: expected an integer from 0 to {} (a client), got {}",
+                                INT64_MAX, shown(map.process->value())));
+    }
     // Anything else ("1", 1.5, nil) is a malformed client op, never skipped:
     // skipping it could turn an invalid history valid.
     if (process.kind != Value::Kind::kInt || process.integer < 0) {

@@ -144,7 +144,8 @@ TEST(EdnHistory, MalformedInputIsOneLineWithLineAndColumn) {
        "h.edn:1:48: :time: expected an "
        "integer"},
       {"{:process 99999999999999999999, :type :invoke, :f :acquire}",
-       "h.edn:1:11: :process: out of range"},
+       "h.edn:1:11: :process: expected an integer from 0 to 9223372036854775807 (a client), got "
+       "99999999999999999999"},
       {"{:process 0, :type :invoke, :f :acquire, :value #_}", "expected a form after #_"},
       {"{:process 0, :type :invoke, :f :acquire, :value ##Foo}", "unknown symbolic value '##Foo'"},
       {"{:process 0, :type :invoke, :f :acquire, :value #12 x}", "expected a tag symbol after '#'"},
