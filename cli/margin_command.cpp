@@ -86,6 +86,7 @@ std::vector<harness::margin::MarginCell> vary_cells(const harness::margin::Margi
     harness::margin::MarginCell cell;
     cell.request = request;
     harness::margin::apply_vary(cell.request.base, vary.param, vary.values[i]);
+    cell.request.varied = vary.param + "=" + vary.values[i];
     if (flags.range.empty()) harness::margin::set_default_range(cell.request);
     harness::margin::validate(cell.request);
     cell.vary_param = vary.param;

@@ -154,6 +154,9 @@ struct MarginRequest {
   int64_t range_hi = 0;  // > range_lo
   // Whether the user gave --range; errors about the default range say so.
   bool range_given = false;
+  // "PARAM=VALUE" when --vary set one of the settings: a run too long for
+  // that value is named as --vary's, not as a --ttl nobody typed.
+  std::string varied;
 };
 
 // The range searched when none is given: for durations 0 to twice the lease,

@@ -89,6 +89,7 @@ std::vector<MarginCell> varied_cells(const std::vector<MarginCell>& table, const
       point.vary_param = vary.param;
       point.vary_value = vary.values[i];
       point.vary_x = vary.xs[i];
+      point.request.varied = vary.param + "=" + vary.values[i];
       set_default_range(point.request);
       validate(point.request);
       out.push_back(std::move(point));
