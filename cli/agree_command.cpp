@@ -2,11 +2,10 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <sstream>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -421,13 +420,11 @@ std::map<std::string, nlohmann::ordered_json> finished_rows(const AgreeFlags& fl
                                                             const std::vector<std::string>& names) {
   const std::filesystem::path path = std::filesystem::path(flags.out) / "agree.json";
   const std::string where = "--resume: " + path.string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(where + ": not found; nothing to resume (drop --resume)");
-  std::stringstream text;
-  text << in.rdbuf();
+  const std::optional<std::string> text = harness::read_json_file(path.string(), where);
+  if (!text) throw ConfigError(where + ": not found; nothing to resume (drop --resume)");
   // Checked strictly, read again in order: a kept row keeps its keys' order.
-  harness::parse_strict_json(text.str(), path.string());
-  const nlohmann::ordered_json report = nlohmann::ordered_json::parse(text.str());
+  harness::parse_strict_json(*text, path.string());
+  const nlohmann::ordered_json report = nlohmann::ordered_json::parse(*text);
   const std::string scale = flags.time_scale.empty() ? "1" : flags.time_scale;
   if (!report.contains("summary") || !report.contains("scenarios") ||
       report["summary"].value("time_scale", "") != scale) {

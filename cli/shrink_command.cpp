@@ -5,10 +5,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -69,11 +67,9 @@ Start start_from_scenario(const CLI::App& app, const RunOptions& o) {
 // is re-created from the plan and the seed, as the matrix's replay is.
 harness::SweepPlan read_plan(const std::string& dir) {
   const std::string path = (fs::path(dir) / "sweep.json").string();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("--sweep: no " + path + " (not the --out of a locksim sweep)");
-  std::stringstream text;
-  text << in.rdbuf();
-  return harness::plan_from_json(harness::parse_strict_json(text.str(), path), path);
+  const std::optional<std::string> text = harness::read_json_file(path, "--sweep: " + path);
+  if (!text) throw ConfigError("--sweep: no " + path + " (not the --out of a locksim sweep)");
+  return harness::plan_from_json(harness::parse_strict_json(*text, path), path);
 }
 
 std::string joined(const std::vector<std::string>& items) {

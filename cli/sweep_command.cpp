@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "cli/interrupt.h"
@@ -101,6 +101,7 @@ harness::SweepPlan plan_from_flags(const SweepFlags& f) {
   plan.algorithms = harness::parse_algorithm_list(f.algorithms, "--algorithms");
   plan.profiles = harness::parse_profile_list(f.profiles, "--profiles");
   std::tie(plan.seed_first, plan.seed_last) = harness::parse_seed_range(f.seeds, "--seeds");
+  harness::refuse_too_many_runs(plan, "--seeds");
   std::tie(plan.shard_index, plan.shard_count) = harness::parse_shard(f.shard, "--shard");
   harness::find_setting_by_flag("--duration")->parse(plan.base, f.duration, "--duration");
   // A lock unheld for half the run at its end is stuck (the run default, 30 s,
@@ -324,11 +325,11 @@ int run_merge_command(const MergeFlags& f) {
   for (size_t i = 0; i < f.shards.size(); ++i) {
     const fs::path dir(f.shards[i]);
     const std::string plan_path = (dir / "sweep.json").string();
-    std::ifstream in(plan_path, std::ios::binary);
-    if (!in) throw ConfigError("shards[" + std::to_string(i) + "]: no " + plan_path);
-    std::stringstream text;
-    text << in.rdbuf();
-    const nlohmann::json j = harness::parse_strict_json(text.str(), plan_path);
+    const std::string field = "shards[" + std::to_string(i) + "]";
+    const std::optional<std::string> text =
+        harness::read_json_file(plan_path, field + ": " + plan_path);
+    if (!text) throw ConfigError(field + ": no " + plan_path);
+    const nlohmann::json j = harness::parse_strict_json(*text, plan_path);
     harness::SweepPlan p = harness::plan_from_json(j, plan_path);
     harness::SweepPlan unsharded = p;
     unsharded.shard_index = unsharded.shard_count = 1;

@@ -1,8 +1,7 @@
 #include "harness/scenario.h"
 
-#include <fstream>
+#include <optional>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -203,12 +202,10 @@ Scenario load_scenario(const std::string& name_or_path) {
   if (const BuiltinScenario* b = find_builtin_scenario(name_or_path)) {
     return parse_scenario(b->json, "builtin:" + name_or_path);
   }
-  refuse_directory(name_or_path, "--scenario: " + name_or_path);
-  std::ifstream in(name_or_path, std::ios::binary);
-  if (!in) throw ConfigError(unknown_scenario_message("--scenario", name_or_path, true));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_scenario(ss.str(), name_or_path);
+  const std::optional<std::string> text =
+      read_json_file(name_or_path, "--scenario: " + name_or_path);
+  if (!text) throw ConfigError(unknown_scenario_message("--scenario", name_or_path, true));
+  return parse_scenario(*text, name_or_path);
 }
 
 }  // namespace locksim::harness

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <mutex>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -330,21 +330,14 @@ std::shared_ptr<const algorithms::ScriptedLockDef> parse_script_file(const std::
 
 std::shared_ptr<const algorithms::ScriptedLockDef> load_script_file(const std::string& path,
                                                                     const std::string& name) {
-  refuse_directory(path, path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  const std::optional<std::string> text = read_json_file(path, path, kFileBytesMax);
+  if (!text) {
     for (const BuiltinScript& b : builtin_script_texts()) {
       if (path == b.path) return parse_script_file(b.json, path, name);
     }
     throw ConfigError(path + ": cannot read the script file");
   }
-  std::string text(kFileBytesMax + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (text.size() > kFileBytesMax) {
-    throw ConfigError(path + ": larger than " + std::to_string(kFileBytesMax) + " bytes");
-  }
-  return parse_script_file(text, path, name);
+  return parse_script_file(*text, path, name);
 }
 
 void install_script_loader() {

@@ -1,6 +1,9 @@
 #include "harness/strict_json.h"
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 #include <vector>
@@ -61,11 +64,32 @@ class RepeatedKeyGuard {
 
 }  // namespace
 
-void refuse_directory(const std::string& path, const std::string& named) {
+std::optional<std::string> read_json_file(const std::string& path, const std::string& named,
+                                          size_t bytes_max) {
+  LOCKSIM_ASSERT(bytes_max > 0);
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw ConfigError(named + ": expected a JSON file, got a directory");
   }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  // In blocks, so a small file costs a small buffer; reading one byte past
+  // the bound tells a file of exactly bytes_max from a longer one.
+  std::string text;
+  std::array<char, 1 << 16> block;
+  while (text.size() <= bytes_max) {
+    const size_t want = std::min(block.size(), bytes_max + 1 - text.size());
+    in.read(block.data(), static_cast<std::streamsize>(want));
+    text.append(block.data(), static_cast<size_t>(in.gcount()));
+    if (!in) break;
+  }
+  if (in.bad()) throw ConfigError(named + ": cannot read the file");
+  if (text.size() > bytes_max) {
+    throw ConfigError(named + ": larger than " + std::to_string(bytes_max) +
+                      " bytes; expected a JSON file (no locksim file needs more)");
+  }
+  LOCKSIM_ASSERT(text.size() <= bytes_max);
+  return text;
 }
 
 Json parse_strict_json(std::string_view text, const std::string& source) {

@@ -5,6 +5,8 @@
 // must not run with either without a word.
 #pragma once
 
+#include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -23,9 +25,24 @@ inline constexpr int kJsonDepthMax = 64;
 //   PATH the dotted path of the key ("redis.timeout").
 nlohmann::json parse_strict_json(std::string_view text, const std::string& source);
 
-// Throws ConfigError "NAMED: expected a JSON file, got a directory" when
-// `path` is a directory: an ifstream opens one, reads nothing, and the
-// message would have been "invalid JSON" about a file that is none.
-void refuse_directory(const std::string& path, const std::string& named);
+// The most bytes a JSON file locksim reads may hold: a scenario, an
+// expectations file, a lock script, a sweep's sweep.json, agree's
+// agree.json. The largest of them a user is likely to write is a few
+// kilobytes; the bound is for a path that is no file at all
+// (`--scenario /dev/zero`, a FIFO nobody closes), which would otherwise be
+// read until memory ran out.
+inline constexpr size_t kJsonFileBytesMax = size_t{16} << 20;
+
+// Reads the file at `path` whole, at most `bytes_max` bytes. Returns nullopt
+// when it cannot be opened: what that means (a scenario name that is none,
+// a folder that holds no sweep) is the caller's to say. Throws ConfigError,
+// one line starting with `named`:
+//   "NAMED: expected a JSON file, got a directory": an ifstream opens a
+//   directory and reads nothing, so the message would have been "invalid
+//   JSON" about a file that is none;
+//   "NAMED: larger than N bytes; ...": past `bytes_max`;
+//   "NAMED: cannot read the file": a read that failed part way.
+std::optional<std::string> read_json_file(const std::string& path, const std::string& named,
+                                          size_t bytes_max = kJsonFileBytesMax);
 
 }  // namespace locksim::harness

@@ -144,6 +144,10 @@ std::string read_history_text(const std::string& path) {
   std::vector<char> block(size_t{1} << 16);
   while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0) {
     text.append(block.data(), static_cast<size_t>(in.gcount()));
+    if (text.size() > kHistoryTextBytesMax) {
+      throw ConfigError(path + ": more than " + std::to_string(kHistoryTextBytesMax) +
+                        " bytes; expected a history (a regular file is read without this bound)");
+    }
   }
   if (in.bad()) throw ConfigError(path + ": cannot read the file");
   return text;

@@ -5,6 +5,7 @@
 // checked whichever of the two a user picks.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -19,8 +20,14 @@ enum class HistoryFormat { kEdn, kJsonLines };
 // `{:process 0 ...}`, and a vector, a #tag or a ; comment is EDN only).
 HistoryFormat detect_history_format(std::string_view text);
 
+// The most bytes read_history_text reads: about 17 M ops of EDN. A regular
+// file is mapped instead (load_history_file) and has no such bound; this one
+// is for a pipe or a device (`check <(zcat h.edn.gz)`, `check /dev/zero`),
+// whose bytes are held in memory and might never end.
+inline constexpr size_t kHistoryTextBytesMax = size_t{1} << 30;
+
 // The file's bytes. Throws ConfigError naming the path when it is a
-// directory or cannot be read.
+// directory, cannot be read, or holds more than kHistoryTextBytesMax.
 std::string read_history_text(const std::string& path);
 
 // Reads and parses a history file of either format into the shape the EDN

@@ -76,6 +76,43 @@ TEST(QaInput, SweepShrinkMaxRunsIsCheckedBeforeAnyRun) {
   }
 }
 
+// --seeds allowed 100 M seeds a cell, and a sweep of them died of
+// std::bad_alloc (exit 3) before its first run: its pending runs, and its
+// report's summaries after, are held in memory. One sweep is bounded by its
+// runs, all cells together, at the one-million mark; a million runs plan.
+TEST(QaInput, ASweepTooLargeToReportIsRefusedBeforeAnyRun) {
+  const fs::path out = scratch() / "too_many";
+  expect_bad_input(
+      "sweep --algorithms set-nx-lua,redlock --profiles none,pause --seeds 1..250001 "
+      "--out " +
+          out.string(),
+      "--seeds: at most 1000000 runs in one sweep (its report holds every run), got "
+      "2 algorithms x 2 profiles x 250001 seeds = 1000004; give fewer seeds");
+  EXPECT_FALSE(fs::exists(out / "sweep.json"));
+  expect_bad_input(
+      "sweep --seeds 1..100000000 --algorithms set-nx-lua --profiles none --out " + out.string(),
+      "= 100000000; give fewer seeds");
+  // At the bound: planned, and a shard of it (100 runs of the million) runs.
+  const Outcome o = locksim(
+      "sweep --algorithms set-nx-lua,redlock --profiles none,pause --seeds 1..250000 "
+      "--shard 10000/10000 --duration 2s --quiet --out " +
+      out.string());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+}
+
+// A --vary value too large for a run was refused as "--range (not given: its
+// default, from the lease) ... give a shorter --ttl or --range": two flags
+// margins does not take. The value is named, as --vary's.
+TEST(QaInput, AVaryValueTooLongForARunIsNamedAsVarys) {
+  for (const std::string command : {"margins --vary ttl=1s..100000h",
+                                    "margin --algorithm set-nx-lua --fault pause --vary "
+                                    "ttl=1s..100000h"}) {
+    const std::string err = expect_bad_input(command, "--vary: ttl=");
+    EXPECT_NE(err.find("its margin's runs would last"), std::string::npos) << err;
+    EXPECT_EQ(err.find("--range"), std::string::npos) << err;
+  }
+}
+
 // A JVM that could not start was reported "out of memory": the JAVA_TOOL_OPTIONS
 // line every JVM echoes names -XX:+ExitOnOutOfMemoryError.
 TEST(QaInput, AKnossosThatCannotStartIsNotOutOfMemory) {
@@ -179,6 +216,26 @@ TEST(QaInput, AFolderIsNotAFileAndAnEnsembleIsOneThreeOrFive) {
     expect_bad_input(
         std::string("run --algorithm zk-recipe --zk-servers ") + n,
         std::string("--zk-servers: expected 1, 3 or 5 (an odd ensemble size), got '") + n + "'");
+}
+
+// `--scenario /dev/zero` (or a FIFO nobody closes) was read until memory ran
+// out: every JSON file locksim reads stops at 16 MiB, a script at 1 MiB, and
+// a history through a pipe or a device at 1 GiB (a regular file is mapped).
+TEST(QaInput, AFileThatNeverEndsIsRefusedAtItsBound) {
+  const std::string zero = "/dev/zero";
+  expect_bad_input("run --scenario " + zero,
+                   "--scenario: /dev/zero: larger than 16777216 bytes; expected a JSON file");
+  expect_bad_input("sweep --algorithms set-nx-lua --profiles none --seeds 1..2 --out " +
+                       scratch().string() + "/o --expect " + zero,
+                   "--expect: /dev/zero: larger than 16777216 bytes");
+  expect_bad_input("run --algorithm script:" + zero, "/dev/zero: larger than 1048576 bytes");
+  expect_bad_input("check " + zero, "/dev/zero: more than 1073741824 bytes; expected a history");
+  // A file exactly at a bound is read: the bound is on what follows it.
+  const fs::path padded = write("padded.json", R"({"algorithm": "set-nx-lua", "duration": "2s"})" +
+                                                   std::string((size_t{16} << 20) - 45, ' '));
+  ASSERT_EQ(fs::file_size(padded), size_t{16} << 20);
+  const Outcome o = locksim("run --quiet --scenario " + padded.string());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
 }
 
 // A "\u0000" in a scenario cut the error line short at the NUL, and an escape

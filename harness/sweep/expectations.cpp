@@ -1,9 +1,8 @@
 #include "harness/sweep/expectations.h"
 
 #include <algorithm>
-#include <fstream>
+#include <optional>
 #include <set>
-#include <sstream>
 
 #include "algorithms/registry.h"
 #include "env/assert.h"
@@ -146,12 +145,10 @@ Expectations parse_expectations(const Json& j, const std::string& source) {
 }
 
 Expectations load_expectations(const std::string& path) {
-  refuse_directory(path, "--expect: " + path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError("--expect: cannot read '" + path + "'");
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_expectations(parse_strict_json(text.str(), "--expect: " + path), path);
+  const std::string named = "--expect: " + path;
+  const std::optional<std::string> text = read_json_file(path, named);
+  if (!text) throw ConfigError("--expect: cannot read '" + path + "'");
+  return parse_expectations(parse_strict_json(*text, named), path);
 }
 
 namespace {

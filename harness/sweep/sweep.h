@@ -52,6 +52,19 @@ struct SweepPlan {
                       uint64_t seed) const;
 };
 
+// The most runs one sweep plans (algorithms x profiles x seeds), across all
+// its shards. Its report is made from every run's summary, held in memory
+// at about 1 KB a run (a 100,000-run sweep peaked at 95 MB; runs.jsonl
+// takes 400 bytes a run): a million runs is about 1 GB, eight times the
+// 1,000-seed matrix of every algorithm and profile. The 100 M seeds
+// --seeds once allowed asked for 100 GB, and a sweep that cannot write its
+// report is all cost.
+inline constexpr uint64_t kSweepRunsMax = 1'000'000;
+
+// Throws ConfigError naming `field` when `plan` has more than kSweepRunsMax
+// runs, with the product that makes them.
+void refuse_too_many_runs(const SweepPlan& plan, const std::string& field);
+
 // "1..1000" (or one seed "7"). Throws ConfigError naming `field`.
 std::pair<uint64_t, uint64_t> parse_seed_range(const std::string& text, const std::string& field);
 // "2/4" -> {2, 4}; 1 <= i <= N <= 10000. Throws ConfigError naming `field`.

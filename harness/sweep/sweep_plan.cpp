@@ -97,6 +97,16 @@ std::pair<uint64_t, uint64_t> parse_seed_range(const std::string& text, const st
   return {first, last};
 }
 
+void refuse_too_many_runs(const SweepPlan& plan, const std::string& field) {
+  if (plan.runs_total() <= kSweepRunsMax) return;
+  throw ConfigError(field + ": at most " + std::to_string(kSweepRunsMax) +
+                    " runs in one sweep (its report holds every run), got " +
+                    std::to_string(plan.algorithms.size()) + " algorithms x " +
+                    std::to_string(plan.profiles.size()) + " profiles x " +
+                    std::to_string(plan.seeds()) + " seeds = " + std::to_string(plan.runs_total()) +
+                    "; give fewer seeds");
+}
+
 std::pair<int, int> parse_shard(const std::string& text, const std::string& field) {
   const size_t slash = text.find('/');
   if (slash == std::string::npos) {
@@ -183,6 +193,7 @@ SweepPlan plan_from_json(const nlohmann::json& j, const std::string& source) {
   }
   for (const auto& a : plan.algorithms) parse_algorithm_list(a, source + ": algorithms");
   for (const auto& p : plan.profiles) parse_profile_list(p, source + ": profiles");
+  refuse_too_many_runs(plan, source + ": seeds");
   LOCKSIM_ASSERT(plan.shard_index >= 1 && plan.shard_index <= plan.shard_count);
   return plan;
 }
