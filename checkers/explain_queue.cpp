@@ -31,8 +31,8 @@ bool heads(const ServerLock& s, const std::string& id) {
   return !s.queue.empty() && s.queue.front().id == id;
 }
 
-// When the entry `id` last joined `server`'s queue (among the waiters the
-// trace keeps: one queued far back is first seen when it moved up; a waiter
+// When the entry `id` last joined `server`'s queue by `until` (among the
+// waiters the trace keeps: one queued far back is first seen when it moved up; a waiter
 // purged while it still polled joins again with the same id), and when it
 // last became the head.
 struct Sighting {
@@ -42,9 +42,11 @@ struct Sighting {
   bool ahead_granted = false;  // ... which left the queue for the lock
 };
 
-Sighting sighting(const LockTrace& trace, const std::string& server, const std::string& id) {
+Sighting sighting(const LockTrace& trace, const std::string& server, const std::string& id,
+                  TimePoint until) {
   Sighting out;
   for (const LockChange& c : trace.changes) {
+    if (c.at > until) break;
     // A server back from down shows again what it kept: nothing joined then.
     if (c.after.server != server || c.before.kind == K::kDown) continue;
     if (queued(c.after, id) && !queued(c.before, id)) out.queued = c.at;
@@ -123,6 +125,30 @@ StoryStep queued_step(const History& h, const ServerLock& s, const Sighting& see
   return StoryStep{seen.queued, text};
 }
 
+// How the entry came to head the queue: the acquire that queued it, and
+// when it moved up to the head if it did not join there.
+void arrival_steps(const History& h, const ServerLock& s, const Sighting& seen, const Waiter& w,
+                   const std::string& c, Story& story) {
+  story.steps.push_back(queued_step(h, s, seen, w, c));
+  if (seen.head_since == seen.queued) return;
+  std::string text = c + "'s entry became the head of " + s.server + "'s queue";
+  if (!seen.ahead.empty())
+    text += ", as " + waiter_name(h, seen.ahead) + "'s entry ahead of it " +
+            (seen.ahead_granted ? "was granted the lock" : "left the queue");
+  story.steps.push_back(StoryStep{seen.head_since, text});
+}
+
+// The last heal of a link of `c` between `from` and `to`: what let a held
+// request through. nullptr when none.
+const Op* heal_between(const History& h, const std::string& c, TimePoint from, TimePoint to) {
+  const Op* out = nullptr;
+  for (const Op& op : h.ops) {
+    if (op.time_ns > to.ns) break;
+    if (op.time_ns >= from.ns && op.f == history::OpF::kHeal && r::names(op, c)) out = &op;
+  }
+  return out;
+}
+
 // Why the head's waiter never takes the free lock: it crashed, or its
 // acquire gave up and left the entry behind. nullopt: it was still waiting
 // at the end (paused, cut off: not a dead waiter).
@@ -190,16 +216,9 @@ bool explain_queue_head(const ExplainInput& in, TimePoint end, Story& story) {
     return true;
   }
   const std::string c = history::client_label(*client);
-  const Sighting seen = sighting(*in.trace, s->server, id);
+  const Sighting seen = sighting(*in.trace, s->server, id, end);
   const Waiter w = writer_of(h, *client, seen.queued);
-  story.steps.push_back(queued_step(h, *s, seen, w, c));
-  if (seen.head_since != seen.queued) {
-    std::string text = c + "'s entry became the head of " + s->server + "'s queue";
-    if (!seen.ahead.empty())
-      text += ", as " + waiter_name(h, seen.ahead) + "'s entry ahead of it " +
-              (seen.ahead_granted ? "was granted the lock" : "left the queue");
-    story.steps.push_back(StoryStep{seen.head_since, text});
-  }
+  arrival_steps(h, *s, seen, w, c, story);
   const std::optional<StoryStep> gone = gone_step(h, seen, w, c, end);
   if (gone) story.steps.push_back(*gone);
   if (gone && ahead) {
@@ -217,6 +236,49 @@ bool explain_queue_head(const ExplainInput& in, TimePoint end, Story& story) {
     }
   }
   story.steps.push_back(StoryStep{end, at_end + why + ": cause not determined"});
+  return true;
+}
+
+bool explain_late_head_grant(const ExplainInput& in, const LockChange& grant, TimePoint end,
+                             Story& story) {
+  const ServerLock& s = grant.before;  // the free lock, its queue as the grant found it
+  const std::string& id = grant.after.holder;
+  if (grant.after.kind != K::kHeld || s.kind == K::kHeld || s.kind == K::kDown || !heads(s, id))
+    return false;
+  const History& h = *in.history;
+  const std::optional<int> client = r::client_of_token(h, id);
+  if (!client) return false;
+  const std::string c = history::client_label(*client);
+  const Sighting seen = sighting(*in.trace, s.server, id, grant.at);
+  const Waiter w = writer_of(h, *client, seen.queued);
+  // An acquire still waiting when its entry was granted may yet hear of it:
+  // that grant is no dead waiter's.
+  if (w.invoke == nullptr || w.done == nullptr || w.done->time_ns > grant.at.ns) return false;
+  const std::optional<StoryStep> gone = gone_step(h, seen, w, c, grant.at);
+  LOCKSIM_ASSERT(gone.has_value());  // w.done ended it by the grant
+  arrival_steps(h, s, seen, w, c, story);
+  story.steps.push_back(*gone);
+  std::string text = s.server + " granted the lock to " + c + "'s entry " + id +
+                     ", still the queue's head, for the acquire that had ended (op " +
+                     std::to_string(w.invoke->index) + "): one of its requests, held by the " +
+                     "network";
+  if (const Op* heal = heal_between(h, c, TimePoint{w.invoke->time_ns}, grant.at))
+    text += " (" + history::describe_nemesis_op(*heal) + " at " +
+            r::at_text(TimePoint{heal->time_ns}) + "; TCP resends at growing intervals)";
+  story.steps.push_back(StoryStep{
+      grant.at, text + ", arrived only now and ran the acquire script. Nobody knows of this "
+                       "grant and nobody renews it"});
+  const TimePoint expires = grant.after.expires;
+  std::string at_end = s.server + " keeps the lock for nobody";
+  if (expires == ServerLock::kNever) {
+    at_end += ", with no expiry";
+  } else {
+    at_end += expires > end ? " until its lease runs out at " + r::at_text(expires) + ", " +
+                                  span_text(expires - end) + " after the end"
+                            : " until its lease ran out at " + r::at_text(expires);
+  }
+  story.steps.push_back(StoryStep{end, at_end + ": no acquire can take it before then"});
+  story.mechanism = Mechanism::kDeadWaiterHeadsQueue;
   return true;
 }
 

@@ -25,4 +25,16 @@ namespace locksim::checkers {
 // undetermined. False, with `story` untouched, when no such queue is there.
 bool explain_queue_head(const ExplainInput& in, TimePoint end, Story& story);
 
+// When `grant` gave a free lock to its queue's head, an entry whose acquire
+// had already ended (crashed, or gave up with the entry queued): the same
+// dead waiter's story up to the grant, then the grant itself. A request of
+// the dead acquire, held by the network (a partition's retransmissions),
+// reached the server after its client had stopped waiting, found its entry
+// at the head and took the lock for it: nobody knows of the grant, nobody
+// renews it, and it keeps everyone out until its lease runs out.
+// Mechanism::kDeadWaiterHeadsQueue. False, with `story` untouched, when the
+// grant went to a waiter still waiting or to no queue's head.
+bool explain_late_head_grant(const ExplainInput& in, const LockChange& grant, TimePoint end,
+                             Story& story);
+
 }  // namespace locksim::checkers

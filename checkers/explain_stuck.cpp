@@ -90,15 +90,18 @@ bool ended_by_crash(const History& h, const Op& done) {
 bool explain_ungranted(const ExplainInput& in, const ServerLock& s, TimePoint end, Story& story) {
   const History& h = *in.history;
   if (in.backend == "zookeeper") return explain_orphan(in, s, end, story);
-  if (s.expires != ServerLock::kNever) return false;
-  const std::optional<int> writer = r::client_of_token(h, s.holder);
-  TimePoint written = end;
+  const LockChange* first = nullptr;  // when the lock was first stored for this holder
   for (const LockChange& c : in.trace->changes) {
-    if (c.after.kind == K::kHeld && c.after.holder == s.holder) {
-      written = c.at;
+    if (c.after.server == s.server && c.after.kind == K::kHeld && c.after.holder == s.holder) {
+      first = &c;
       break;
     }
   }
+  // A fair lock's queue head granted after its waiter had gone.
+  if (first != nullptr && explain_late_head_grant(in, *first, end, story)) return true;
+  if (s.expires != ServerLock::kNever) return false;
+  const std::optional<int> writer = r::client_of_token(h, s.holder);
+  const TimePoint written = first != nullptr ? first->at : end;
   std::string text = s.server + " keeps the lock with no expiry, value " + s.holder +
                      ", first stored at " + r::at_text(written);
   size_t crashed = 0, unknown = 0;

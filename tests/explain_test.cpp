@@ -338,6 +338,32 @@ TEST(Explain, ADeadWaiterHeadingAFairQueueKeepsTheFreeLockFromEveryone) {
   EXPECT_EQ(o.out.find("cause not determined"), std::string::npos) << o.out;
 }
 
+// The same queue with c1 cut off instead of crashed: its acquire gives up
+// (:info) at 31.8 s with its entry queued, as a crashed waiter's would be.
+// After the heal at 62 s, one of that acquire's requests, resent by TCP,
+// reaches redis-1 at 104.2 s, finds the entry still at the head and takes
+// the lock for it: a grant nobody knows of, kept until its 30 s lease runs
+// out past the end. It was "cause not determined": the lock was held at the
+// end, and no :ok carried its token.
+TEST(Explain, ALateRequestOfADeadWaiterTakesTheLockForNobody) {
+  const Outcome o = locksim(
+      "explain --algorithm redisson-fair --seed 1 --duration 120s --clients 3 --hold 10s "
+      "--fault 'jump c1 at 0s +20m' --fault 'partition c1|redis-1 at 2s for 60s'");
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  for (const char* step :
+       {"0.000s  c1's acquire (op 1, invoked at 0.000s) queued its entry",
+        "31.762s  c1's acquire (op 1) ended info",
+        "and left its entry queued: the cancel that takes it out never got through",
+        "104.212s  redis-1 granted the lock to c1's entry",
+        "still the queue's head, for the acquire that had ended (op 1): one of its requests, "
+        "held by the network (heal c1|redis-1 at 62.000s; TCP resends at growing intervals)",
+        "redis-1 keeps the lock for nobody until its lease runs out at 134.213s, 14.213s after "
+        "the end",
+        "mechanism: dead-waiter-heads-queue"})
+    EXPECT_NE(o.out.find(step), std::string::npos) << step << "\n" << o.out;
+  EXPECT_EQ(o.out.find("cause not determined"), std::string::npos) << o.out;
+}
+
 // The same queue with c1 paused instead of crashed: its entry heads the
 // queue just as long, but c1 is still waiting, and would take the lock the
 // moment it resumed. Not a dead waiter; the story says what it saw and no
