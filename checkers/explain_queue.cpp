@@ -138,17 +138,6 @@ void arrival_steps(const History& h, const ServerLock& s, const Sighting& seen, 
   story.steps.push_back(StoryStep{seen.head_since, text});
 }
 
-// The last heal of a link of `c` between `from` and `to`: what let a held
-// request through. nullptr when none.
-const Op* heal_between(const History& h, const std::string& c, TimePoint from, TimePoint to) {
-  const Op* out = nullptr;
-  for (const Op& op : h.ops) {
-    if (op.time_ns > to.ns) break;
-    if (op.time_ns >= from.ns && op.f == history::OpF::kHeal && r::names(op, c)) out = &op;
-  }
-  return out;
-}
-
 // Why the head's waiter never takes the free lock: it crashed, or its
 // acquire gave up and left the entry behind. nullopt: it was still waiting
 // at the end (paused, cut off: not a dead waiter).
@@ -262,22 +251,13 @@ bool explain_late_head_grant(const ExplainInput& in, const LockChange& grant, Ti
                      ", still the queue's head, for the acquire that had ended (op " +
                      std::to_string(w.invoke->index) + "): one of its requests, held by the " +
                      "network";
-  if (const Op* heal = heal_between(h, c, TimePoint{w.invoke->time_ns}, grant.at))
+  if (const Op* heal = r::fault_end_between(h, c, s.server, TimePoint{w.invoke->time_ns}, grant.at))
     text += " (" + history::describe_nemesis_op(*heal) + " at " +
             r::at_text(TimePoint{heal->time_ns}) + "; TCP resends at growing intervals)";
   story.steps.push_back(StoryStep{
       grant.at, text + ", arrived only now and ran the acquire script. Nobody knows of this "
                        "grant and nobody renews it"});
-  const TimePoint expires = grant.after.expires;
-  std::string at_end = s.server + " keeps the lock for nobody";
-  if (expires == ServerLock::kNever) {
-    at_end += ", with no expiry";
-  } else {
-    at_end += expires > end ? " until its lease runs out at " + r::at_text(expires) + ", " +
-                                  span_text(expires - end) + " after the end"
-                            : " until its lease ran out at " + r::at_text(expires);
-  }
-  story.steps.push_back(StoryStep{end, at_end + ": no acquire can take it before then"});
+  story.steps.push_back(StoryStep{end, r::kept_for_nobody(s, grant.after.expires, end)});
   story.mechanism = Mechanism::kDeadWaiterHeadsQueue;
   return true;
 }

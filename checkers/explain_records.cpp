@@ -196,6 +196,59 @@ const Op* crash_between(const History& h, const std::string& node, TimePoint fro
   return nullptr;
 }
 
+std::vector<std::pair<const Op*, const Op*>> acquires_unknown(const History& h, int writer,
+                                                              TimePoint written) {
+  std::vector<std::pair<const Op*, const Op*>> out;
+  for (const Op& inv : h.ops) {
+    if (inv.time_ns > written.ns) break;
+    if (!history::is_client_op(inv) || inv.client != writer || inv.f != OpF::kAcquire ||
+        inv.type != OpType::kInvoke)
+      continue;
+    const Op* done = completion_of(h, inv);
+    if (done == nullptr || done->type == OpType::kInfo) out.emplace_back(&inv, done);
+  }
+  return out;
+}
+
+const LockChange* first_stored(const LockTrace& trace, const std::string& token,
+                               const std::string& server) {
+  for (const LockChange& c : trace.changes) {
+    if (c.after.kind == ServerLock::Kind::kHeld && c.after.holder == token &&
+        (server.empty() || c.after.server == server))
+      return &c;
+  }
+  return nullptr;
+}
+
+std::string kept_for_nobody(const ServerLock& s, TimePoint expires, TimePoint end) {
+  std::string text = s.server + " keeps the lock for nobody";
+  if (expires == ServerLock::kNever) return text + ", with no expiry";
+  if (expires <= end) return text + " until its lease ran out at " + at_text(expires);
+  // Past two minutes, in the largest unit that fits: a year's lease read in
+  // seconds is a count, not a time.
+  const int64_t left_s = (expires - end).ns / Duration::seconds(1).ns;
+  const std::string span =
+      left_s < 120      ? "at " + at_text(expires) + ", " + format_seconds((expires - end).ns)
+      : left_s < 7200   ? "about " + std::to_string(left_s / 60) + " min"
+      : left_s < 172800 ? "about " + std::to_string(left_s / 3600) + " h"
+                        : "about " + std::to_string(left_s / 86400) + " days";
+  return text + " until its lease runs out" + (left_s < 120 ? " " : ", ") + span +
+         " after the end: no acquire can take it before then";
+}
+
+const Op* fault_end_between(const History& h, const std::string& a, const std::string& b,
+                            TimePoint from, TimePoint to) {
+  const Op* out = nullptr;
+  for (const Op& op : h.ops) {
+    if (time_of(op) > to) break;
+    const bool ending = op.f == OpF::kResume || op.f == OpF::kHeal || op.f == OpF::kRestart;
+    if (time_of(op) >= from && !history::is_client_op(op) && ending &&
+        (names(op, a) || names(op, b)))
+      out = &op;
+  }
+  return out;
+}
+
 bool protected_by(const std::vector<ServerLock>& states, const std::string& token) {
   if (token.empty()) return false;
   size_t serving = 0, others = 0;

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "checkers/lock_trace.h"
@@ -62,6 +63,25 @@ const history::Op* completion_of(const history::History& h, const history::Op& i
 // The first crash of `node` in [from, to], or nullptr.
 const history::Op* crash_between(const history::History& h, const std::string& node, TimePoint from,
                                  TimePoint to);
+// The writer's acquires that may have set a token first stored at
+// `written`: each acquire draws its own token, but an :info carries none,
+// so every acquire invoked by then that ended not knowing its outcome (or
+// never ended) may be the one. Each with its end, or nullptr.
+std::vector<std::pair<const history::Op*, const history::Op*>> acquires_unknown(
+    const history::History& h, int writer, TimePoint written);
+// The first time a server (`server`, or any when empty) stored the lock for
+// `token`: on any server, the grant itself (a replica's copy comes later,
+// by replication). nullptr when none did.
+const LockChange* first_stored(const LockTrace& trace, const std::string& token,
+                               const std::string& server = "");
+// "SERVER keeps the lock for nobody until its lease runs out at T, D after
+// the end": the last step of a grant its client never heard of.
+std::string kept_for_nobody(const ServerLock& s, TimePoint expires, TimePoint end);
+// The last op in [from, to] that ended a fault of `a` or of `b` (a resume, a
+// heal, a restart): what let a request held meanwhile through. nullptr
+// when none.
+const history::Op* fault_end_between(const history::History& h, const std::string& a,
+                                     const std::string& b, TimePoint from, TimePoint to);
 
 // Whether the servers whose answer counts still keep the lock for `token`:
 // fewer than a majority of them (one of one; Redlock's three of five) could

@@ -3,6 +3,7 @@
 #include <utility>
 #include <vector>
 
+#include "checkers/explain_nobody.h"
 #include "checkers/explain_queue.h"
 #include "checkers/explain_records.h"
 #include "env/assert.h"
@@ -54,24 +55,6 @@ bool explain_orphan(const ExplainInput& in, const ServerLock& s, TimePoint end, 
   return true;
 }
 
-// The writer's acquires that may have set `token` (first stored at
-// `written`): each acquire draws its own token, but an :info carries none,
-// so every acquire invoked by then that ended not knowing its outcome (or
-// never ended) may be the one. Each with its end, or nullptr.
-std::vector<std::pair<const Op*, const Op*>> acquires_unknown(const History& h, int writer,
-                                                              TimePoint written) {
-  std::vector<std::pair<const Op*, const Op*>> out;
-  for (const Op& inv : h.ops) {
-    if (inv.time_ns > written.ns) break;
-    if (!history::is_client_op(inv) || inv.client != writer || inv.f != history::OpF::kAcquire ||
-        inv.type != history::OpType::kInvoke)
-      continue;
-    const Op* done = r::completion_of(h, inv);
-    if (done == nullptr || done->type == history::OpType::kInfo) out.emplace_back(&inv, done);
-  }
-  return out;
-}
-
 // The acquire ended because its client crashed.
 bool ended_by_crash(const History& h, const Op& done) {
   for (const Op& op : h.ops) {
@@ -90,16 +73,11 @@ bool ended_by_crash(const History& h, const Op& done) {
 bool explain_ungranted(const ExplainInput& in, const ServerLock& s, TimePoint end, Story& story) {
   const History& h = *in.history;
   if (in.backend == "zookeeper") return explain_orphan(in, s, end, story);
-  const LockChange* first = nullptr;  // when the lock was first stored for this holder
-  for (const LockChange& c : in.trace->changes) {
-    if (c.after.server == s.server && c.after.kind == K::kHeld && c.after.holder == s.holder) {
-      first = &c;
-      break;
-    }
-  }
+  // When the lock was first stored for this holder, on this server.
+  const LockChange* first = r::first_stored(*in.trace, s.holder, s.server);
   // A fair lock's queue head granted after its waiter had gone.
   if (first != nullptr && explain_late_head_grant(in, *first, end, story)) return true;
-  if (s.expires != ServerLock::kNever) return false;
+  if (s.expires != ServerLock::kNever) return explain_unheard_grant(in, s, end, story);
   const std::optional<int> writer = r::client_of_token(h, s.holder);
   const TimePoint written = first != nullptr ? first->at : end;
   std::string text = s.server + " keeps the lock with no expiry, value " + s.holder +
@@ -108,7 +86,7 @@ bool explain_ungranted(const ExplainInput& in, const ServerLock& s, TimePoint en
   if (writer) {
     const std::string c = history::client_label(*writer);
     std::string which;
-    for (const auto& [inv, done] : acquires_unknown(h, *writer, written)) {
+    for (const auto& [inv, done] : r::acquires_unknown(h, *writer, written)) {
       which += std::string(which.empty() ? "" : "; ") + "op " + std::to_string(inv->index) +
                ", invoked at " + r::at_text(TimePoint{inv->time_ns});
       if (done == nullptr) {
@@ -166,20 +144,135 @@ bool explain_far_deadline(const ExplainInput& in, const ServerLock& s, const Op&
     if (i.acquire_index != ok.index) continue;
     if (i.end_reason != history::HeldInterval::EndReason::kCrash) return false;
     const bool far = s.expires == ServerLock::kNever || s.expires - end > kFarDeadline;
-    if (!far) return false;
-    story.mechanism = Mechanism::kDeadlineTooFar;
+    // A lease of ordinary length, still running at the end: the wait a
+    // lease lock makes everyone do after its holder crashed, by design.
+    story.mechanism = far ? Mechanism::kDeadlineTooFar : Mechanism::kCrashedHolderLease;
     const std::string c = history::client_label(ok.client);
     story.steps.push_back(StoryStep{i.end, c + " crashed while it held the lock (acquire op " +
                                                std::to_string(ok.index) + ")"});
-    story.steps.push_back(StoryStep{
-        end,
-        s.server + " keeps " + c + "'s lock until " +
-            (s.expires == ServerLock::kNever ? std::string("forever")
-                                             : format_duration(s.expires - end) + " from now") +
-            ": nobody can take it before then"});
+    const std::string until = s.expires == ServerLock::kNever ? std::string("forever")
+                              : far ? format_duration(s.expires - end) + " from now"
+                                    : "its lease runs out at " + r::at_text(s.expires) + ", " +
+                                          format_seconds((s.expires - end).ns) + " after the end";
+    story.steps.push_back(StoryStep{end, s.server + " keeps " + c + "'s lock until " + until +
+                                             ": nobody can take it before then"});
     return true;
   }
   return false;
+}
+
+// The servers whose answer counts were down at the end, too many of them
+// for any grant (one of one; three of Redlock's five): no acquire could be
+// granted, whatever the lock. Or none was serving at all (no primary).
+bool explain_store_down(const ExplainInput& in, TimePoint end, Story& story) {
+  const std::vector<ServerLock> states = states_at(*in.trace, end);
+  size_t serving = 0, up = 0, down_total = 0;
+  for (const ServerLock& s : states) {
+    down_total += s.kind == K::kDown ? 1 : 0;
+    if (!s.serving) continue;
+    ++serving;
+    if (s.kind != K::kDown) ++up;
+  }
+  if (serving > 0 && up >= serving / 2 + 1) return false;
+  const History& h = *in.history;
+  std::string names;
+  for (const ServerLock& s : states) {
+    // With none serving (no primary, no leader), every server down is why.
+    if ((serving > 0 && !s.serving) || s.kind != K::kDown) continue;
+    TimePoint since{};  // the last change that took it down
+    for (const LockChange& c : in.trace->changes) {
+      if (c.at > end) break;
+      if (c.after.server == s.server && c.after.kind == K::kDown && c.before.kind != K::kDown)
+        since = c.at;
+    }
+    std::string how = " went down";
+    if (const Op* crash = r::crash_between(h, s.server, since, since)) {
+      how = " crashed (" + history::describe_nemesis_op(*crash) + ")";
+    } else if (const Op* pause = r::pause_at(h, s.server, since)) {
+      how = " was paused (" + history::describe_nemesis_op(*pause) + ")";
+    }
+    story.steps.push_back(StoryStep{since, s.server + how + " and was still down at the end"});
+    names += (names.empty() ? "" : ", ") + s.server;
+  }
+  const std::string servers = std::to_string(states.size());
+  story.steps.push_back(StoryStep{
+      end, serving == 0 ? "no server was serving at the end (no primary or leader; " +
+                              std::to_string(down_total) + " of the " + servers +
+                              " servers down): no acquire could be granted"
+                        : std::to_string(serving - up) + " of the " + std::to_string(serving) +
+                              " servers whose answer counts (" + names +
+                              ") were down at the end: no acquire could be granted"});
+  story.mechanism = Mechanism::kStoreDown;
+  return true;
+}
+
+// Redisson's RLock waiters (redisson, redisson-leased, redisson-fenced;
+// algorithms/redisson_lock.h, step 2) sleep on the lock's unlock channel,
+// each for at most the lease its refusal told it (PTTL), and wake early
+// only on the message a release publishes. The fair lock's waiters poll.
+bool sleeps_on_unlock_message(const std::string& algorithm) {
+  return algorithm == "redisson" || algorithm == "redisson-leased" ||
+         algorithm == "redisson-fenced";
+}
+
+// How the servers that count came to keep no lock: the last change that
+// took it from them, told; nullptr when none did.
+const LockChange* last_let_go(const LockTrace& trace, TimePoint end) {
+  const LockChange* out = nullptr;
+  for (const LockChange& c : trace.changes) {
+    if (c.at > end) break;
+    const bool lost = c.before.serving && c.before.kind == K::kHeld && c.after.kind != K::kHeld;
+    const bool promoted_without = c.after.serving && !c.before.serving && c.after.kind != K::kHeld;
+    if (lost || promoted_without) out = &c;
+  }
+  return out;
+}
+
+std::string let_go_text(const History& h, const LockChange& c) {
+  const std::string& s = c.after.server;
+  if (c.after.serving && !c.before.serving) return s + " was promoted without the lock";
+  if (c.after.kind == K::kDown) {
+    const Op* crash = r::crash_between(h, s, c.at, c.at);
+    return s + " went down with the lock" +
+           (crash ? " (" + history::describe_nemesis_op(*crash) + ")" : std::string());
+  }
+  if (c.after.kind == K::kExpired) return "the lock expired on " + s;
+  if (c.before.kind == K::kDown) return s + " came back up without the lock";
+  return s + " deleted the lock";
+}
+
+// A free lock whose waiters sleep on: the servers that count are up and
+// keep no lock, and acquires of clients neither paused nor cut off are
+// still waiting at the end. The lock went away without a release (a crash,
+// a restart, a failover, an expiry) and so without an unlock message: each
+// waiter sleeps until the lease it was last told runs out.
+bool explain_waiters_asleep(const ExplainInput& in, TimePoint end, Story& story) {
+  if (!sleeps_on_unlock_message(in.algorithm)) return false;
+  for (const ServerLock& s : states_at(*in.trace, end)) {
+    if (s.serving && (s.kind == K::kHeld || s.kind == K::kDown)) return false;
+  }
+  const History& h = *in.history;
+  std::string waiting;
+  for (const Op& op : h.ops) {
+    if (!history::is_client_op(op) || op.f != history::OpF::kAcquire ||
+        op.type != history::OpType::kInvoke || r::completion_of(h, op) != nullptr)
+      continue;
+    const std::string c = history::client_label(op.client);
+    if (r::pause_at(h, c, end) != nullptr || r::link_fault_at(h, c, end) != nullptr) continue;
+    waiting += (waiting.empty() ? "" : ", ") + c + "'s (op " + std::to_string(op.index) +
+               ", invoked at " + r::at_text(TimePoint{op.time_ns}) + ")";
+  }
+  const LockChange* gone = last_let_go(*in.trace, end);
+  if (waiting.empty() || gone == nullptr) return false;
+  story.steps.push_back(StoryStep{
+      gone->at, let_go_text(h, *gone) + ": no release took it away, so no unlock message was "
+                                        "published"});
+  story.steps.push_back(
+      StoryStep{end, "the servers that count keep no lock, but acquires still wait: " + waiting +
+                         ". A waiter sleeps until an unlock message comes or the lease its refusal "
+                         "told it runs out, whichever is first"});
+  story.mechanism = Mechanism::kWaitersAsleep;
+  return true;
 }
 
 // Stuck held (liveness_checker.h): the holder never let go. A hang of the
@@ -239,6 +332,7 @@ void explain_stuck(const ExplainInput& in, Story& story) {
                                                       " acquires failed meanwhile"});
   for (const ServerLock& s : states_at(*in.trace, end)) {
     if (!s.serving || s.kind != K::kHeld) continue;
+    if (explain_revived_lock(in, s, end, story)) return;
     const Op* ok = r::acquire_with_token(*in.history, s.holder);
     if (ok == nullptr ? explain_ungranted(in, s, end, story)
                       : explain_far_deadline(in, s, *ok, end, story) ||
@@ -246,6 +340,8 @@ void explain_stuck(const ExplainInput& in, Story& story) {
       return;
   }
   if (explain_queue_head(in, end, story)) return;
+  if (explain_store_down(in, end, story)) return;
+  if (explain_waiters_asleep(in, end, story)) return;
   story.steps.push_back(
       StoryStep{end, "the servers' records do not show what keeps it: cause not determined"});
 }

@@ -64,6 +64,22 @@ constexpr MechanismText kTexts[] = {
     {Mechanism::kDeadWaiterHeadsQueue, "dead-waiter-heads-queue",
      "the entry of a waiter that crashed or gave up heads the fair lock's queue, and the free "
      "lock goes to nobody else until a caller's clock passes the entry's timeout"},
+    {Mechanism::kUnheardGrant, "unheard-grant",
+     "the store granted the lock to an acquire whose client never heard of it (its request ran "
+     "after the client had given up, or the reply was lost), so the lock was held for nobody "
+     "until its lease ran out"},
+    {Mechanism::kFailoverRevivedLock, "failover-revived-lock",
+     "a failover promoted a replica that had received the lock but not its release, so the "
+     "lock came back for nobody until its lease ran out"},
+    {Mechanism::kCrashedHolderLease, "crashed-holder-lease",
+     "the holder crashed while it held the lock, and the store keeps it until its lease runs "
+     "out: the wait a lease makes everyone do after a crash"},
+    {Mechanism::kStoreDown, "store-down",
+     "the servers whose answer counts were down (or none served), so no acquire could be "
+     "granted"},
+    {Mechanism::kWaitersAsleep, "waiters-asleep",
+     "the lock went away without a release (a crash, a restart, a failover, an expiry), so no "
+     "unlock message woke the waiters, who sleep until the lease they were last told runs out"},
 };
 
 const MechanismText& text_of(Mechanism m) {
@@ -191,6 +207,30 @@ std::string prevention_by_design(Mechanism m, const std::string& algorithm,
              "lock for about that wait past its turn, plus the lead of the clock that wrote its "
              "timeout: only timeouts written and judged by one clock, the server's, would take "
              "the lead away, and Redisson's scripts take the callers' clocks";
+    case Mechanism::kFailoverRevivedLock:
+      return backend == "mysql"
+                 ? "semi-synchronous replication for the release too (the delete waits for a "
+                   "replica's ack), or a promotion that waits until the replica has applied "
+                   "all it received"
+                 : "a store that replicates by consensus (ZooKeeper); WAIT after the release "
+                   "narrows the window but does not close it. A short lease bounds how long the "
+                   "revived lock keeps everyone out";
+    case Mechanism::kCrashedHolderLease:
+      return "a shorter lease, which bounds the wait after a crash; it must still outlast the "
+             "work, so a lease renewed while the holder runs (a watchdog) is what allows it";
+    case Mechanism::kStoreDown:
+      return "replicas and a failover that promotes one while the primary is down, or a "
+             "consensus store whose majority survives; the lock itself cannot help";
+    case Mechanism::kWaitersAsleep:
+      return "waiters that also retry on their own, on a period shorter than the lease (the fair "
+             "lock's poll), or a shorter lease, which bounds the sleep; Redisson's RLock waiter "
+             "wakes only on the message or when the lease it was told runs out";
+    case Mechanism::kUnheardGrant:
+      return "a lease no longer than the work needs, since a grant nobody heard of keeps everyone "
+             "out for one whole lease; and a client that, after an acquire of unknown outcome, "
+             "releases with that acquire's token once it reaches the store again (a release that "
+             "deletes only its own token is safe to send), which undoes a grant that ran before "
+             "it";
     case Mechanism::kReleaseLost:
       return "retrying a release whose outcome is unknown (deleting one's own lock is idempotent), "
              "or a lease "
