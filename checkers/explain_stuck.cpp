@@ -165,7 +165,10 @@ bool explain_far_deadline(const ExplainInput& in, const ServerLock& s, const Op&
 // for any grant (one of one; three of Redlock's five): no acquire could be
 // granted, whatever the lock. Or none was serving at all (no primary).
 bool explain_store_down(const ExplainInput& in, TimePoint end, Story& story) {
+  // Without a trace there are no servers to read, which is not none serving.
+  if (!in.trace->supported) return false;
   const std::vector<ServerLock> states = states_at(*in.trace, end);
+  if (states.empty()) return false;
   size_t serving = 0, up = 0, down_total = 0;
   for (const ServerLock& s : states) {
     down_total += s.kind == K::kDown ? 1 : 0;
@@ -199,9 +202,11 @@ bool explain_store_down(const ExplainInput& in, TimePoint end, Story& story) {
       end, serving == 0 ? "no server was serving at the end (no primary or leader; " +
                               std::to_string(down_total) + " of the " + servers +
                               " servers down): no acquire could be granted"
-                        : std::to_string(serving - up) + " of the " + std::to_string(serving) +
-                              " servers whose answer counts (" + names +
-                              ") were down at the end: no acquire could be granted"});
+           : serving == 1 ? names + ", the only server whose answer counts, was down at the "
+                                    "end: no acquire could be granted"
+                          : std::to_string(serving - up) + " of the " + std::to_string(serving) +
+                                " servers whose answer counts (" + names +
+                                ") were down at the end: no acquire could be granted"});
   story.mechanism = Mechanism::kStoreDown;
   return true;
 }

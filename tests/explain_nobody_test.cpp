@@ -94,7 +94,7 @@ TEST(ExplainNobody, AStoreDownAtTheEndGrantsNothing) {
                     "--fault 'pause redis-1 at 5675ms for 23150ms'"),
                {"5.675s  redis-1 was paused (pause redis-1 for 23150ms) and was still down at "
                 "the end",
-                "1 of the 1 servers whose answer counts (redis-1) were down at the end",
+                "redis-1, the only server whose answer counts, was down at the end",
                 "mechanism: store-down"});
   expect_steps(told("--algorithm zk-recipe --seed 6 --duration 20s --stuck-after 10s "
                     "--fault 'crash zk-3 at 7060ms for 14080ms' "
