@@ -67,6 +67,7 @@ enum class Mechanism {
   kCrashedHolderLease,   // the holder crashed: its lease, still running, keeps everyone out
   kStoreDown,            // too many of the servers that count were down to grant anything
   kWaitersAsleep,        // the lock went without a release: waiters sleep out their lease
+  kWaitersCutOff,        // every waiting contender was paused or cut off at the end
 };
 
 // A stable id, e.g. "pause-outlasted-lease", "cause-not-determined".

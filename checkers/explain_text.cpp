@@ -80,6 +80,9 @@ constexpr MechanismText kTexts[] = {
     {Mechanism::kWaitersAsleep, "waiters-asleep",
      "the lock went away without a release (a crash, a restart, a failover, an expiry), so no "
      "unlock message woke the waiters, who sleep until the lease they were last told runs out"},
+    {Mechanism::kWaitersCutOff, "waiters-cut-off",
+     "every acquire still waiting at the end was of a client paused or cut off from the servers "
+     "(a partition, a delay on its links), so none could take the lock"},
 };
 
 const MechanismText& text_of(Mechanism m) {
@@ -225,6 +228,9 @@ std::string prevention_by_design(Mechanism m, const std::string& algorithm,
       return "waiters that also retry on their own, on a period shorter than the lease (the fair "
              "lock's poll), or a shorter lease, which bounds the sleep; Redisson's RLock waiter "
              "wakes only on the message or when the lease it was told runs out";
+    case Mechanism::kWaitersCutOff:
+      return "nothing in the lock: a contender that cannot reach the store cannot take it; an "
+             "acquire timeout shorter than such a fault only turns the wait into failed retries";
     case Mechanism::kUnheardGrant:
       return "a lease no longer than the work needs, since a grant nobody heard of keeps everyone "
              "out for one whole lease; and a client that, after an acquire of unknown outcome, "
