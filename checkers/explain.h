@@ -63,11 +63,12 @@ enum class Mechanism {
   kHolderKeptLock,          // the holder's work stopped, its process kept renewing the lease
   kDeadWaiterHeadsQueue,    // a gone waiter's entry heads a fair lock's queue: the free lock waits
   kUnheardGrant,  // a grant its client never heard of (ran after it gave up): held for nobody
-  kFailoverRevivedLock,  // a promoted replica had the lock but not its release: held for nobody
-  kCrashedHolderLease,   // the holder crashed: its lease, still running, keeps everyone out
-  kStoreDown,            // too many of the servers that count were down to grant anything
-  kWaitersAsleep,        // the lock went without a release: waiters sleep out their lease
-  kWaitersCutOff,        // every waiting contender was paused or cut off at the end
+  kFailoverRevivedLock,    // a promoted replica had the lock but not its release: held for nobody
+  kCrashedHolderLease,     // the holder crashed: its lease, still running, keeps everyone out
+  kStoreDown,              // too many of the servers that count were down to grant anything
+  kWaitersAsleep,          // the lock went without a release: waiters sleep out their lease
+  kWaitersCutOff,          // every waiting contender was paused or cut off at the end
+  kStalledHeadHoldsQueue,  // a fair queue's head waits, paused or cut off: the free lock waits
 };
 
 // A stable id, e.g. "pause-outlasted-lease", "cause-not-determined".

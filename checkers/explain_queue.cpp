@@ -218,10 +218,21 @@ bool explain_queue_head(const ExplainInput& in, TimePoint end, Story& story) {
   std::string why;
   if (!gone && w.invoke != nullptr) {
     why = "; " + c + "'s acquire was still waiting at the end";
-    if (const Op* p = r::pause_at(h, c, end)) {
-      why += ", paused since " + r::at_text(TimePoint{p->time_ns});
-    } else if (r::link_fault_at(h, c, end) != nullptr) {
-      why += ", cut off from the servers";
+    const Op* cut = r::cut_off_at(h, c, end);
+    if (cut != nullptr) {
+      why +=
+          std::string(cut->f == history::OpF::kPause ? ", paused" : ", cut off from the servers") +
+          " since " + r::at_text(TimePoint{cut->time_ns}) + " (" +
+          history::describe_nemesis_op(*cut) + r::held_until(*cut) + ")";
+    }
+    // Stalled for most of the time nobody held the lock: the head cannot
+    // ask, and the free lock goes to nobody else. It would take the lock
+    // the moment it could: not a dead waiter, but the reason all the same.
+    const TimePoint since = in.verdicts->liveness.unheld_since;
+    if (cut != nullptr && ahead && r::cut_off_percent(h, c, since, end) >= 50) {
+      story.mechanism = Mechanism::kStalledHeadHoldsQueue;
+      story.steps.push_back(StoryStep{end, at_end + why});
+      return true;
     }
   }
   story.steps.push_back(StoryStep{end, at_end + why + ": cause not determined"});

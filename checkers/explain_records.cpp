@@ -7,6 +7,13 @@
 
 namespace locksim::checkers::records {
 
+namespace {
+
+// How many instants cut_off_percent reads over its span.
+constexpr int kCutOffSamples = 20;
+
+}  // namespace
+
 using history::History;
 using history::Op;
 using history::OpF;
@@ -218,6 +225,59 @@ const LockChange* first_stored(const LockTrace& trace, const std::string& token,
       return &c;
   }
   return nullptr;
+}
+
+// A delay on `c`'s links whose held messages were still arriving at `at`:
+// one sent as the delay ended arrives `by` later, and a link keeps its
+// order, so everything sent after it waits too. So a delay of D by X that
+// began at T holds the link until T + D + X, past its own end. nullptr
+// when none.
+const Op* delay_shadow_at(const History& h, const std::string& c, TimePoint at) {
+  for (const Op& op : h.ops) {
+    if (op.time_ns > at.ns) break;
+    // A delay's start names its sides, its length and its size; its end only the sides.
+    if (history::is_client_op(op) || op.f != OpF::kDelay || op.value.size() < 4 || !names(op, c))
+      continue;
+    try {
+      const Duration length = parse_duration(op.value[2], "delay");
+      const Duration by = parse_duration(op.value[3], "delay");
+      if (TimePoint{op.time_ns} + length + by > at) return &op;
+    } catch (const ConfigError&) {  // a nemesis op it cannot read: not one to tell
+    }
+  }
+  return nullptr;
+}
+
+// "; what it holds arrives until 40.1s" for a delay: a link keeps its order,
+// so it stays blocked a delay's size past the delay's end. "" otherwise.
+std::string held_until(const Op& fault) {
+  if (fault.f != OpF::kDelay || fault.value.size() < 4) return "";
+  try {
+    const TimePoint until = TimePoint{fault.time_ns} + parse_duration(fault.value[2], "delay") +
+                            parse_duration(fault.value[3], "delay");
+    return "; what it holds arrives until " + at_text(until);
+  } catch (const ConfigError&) {  // a nemesis op it cannot read: nothing to add
+    return "";
+  }
+}
+
+// `c` paused, cut off, or behind a delay's held messages at `at`.
+const Op* cut_off_at(const History& h, const std::string& c, TimePoint at) {
+  if (const Op* p = pause_at(h, c, at)) return p;
+  if (const Op* l = link_fault_at(h, c, at)) return l;
+  return delay_shadow_at(h, c, at);
+}
+
+// The share of [from, to] during which `c` was paused or cut off, read at
+// kCutOffSamples instants spread over it: a fault that began in the last
+// second of a long stuck window is not why the lock was stuck.
+int cut_off_percent(const History& h, const std::string& c, TimePoint from, TimePoint to) {
+  int cut = 0;
+  for (int i = 0; i < kCutOffSamples; ++i) {
+    const TimePoint at = from + (to - from) * (i + 1) / kCutOffSamples;
+    if (cut_off_at(h, c, at) != nullptr) ++cut;
+  }
+  return cut * 100 / kCutOffSamples;
 }
 
 std::string kept_for_nobody(const ServerLock& s, TimePoint expires, TimePoint end) {

@@ -74,6 +74,20 @@ std::vector<std::pair<const history::Op*, const history::Op*>> acquires_unknown(
 // by replication). nullptr when none did.
 const LockChange* first_stored(const LockTrace& trace, const std::string& token,
                                const std::string& server = "");
+// A delay on `c`'s links whose held messages were still arriving at `at`:
+// a link keeps its order, so a delay of D by X that began at T holds it
+// until T + D + X, past its own end. nullptr when none.
+const history::Op* delay_shadow_at(const history::History& h, const std::string& c, TimePoint at);
+// `c` paused, cut off (a partition, a delay), or behind a delay's held
+// messages at `at`: the fault, or nullptr.
+const history::Op* cut_off_at(const history::History& h, const std::string& c, TimePoint at);
+// The share of [from, to], in percent, during which `c` was cut off
+// (cut_off_at), read at 20 instants spread over it: a fault that began in
+// the last second of a long stuck window is not why the lock was stuck.
+int cut_off_percent(const history::History& h, const std::string& c, TimePoint from, TimePoint to);
+// "; what it holds arrives until 40.1s" for a delay (delay_shadow_at), ""
+// for any other fault.
+std::string held_until(const history::Op& fault);
 // "SERVER keeps the lock for nobody until its lease runs out at T, D after
 // the end": the last step of a grant its client never heard of.
 std::string kept_for_nobody(const ServerLock& s, TimePoint expires, TimePoint end);

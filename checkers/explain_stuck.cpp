@@ -280,19 +280,6 @@ bool explain_waiters_asleep(const ExplainInput& in, TimePoint end, Story& story)
   return true;
 }
 
-// The share of [from, to] during which `c` was paused or cut off, read at
-// kCutOffSamples instants spread over it: a fault that began in the last
-// second of a long stuck window is not why the lock was stuck.
-constexpr int kCutOffSamples = 20;
-int cut_off_percent(const History& h, const std::string& c, TimePoint from, TimePoint to) {
-  int cut = 0;
-  for (int i = 0; i < kCutOffSamples; ++i) {
-    const TimePoint at = from + (to - from) * (i + 1) / kCutOffSamples;
-    if (r::pause_at(h, c, at) != nullptr || r::link_fault_at(h, c, at) != nullptr) ++cut;
-  }
-  return cut * 100 / kCutOffSamples;
-}
-
 // Every acquire still waiting at the end has its client paused or cut off
 // (a partition, a delay on its links) at the end, and for most of the time
 // nobody held the lock, with the servers that count up: the lock may well
@@ -306,18 +293,18 @@ bool explain_waiters_cut_off(const ExplainInput& in, TimePoint end, Story& story
         op.type != history::OpType::kInvoke || r::completion_of(h, op) != nullptr)
       continue;
     const std::string c = history::client_label(op.client);
-    const Op* fault = r::pause_at(h, c, end);
-    if (fault == nullptr) fault = r::link_fault_at(h, c, end);
+    const Op* fault = r::cut_off_at(h, c, end);
     // One that could reach the store, or could for most of the time: not this.
-    const int percent = fault == nullptr ? 0 : cut_off_percent(h, c, since, end);
+    const int percent = fault == nullptr ? 0 : r::cut_off_percent(h, c, since, end);
     if (percent < 50) return false;
     steps.push_back(
         StoryStep{end, c + "'s acquire (op " + std::to_string(op.index) + ", invoked at " +
                            r::at_text(TimePoint{op.time_ns}) + ") was still waiting, " + c +
                            (fault->f == history::OpF::kPause ? " paused" : " cut off") + " since " +
                            r::at_text(TimePoint{fault->time_ns}) + " (" +
-                           history::describe_nemesis_op(*fault) + "), and paused or cut off for " +
-                           std::to_string(percent) + " % of the time since " + r::at_text(since)});
+                           history::describe_nemesis_op(*fault) + r::held_until(*fault) +
+                           "), and paused or cut off for " + std::to_string(percent) +
+                           " % of the time since " + r::at_text(since)});
   }
   if (steps.empty()) return false;
   story.steps.insert(story.steps.end(), steps.begin(), steps.end());

@@ -83,6 +83,9 @@ constexpr MechanismText kTexts[] = {
     {Mechanism::kWaitersCutOff, "waiters-cut-off",
      "every acquire still waiting at the end was of a client paused or cut off from the servers "
      "(a partition, a delay on its links), so none could take the lock"},
+    {Mechanism::kStalledHeadHoldsQueue, "stalled-head-holds-queue",
+     "the waiter at the head of the fair lock's queue was paused or cut off from the servers, "
+     "and the free lock goes to nobody else while it cannot ask"},
 };
 
 const MechanismText& text_of(Mechanism m) {
@@ -228,6 +231,10 @@ std::string prevention_by_design(Mechanism m, const std::string& algorithm,
       return "waiters that also retry on their own, on a period shorter than the lease (the fair "
              "lock's poll), or a shorter lease, which bounds the sleep; Redisson's RLock waiter "
              "wakes only on the message or when the lease it was told runs out";
+    case Mechanism::kStalledHeadHoldsQueue:
+      return "a shorter wait for queued waiters (Redisson's fairLockWaitTimeout, or tryLock's "
+             "waitTime; wait-time here): once a caller's clock passes the stalled head's "
+             "timeout, it drops the head and the queue moves on";
     case Mechanism::kWaitersCutOff:
       return "nothing in the lock: a contender that cannot reach the store cannot take it; an "
              "acquire timeout shorter than such a fault only turns the wait into failed retries";

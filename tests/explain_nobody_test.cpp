@@ -3,7 +3,7 @@
 // a crashed holder's lease still runs, the store is down, or Redisson's
 // waiters sleep on. Until these rules, 218 of the 955 findings of a 30-seed
 // sweep of every algorithm and profile (23 %) were told as "cause not
-// determined", every one of them a stuck lock; 6 are now, and the sweep
+// determined", every one of them a stuck lock; 1 is now, and the sweep
 // test below holds that share down.
 #include <gtest/gtest.h>
 
@@ -137,11 +137,20 @@ TEST(ExplainNobody, WaitersAllCutOffCannotTakeTheLock) {
            "--fault 'partition redis-1->c1,c2,c3 at 38159ms for 8311ms' "
            "--fault 'delay c1,c2,c3|redis-1 at 38542ms for 24034ms by 15478ms'"),
       {"c1's acquire (op 11, invoked at 9.715s) was still waiting, c1 cut off since 38.542s "
-       "(delay c1,c2,c3|redis-1 for 24034ms by 15478ms), and paused or cut off for 100 % of the "
-       "time since 7.715s",
+       "(delay c1,c2,c3|redis-1 for 24034ms by 15478ms; what it holds arrives until 78.054s), "
+       "and paused or cut off for 100 % of the time since 7.715s",
        "every acquire still waiting at the end was of a client paused or cut off from the "
        "servers: none could take the lock",
        "mechanism: waiters-cut-off"});
+  // Delays that ended at 27.5 s still hold the links until 40.2 s, past the
+  // end: a link keeps its order, so what was sent later waits behind.
+  expect_steps(told("--algorithm zk-recipe --seed 7 --duration 40s --clients 3 "
+                    "--retry-pause 301ms --idle 1500ms..4s --stuck-after 10s "
+                    "--fault 'delay c1,c2,c3|zk-1,zk-2,zk-3 at 3030ms for 24497ms by 12652ms' "
+                    "--fault 'delay c1,c2,c3|zk-1,zk-2,zk-3 at 12589ms for 12129ms by 10815ms'"),
+               {"c1 cut off since 3.030s (delay c1,c2,c3|zk-1,zk-2,zk-3 for 24497ms by 12652ms; "
+                "what it holds arrives until 40.179s)",
+                "mechanism: waiters-cut-off"});
   const std::string late = told(
       "--algorithm redisson-fair --seed 2 --duration 20s --clients 3 --retry-pause 343ms "
       "--idle 1500ms..4s --stuck-after 10s --fault 'crash c2 at 2774ms for 2420ms' "
@@ -150,10 +159,10 @@ TEST(ExplainNobody, WaitersAllCutOffCannotTakeTheLock) {
 }
 
 // The share of a sweep's findings the story cannot tell: every algorithm x
-// every profile x 30 seeds, as `locksim sweep` runs them. 6 of 955 were
-// undetermined when these rules came (a fair queue's head paused or cut
-// off, stuck ZooKeeper clients after long delays); a rule that stops
-// firing puts the count back up.
+// every profile x 30 seeds, as `locksim sweep` runs them. 1 of 955 was
+// undetermined when these rules came (a fair lock whose waiters were cut
+// off for part of the time); a rule that stops firing puts the count back
+// up.
 TEST(ExplainNobody, FewOfASweepsFindingsAreLeftUndetermined) {
   locksim::harness::SweepPlan plan;
   plan.algorithms = locksim::harness::parse_algorithm_list("all", "algorithms");
@@ -184,7 +193,7 @@ TEST(ExplainNobody, FewOfASweepsFindingsAreLeftUndetermined) {
   std::string cells;
   for (const auto& [cell, n] : undetermined) cells += cell + ": " + std::to_string(n) + "\n";
   EXPECT_GT(findings, 500);  // the sweep does find things to tell
-  EXPECT_LE(undetermined_total, 12) << findings << " findings; undetermined:\n" << cells;
+  EXPECT_LE(undetermined_total, 5) << findings << " findings; undetermined:\n" << cells;
 }
 
 }  // namespace

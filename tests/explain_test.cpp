@@ -366,16 +366,18 @@ TEST(Explain, ALateRequestOfADeadWaiterTakesTheLockForNobody) {
 
 // The same queue with c1 paused instead of crashed: its entry heads the
 // queue just as long, but c1 is still waiting, and would take the lock the
-// moment it resumed. Not a dead waiter; the story says what it saw and no
-// more. A lock without a queue is never told as one (naive-setnx keeps a
-// key with no expiry).
+// moment it resumed. Not a dead waiter, but a stalled head: paused for all
+// the time nobody held the lock. A lock without a queue is never told as
+// one (naive-setnx keeps a key with no expiry).
 TEST(Explain, AFairQueueHeadedByAWaiterStillWaitingIsNotADeadWaiter) {
   const Outcome paused = locksim(
       "explain --algorithm redisson-fair --seed 1 --duration 120s --clients 3 --hold 10s "
       "--fault 'jump c1 at 0s +20m' --fault 'pause c1 at 2s for 200s'");
   EXPECT_EQ(paused.exit_code, 1) << paused.err;
-  EXPECT_NE(paused.out.find("mechanism: cause-not-determined"), std::string::npos) << paused.out;
-  EXPECT_NE(paused.out.find("c1's acquire was still waiting at the end, paused since 2.000s"),
+  EXPECT_NE(paused.out.find("mechanism: stalled-head-holds-queue"), std::string::npos)
+      << paused.out;
+  EXPECT_NE(paused.out.find("c1's acquire was still waiting at the end, paused since 2.000s "
+                            "(pause c1 for 200s)"),
             std::string::npos)
       << paused.out;
   EXPECT_EQ(paused.out.find("crashed"), std::string::npos) << paused.out;
