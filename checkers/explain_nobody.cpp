@@ -1,5 +1,6 @@
 #include "checkers/explain_nobody.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
