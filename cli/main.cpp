@@ -190,7 +190,17 @@ std::string in_our_words(const std::string& what, const CLI::App& app,
   static const std::regex twice(R"(^(\S+): At Most 1 required but received (\d+)$)");
   static const std::regex no_value(R"(^(\S+): 1 required \S+ missing$)");
   static const std::regex range(R"(^(\S+): Value (.*) not in range (\S+) to (\S+)$)");
+  static const std::regex required(R"(^(\S+) is required$)");
   std::smatch m;
+  if (std::regex_match(what, m, required)) {
+    // The command given, whose option it is: "--out" belongs to several.
+    for (const CLI::App* sub : app.get_subcommands()) {
+      if (const CLI::Option* o = sub->get_option_no_throw(m[1].str()))
+        return m[1].str() + ": expected " + o->get_description() + "; none given (locksim " +
+               sub->get_name() + " --help)";
+    }
+    return m[1].str() + ": expected a value; none given";
+  }
   if (std::regex_match(what, m, range)) {
     return m[1].str() + ": expected a whole number from " + m[3].str() + " to " + m[4].str() +
            ", got '" + m[2].str() + "'";

@@ -229,7 +229,7 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
   s->add_flag("--resume", f.resume, "keep the runs already in --out and do only the missing");
   s->add_option("--expect", f.expect, "expectations file: exit 1 when a cell breaks it");
   s->add_option("--duration", f.duration, "virtual length of every run (default 20s)");
-  s->add_option("--out", f.out, "output directory")->required();
+  s->add_option("--out", f.out, "the folder to write the sweep into")->required();
   s->add_flag("--quiet", f.quiet, "no progress line");
   s->add_flag("--swarm,!--fixed-workload", f.swarm,
               "draw each run's workload from its seed (the default: clients, holds, idle gaps, "
@@ -250,12 +250,12 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
 CLI::App* add_merge_command(CLI::App& app, MergeFlags& f) {
   CLI::App* m = app.add_subcommand(
       "merge", "combine sweep shard directories into the report of the whole sweep");
-  m->add_option("--out", f.out, "output directory")->required();
+  m->add_option("--out", f.out, "the folder to write the merged report into")->required();
   m->add_option("--expect", f.expect, "expectations file: exit 1 when a cell breaks it");
   m->add_flag("--partial", f.partial,
               "the shards given are all you want: report and gate what ran (without it, a "
               "merge missing runs exits 4)");
-  m->add_option("shards", f.shards, "shard output directories")->required();
+  m->add_option("shards", f.shards, "the shards' folders (each sweep --shard's --out)")->required();
   return m;
 }
 

@@ -117,7 +117,7 @@ TEST(CheckCommand, UnreadableInputExits2NamingWhere) {
                    "--knossos-heap: expected a JVM heap size");
   expect_bad_input("check " + orphan.string() + " --knossos x --knossos-time-limit 60",
                    "--knossos-time-limit");
-  expect_bad_input("check", "history is required");
+  expect_bad_input("check", "history: expected the history");
 }
 
 // The acceptance point: `locksim check` on each shipped scenario's history

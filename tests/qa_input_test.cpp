@@ -367,6 +367,13 @@ TEST(QaInput, TheArgumentParsersMessagesSayWhatWasExpected) {
   expect_bad_input("sweep --swarm --fixed-workload --out " + scratch().string(),
                    "--swarm: expected once, given 2 times");
   expect_bad_input("", "expected a command: run, live, check");
+  // "shards is required", "--out is required": CLI11's, naming no expectation.
+  expect_bad_input("merge --out " + scratch().string() + "/m",
+                   "shards: expected the shards' folders (each sweep --shard's --out); none given "
+                   "(locksim merge --help)");
+  expect_bad_input("sweep", "--out: expected the folder to write the sweep into; none given");
+  expect_bad_input("check", "history: expected the history: EDN");
+  expect_bad_input("margin --algorithm set-nx-lua", "--fault: expected the fault kind: pause");
 }
 
 }  // namespace
