@@ -69,6 +69,7 @@ enum class Mechanism {
   kWaitersAsleep,          // the lock went without a release: waiters sleep out their lease
   kWaitersCutOff,          // every waiting contender was paused or cut off at the end
   kStalledHeadHoldsQueue,  // a fair queue's head waits, paused or cut off: the free lock waits
+  kGrantsUndone,           // every grant undone: no replica acknowledged it in time
 };
 
 // A stable id, e.g. "pause-outlasted-lease", "cause-not-determined".

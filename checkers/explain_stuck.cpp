@@ -211,6 +211,42 @@ bool explain_store_down(const ExplainInput& in, TimePoint end, Story& story) {
   return true;
 }
 
+// What an acquire's detail says when its grant was undone because no
+// replica acknowledged it in time (algorithms/redisson_lock.cpp,
+// unsynced_grant: Redisson's handleNoSync). The history carries the
+// words, not the reason, so the words are what is matched;
+// ExplainNobody.GrantsNoReplicaAcknowledgesAreAllUndone holds the two
+// together.
+constexpr const char* kGrantUndone = "the grant was undone";
+
+// Every acquire that failed while nobody held the lock failed the same way:
+// granted, then undone for want of a replica's acknowledgement. With a
+// replica further behind than WAIT's second, no grant ever stands.
+bool explain_grants_undone(const ExplainInput& in, TimePoint end, Story& story) {
+  const History& h = *in.history;
+  const TimePoint since = in.verdicts->liveness.unheld_since;
+  int undone = 0;
+  const Op* first = nullptr;
+  for (const Op& op : h.ops) {
+    if (op.time_ns < since.ns || !history::is_client_op(op) || op.f != history::OpF::kAcquire ||
+        op.type != history::OpType::kFail)
+      continue;
+    if (op.detail.find(kGrantUndone) == std::string::npos) return false;
+    if (first == nullptr) first = &op;
+    ++undone;
+  }
+  if (first == nullptr) return false;
+  story.steps.push_back(StoryStep{TimePoint{first->time_ns},
+                                  history::client_label(first->client) + "'s acquire ended " +
+                                      history::to_string(first->type) + ": " + first->detail});
+  story.steps.push_back(StoryStep{
+      end, "every acquire that failed while nobody held the lock (" + std::to_string(undone) +
+               ") was granted and then undone the same way: no grant stood long enough for a "
+               "replica to acknowledge it"});
+  story.mechanism = Mechanism::kGrantsUndone;
+  return true;
+}
+
 // Redisson's RLock waiters (redisson, redisson-leased, redisson-fenced;
 // algorithms/redisson_lock.h, step 2) sleep on the lock's unlock channel,
 // each for at most the lease its refusal told it (PTTL), and wake early
@@ -382,6 +418,7 @@ void explain_stuck(const ExplainInput& in, Story& story) {
   }
   if (explain_queue_head(in, end, story)) return;
   if (explain_store_down(in, end, story)) return;
+  if (explain_grants_undone(in, end, story)) return;
   if (explain_waiters_asleep(in, end, story)) return;
   if (explain_waiters_cut_off(in, end, story)) return;
   story.steps.push_back(

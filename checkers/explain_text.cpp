@@ -86,6 +86,9 @@ constexpr MechanismText kTexts[] = {
     {Mechanism::kStalledHeadHoldsQueue, "stalled-head-holds-queue",
      "the waiter at the head of the fair lock's queue was paused or cut off from the servers, "
      "and the free lock goes to nobody else while it cannot ask"},
+    {Mechanism::kGrantsUndone, "grants-undone",
+     "every grant was undone because no replica acknowledged it within WAIT's timeout (the "
+     "replicas lag further behind), so no acquire could keep the lock"},
 };
 
 const MechanismText& text_of(Mechanism m) {
@@ -235,6 +238,10 @@ std::string prevention_by_design(Mechanism m, const std::string& algorithm,
       return "a shorter wait for queued waiters (Redisson's fairLockWaitTimeout, or tryLock's "
              "waitTime; wait-time here): once a caller's clock passes the stalled head's "
              "timeout, it drops the head and the queue moves on";
+    case Mechanism::kGrantsUndone:
+      return "replicas that keep up within WAIT's timeout (Redisson waits 1 s for one), or "
+             "waiting for no replica; undoing an unacknowledged grant is Redisson's guard "
+             "against losing it in a failover, so it trades the lock's availability for that";
     case Mechanism::kWaitersCutOff:
       return "nothing in the lock: a contender that cannot reach the store cannot take it; an "
              "acquire timeout shorter than such a fault only turns the wait into failed retries";
