@@ -133,6 +133,16 @@ Start start_from_sweep(const CLI::App& app, const ShrinkFlags& f) {
 }
 
 Start start_of(const CLI::App& app, const ShrinkFlags& f) {
+  // Alone, shrink would shrink the default run (set-nx-lua, seed 1), which
+  // has nothing to shrink, and say so about a --seed nobody gave.
+  size_t given = 0;
+  for (const CLI::Option* o : app.get_options()) given += o->count();
+  if (given == 0) {
+    throw ConfigError(
+        "shrink: expected what to shrink: --scenario NAME|FILE, --sweep DIR --cell "
+        "ALGORITHM/PROFILE, or a failing run's flags (e.g. --algorithm set-nx-lua --profile "
+        "pause --seed 3)");
+  }
   if (!f.sweep.empty()) return start_from_sweep(app, f);
   if (!f.cell.empty()) throw ConfigError("--cell: needs --sweep DIR");
   if (!f.run.scenario.empty()) return start_from_scenario(app, f.run);
