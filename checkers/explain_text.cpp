@@ -155,6 +155,50 @@ bool curator_rules(const std::string& algorithm) {
   return algorithm == "zk-curator" || algorithm == "zk-herd";
 }
 
+// The mechanisms of a stuck lock that nobody holds (checkers/explain_nobody.h,
+// explain_stuck.cpp): what would have kept it moving. nullopt for others.
+std::optional<std::string> prevention_when_stuck(Mechanism m, const std::string& backend) {
+  switch (m) {
+    case Mechanism::kFailoverRevivedLock:
+      return backend == "mysql"
+                 ? "semi-synchronous replication for the release too (the delete waits for a "
+                   "replica's ack), or a promotion that waits until the replica has applied "
+                   "all it received"
+                 : "a store that replicates by consensus (ZooKeeper); WAIT after the release "
+                   "narrows the window but does not close it. A short lease bounds how long the "
+                   "revived lock keeps everyone out";
+    case Mechanism::kCrashedHolderLease:
+      return "a shorter lease, which bounds the wait after a crash; it must still outlast the "
+             "work, so a lease renewed while the holder runs (a watchdog) is what allows it";
+    case Mechanism::kStoreDown:
+      return "replicas and a failover that promotes one while the primary is down, or a "
+             "consensus store whose majority survives; the lock itself cannot help";
+    case Mechanism::kWaitersAsleep:
+      return "waiters that also retry on their own, on a period shorter than the lease (the fair "
+             "lock's poll), or a shorter lease, which bounds the sleep; Redisson's RLock waiter "
+             "wakes only on the message or when the lease it was told runs out";
+    case Mechanism::kGrantsUndone:
+      return "replicas that keep up within WAIT's timeout (Redisson waits 1 s for one), or "
+             "waiting for no replica; undoing an unacknowledged grant is Redisson's guard "
+             "against losing it in a failover, so it trades the lock's availability for that";
+    case Mechanism::kStalledHeadHoldsQueue:
+      return "a shorter wait for queued waiters (Redisson's fairLockWaitTimeout, or tryLock's "
+             "waitTime; wait-time here): once a caller's clock passes the stalled head's "
+             "timeout, it drops the head and the queue moves on";
+    case Mechanism::kWaitersCutOff:
+      return "nothing in the lock: a contender that cannot reach the store cannot take it; an "
+             "acquire timeout shorter than such a fault only turns the wait into failed retries";
+    case Mechanism::kUnheardGrant:
+      return "a lease no longer than the work needs, since a grant nobody heard of keeps everyone "
+             "out for one whole lease; and a client that, after an acquire of unknown outcome, "
+             "releases with that acquire's token once it reaches the store again (a release that "
+             "deletes only its own token is safe to send), which undoes a grant that ran before "
+             "it";
+    default:
+      return std::nullopt;
+  }
+}
+
 // The mechanisms another design of the lock or its store prevents.
 std::string prevention_by_design(Mechanism m, const std::string& algorithm,
                                  const std::string& backend) {
@@ -216,41 +260,6 @@ std::string prevention_by_design(Mechanism m, const std::string& algorithm,
              "lock for about that wait past its turn, plus the lead of the clock that wrote its "
              "timeout: only timeouts written and judged by one clock, the server's, would take "
              "the lead away, and Redisson's scripts take the callers' clocks";
-    case Mechanism::kFailoverRevivedLock:
-      return backend == "mysql"
-                 ? "semi-synchronous replication for the release too (the delete waits for a "
-                   "replica's ack), or a promotion that waits until the replica has applied "
-                   "all it received"
-                 : "a store that replicates by consensus (ZooKeeper); WAIT after the release "
-                   "narrows the window but does not close it. A short lease bounds how long the "
-                   "revived lock keeps everyone out";
-    case Mechanism::kCrashedHolderLease:
-      return "a shorter lease, which bounds the wait after a crash; it must still outlast the "
-             "work, so a lease renewed while the holder runs (a watchdog) is what allows it";
-    case Mechanism::kStoreDown:
-      return "replicas and a failover that promotes one while the primary is down, or a "
-             "consensus store whose majority survives; the lock itself cannot help";
-    case Mechanism::kWaitersAsleep:
-      return "waiters that also retry on their own, on a period shorter than the lease (the fair "
-             "lock's poll), or a shorter lease, which bounds the sleep; Redisson's RLock waiter "
-             "wakes only on the message or when the lease it was told runs out";
-    case Mechanism::kStalledHeadHoldsQueue:
-      return "a shorter wait for queued waiters (Redisson's fairLockWaitTimeout, or tryLock's "
-             "waitTime; wait-time here): once a caller's clock passes the stalled head's "
-             "timeout, it drops the head and the queue moves on";
-    case Mechanism::kGrantsUndone:
-      return "replicas that keep up within WAIT's timeout (Redisson waits 1 s for one), or "
-             "waiting for no replica; undoing an unacknowledged grant is Redisson's guard "
-             "against losing it in a failover, so it trades the lock's availability for that";
-    case Mechanism::kWaitersCutOff:
-      return "nothing in the lock: a contender that cannot reach the store cannot take it; an "
-             "acquire timeout shorter than such a fault only turns the wait into failed retries";
-    case Mechanism::kUnheardGrant:
-      return "a lease no longer than the work needs, since a grant nobody heard of keeps everyone "
-             "out for one whole lease; and a client that, after an acquire of unknown outcome, "
-             "releases with that acquire's token once it reaches the store again (a release that "
-             "deletes only its own token is safe to send), which undoes a grant that ran before "
-             "it";
     case Mechanism::kReleaseLost:
       return "retrying a release whose outcome is unknown (deleting one's own lock is idempotent), "
              "or a lease "
@@ -266,6 +275,7 @@ std::string prevention(Mechanism m, const std::string& algorithm, const std::str
   if (std::optional<std::string> p = prevention_with_fencing(m, fencing_advice(algorithm))) {
     return *p;
   }
+  if (std::optional<std::string> p = prevention_when_stuck(m, backend)) return *p;
   return prevention_by_design(m, algorithm, backend);
 }
 
