@@ -284,6 +284,12 @@ TEST(LiveRun, SetNxLuaFourClientsKeepMutualExclusion) {
   workload.hold_min = Duration::millis(20);
   workload.hold_max = Duration::millis(60);
   workload.retry_pause = Duration::millis(10);
+  // A holder rests 30 ms after its release, longer than a waiter's longest
+  // retry pause (20 ms): without it, the client that just released asks
+  // again at once and can win every hand-over, which a busy CI machine once
+  // made it do for the whole run (one client of four ever acquired).
+  workload.idle_min = Duration::millis(30);
+  workload.idle_max = Duration::millis(30);
   workload.resource = "locksim:live-test";
 
   std::vector<std::string> errors;
