@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "checkers/explain_records.h"
-#include "env/assert.h"
 #include "env/parse.h"
 
 namespace locksim::checkers {
@@ -126,9 +125,9 @@ bool explain_unheard_grant(const ExplainInput& in, const ServerLock& s, TimePoin
   }
   story.steps.push_back(
       StoryStep{grant->at, text + ". Nobody knows of this grant and nobody renews it"});
-  if (grant->after.server != s.server) {
-    const LockChange* copy = r::first_stored(*in.trace, s.holder, s.server);
-    LOCKSIM_ASSERT(copy != nullptr);  // s keeps it
+  // Kept by another server at the end: a copy, which came by replication.
+  const LockChange* copy = r::first_stored(*in.trace, s.holder, s.server);
+  if (grant->after.server != s.server && copy != nullptr) {
     story.steps.push_back(StoryStep{
         copy->at, s.server + " received the lock by replication" +
                       (s.serving ? std::string(", and its answer counts at the end") : "")});
@@ -171,7 +170,9 @@ bool explain_revived_lock(const ExplainInput& in, const ServerLock& s, TimePoint
         !(c.before.kind == K::kHeld && c.before.holder == token))
       copy = &c;
   }
-  LOCKSIM_ASSERT(copy != nullptr);  // it kept the lock when promoted
+  // It kept the lock when promoted, so a change gave it the lock by then,
+  // unless the trace began with it: nothing to tell of how it came.
+  if (copy == nullptr) return false;
   const History& h = *in.history;
   const std::string c = history::client_label(*client);
   const Op* asked = asked_by(h, *client, grant->at);
