@@ -240,19 +240,6 @@ Cause failover_cause(const ExplainInput& in, const HeldInterval& a, TimePoint e)
   return Cause{Mechanism::kFailoverLostLock, {{e, text + "; " + could_know(h, holder, e)}}};
 }
 
-// A paused server shows as down, and back it acts at once on what came due
-// while it was stopped: the change that took `server` down keeping `token`,
-// the last by `e`, or nullptr.
-const LockChange* went_down_with(const LockTrace& trace, const std::string& server,
-                                 const std::string& token, TimePoint e) {
-  const LockChange* out = nullptr;
-  for (const LockChange& c : trace.changes) {
-    if (c.at > e) break;
-    if (c.after.server == server && c.after.kind == K::kDown && keeps(c.before, token)) out = &c;
-  }
-  return out;
-}
-
 // How the store stopped protecting `a` at `e`, from the changes at `e` on
 // the servers whose answer counts.
 Cause store_let_go(const ExplainInput& in, const HeldInterval& a, TimePoint e) {
@@ -266,11 +253,13 @@ Cause store_let_go(const ExplainInput& in, const HeldInterval& a, TimePoint e) {
   }
   for (const LockChange* c : at_e) {
     // Back from a pause with the lease run out meanwhile: it expired while
-    // the server was stopped, and took effect as it resumed.
+    // the server was stopped (a paused server shows as down), and took
+    // effect as it resumed.
     if (!c->after.serving || c->before.kind != K::kDown) continue;
     const std::string& server = c->after.server;
-    const LockChange* went = went_down_with(*in.trace, server, token, e);
-    if (went == nullptr || went->before.expires > e || r::pause_at(h, server, went->at) == nullptr)
+    const LockChange* went = r::went_down(*in.trace, server, e);
+    if (went == nullptr || !keeps(went->before, token) || went->before.expires > e ||
+        r::pause_at(h, server, went->at) == nullptr)
       continue;
     Cause out = expiry_cause(h, *in.trace, *went, holder, a.start, a.end, went->before.expires);
     out.steps.push_back(StoryStep{e, server + " resumed (paused since " + r::at_text(went->at) +

@@ -217,6 +217,16 @@ std::vector<std::pair<const Op*, const Op*>> acquires_unknown(const History& h, 
   return out;
 }
 
+std::vector<const Op*> open_acquires(const History& h) {
+  std::vector<const Op*> out;
+  for (const Op& op : h.ops) {
+    if (history::is_client_op(op) && op.f == OpF::kAcquire && op.type == OpType::kInvoke &&
+        completion_of(h, op) == nullptr)
+      out.push_back(&op);
+  }
+  return out;
+}
+
 const LockChange* first_stored(const LockTrace& trace, const std::string& token,
                                const std::string& server) {
   for (const LockChange& c : trace.changes) {
@@ -235,30 +245,27 @@ const LockChange* first_stored(const LockTrace& trace, const std::string& token,
 const Op* delay_shadow_at(const History& h, const std::string& c, TimePoint at) {
   for (const Op& op : h.ops) {
     if (op.time_ns > at.ns) break;
-    // A delay's start names its sides, its length and its size; its end only the sides.
-    if (history::is_client_op(op) || op.f != OpF::kDelay || op.value.size() < 4 || !names(op, c))
-      continue;
-    try {
-      const Duration length = parse_duration(op.value[2], "delay");
-      const Duration by = parse_duration(op.value[3], "delay");
-      if (TimePoint{op.time_ns} + length + by > at) return &op;
-    } catch (const ConfigError&) {  // a nemesis op it cannot read: not one to tell
-    }
+    if (history::is_client_op(op) || !names(op, c)) continue;
+    if (const std::optional<TimePoint> until = delay_holds_until(op); until && *until > at)
+      return &op;
   }
   return nullptr;
 }
 
-// "; what it holds arrives until 40.1s" for a delay: a link keeps its order,
-// so it stays blocked a delay's size past the delay's end. "" otherwise.
-std::string held_until(const Op& fault) {
-  if (fault.f != OpF::kDelay || fault.value.size() < 4) return "";
+std::optional<TimePoint> delay_holds_until(const Op& op) {
+  // A delay's start names its sides, its length and its size; its end only the sides.
+  if (op.f != OpF::kDelay || op.value.size() < 4) return std::nullopt;
   try {
-    const TimePoint until = TimePoint{fault.time_ns} + parse_duration(fault.value[2], "delay") +
-                            parse_duration(fault.value[3], "delay");
-    return "; what it holds arrives until " + at_text(until);
-  } catch (const ConfigError&) {  // a nemesis op it cannot read: nothing to add
-    return "";
+    return TimePoint{op.time_ns} + parse_duration(op.value[2], "delay") +
+           parse_duration(op.value[3], "delay");
+  } catch (const ConfigError&) {  // a nemesis op it cannot read: nothing to tell of it
+    return std::nullopt;
   }
+}
+
+std::string held_until(const Op& fault) {
+  const std::optional<TimePoint> until = delay_holds_until(fault);
+  return until ? "; what it holds arrives until " + at_text(*until) : "";
 }
 
 // `c` paused, cut off, or behind a delay's held messages at `at`.
@@ -278,6 +285,17 @@ int cut_off_percent(const History& h, const std::string& c, TimePoint from, Time
     if (cut_off_at(h, c, at) != nullptr) ++cut;
   }
   return cut * 100 / kCutOffSamples;
+}
+
+const LockChange* went_down(const LockTrace& trace, const std::string& server, TimePoint until) {
+  const LockChange* out = nullptr;
+  for (const LockChange& c : trace.changes) {
+    if (c.at > until) break;
+    if (c.after.server == server && c.after.kind == ServerLock::Kind::kDown &&
+        c.before.kind != ServerLock::Kind::kDown)
+      out = &c;
+  }
+  return out;
 }
 
 std::string kept_for_nobody(const ServerLock& s, TimePoint expires, TimePoint end) {

@@ -69,11 +69,18 @@ const history::Op* crash_between(const history::History& h, const std::string& n
 // never ended) may be the one. Each with its end, or nullptr.
 std::vector<std::pair<const history::Op*, const history::Op*>> acquires_unknown(
     const history::History& h, int writer, TimePoint written);
+// The acquires still open at the end of the run (invoked, never completed),
+// in history order.
+std::vector<const history::Op*> open_acquires(const history::History& h);
 // The first time a server (`server`, or any when empty) stored the lock for
 // `token`: on any server, the grant itself (a replica's copy comes later,
 // by replication). nullptr when none did.
 const LockChange* first_stored(const LockTrace& trace, const std::string& token,
                                const std::string& server = "");
+// When a delay's start (`op`, "delay A|B for D by X" at T) stops holding its
+// links: T + D + X, the last message sent during it arriving X late, and a
+// link keeping its order. nullopt for any other op, or one it cannot read.
+std::optional<TimePoint> delay_holds_until(const history::Op& op);
 // A delay on `c`'s links whose held messages were still arriving at `at`:
 // a link keeps its order, so a delay of D by X that began at T holds it
 // until T + D + X, past its own end. nullptr when none.
@@ -88,6 +95,9 @@ int cut_off_percent(const history::History& h, const std::string& c, TimePoint f
 // "; what it holds arrives until 40.1s" for a delay (delay_shadow_at), ""
 // for any other fault.
 std::string held_until(const history::Op& fault);
+// The last change by `until` that took `server` down (a crash or a pause: a
+// paused server shows as down too), or nullptr.
+const LockChange* went_down(const LockTrace& trace, const std::string& server, TimePoint until);
 // "SERVER keeps the lock for nobody until its lease runs out at T, D after
 // the end": the last step of a grant its client never heard of.
 std::string kept_for_nobody(const ServerLock& s, TimePoint expires, TimePoint end);

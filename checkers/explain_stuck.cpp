@@ -182,12 +182,8 @@ bool explain_store_down(const ExplainInput& in, TimePoint end, Story& story) {
   for (const ServerLock& s : states) {
     // With none serving (no primary, no leader), every server down is why.
     if ((serving > 0 && !s.serving) || s.kind != K::kDown) continue;
-    TimePoint since{};  // the last change that took it down
-    for (const LockChange& c : in.trace->changes) {
-      if (c.at > end) break;
-      if (c.after.server == s.server && c.after.kind == K::kDown && c.before.kind != K::kDown)
-        since = c.at;
-    }
+    const LockChange* down = r::went_down(*in.trace, s.server, end);
+    const TimePoint since = down != nullptr ? down->at : TimePoint{};
     std::string how = " went down";
     if (const Op* crash = r::crash_between(h, s.server, since, since)) {
       how = " crashed (" + history::describe_nemesis_op(*crash) + ")";
@@ -294,14 +290,11 @@ bool explain_waiters_asleep(const ExplainInput& in, TimePoint end, Story& story)
   }
   const History& h = *in.history;
   std::string waiting;
-  for (const Op& op : h.ops) {
-    if (!history::is_client_op(op) || op.f != history::OpF::kAcquire ||
-        op.type != history::OpType::kInvoke || r::completion_of(h, op) != nullptr)
-      continue;
-    const std::string c = history::client_label(op.client);
+  for (const Op* op : r::open_acquires(h)) {
+    const std::string c = history::client_label(op->client);
     if (r::pause_at(h, c, end) != nullptr || r::link_fault_at(h, c, end) != nullptr) continue;
-    waiting += (waiting.empty() ? "" : ", ") + c + "'s (op " + std::to_string(op.index) +
-               ", invoked at " + r::at_text(TimePoint{op.time_ns}) + ")";
+    waiting += (waiting.empty() ? "" : ", ") + c + "'s (op " + std::to_string(op->index) +
+               ", invoked at " + r::at_text(TimePoint{op->time_ns}) + ")";
   }
   const LockChange* gone = last_let_go(*in.trace, end);
   if (waiting.empty() || gone == nullptr) return false;
@@ -324,18 +317,15 @@ bool explain_waiters_cut_off(const ExplainInput& in, TimePoint end, Story& story
   const History& h = *in.history;
   const TimePoint since = in.verdicts->liveness.unheld_since;
   std::vector<StoryStep> steps;
-  for (const Op& op : h.ops) {
-    if (!history::is_client_op(op) || op.f != history::OpF::kAcquire ||
-        op.type != history::OpType::kInvoke || r::completion_of(h, op) != nullptr)
-      continue;
-    const std::string c = history::client_label(op.client);
+  for (const Op* op : r::open_acquires(h)) {
+    const std::string c = history::client_label(op->client);
     const Op* fault = r::cut_off_at(h, c, end);
     // One that could reach the store, or could for most of the time: not this.
     const int percent = fault == nullptr ? 0 : r::cut_off_percent(h, c, since, end);
     if (percent < 50) return false;
     steps.push_back(
-        StoryStep{end, c + "'s acquire (op " + std::to_string(op.index) + ", invoked at " +
-                           r::at_text(TimePoint{op.time_ns}) + ") was still waiting, " + c +
+        StoryStep{end, c + "'s acquire (op " + std::to_string(op->index) + ", invoked at " +
+                           r::at_text(TimePoint{op->time_ns}) + ") was still waiting, " + c +
                            (fault->f == history::OpF::kPause ? " paused" : " cut off") + " since " +
                            r::at_text(TimePoint{fault->time_ns}) + " (" +
                            history::describe_nemesis_op(*fault) + r::held_until(*fault) +
