@@ -446,7 +446,9 @@ std::string conflict_text(const LockCall& z, const std::optional<LockCall>& from
       call_actor(z), call_text(z), call_actor(*from), call_text(*from));
 }
 
-void explain(LinearizabilityVerdict& v, const std::vector<history::Op>& ops) {
+// `prefix_length`: how many of `ops` the shortest failing prefix holds, when
+// invalid.
+void explain(LinearizabilityVerdict& v, const std::vector<history::Op>& ops, size_t prefix_length) {
   const std::string name = v.model == MutexModel::kMutex ? "a mutex" : "an owner-mutex";
   if (v.kind == Verdict::Kind::kValid) {
     v.explanation = fmt::format(
@@ -464,7 +466,7 @@ void explain(LinearizabilityVerdict& v, const std::vector<history::Op>& ops) {
           *v.unlinearizable, v.state_from, v.model,
           could_have_acquired(ops, v.unlinearizable->process, v.unlinearizable->complete_index)),
       v.prefix_end_index, v.prefix_ops);
-  const history::Op& last = ops[static_cast<size_t>(v.prefix_ops - 1)];
+  const history::Op& last = ops[prefix_length - 1];
   if (last.index != v.unlinearizable->complete_index) {
     // A later :fail (or :ok) closed the last way out, e.g. an open call that
     // could have been the missing release until it failed.
@@ -503,6 +505,7 @@ LinearizabilityVerdict check_linearizable(const std::vector<history::Op>& ops, M
                      "check_linearizable needs a history that keeps Jepsen's rules "
                      "(find_rule_break first)");
   LinearizabilityVerdict v;
+  size_t length = 0;
   v.model = model;
   v.checker = fmt::format("linearizability ({})", to_string(model));
   v.client_ops = p.client_ops;
@@ -519,7 +522,7 @@ LinearizabilityVerdict check_linearizable(const std::vector<history::Op>& ops, M
     // Given back before the search pairs prefixes: two sets of calls at once
     // were the peak of checking an invalid 1 M-op history.
     std::vector<Call>().swap(p.calls);
-    const size_t length = shortest_failing_prefix(ops, model, stuck_at, ops.size());
+    length = shortest_failing_prefix(ops, model, stuck_at, ops.size());
     // The conflict as the shortest prefix itself shows it.
     const Paired q = pair_calls(ops, length);
     const GreedyResult h = Greedy(q.calls, model).run();
@@ -529,9 +532,13 @@ LinearizabilityVerdict check_linearizable(const std::vector<history::Op>& ops, M
     v.unlinearizable = lock_call(ops, z);
     if (h.state_from != kNone) v.state_from = lock_call(ops, q.calls[h.state_from]);
     v.prefix_end_index = ops[length - 1].index;
-    v.prefix_ops = static_cast<int64_t>(length);
+    // The nemesis's ops in the prefix are not client ops: a run's history
+    // has them, a checked file's reader has skipped them, and the two must
+    // say the same count.
+    v.prefix_ops = std::count_if(ops.begin(), ops.begin() + static_cast<std::ptrdiff_t>(length),
+                                 history::is_client_op);
   }
-  explain(v, ops);
+  explain(v, ops, length);
   return v;
 }
 

@@ -462,7 +462,7 @@ std::map<std::string, nlohmann::ordered_json> finished_rows(const AgreeFlags& fl
 int agree_all(const AgreeFlags& flags) {
   if (flags.out.empty()) throw ConfigError("--out: --all writes its report there; give a folder");
   const std::vector<harness::BuiltinScenario> all = scenarios_for_all(flags.only);
-  make_out_dir(flags.out);
+  make_out_dir(flags.out, "--out", {"agree.json", "agree.md", "agree.html"});
   const std::filesystem::path out(flags.out);
   std::vector<std::string> names;
   for (const harness::BuiltinScenario& b : all) names.push_back(b.name);
@@ -539,7 +539,7 @@ int run_agree_command(const AgreeFlags& flags) {
   const harness::Scenario sc = load_for_agree(flags.scenario, flags);
   // Everything live cannot do is refused before the simulation runs.
   check_expressible(sc);
-  make_out_dir(flags.out);
+  make_out_dir(flags.out, "--out", {"agree.json"});
   AgreeProgress progress(flags.out, {sc.name.empty() ? sc.source : sc.name}, false);
   auto [j, code] = compare(sc, flags.out, flags.quiet, progress);
   if (!flags.out.empty()) {

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <sstream>
 #include <utility>
 
 #include <fmt/format.h>
@@ -35,13 +37,13 @@ using checkers::Verdict;
 checkers::KnossosOptions parse_knossos_flags(const KnossosFlags& f) {
   checkers::KnossosOptions o;
   o.command = f.command;
-  o.time_limit = parse_duration(f.time_limit, "--knossos-time-limit");
+  const std::string limit = f.time_limit.empty() ? "60s" : f.time_limit;
+  o.time_limit = parse_duration(limit, "--knossos-time-limit");
   if (o.time_limit <= Duration::zero()) {
-    throw ConfigError("--knossos-time-limit: expected a positive duration, got '" + f.time_limit +
-                      "'");
+    throw ConfigError("--knossos-time-limit: expected a positive duration, got '" + limit + "'");
   }
   // java's -Xmx syntax, checked here so a typo is a one-line error, not a JVM crash.
-  const std::string& h = f.heap;
+  const std::string h = f.heap.empty() ? "4g" : f.heap;
   const bool digits = h.size() >= 2 && h.find_first_not_of("0123456789") == h.size() - 1 &&
                       std::string("kKmMgG").find(h.back()) != std::string::npos;
   if (!digits || h[0] == '0') {
@@ -50,6 +52,34 @@ checkers::KnossosOptions parse_knossos_flags(const KnossosFlags& f) {
   }
   o.heap = h;
   return o;
+}
+
+// The program `command` runs (sh runs it as `exec COMMAND "$@"`): its first
+// word past any NAME=value, found as a path or on PATH. A command that
+// starts with a quote or a shell construct is left to the shell.
+void check_knossos_program(const std::string& command) {
+  std::istringstream words(command);
+  std::string program;
+  while (words >> program && program.find('=') != std::string::npos) {
+  }
+  if (program.empty() || program.find_first_of("'\"\\$`(") != std::string::npos) return;
+  const auto runnable = [](const std::string& path) {
+    return access(path.c_str(), X_OK) == 0 && !std::filesystem::is_directory(path);
+  };
+  if (program.find('/') != std::string::npos) {
+    if (!runnable(program)) {
+      throw ConfigError("--knossos: expected a command that runs Knossos; '" + program +
+                        "' is not an executable file (docs/how-to/knossos.md)");
+    }
+    return;
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    if (runnable((std::filesystem::path(dir.empty() ? "." : dir) / program).string())) return;
+  }
+  throw ConfigError("--knossos: expected a command that runs Knossos; '" + program +
+                    "' is not found on PATH (docs/how-to/knossos.md)");
 }
 
 int64_t own_peak_rss_bytes() {
@@ -186,10 +216,18 @@ int run_check_command(const CheckFlags& flags) {
 }
 
 std::optional<checkers::KnossosOptions> knossos_options(const KnossosFlags& f) {
-  // Parsed even without --knossos: a malformed limit is bad input whether or
-  // not it is used ('--knossos-time-limit 10' passed unseen).
+  if (f.command.empty()) {
+    for (const auto& [flag, value] :
+         {std::pair{"--knossos-time-limit", &f.time_limit}, std::pair{"--knossos-heap", &f.heap}}) {
+      if (!value->empty()) {
+        throw ConfigError(std::string(flag) + ": only with --knossos CMD, which it is for; got '" +
+                          *value + "' without it");
+      }
+    }
+    return std::nullopt;
+  }
   checkers::KnossosOptions o = parse_knossos_flags(f);
-  if (f.command.empty()) return std::nullopt;
+  check_knossos_program(f.command);
   return o;
 }
 

@@ -26,9 +26,11 @@
 namespace locksim::cli {
 
 struct KnossosFlags {
-  std::string command;             // --knossos CMD; empty: Knossos is not asked
-  std::string time_limit = "60s";  // --knossos-time-limit: wall clock for the whole call
-  std::string heap = "4g";         // --knossos-heap: the JVM's -Xmx
+  std::string command;  // --knossos CMD; empty: Knossos is not asked
+  // Empty when not given (then 60s and 4g); given without --knossos, each
+  // is bad input, as a flag that would do nothing.
+  std::string time_limit;  // --knossos-time-limit: wall clock for the whole call
+  std::string heap;        // --knossos-heap: the JVM's -Xmx
 };
 
 struct CheckFlags {
@@ -50,7 +52,9 @@ CLI::App* add_check_command(CLI::App& app, CheckFlags& flags);
 int run_check_command(const CheckFlags& flags);
 
 // The Knossos options the flags ask for; nullopt when --knossos is not
-// given. Throws ConfigError for a bad --knossos-* value.
+// given. Throws ConfigError for a bad --knossos-* value, a --knossos-* flag
+// without --knossos, and a --knossos command whose program is not found (a
+// typo must not pass a CI job with its cross-check quietly "unknown").
 std::optional<checkers::KnossosOptions> knossos_options(const KnossosFlags& flags);
 
 }  // namespace locksim::cli

@@ -97,7 +97,7 @@ int run_live_command(const CLI::App& live, const RunOptions& o) {
       harness::prepare_run(config_from_options(live, Mode::kLive, o));
   const harness::RunConfig& config = prepared.config();
   live::check_live_run(config);  // before anything is printed or started
-  make_out_dir(o.out);
+  make_out_dir(o.out, "--out", {std::begin(kOutputs), std::end(kOutputs)});
   remove_stale_outputs(o.out);
   if (!o.quiet) {
     std::cout << "live: " << config.algorithm << " against real "

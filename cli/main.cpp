@@ -135,7 +135,7 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   extras.knossos = locksim::cli::knossos_options(o.knossos);
   // The story and the timeline's server lanes read the lock on each server.
   extras.trace_lock = o.explain || o.story_only || !o.html.empty();
-  locksim::cli::make_out_dir(o.out);
+  locksim::cli::make_out_dir(o.out, "--out", {"history.edn", "history.jsonl", "result.json"});
   locksim::cli::check_writable_file(o.html, "--html");
   RunContext context{.scenario = scenario ? &*scenario : nullptr, .cut_by = 0};
   const auto result = run_with_progress(prepared, extras, o.quiet, &context.cut_by);

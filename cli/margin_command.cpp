@@ -146,7 +146,7 @@ int run_margin_command(const CLI::App& margin, const MarginFlags& flags) {
   const harness::margin::MarginRequest request = request_from(margin, flags);
   std::vector<harness::margin::MarginCell> cells;
   if (!flags.vary.empty()) cells = vary_cells(request, flags);  // bad input before --out
-  make_out_dir(flags.run.out);
+  make_out_dir(flags.run.out, "--out", {"margin.json", "margin.html"});
   const harness::margin::ProgressFn progress = progress_line(flags.run.quiet, request.kind);
   const harness::margin::MarginResult result = harness::margin::measure_margin(request, progress);
   if (progress) std::cerr << "\n";

@@ -104,7 +104,7 @@ int run_margins_command(const MarginsFlags& flags) {
   const std::vector<harness::margin::MarginCell> cells =
       harness::margin::plan_margins(algorithms, seed_of(flags), vary ? &*vary : nullptr);
   const int jobs = jobs_of(flags);
-  make_out_dir(flags.out);
+  make_out_dir(flags.out, "--out", {"margins.json", "margins.md", "margins.html"});
   const harness::margin::CellDoneFn progress = progress_line(flags.quiet);
   const StopOnInterrupt interrupt;
   std::vector<harness::margin::MarginResult> results;

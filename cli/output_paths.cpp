@@ -7,6 +7,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "env/atomic_file.h"
 #include "env/parse.h"
@@ -53,6 +54,15 @@ void make_out_dir(const std::string& dir, const std::string& flag) {
     throw ConfigError(flag + ": cannot write in directory '" + dir + "': " + *why);
   }
   std::filesystem::remove(probe, ec);
+}
+
+void make_out_dir(const std::string& dir, const std::string& flag,
+                  const std::vector<std::string>& files) {
+  make_out_dir(dir, flag);
+  if (dir.empty()) return;
+  for (const std::string& name : files) {
+    check_writable_file((std::filesystem::path(dir) / name).string(), flag);
+  }
 }
 
 int64_t wall_ns() {

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace locksim::cli {
 
@@ -19,6 +20,13 @@ void check_writable_file(const std::string& path, const std::string& flag);
 // Creates the directory `dir` (and its parents) unless `dir` is empty. Throws
 // ConfigError naming `flag` when it cannot.
 void make_out_dir(const std::string& dir, const std::string& flag = "--out");
+
+// make_out_dir, then check_writable_file for each of the files the command
+// will write in `dir` (names, not paths), under `flag`: a folder where one
+// of them goes is bad input at once, not an internal error after the work,
+// and never a folder that removing an earlier output would take with it.
+void make_out_dir(const std::string& dir, const std::string& flag,
+                  const std::vector<std::string>& files);
 
 // Nanoseconds on the steady clock, for progress lines and timings only.
 int64_t wall_ns();

@@ -199,6 +199,15 @@ const std::vector<std::string>& report_outputs() {
   return kOutputs;
 }
 
+// The files (not folders) a sweep or merge writes in --out.
+std::vector<std::string> written_files() {
+  std::vector<std::string> files = {"sweep.json", "runs.jsonl"};
+  for (const std::string& name : report_outputs()) {
+    if (name != "shrunk") files.push_back(name);
+  }
+  return files;
+}
+
 // What an earlier sweep or merge left in a merge's --out, once the shards
 // are read: its report, timing and shrunk files, and its histories unless
 // --out is one of the shards (whose histories are its own runs'), so
@@ -263,7 +272,9 @@ int run_sweep_command(const SweepFlags& f) {
   const harness::SweepPlan plan = plan_from_flags(f);
   harness::Expectations expectations;
   if (!f.expect.empty()) expectations = harness::load_expectations(f.expect);
-  make_out_dir(f.out);  // before any run: an unwritable --out is bad input
+  // Before any run, and before an earlier sweep's outputs are removed: an
+  // unwritable --out, or a folder where a report file goes, is bad input.
+  make_out_dir(f.out, "--out", written_files());
   harness::SweepOptions o;
   o.jobs =
       f.jobs != 0 ? f.jobs : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
@@ -349,7 +360,7 @@ int run_merge_command(const MergeFlags& f) {
     for (auto& r : harness::read_runs((dir / "runs.jsonl").string())) all.push_back(std::move(r));
   }
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
-  make_out_dir(f.out);
+  make_out_dir(f.out, "--out", written_files());
   remove_earlier_outputs(f.out, f.shards);
   write_text(fs::path(f.out) / "sweep.json", harness::plan_to_json(plan, true).dump(2) + "\n");
   std::string lines;

@@ -69,13 +69,42 @@ TEST(CheckCommand, ValidAndInvalidHistories) {
   EXPECT_EQ(locksim("check --quiet --model owner-mutex " + bad.string()).out, "");
 }
 
-// Knossos not installed: its row says so, claims no time or memory (no JVM
-// ran), and the table's columns stay aligned around the long verdict.
-TEST(CheckCommand, AMissingKnossosShowsNoTimeOrMemory) {
+// A --knossos command whose program does not exist is a typo, refused
+// before anything runs: a CI job must not pass with its cross-check
+// quietly "unknown". So are Knossos's flags without --knossos.
+TEST(CheckCommand, AKnossosCommandNotFoundIsBadInput) {
+  const fs::path ok = write("ok3.edn",
+                            "{:process 0, :type :invoke, :f :acquire}\n"
+                            "{:process 0, :type :ok, :f :acquire}\n");
+  Outcome o = locksim("check " + ok.string() + " --knossos /nonexistent/knossos.sh");
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_NE(o.err.find("--knossos: expected a command that runs Knossos; '/nonexistent/knossos.sh' "
+                       "is not an executable file"),
+            std::string::npos)
+      << o.err;
+  o = locksim("check " + ok.string() + " --knossos 'no-such-knossos-program --flag'");
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_NE(o.err.find("'no-such-knossos-program' is not found on PATH"), std::string::npos)
+      << o.err;
+  o = locksim("check " + ok.string() + " --knossos-time-limit 5s");
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_NE(o.err.find("--knossos-time-limit: only with --knossos CMD"), std::string::npos)
+      << o.err;
+  o = locksim("run --knossos-heap 2g");
+  EXPECT_EQ(o.exit_code, 2) << o.out << o.err;
+  EXPECT_NE(o.err.find("--knossos-heap: only with --knossos CMD"), std::string::npos) << o.err;
+}
+
+// A Knossos command that exists but cannot start (its interpreter is
+// missing, so sh answers 127): its row says so, claims no time or memory
+// (no JVM ran), and the table's columns stay aligned around the long verdict.
+TEST(CheckCommand, AKnossosThatCannotStartShowsNoTimeOrMemory) {
   const fs::path ok = write("ok2.edn",
                             "{:process 0, :type :invoke, :f :acquire}\n"
                             "{:process 0, :type :ok, :f :acquire}\n");
-  const Outcome o = locksim("check " + ok.string() + " --knossos /nonexistent/knossos.sh");
+  const fs::path script = write("knossos.sh", "#!/nonexistent/interpreter\n");
+  fs::permissions(script, fs::perms::owner_all);
+  const Outcome o = locksim("check " + ok.string() + " --knossos " + script.string());
   EXPECT_EQ(o.exit_code, 0) << "the built-in checker decides: " << o.out << o.err;
   std::vector<std::string> rows;
   std::istringstream lines(o.out);
@@ -83,7 +112,7 @@ TEST(CheckCommand, AMissingKnossosShowsNoTimeOrMemory) {
     if (line.rfind("  ", 0) == 0) rows.push_back(line);
   }
   ASSERT_EQ(rows.size(), 3u) << o.out;
-  EXPECT_NE(rows[2].find("unknown (command not found: /nonexistent/knossos.sh)"), std::string::npos)
+  EXPECT_NE(rows[2].find("unknown (command not found: " + script.string() + ")"), std::string::npos)
       << o.out;
   EXPECT_EQ(rows[2].find("JVM"), std::string::npos) << o.out;
   EXPECT_EQ(rows[2].substr(rows[2].size() - 4), "-  -") << o.out;
