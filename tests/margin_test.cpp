@@ -319,6 +319,35 @@ TEST(Margin, PartitionAndDelaySpikeNeverBreakAsTheorySays) {
   }
 }
 
+// A delay spike's fatal sizes are a window: past half the command timeout
+// no grant is heard and the lock holds again. With a 17 s timeout the
+// window is 8 s..8.5 s; the search once probed 20 s, saw it hold and said
+// "never". It now stops below the window's top and finds ttl - hold, as
+// theory does; under 12 s (no window) both say never.
+TEST(Margin, ADelaySpikeBreaksInsideItsWindowBelowHalfTheTimeout) {
+  auto with_timeout = [](Duration timeout) {
+    locksim::harness::margin::MarginRequest request;
+    request.base.algorithm = "set-nx-lua";
+    request.base.seed = 7;
+    request.base.workload.hold_min = request.base.workload.hold_max = Duration::seconds(2);
+    request.base.redis.timeout = timeout;
+    request.kind = Kind::kDelaySpike;
+    locksim::harness::margin::set_default_range(request);
+    return locksim::harness::margin::measure_margin(request);
+  };
+  const auto wide = with_timeout(Duration::seconds(17));
+  ASSERT_EQ(wide.outcome, Bisection::Outcome::kFound) << wide.position;
+  EXPECT_EQ(wide.range_hi, Duration::millis(8'495).ns);
+  EXPECT_EQ(wide.theory, Duration::seconds(8).ns);
+  EXPECT_TRUE(locksim::harness::margin::within_resolution(wide));
+  EXPECT_EQ(finding_of_replay(wide.above->replay_command, "delay-window-above"), "latent");
+  const auto narrow = with_timeout(Duration::seconds(12));
+  EXPECT_EQ(narrow.outcome, Bisection::Outcome::kNeverBreaks);
+  EXPECT_FALSE(narrow.theory.has_value());
+  EXPECT_NE(narrow.theory_formula.find("a timeout over 16s"), std::string::npos)
+      << narrow.theory_formula;
+}
+
 // --vary: five points, each within 1 % of its own theory (ttl - hold), in
 // margin.json; margin.html draws them.
 TEST(Margin, VaryTtlMeasuresFivePointsBesideTheory) {

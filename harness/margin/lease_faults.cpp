@@ -1,9 +1,12 @@
 #include "harness/margin/lease_faults.h"
 
+#include <algorithm>
+
 #include "algorithms/registry.h"
 #include "env/assert.h"
 #include "env/parse.h"
 #include "faults/nemesis.h"
+#include "sim/connection.h"
 
 namespace locksim::harness::margin {
 
@@ -26,6 +29,12 @@ std::vector<std::string> crash_targets(const RunConfig& config) {
   LOCKSIM_ASSERT(quorum >= 1 && quorum <= all.size());
   const size_t count = all.size() - quorum + 1;
   return {all.begin(), all.begin() + static_cast<std::ptrdiff_t>(count)};
+}
+
+// A client's command timeout in words: "none" waits as long as the
+// connection lives.
+std::string timeout_text(Duration timeout) {
+  return timeout == sim::kNoTimeout ? "none" : format_duration(timeout);
 }
 
 Theory ttl_minus_hold(const RunConfig& base, const std::string& why) {
@@ -172,15 +181,26 @@ Theory lease_fault_theory(const RunConfig& base, Kind kind) {
                   std::to_string(lease_servers(base).size()) +
                   " down leave no quorum of keys for the holder",
               true};
-    case Kind::kDelaySpike:
-      // A late grant would break at ttl - hold, but no reply that late is
-      // taken: the client's command timeout gives up on it first.
+    case Kind::kDelaySpike: {
+      // The key is written one delay after the ask and lives ttl from then;
+      // the holder hears of it a delay later and holds on: it outlives the
+      // key when delay > ttl - hold. It hears of it at all only while two
+      // delays stay inside its command timeout (searched_size_max).
+      const Duration gap = lease_of(base) - base.workload.hold_min;
+      const Duration timeout = base.redis.timeout;
+      if (gap * 2 < timeout) {
+        return ttl_minus_hold(base,
+                              " (a grant heard two delays after the ask; up to half the "
+                              "command timeout " +
+                                  timeout_text(timeout) + ", past it one is given up)");
+      }
       return {std::nullopt,
-              "never: a grant's reply later than the command timeout " +
-                  format_duration(base.redis.timeout) +
-                  " is given up (the acquire fails); a faster one leaves the key ttl - hold = " +
-                  format_duration(lease_of(base) - base.workload.hold_min) + " to outlive",
+              "never: a grant is heard two delays after the ask, and past the command timeout " +
+                  timeout_text(timeout) +
+                  " it is given up (the acquire fails); a delay over ttl - hold = " +
+                  format_duration(gap) + " would need a timeout over " + format_duration(gap * 2),
               false};
+    }
     default:
       break;
   }
@@ -209,6 +229,12 @@ std::string lease_fault_position(Kind kind) {
       break;
   }
   return "";
+}
+
+std::optional<int64_t> searched_size_max(const RunConfig& base, Kind kind) {
+  if (kind != Kind::kDelaySpike) return std::nullopt;
+  const Duration top = base.redis.timeout / 2 - kReplySlack;
+  return std::max<int64_t>(0, top.ns - top.ns % Duration::millis(1).ns);
 }
 
 int64_t default_range_lo(Kind kind) {

@@ -36,6 +36,19 @@ Theory lease_fault_theory(const RunConfig& base, Kind kind);
 // Where the fault sits in the run, in words, for the result.
 std::string lease_fault_position(Kind kind);
 
+// The largest size of `kind` a bisection may search, or nullopt for no
+// bound. A delay spike holds the request and the grant's reply alike, so
+// the client hears a grant two delays after asking; past its command
+// timeout it gives the grant up and the acquire fails, and the lock holds
+// again. Its fatal sizes are a window, ttl - hold < delay < timeout / 2,
+// not a ray, and bisection trusts a ray: it searches below the window's top
+// (half the timeout less kReplySlack, floored to 1 ms).
+std::optional<int64_t> searched_size_max(const RunConfig& base, Kind kind);
+
+// The room left for the network's own latency, both ways, below half the
+// command timeout: a probe at the top must still hear its grant.
+inline constexpr Duration kReplySlack = Duration::millis(5);
+
 // The smallest size searched by default: crash-downtime starts at 1 ms (a
 // zero downtime is no crash at all); the others at zero.
 int64_t default_range_lo(Kind kind);

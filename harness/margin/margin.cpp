@@ -262,6 +262,11 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
   m.hold = base.workload.hold_min;
   m.range_lo = request.range_lo;
   m.range_hi = request.range_hi;
+  // Past a delay spike's window no grant is heard and the lock holds again:
+  // the search stops below it (searched_size_max says why).
+  const std::optional<int64_t> top = searched_size_max(base, request.kind);
+  const bool cut = top && *top<m.range_hi&& * top> m.range_lo;
+  if (cut) m.range_hi = *top;
   std::map<int64_t, ConfirmingRun> seen;  // by step: the runs behind the answer
   std::optional<SessionHeard> heard;      // a session lock's, from a run that expired it
   const int64_t step = step_of(request.kind);
@@ -280,7 +285,7 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
   // known only to 80 ms, and "measured - theory" would be the search's width
   // rather than the simulation's disagreement. One step costs a handful of
   // halvings more (a 20 s range: 17 probes, not 11).
-  const Bisection b = bisect(probe, {request.range_lo / step, request.range_hi / step, 1, 0});
+  const Bisection b = bisect(probe, {m.range_lo / step, m.range_hi / step, 1, 0});
   m.outcome = b.outcome;
   m.resolution = step;
   m.probes = b.probes + 1;  // and the fault-free run that placed the fault
@@ -301,6 +306,10 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
   m.theory_any_size = theory.any_size;
   if (session_lock(base)) m.tick = base.zookeeper.tick;
   m.position = position_text(base, request.kind);
+  if (cut) {
+    m.position += "; no further: a longer delay's grant comes after the command timeout " +
+                  format_duration(base.redis.timeout) + " and is given up";
+  }
   return m;
 }
 
