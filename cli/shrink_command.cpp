@@ -235,6 +235,7 @@ std::string how_far(const Size& a, const Size& b) {
 struct Story {
   Start start;
   Finding finding = Finding::kNone;
+  checkers::Mechanism cause = checkers::Mechanism::kNone;
   size_t drawn = 0;  // faults the profile drew, made explicit
   bool same_run = true;
   Size before, after;
@@ -242,13 +243,20 @@ struct Story {
   int runs_max = 0;
 };
 
+// " and its cause, MECHANISM" when the search kept one (a cause explain
+// found), else nothing.
+std::string kept_cause(checkers::Mechanism cause) {
+  if (cause == checkers::Mechanism::kNone || cause == checkers::Mechanism::kUndetermined) return "";
+  return std::string(" and its cause, ") + checkers::mechanism_id(cause);
+}
+
 std::string description(const Story& s) {
   std::string d = "Shrunk by locksim shrink from `" + s.start.replay + "`";
   if (s.drawn > 0) {
     d += " (its profile's " + plural(s.drawn, "drawn fault") + " made explicit" +
          (s.same_run ? "" : "; that run differs from the profile's but fails the same way") + ")";
   }
-  d += ", keeping its " + std::string(finding_words(s.finding)) + ": " +
+  d += ", keeping its " + std::string(finding_words(s.finding)) + kept_cause(s.cause) + ": " +
        how_far(s.before, s.after) + "; " +
        plural(static_cast<size_t>(s.result.runs), "candidate run") + ".";
   switch (s.result.stopped) {
@@ -286,6 +294,9 @@ harness::Scenario shrunk_scenario(const Story& s) {
 // The input, run once: its finding, and the config the search starts from.
 struct Input {
   Finding finding = Finding::kNone;
+  // What explain says caused it, in the run the search starts from: every
+  // candidate must keep it (harness::shrink::real_runs says why).
+  checkers::Mechanism cause = checkers::Mechanism::kNone;
   RunConfig failing;  // the profile's drawn faults made explicit
   size_t drawn = 0;
   Size size;
@@ -306,7 +317,10 @@ Input run_input(const Start& start) {
   in.drawn = report.result.profile_faults.events.size();
   in.failing = harness::shrink::materialized(prepared.config(), report.result.profile_faults);
   in.size = size_of(in.failing, report.result);
-  if (start.config.profile.empty()) return in;
+  if (start.config.profile.empty()) {
+    in.cause = harness::shrink::cause_of(in.failing);
+    return in;
+  }
   // The search shrinks the explicit faults, so they must fail as the profile
   // did; if they do not, shrinking them would shrink some other run: refuse.
   // They should be the very same run (same events and ops); one that differs
@@ -328,6 +342,7 @@ Input run_input(const Start& start) {
                              " finding, so there is nothing to shrink them from (a bug: please "
                              "report it with this command)");
   }
+  in.cause = harness::shrink::cause_of(in.failing);
   return in;
 }
 
@@ -434,16 +449,17 @@ Shrunk shrink_start(const ShrinkStart& start, const harness::shrink::Options& op
   story.runs_max = options.runs_max;
   const Input input = run_input(story.start);
   story.finding = input.finding;
+  story.cause = input.cause;
   story.drawn = input.drawn;
   story.same_run = input.same_run;
   story.before = input.size;
-  story.result =
-      harness::shrink::shrink(input.failing, harness::shrink::real_runs(input.finding), options);
+  story.result = harness::shrink::shrink(
+      input.failing, harness::shrink::real_runs(input.finding, input.cause), options);
   Shrunk out;
   out.scenario_text = replayed_file(story);
   out.summary = shrunk_scenario(story).summary;
-  out.how_far = "kept its " + std::string(harness::shrink::to_string(story.finding)) +
-                " finding: " + how_far(story.before, story.after) + " in " +
+  out.how_far = "kept its " + std::string(harness::shrink::to_string(story.finding)) + " finding" +
+                kept_cause(story.cause) + ": " + how_far(story.before, story.after) + " in " +
                 plural(static_cast<size_t>(story.result.runs), "candidate run");
   out.stopped = story.result.stopped;
   return out;

@@ -287,7 +287,10 @@ TEST(ShrinkCommand, ShrunkScenarioReplaysAndIsOneMinimal) {
   const fs::path out = scratch() / "shrunk.json";
   const Outcome o = locksim(std::string("shrink ") + kFailingRun + " --out " + out.string());
   ASSERT_EQ(o.exit_code, 0) << o.err;
-  EXPECT_NE(o.out.find("kept its safety finding: faults 2 -> "), std::string::npos) << o.out;
+  EXPECT_NE(
+      o.out.find("kept its safety finding and its cause, pause-outlasted-lease: faults 2 -> "),
+      std::string::npos)
+      << o.out;
   EXPECT_NE(o.out.find("replay: locksim run --scenario " + out.string()), std::string::npos);
 
   const Outcome replay = locksim("run --scenario " + out.string());

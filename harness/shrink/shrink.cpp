@@ -8,6 +8,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/backends.h"
+#include "harness/explain_run.h"
 #include "harness/prepared_run.h"
 #include "harness/run.h"
 #include "harness/settings.h"
@@ -73,15 +74,27 @@ RunConfig materialized(const RunConfig& prepared, const faults::FaultSchedule& d
   return out;
 }
 
-Fails real_runs(Finding wanted) {
+Fails real_runs(Finding wanted, checkers::Mechanism cause) {
   LOCKSIM_ASSERT(wanted != Finding::kNone);
-  return [wanted](const RunConfig& candidate) {
+  const bool keep_cause =
+      cause != checkers::Mechanism::kNone && cause != checkers::Mechanism::kUndetermined;
+  return [wanted, cause, keep_cause](const RunConfig& candidate) {
     try {
-      return keeps_finding(wanted, run_prepared(prepare_run(candidate)).result.checks);
+      RunExtras extras;
+      extras.trace_lock = keep_cause;  // what explain reads of the servers
+      const RunResult r = run_prepared(prepare_run(candidate), extras).result;
+      if (!keeps_finding(wanted, r.checks)) return false;
+      return !keep_cause || explain_result(r).mechanism == cause;
     } catch (const ConfigError&) {
       return false;  // e.g. a fault naming c4 in a candidate with three clients
     }
   };
+}
+
+checkers::Mechanism cause_of(const RunConfig& config) {
+  RunExtras extras;
+  extras.trace_lock = true;
+  return explain_result(simulate_and_check(config, extras).result).mechanism;
 }
 
 namespace {

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "checkers/check.h"
+#include "checkers/explain.h"
 #include "faults/fault_schedule.h"
 #include "harness/run_config.h"
 
@@ -66,10 +67,19 @@ int servers_of(const RunConfig& config);
 // Whether a candidate config fails the same way. Deterministic.
 using Fails = std::function<bool(const RunConfig& config)>;
 
-// Real runs: prepare_run + run_prepared, judged by keeps_finding(wanted). A
-// candidate that does not validate (a fault naming a client the candidate
-// no longer has) does not fail: it is no smaller scenario.
-Fails real_runs(Finding wanted);
+// Real runs: prepare_run + run_prepared, judged by keeps_finding(wanted)
+// and, when `cause` is a mechanism explain found (not kNone or
+// kUndetermined), by the story explain tells of the candidate: the same
+// mechanism. A candidate that keeps the finding but not its cause (a
+// failover run cut to a crash too short for any failover, told as a
+// restart that lost the lock) is a counterexample of something else, and a
+// sweep's report would give its cause as the cell's. A candidate that does
+// not validate (a fault naming a client the candidate no longer has) does
+// not fail: it is no smaller scenario.
+Fails real_runs(Finding wanted, checkers::Mechanism cause = checkers::Mechanism::kNone);
+
+// The mechanism explain finds in a run of `config` (its lock traced).
+checkers::Mechanism cause_of(const RunConfig& config);
 
 struct Options {
   // The bound on candidate runs (questions answered from the cache are free).
