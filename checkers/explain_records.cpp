@@ -64,7 +64,7 @@ bool starts(const Op& op) {
 }
 
 // The last op of kind `f` for which `match` holds, at or before `at`, that
-// nothing ended before `at`.
+// nothing ended before `at` (of nested pauses, the outer one).
 template <typename Match>
 const Op* under_way_if(const History& h, OpF f, TimePoint at, Match match) {
   const Op* found = nullptr;
@@ -75,7 +75,11 @@ const Op* under_way_if(const History& h, OpF f, TimePoint at, Match match) {
       found = nullptr;
       continue;
     }
-    if (op.f == f && starts(op) && match(op)) found = &op;
+    // A pause (or hang) of a node already paused is nested in the one in
+    // force, which alone ends it (the nemesis records one resume): the node
+    // has been paused since the outer one began.
+    const bool nested = found != nullptr && (f == OpF::kPause || f == OpF::kHang);
+    if (op.f == f && starts(op) && match(op) && !nested) found = &op;
   }
   return found;
 }

@@ -43,3 +43,21 @@ TEST(ExplainPausedServer, ACrashedServerBackWithoutTheLockIsStillARestart) {
 }
 
 }  // namespace
+
+namespace {
+
+// A pause of a holder already paused is nested in the one in force: "paused
+// (since X)" names when the holder stopped, not the later, shorter pause
+// (it said "since 5.000s" under a pause that began at 2 s).
+TEST(ExplainPausedServer, ANestedPauseDoesNotMoveWhenTheHolderStopped) {
+  const Outcome o = locksim(
+      "explain --algorithm set-nx-lua --seed 1 --clients 2 --hold 4s..4s --duration 30s "
+      "--fault 'pause c1 at 2s for 20s' --fault 'pause c1 at 5s for 1s'");
+  EXPECT_EQ(o.exit_code, 1) << o.err;
+  EXPECT_NE(o.out.find("10.001s  the lock expired on redis-1 by its own clock; c1 was paused "
+                       "(since 2.000s) and could not notice"),
+            std::string::npos)
+      << o.out;
+}
+
+}  // namespace
