@@ -27,9 +27,10 @@ Check mutex_check(const Verdict& v) {
 Check liveness_check(const LivenessVerdict& v) {
   Check c = check_of(v.checker, v.kind, Kind::kLiveness, v.explanation, true);
   if (v.kind == Validity::kInvalid) {
-    add_evidence(c, fmt::format("unheld from {} for {}, {} failed attempts",
-                                format_seconds(v.unheld_since.ns), format_duration(v.unheld_for),
-                                v.failed_attempts));
+    add_evidence(c, fmt::format("unheld from {} for {}, {}", format_seconds(v.unheld_since.ns),
+                                format_duration(v.unheld_for),
+                                unsuccessful_text(v.failed_attempts, v.unknown_attempts,
+                                                  "acquire attempt")));
   }
   return c;
 }

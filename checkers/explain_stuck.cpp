@@ -364,10 +364,10 @@ void explain_kept(const ExplainInput& in, Story& story) {
     break;
   }
   story.steps.push_back(StoryStep{
-      l.overdue_since, c + " was still holding past its longest planned hold; " +
-                           std::to_string(l.failed_attempts) +
-                           " acquires by others failed from here to the end, and " +
-                           std::to_string(l.waiting_at_end) + " were still waiting at the end"});
+      l.overdue_since, c + " was still holding past its longest planned hold; " + "others' " +
+                           unsuccessful_text(l.failed_attempts, l.unknown_attempts, "acquire") +
+                           " from here to the end, and " + std::to_string(l.waiting_at_end) +
+                           " were still waiting at the end"});
   const TimePoint end = TimePoint{} + h.run_length;
   for (const ServerLock& s : states_at(*in.trace, end)) {
     if (!s.serving || s.kind != K::kHeld || s.holder != ok.token) continue;
@@ -394,9 +394,10 @@ void explain_stuck(const ExplainInput& in, Story& story) {
     explain_kept(in, story);
     return;
   }
-  story.steps.push_back(StoryStep{l.unheld_since, "nobody held the lock from here to the end, " +
-                                                      std::to_string(l.failed_attempts) +
-                                                      " acquires failed meanwhile"});
+  story.steps.push_back(StoryStep{
+      l.unheld_since, "nobody held the lock from here to the end, " +
+                          unsuccessful_text(l.failed_attempts, l.unknown_attempts, "acquire") +
+                          " meanwhile"});
   for (const ServerLock& s : states_at(*in.trace, end)) {
     if (!s.serving || s.kind != K::kHeld) continue;
     if (explain_revived_lock(in, s, end, story)) return;

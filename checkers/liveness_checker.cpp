@@ -13,16 +13,24 @@ namespace locksim::checkers {
 
 namespace {
 
-// Acquires that did not succeed at or after `from`.
-int64_t failed_acquires_since(const history::History& history, TimePoint from) {
-  int64_t n = 0;
+// Acquires that did not succeed at or after `from`, and of them the ones
+// whose outcome is unknown.
+struct Unsuccessful {
+  int64_t total = 0;
+  int64_t unknown = 0;
+};
+
+Unsuccessful failed_acquires_since(const history::History& history, TimePoint from) {
+  Unsuccessful n;
   for (const history::Op& op : history.ops) {
     if (!history::is_client_op(op)) continue;  // a fault is not an attempt, as in Jepsen
     if (op.f == history::OpF::kAcquire && op.time_ns >= from.ns &&
         (op.type == history::OpType::kFail || op.type == history::OpType::kInfo)) {
-      ++n;
+      ++n.total;
+      if (op.type == history::OpType::kInfo) ++n.unknown;
     }
   }
+  LOCKSIM_ASSERT(n.unknown <= n.total);
   return n;
 }
 
@@ -58,22 +66,24 @@ void check_stuck_held(const history::History& history, Duration stuck_after, Dur
   for (const history::HeldInterval& h : history.held) {
     if (&h != hung && h.start >= overdue) return;  // somebody else got it meanwhile
   }
-  const int64_t failed = failed_acquires_since(history, overdue);
+  const Unsuccessful failed = failed_acquires_since(history, overdue);
   const int64_t waiting = acquires_waiting_at_end(history);
-  if (failed == 0 && waiting == 0) return;
+  if (failed.total == 0 && waiting == 0) return;
   LOCKSIM_ASSERT(end - overdue > stuck_after);
   v.kind = Verdict::Kind::kInvalid;
   v.held_by = hung->client;
   v.held_acquire_index = hung->acquire_index;
   v.overdue_since = overdue;
-  v.failed_attempts = failed;
+  v.failed_attempts = failed.total;
+  v.unknown_attempts = failed.unknown;
   v.waiting_at_end = waiting;
   v.explanation = "The lock was stuck with its holder: " + history::client_label(hung->client) +
                   " (acquire op " + std::to_string(hung->acquire_index) + ") held it from " +
                   format_seconds(hung->start.ns) + " to the end of the run, " +
                   format_seconds((end - overdue).ns) + " past the longest planned hold (" +
-                  format_seconds(hold_max.ns) + "), while " + std::to_string(failed) +
-                  " acquire attempts failed, " + std::to_string(waiting) +
+                  format_seconds(hold_max.ns) + "), while " +
+                  unsuccessful_text(failed.total, failed.unknown, "acquire attempt") + ", " +
+                  std::to_string(waiting) +
                   " were still waiting at the end, and nobody else got it.";
 }
 
@@ -94,6 +104,17 @@ std::vector<const history::HeldInterval*> held_in_order(const history::History& 
 }
 
 }  // namespace
+
+std::string unsuccessful_text(int64_t total, int64_t unknown, const std::string& noun) {
+  LOCKSIM_ASSERT(unknown >= 0 && unknown <= total);
+  const int64_t failed = total - unknown;
+  const std::string nouns = noun + (total == 1 ? "" : "s");
+  const std::string head = std::to_string(total) + " " + nouns;
+  if (unknown == 0) return head + " failed";
+  if (failed == 0) return head + " ended unknown";
+  return std::to_string(failed) + " " + noun + (failed == 1 ? "" : "s") + " failed and " +
+         std::to_string(unknown) + " ended unknown";
+}
 
 LivenessVerdict check_liveness(const history::History& history, Duration stuck_after,
                                Duration hold_max) {
@@ -126,7 +147,9 @@ LivenessVerdict check_liveness(const history::History& history, Duration stuck_a
   v.unheld_for = end - covered_until;
   LOCKSIM_ASSERT(v.unheld_for >= Duration::zero() && v.unheld_for <= v.longest_gap);
   LOCKSIM_ASSERT(v.longest_gap_start + v.longest_gap <= end);
-  v.failed_attempts = failed_acquires_since(history, covered_until);
+  const Unsuccessful failed = failed_acquires_since(history, covered_until);
+  v.failed_attempts = failed.total;
+  v.unknown_attempts = failed.unknown;
   if (last != nullptr) {
     v.last_holder = last->client;
     v.last_acquire_index = last->acquire_index;
@@ -138,7 +161,8 @@ LivenessVerdict check_liveness(const history::History& history, Duration stuck_a
     v.explanation = "The lock was stuck: nobody held it for the last " +
                     format_seconds(v.unheld_for.ns) + " of the run (from " +
                     format_seconds(covered_until.ns) + ") although " +
-                    std::to_string(v.failed_attempts) + " acquire attempts failed in that time.";
+                    unsuccessful_text(v.failed_attempts, v.unknown_attempts, "acquire attempt") +
+                    " in that time.";
     if (last != nullptr) {
       v.explanation += " The last holder was " + history::client_label(last->client) +
                        " (acquire op " + std::to_string(last->acquire_index) +

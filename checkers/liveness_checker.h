@@ -36,8 +36,9 @@ struct LivenessVerdict {
   std::string checker = "liveness";
   TimePoint unheld_since;  // start of the final unheld stretch (if stuck)
   Duration unheld_for = Duration::zero();
-  int64_t failed_attempts = 0;  // acquires that did not succeed in that stretch
-  int last_holder = -1;         // client whose interval ended it, or -1
+  int64_t failed_attempts = 0;   // acquires that did not succeed in that stretch
+  int64_t unknown_attempts = 0;  // of those, the ones whose outcome is unknown (:info)
+  int last_holder = -1;          // client whose interval ended it, or -1
   int64_t last_acquire_index = -1;
   // Stuck held (see above): the holder, its acquire op, and since when its
   // hold outlasted any planned one; held_by -1 when the lock is not stuck held.
@@ -49,6 +50,13 @@ struct LivenessVerdict {
   TimePoint longest_gap_start;
   std::string explanation;
 };
+
+// "4 acquire attempts failed and 5 ended unknown": `total` acquires that
+// did not succeed, `unknown` of them of unknown outcome, as `noun` ("acquire
+// attempt"; an s is added for more than one). An :info acquire may well have
+// been granted (that is often the stuck lock's cause), so it is not told as
+// failed.
+std::string unsuccessful_text(int64_t total, int64_t unknown, const std::string& noun);
 
 // Precondition: stuck_after > 0 (RunConfig validation rejects the rest);
 // hold_max >= 0, zero when unknown.

@@ -168,7 +168,8 @@ Json result_to_json(const RunResult& result) {
   liveness["stuck"] = l.kind == checkers::Verdict::Kind::kInvalid;
   liveness["unheld_since_ns"] = l.unheld_since.ns;
   liveness["unheld_for_ns"] = l.unheld_for.ns;
-  liveness["failed_attempts"] = l.failed_attempts;
+  liveness["failed_attempts"] = l.failed_attempts;  // unknown ones included
+  liveness["unknown_attempts"] = l.unknown_attempts;
   liveness["last_holder"] = l.last_holder < 0 ? Json() : Json(history::client_label(l.last_holder));
   liveness["longest_gap_ns"] = l.longest_gap.ns;
   liveness["longest_gap_start_ns"] = l.longest_gap_start.ns;

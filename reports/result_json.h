@@ -24,6 +24,7 @@ namespace locksim::reports {
 //                        explanation, ground_truth, knossos: null | {verdict, op_index, why,
 //                        agrees, seconds, peak_rss_bytes, shared_call}}   (the history alone)
 //    "liveness": {checker, verdict, stuck, unheld_since_ns, unheld_for_ns, failed_attempts,
+//                 unknown_attempts (of failed_attempts, those of unknown outcome),
 //                 last_holder, longest_gap_ns, longest_gap_start_ns, explanation},
 //    "faults": [{index, time_ns, f, value, what}]  (the history's nemesis ops, in order:
 //              index, f and value as in history.jsonl, what = describe_nemesis_op)
