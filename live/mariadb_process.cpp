@@ -235,8 +235,7 @@ void MariadbProcess::resume() {
 
 MariadbProcess::~MariadbProcess() {
   server_.stop();
-  std::error_code ec;
-  if (!dir_.empty()) fs::remove_all(dir_, ec);
+  remove_temp_dir(dir_);
 }
 
 }  // namespace locksim::live

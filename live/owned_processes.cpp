@@ -20,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -55,6 +56,15 @@ std::map<pid_t, std::string>& registry() {
 
 // Set (under registry_mutex()) once the interrupt watcher has begun to stop
 // everything; it then ends the process itself with _exit.
+// The folders make_temp_dir made and remove_temp_dir has not yet removed,
+// under registry_mutex(): an interrupt removes them too. A server's folder
+// is not only its process's: between a crash and its restart the server
+// has no process, and its folder (87 MB for MariaDB) was left in $TMPDIR.
+std::set<std::string>& temp_dirs() {
+  static std::set<std::string> d;
+  return d;
+}
+
 bool& interrupt_taken() {
   static bool taken = false;
   return taken;
@@ -221,9 +231,11 @@ void OwnedProcess::stop(milliseconds grace) {
 
 int stop_all_owned() {
   std::map<pid_t, std::string> owned;
+  std::set<std::string> dirs;
   {
     const std::lock_guard<std::mutex> lock(registry_mutex());
     owned.swap(registry());
+    dirs.swap(temp_dirs());
   }
   for (const auto& [pid, dir] : owned) {
     ::kill(pid, SIGCONT);
@@ -234,6 +246,10 @@ int stop_all_owned() {
     ::waitpid(pid, &status, 0);
     std::error_code ec;
     if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+  for (const std::string& dir : dirs) {  // those of servers down when it came
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
   }
   return static_cast<int>(owned.size());
 }
@@ -320,7 +336,21 @@ std::string make_temp_dir(const std::string& prefix) {
     throw CannotRunLive("no temporary folder: mkdtemp " + dir + ": " + std::strerror(errno) +
                         " (set TMPDIR to a writable folder)");
   }
+  const std::lock_guard<std::mutex> lock(registry_mutex());
+  temp_dirs().insert(dir);
   return dir;
+}
+
+void remove_temp_dir(const std::string& dir) {
+  if (dir.empty()) return;
+  std::unique_lock<std::mutex> lock(registry_mutex());
+  if (interrupt_taken()) {  // the watcher removes it; two remove_all would race
+    lock.unlock();
+    park_until_interrupt_exits();
+  }
+  temp_dirs().erase(dir);
+  std::error_code ignored;
+  std::filesystem::remove_all(dir, ignored);  // under the lock: the watcher waits for it
 }
 
 std::string find_executable(const std::string& name, const std::string& fallback) {

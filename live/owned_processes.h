@@ -125,7 +125,14 @@ std::string temp_root();
 
 // A fresh private folder "<temp_root()>/<prefix>-XXXXXX". Throws
 // CannotRunLive naming the path when it cannot be made.
+// Until remove_temp_dir, an interrupt (stop_all_owned) removes it too, so
+// it goes with the run even while none of its processes runs (a crashed
+// server waiting for its restart).
 std::string make_temp_dir(const std::string& prefix);
+
+// Removes a folder make_temp_dir made, and forgets it. Never throws; never
+// returns once the interrupt watcher has begun (it removes the folder).
+void remove_temp_dir(const std::string& dir);
 
 // The last few non-empty lines of a log, joined by " | " on one line, for
 // one-line error messages: "(no log)" or "(empty log)" when there are none.

@@ -230,10 +230,7 @@ void RedisProcess::resume() {
 
 RedisProcess::~RedisProcess() {
   server_.stop(kStopGrace);
-  if (!dir_.empty()) {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
+  remove_temp_dir(dir_);
 }
 
 }  // namespace locksim::live

@@ -111,15 +111,13 @@ std::unique_ptr<ZkEnsembleProcess> ZkEnsembleProcess::start(const Options& optio
   for (int i = 0; i < n; ++i) {
     const std::string sdir = e->dir_ + "/zk-" + std::to_string(i + 1);
     write_server_config(sdir, options, ports, i);
-    std::vector<std::string> args = {java_binary(),
-                                     "-Xmx128m",
-                                     "-XX:+UseSerialGC",
-                                     "-XX:TieredStopAtLevel=1",
-                                     "-Dzookeeper.log.dir=" + sdir,
-                                     "-cp",
-                                     std::string(kJar) + ":" + kConfDir,
-                                     "org.apache.zookeeper.server.quorum.QuorumPeerMain",
-                                     sdir + "/zoo.cfg"};
+    std::vector<std::string> args = {
+        java_binary(), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        // No /tmp/hsperfdata_USER/PID, which a
+        // killed JVM leaves behind, outside $TMPDIR.
+        "-XX:-UsePerfData", "-Dzookeeper.log.dir=" + sdir, "-cp",
+        std::string(kJar) + ":" + kConfDir, "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+        sdir + "/zoo.cfg"};
     if (options.clock_shim) {
       e->clocks_.push_back(std::make_unique<ClockControl>(sdir + "/clock"));
       // env(1) execs the JVM in its place: the pid stays the server's.
@@ -208,8 +206,7 @@ std::vector<pid_t> ZkEnsembleProcess::pids() const {
 
 ZkEnsembleProcess::~ZkEnsembleProcess() {
   servers_.clear();  // each stops, reaped, before the folder goes
-  std::error_code ec;
-  if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  remove_temp_dir(dir_);
 }
 
 }  // namespace locksim::live

@@ -131,6 +131,18 @@ TEST_F(OwnedProcessTest, StopAllOwnedStopsEveryOneAndRemovesTheirFolders) {
   EXPECT_EQ(stop_all_owned(), 0);
 }
 
+// A server between its crash and its restart has no process, but its
+// folder (MariaDB's is 87 MB) must still go with an interrupt; a folder its
+// owner removed is forgotten.
+TEST_F(OwnedProcessTest, StopAllOwnedRemovesAFolderNoProcessHolds) {
+  const std::string down = make_temp_dir("locksim-owned-down");
+  const std::string gone = make_temp_dir("locksim-owned-gone");
+  remove_temp_dir(gone);
+  EXPECT_FALSE(fs::exists(gone));
+  EXPECT_EQ(stop_all_owned(), 0);
+  EXPECT_FALSE(fs::exists(down));
+}
+
 // Ctrl-C while an owner is polling its server (a live run still waiting for
 // its ensemble to start): the owner must not see "exited" and race the
 // watcher — removing the same folder at once, or ending with its own exit
