@@ -121,13 +121,22 @@ CLI::App* add_margin_command(CLI::App& app, MarginFlags& flags) {
   add_run_options(*margin, Mode::kRun, flags.run);
   for (const char* flag : kDecidedFlags) margin->get_option(flag)->group("");  // out of --help
   margin->remove_option(margin->get_option("--fault"));
+  std::string kinds;
+  for (const harness::margin::Kind kind : harness::margin::all_kinds()) {
+    kinds += (kinds.empty() ? "" : ", ") + std::string(harness::margin::to_string(kind));
+  }
   margin
       ->add_option("--fault", flags.fault,
-                   "the fault kind: pause, client-clock, server-drift (a quorum of the servers), "
-                   "server-drift-all, server-drift-one, partition, server-clock-step, "
-                   "failover-lag, crash-downtime, delay-spike")
+                   "the fault kind: " + kinds +
+                       " (server-drift and server-clock-step: a quorum of the servers)")
       ->type_name("KIND")
       ->required();
+  // What margin does with these differs from run's (its own file, its own
+  // default hold): the help says so.
+  margin->get_option("--out")->description("write margin.json and margin.html here");
+  margin->get_option("--hold")
+      ->description("the lone holder's fixed hold, e.g. 3s..3s")
+      ->default_str("2s..2s");
   margin
       ->add_option("--range", flags.range,
                    "fault sizes searched: whole milliseconds (default: 0s to twice the lease), or "

@@ -19,6 +19,10 @@ constexpr std::string_view kDurationHelp = "a duration with a unit, such as 500m
 }  // namespace
 
 Duration parse_duration(std::string_view text, std::string_view field) {
+  // The unit is there; the sign is what is wrong (it said "expected a
+  // duration with a unit" of '-1s').
+  if (!text.empty() && text[0] == '-')
+    fail(field, "a duration of zero or more, without a sign", text);
   size_t i = 0;
   int64_t whole = 0;
   int64_t frac = 0;

@@ -58,12 +58,24 @@ void validate_backend_of_settings(const RunConfig& c) {
   }
 }
 
+// A fencing check with no guarded store checked nothing and said nothing
+// (--fencing write-check without --workload ran as a run without it).
+void validate_fencing_has_a_store(const RunConfig& c) {
+  const ResourceParams& store = c.workload.store;
+  if (store.fencing == Fencing::kNone || store.workload != Workload::kNone) return;
+  throw ConfigError(field_name(c, "resource.fencing") +
+                    ": the guarded store checks tokens, but there is no store; expected " +
+                    field_name(c, "resource.workload") +
+                    " register, counter or inventory beside it");
+}
+
 }  // namespace
 
 void validate(const RunConfig& c) {
   validate_each_value(c);
   validate_fault_times(c);
   validate_backend_of_settings(c);
+  validate_fencing_has_a_store(c);
   const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(c.algorithm);
   LOCKSIM_ASSERT_MSG(spec != nullptr, "checked by the algorithm's row");
   // Builds the algorithm, so a bad or unknown parameter fails before any work.

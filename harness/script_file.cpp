@@ -12,6 +12,7 @@
 
 #include "algorithms/registry.h"
 #include "env/parse.h"
+#include "harness/run_config.h"
 #include "harness/strict_json.h"
 #include "sim/redis/lua_scripting.h"
 #include "sim/redis/server.h"
@@ -26,8 +27,9 @@ using algorithms::ScriptStep;
 
 // A file of more is not a lock: a bound on what one load reads.
 constexpr size_t kFileBytesMax = 1 << 20;
-// More masters than any deployment locksim builds.
-constexpr int64_t kMastersMax = 99;
+// As many masters as a run may build (--masters' bound): a file asking for
+// more loaded, then broke an invariant when the run built its deployment.
+constexpr int64_t kMastersMax = RunConfig::kRedisMastersMax;
 
 // Names a field of the file in an error: "FILE: acquire.script".
 struct Where {

@@ -108,8 +108,12 @@ FaultFree observe_fault_free(const RunConfig& base) {
     if (held.client == 0) holds.push_back(&held);
   }
   if (holds.empty()) {
-    throw std::runtime_error("the lone client never held the lock in the fault-free run (" +
-                             r.result.replay_command + ")");
+    // A lock that never grants (a script whose every acquire errs) has no
+    // margin: bad input, named, not an internal error.
+    throw ConfigError("--algorithm " + base.algorithm +
+                      ": expected a lock the lone client can hold; it never held it in the "
+                      "fault-free run (" +
+                      r.result.replay_command + ")");
   }
   FaultFree seen;
   seen.held_from = holds[0]->start;

@@ -228,8 +228,8 @@ struct MarginResult {
 using ProgressFn = std::function<void(int probe, int64_t size, bool failed)>;
 
 // The bisection for `request` (validated first). Throws ConfigError for bad
-// input, std::runtime_error when a run cannot be judged (unknown verdict) or
-// the lone client never holds the lock in the fault-free run.
+// input (and for a lock the lone client never holds in the fault-free run),
+// std::runtime_error when a run cannot be judged (unknown verdict).
 MarginResult measure_margin(const MarginRequest& request, const ProgressFn& progress = {});
 
 // The margin (above's size) minus theory, in the kind's unit; only for

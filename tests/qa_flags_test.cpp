@@ -1,0 +1,72 @@
+// Flags and files a second fresh-eyes QA pass (2026-11-29) found accepted
+// with no effect, refused in misleading words, or ending in an invariant or
+// an internal error: each is now one line naming the field, exit 2.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "tests/locksim_binary.h"
+
+namespace {
+
+using locksim::testing::expect_bad_input;
+using locksim::testing::locksim;
+using locksim::testing::Outcome;
+
+const locksim::testing::ScratchDir scratch_dir("locksim_qa_flags_");
+
+// --fencing without --workload ran as a run without it, and said nothing.
+TEST(QaFlags, AFencingCheckWithoutAStoreIsRefused) {
+  expect_bad_input("run --fencing write-check",
+                   "--fencing: the guarded store checks tokens, but there is no store; expected "
+                   "--workload register, counter or inventory beside it");
+  EXPECT_EQ(locksim("run --fencing write-check --workload counter --duration 2s --quiet").exit_code,
+            0);
+}
+
+// '-1s' has its unit; the sign is what is wrong.
+TEST(QaFlags, ANegativeDurationIsToldByItsSign) {
+  expect_bad_input("run --ttl -1s", "--ttl: expected a duration of zero or more, without a sign");
+  expect_bad_input("run --fault 'pause c1 at -5s for 1s'",
+                   "expected a duration of zero or more, without a sign, got '-5s'");
+}
+
+// A script file asking for 65 masters loaded, then broke an invariant
+// (exit 70) when the run built its deployment.
+TEST(QaFlags, AScriptAsksForNoMoreMastersThanARunBuilds) {
+  const std::string file = scratch_dir
+                               .write("wide.json", R"({
+  "masters": 65,
+  "acquire": {"command": ["SET", "{resource}", "{token}", "NX", "PX", "{ttl_ms}"], "success": "OK"},
+  "release": {"command": ["DEL", "{resource}"], "success": 1}
+})")
+                               .string();
+  expect_bad_input("run --algorithm script:" + file,
+                   "masters: expected a whole number from 1 to 64");
+}
+
+// A lock that never grants has no margin: it was "internal error" (exit 3).
+TEST(QaFlags, MarginOfALockThatNeverGrantsIsBadInput) {
+  const std::string file = scratch_dir
+                               .write("never.json", R"json({
+  "acquire": {"script": "return redis.error_reply('boom')", "success": 1},
+  "release": {"command": ["DEL", "{resource}"], "success": 1}
+})json")
+                               .string();
+  expect_bad_input("margin --fault pause --algorithm script:" + file,
+                   "expected a lock the lone client can hold; it never held it");
+}
+
+// margin --help named run's outputs and run's hold, and left kinds out.
+TEST(QaFlags, MarginHelpSaysWhatMarginDoes) {
+  const Outcome o = locksim("margin --help");
+  ASSERT_EQ(o.exit_code, 0) << o.err;
+  for (const char* kind :
+       {"client-drift", "server-clock-step-all", "server-clock-step-one", "delay-spike",
+        "write margin.json and margin.html here", "--hold LO..HI=2s..2s"}) {
+    EXPECT_NE(o.out.find(kind), std::string::npos) << kind << "\n" << o.out;
+  }
+  EXPECT_EQ(o.out.find("history.edn"), std::string::npos) << o.out;
+}
+
+}  // namespace
