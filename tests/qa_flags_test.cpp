@@ -57,6 +57,25 @@ TEST(QaFlags, MarginOfALockThatNeverGrantsIsBadInput) {
                    "expected a lock the lone client can hold; it never held it");
 }
 
+// A 100,000-item pattern overflowed the stack inside Lua's C matcher and
+// killed locksim (exit 139): a pattern past 4 KiB is the call's error reply.
+TEST(QaFlags, AHugePatternIsAnErrorReplyNotACrash) {
+  const std::string file = scratch_dir
+                               .write("pattern.json", R"json({
+  "acquire": {"script": "return string.find('', string.rep('a*', 100000))", "success": 1},
+  "release": {"command": ["DEL", "{resource}"], "success": 1}
+})json")
+                               .string();
+  const std::string out = (scratch_dir.path() / "pattern").string();
+  const Outcome o = locksim("run --algorithm script:" + file +
+                            " --seed 1 --duration 3s --clients 1 --quiet --out " + out);
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  const std::string history = locksim::testing::slurp(out + "/history.jsonl");
+  EXPECT_NE(history.find("a pattern of 200000 bytes: locksim's scripts allow at most 4096"),
+            std::string::npos)
+      << history;
+}
+
 // margin --help named run's outputs and run's hold, and left kinds out.
 TEST(QaFlags, MarginHelpSaysWhatMarginDoes) {
   const Outcome o = locksim("margin --help");

@@ -252,6 +252,38 @@ void set_number(lua_State* L, const char* name, lua_Number v) {
   lua_setfield(L, -2, name);
 }
 
+// Lua 5.1's pattern matcher recurses in C once per pattern item, out of
+// reach of the instruction hook: a script matching a 100,000-item pattern
+// overflowed the stack and killed locksim (exit 139). A pattern longer than
+// this is an error of the script's call. Real Redis has no such bound, but
+// a lock needs no pattern a thousandth this long; 4 KiB keeps the recursion
+// well inside any stack a script runs on.
+constexpr size_t kPatternBytesMax = 4096;
+
+// string.find, match, gmatch and gsub: the library's (upvalue 1), once the
+// pattern (argument 2) is within kPatternBytesMax.
+int bounded_pattern(lua_State* L) {
+  size_t len = 0;
+  if (lua_type(L, 2) == LUA_TSTRING) (void)lua_tolstring(L, 2, &len);
+  if (len > kPatternBytesMax) {
+    return luaL_error(L, "a pattern of %d bytes: locksim's scripts allow at most %d",
+                      static_cast<int>(len), static_cast<int>(kPatternBytesMax));
+  }
+  return lua_tocfunction(L, lua_upvalueindex(1))(L);
+}
+
+// Each of string's pattern functions behind bounded_pattern.
+void bound_patterns(lua_State* L) {
+  lua_getglobal(L, "string");
+  for (const char* name : {"find", "match", "gmatch", "gsub"}) {
+    lua_getfield(L, -1, name);
+    LOCKSIM_ASSERT_MSG(lua_tocfunction(L, -1) != nullptr, "the library defines it as a C function");
+    lua_pushcclosure(L, &bounded_pattern, 1);
+    lua_setfield(L, -2, name);
+  }
+  lua_pop(L, 1);
+}
+
 // base/table/string/math, minus what Redis does not offer (file access,
 // environment games, output), with Redis' pcall and math.random.
 void open_libraries(lua_State* L) {
@@ -275,6 +307,8 @@ void open_libraries(lua_State* L) {
   LOCKSIM_ASSERT_MSG(lua_tocfunction(L, -1) != nullptr, "the library defines it as a C function");
   lua_pushcclosure(L, &LuaCallbacks::tonumber, 1);
   lua_setglobal(L, "tonumber");
+
+  bound_patterns(L);
 
   lua_getglobal(L, "math");
   set_function(L, "random", &LuaCallbacks::math_random);
