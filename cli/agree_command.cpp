@@ -103,8 +103,10 @@ std::string verdict_line(const harness::Scenario& sc, const harness::RunResult& 
   std::string out = "DISAGREE: simulation " + finding(sim) + "; live " + finding(live);
   const std::string missed = missed_by(sc, sim, live);
   if (!missed.empty()) {
-    out += "; the scenario expects " + std::string(to_string(sc.expect)) + ": " +
-           (missed == "both" ? std::string("both sides missed it") : missed + " missed it");
+    // "Missed" would be wrong of a safe scenario that one side broke.
+    out += "; the scenario expects " + std::string(to_string(sc.expect)) + ", and " +
+           (missed == "both" ? std::string("both sides found otherwise")
+                             : missed + " found otherwise");
   }
   return out;
 }

@@ -46,7 +46,7 @@ std::vector<Setting> redis_rows() {
       true, DurationRule::kNonNegative, [](auto& c) -> auto& { return c.redis.replication_lag; }));
   rows.back().live_help = "a standing delay of the relay on each replica's link to its master";
   rows.push_back(choice_row(
-      "--persistence", "redis.persistence", "what a crash-restart keeps", true,
+      "--persistence", "redis.persistence", "what a crash-restart keeps (live: not rdb)", true,
       {"none", "aof-everysec", "aof-always", "rdb"},
       [](auto& c) -> auto& { return c.redis.persistence; },
       [](const std::string& n) { return *sim::redis::persistence_from(n); },

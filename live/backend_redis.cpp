@@ -48,6 +48,13 @@ void refuse_unsupported(const harness::RunConfig& config) {
                       ": live mode starts at most " + std::to_string(RedisServers::kReplicasMax) +
                       " replicas per master, got " + std::to_string(topology.replicas));
   }
+  // Live redis-server runs with AOF (its appendfsync policy) or nothing:
+  // rdb ran as none, and `agree` then reported a disagreement that was the
+  // persistence, not the lock.
+  if (topology.persistence == sim::redis::Persistence::kRdb) {
+    throw ConfigError(harness::field_name(config, "redis.persistence") +
+                      ": rdb is simulation-only; live runs none, aof-everysec or aof-always");
+  }
   check_live_faults(config.faults, client_names(config), RedisServers::names(topology),
                     config.fault_field_prefix(), RedisServers::links(topology));
 }

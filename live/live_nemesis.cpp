@@ -272,8 +272,10 @@ void Applier::partition(const FaultEvent& e, Duration at) {
   apply_cuts(cuts, +1);
   if (e.duration == Duration::zero()) return;  // until a heal
   const uint64_t heals_before = heals_;
-  schedule(at + e.duration, [this, cuts, e, heals_before] {
-    view_.record_nemesis("heal", {join(e.side_a), join(e.side_b)}, "");
+  FaultEvent sides = e;  // the partition's own sides, one-way as it was ("a->b")
+  sides.duration = Duration::zero();
+  schedule(at + e.duration, [this, cuts, sides, heals_before] {
+    view_.record_nemesis("heal", sides.value(), "");
     if (heals_ == heals_before) apply_cuts(cuts, -1);  // a heal already undid it
   });
 }

@@ -95,7 +95,8 @@ struct LiveTargets {
     std::function<void(int64_t ppm)> set_drift;  // likewise
   };
   std::map<std::string, Server> servers;  // by name: "redis-1", "redis-1-r1", "sentinel", ...
-  // The server "@primary" names now (unset: the first server).
+  // The server "@primary" names now (unset: the first server; "": none, the
+  // step is skipped).
   std::function<std::string()> primary;
   std::vector<std::string> clients;  // "c1", ... in order
   // Each client's crash, restart, pause, resume, jump and set_drift, by name.
