@@ -1,4 +1,5 @@
 // The registry entries of the three ZooKeeper lock variants (zk_lock.h).
+#include "algorithms/param_reader.h"
 #include "algorithms/zk_lock.h"
 #include "env/parse.h"
 
@@ -20,7 +21,7 @@ std::unique_ptr<LockAlgorithm> make_zk(ZkLock::Variant variant, const ParamValue
                                        const std::string& prefix) {
   for (const auto& [name, value] : values) {
     if (name != "wait" && name != "retries") {
-      throw ConfigError(prefix + name +
+      throw ConfigError(param_field(prefix, name) +  // --ttl as typed, not --param ttl
                         ": not a parameter of the ZooKeeper locks (they have: "
                         "wait, retries)");
     }

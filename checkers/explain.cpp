@@ -1,6 +1,8 @@
 #include "checkers/explain.h"
 
 #include <algorithm>
+#include <cctype>
+#include <set>
 
 #include "checkers/explain_records.h"
 #include "checkers/explain_stuck.h"
@@ -68,9 +70,14 @@ std::optional<TimePoint> written_at(const LockTrace& trace, const std::string& t
 // enough that a hold (heard .. `hold_end`) that fits in the whole lease
 // outlasted what was left of it. A hold longer than the whole lease would
 // have outlasted it however early its grant came: that is not a late grant.
+// Nor is one heard a network hop after its write (under 1 % of the lease):
+// a 30 s hold on a 30 s lease, heard 1 ms late, was told as a late grant
+// when its watchdog's renewals had been cut off.
 bool grant_came_late(TimePoint written, TimePoint heard, TimePoint e, TimePoint hold_end) {
   if (heard <= written) return false;
-  return (heard - written) * 2 > (e - written) || hold_end - heard <= e - written;
+  const Duration late = heard - written;
+  const Duration lease = e - written;
+  return late * 2 > lease || (late * 100 > lease && hold_end - heard <= lease);
 }
 
 // An expiry by a server's clock at `e` of `holder`'s lock: why so early.
@@ -98,9 +105,10 @@ Cause expiry_cause(const History& h, const LockTrace& trace, const LockChange& c
     text += ": the server had written it at " + r::at_text(*written) + ", but " + holder +
             " heard of its grant only at " + r::at_text(holder_start) + ", with " +
             format_span((e - holder_start).ns) + " of the lease left";
-  } else if (r::partition_at(h, holder, e) != nullptr) {
-    // Cut off, the holder could neither renew its lease (a watchdog's
-    // renewals time out) nor hear that it ran out.
+  } else if (r::link_fault_at(h, holder, e) != nullptr) {
+    // Cut off (a partition, or a delay that holds its messages), the holder
+    // could neither renew its lease (a watchdog's renewals time out) nor
+    // hear that it ran out.
     out.mechanism = Mechanism::kLeaseExpiredCutOff;
     text += " while " + holder + " was cut off from it and still inside its critical section";
   } else {
@@ -436,10 +444,29 @@ std::string promotion_text(const ExplainInput& in, const LockChange& c) {
          " (its copy of the lock: " + copy_of(*in.history, c.after, "") + ")";
 }
 
+// Whether `text` names `server` as a whole name: "redis-1" is not named by
+// "redis-1-r1".
+bool names_server(const std::string& text, const std::string& server) {
+  for (size_t at = text.find(server); at != std::string::npos; at = text.find(server, at + 1)) {
+    const size_t end = at + server.size();
+    const bool starts = at == 0 || (std::isalnum(static_cast<unsigned char>(text[at - 1])) == 0 &&
+                                    text[at - 1] != '-');
+    const bool ends =
+        end == text.size() ||
+        (std::isalnum(static_cast<unsigned char>(text[end])) == 0 && text[end] != '-');
+    if (starts && ends) return true;
+  }
+  return false;
+}
+
 // The faults up to `until`, and the promotions they caused (a server
 // becoming the one whose answer counts, after the first fault: before it,
-// the deployment is still starting), the latest kFaultStepsMax.
-void add_faults(const ExplainInput& in, TimePoint until, std::vector<StoryStep>& steps) {
+// the deployment is still starting), the latest kFaultStepsMax; but a
+// promotion of a server the cause's steps name is always kept, since the
+// cause reads it ("a grant on redis-1-r1, a primary a failover had
+// replaced" once came without redis-1-r1's promotion).
+void add_faults(const ExplainInput& in, TimePoint until, const std::vector<StoryStep>& cause,
+                std::vector<StoryStep>& steps) {
   std::vector<StoryStep> faults;
   std::optional<TimePoint> first_fault;
   for (const Op& op : in.history->ops) {
@@ -449,22 +476,48 @@ void add_faults(const ExplainInput& in, TimePoint until, std::vector<StoryStep>&
         StoryStep{TimePoint{op.time_ns}, "fault: " + history::describe_nemesis_op(op)});
     if (!first_fault) first_fault = TimePoint{op.time_ns};
   }
+  // Each step, and the server whose promotion it is when the cause names
+  // that server ("" otherwise).
+  std::vector<std::pair<StoryStep, std::string>> all;
+  for (StoryStep& s : faults) all.emplace_back(std::move(s), "");
   if (in.trace->supported && first_fault) {
     for (const LockChange& c : in.trace->changes) {
       if (c.at > until) break;
-      if (c.at >= *first_fault && c.after.serving && !c.before.serving)
-        faults.push_back(StoryStep{c.at, promotion_text(in, c)});
+      if (c.at < *first_fault || !c.after.serving || c.before.serving) continue;
+      const bool named = std::any_of(cause.begin(), cause.end(), [&c](const StoryStep& s) {
+        return names_server(s.text, c.after.server);
+      });
+      all.emplace_back(StoryStep{c.at, promotion_text(in, c)}, named ? c.after.server : "");
     }
-    std::stable_sort(faults.begin(), faults.end(),
-                     [](const StoryStep& x, const StoryStep& y) { return x.at < y.at; });
+    std::stable_sort(all.begin(), all.end(),
+                     [](const auto& x, const auto& y) { return x.first.at < y.first.at; });
   }
-  const size_t skip = faults.size() > kFaultStepsMax ? faults.size() - kFaultStepsMax : 0;
-  steps.insert(steps.end(), faults.begin() + static_cast<long>(skip), faults.end());
+  // Only the latest promotion of a named server is the one the cause reads.
+  std::set<std::string> seen;
+  for (size_t i = all.size(); i-- > 0;) {
+    if (!all[i].second.empty() && !seen.insert(all[i].second).second) all[i].second.clear();
+  }
+  // The latest kFaultStepsMax, less room for the needed ones before them.
+  size_t room = kFaultStepsMax;
+  std::vector<bool> kept(all.size(), false);
+  for (size_t i = 0; i < all.size() && room > 0; ++i) {
+    if (all[i].second.empty()) continue;
+    kept[i] = true;
+    --room;
+  }
+  for (size_t i = all.size(); i-- > 0 && room > 0;) {
+    if (kept[i]) continue;
+    kept[i] = true;
+    --room;
+  }
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (kept[i]) steps.push_back(std::move(all[i].first));
+  }
 }
 
 void tell_overlap(const ExplainInput& in, const Overlap& ov, const Cause& cause, Story& story) {
   add_acquired(in, ov.a, story.steps);
-  add_faults(in, ov.window_start, story.steps);
+  add_faults(in, ov.window_start, cause.steps, story.steps);
   story.steps.insert(story.steps.end(), cause.steps.begin(), cause.steps.end());
   story.steps.push_back(
       StoryStep{ov.window_start, who(ov.b.client) + " acquired the lock (acquire op " +
@@ -503,7 +556,7 @@ void explain_latent(const ExplainInput& in, Story& story) {
   story.finding = "lease exposure (latent: nobody stepped in)";
   story.mechanism = cause.mechanism;
   add_acquired(in, *held, story.steps);
-  add_faults(in, w.start, story.steps);
+  add_faults(in, w.start, cause.steps, story.steps);
   story.steps.insert(story.steps.end(), cause.steps.begin(), cause.steps.end());
   story.steps.push_back(
       StoryStep{w.end, "exposed for " + format_span((w.end - w.start).ns) +

@@ -65,9 +65,9 @@ constexpr MechanismText kTexts[] = {
      "the entry of a waiter that crashed or gave up heads the fair lock's queue, and the free "
      "lock goes to nobody else until a caller's clock passes the entry's timeout"},
     {Mechanism::kUnheardGrant, "unheard-grant",
-     "the store granted the lock to an acquire whose client never heard of it (its request ran "
-     "after the client had given up, or the reply was lost), so the lock was held for nobody "
-     "until its lease ran out"},
+     "the store granted the lock to an acquire whose client never learned it held it (its "
+     "request ran after the client had given up, its reply was lost, or the grant's "
+     "confirmation never came), so the lock was held for nobody until its lease ran out"},
     {Mechanism::kFailoverRevivedLock, "failover-revived-lock",
      "a failover promoted a replica that had received the lock but not its release, so the "
      "lock came back for nobody until its lease ran out"},

@@ -17,11 +17,21 @@ namespace {
 std::string explain(const ExposureReport& r, const Verdict& mutex) {
   if (!r.supported) return "Exposure not measured: the backend cannot answer the question.";
   if (r.windows.empty()) {
-    return fmt::format(
+    std::string text = fmt::format(
         "No exposure: whenever a client believed it held the lock, the store would have refused "
         "a fresh contender ({}).",
         r.resolution == Duration::zero() ? "checked at every instant it could change"
                                          : "sampled every " + format_span(r.resolution.ns));
+    // Beside a violation this read as a contradiction: the one who stepped
+    // in was not the fresh contender with a true clock this asks about (a
+    // ZooKeeper waiter already queued; a GETSET or MySQL-table contender
+    // whose own clock ran ahead).
+    if (mutex.kind == Verdict::Kind::kInvalid) {
+      text +=
+          " The one who stepped in was not such a contender: a waiter already queued, or one "
+          "whose own clock ran ahead.";
+    }
+    return text;
   }
   const ExposureWindow& w = r.windows.front();
   std::string text = fmt::format(

@@ -216,6 +216,11 @@ std::string in_our_words(const std::string& what, const CLI::App& app,
            ", got '" + m[2].str() + "'";
   }
   if (std::regex_match(what, m, twice)) {
+    // One option under two names, on and off: CLI11 names only the first.
+    if (m[1].str() == "--swarm") {
+      return "--swarm, --fixed-workload: expected one of the two, once; given " + m[2].str() +
+             " times";
+    }
     return m[1].str() + ": expected once, given " + m[2].str() + " times";
   }
   if (std::regex_match(what, m, no_value)) return m[1].str() + ": expected a value after it";

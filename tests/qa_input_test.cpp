@@ -365,7 +365,7 @@ TEST(QaInput, TheArgumentParsersMessagesSayWhatWasExpected) {
   expect_bad_input("run --out a --out b", "--out: expected once, given 2 times");
   // One flag with two names in CLI11: both given was "the last one wins".
   expect_bad_input("sweep --swarm --fixed-workload --out " + scratch().string(),
-                   "--swarm: expected once, given 2 times");
+                   "--swarm, --fixed-workload: expected one of the two, once; given 2 times");
   expect_bad_input("", "expected a command: run, live, check");
   // "shards is required", "--out is required": CLI11's, naming no expectation.
   expect_bad_input("merge --out " + scratch().string() + "/m",

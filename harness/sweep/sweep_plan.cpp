@@ -134,9 +134,15 @@ std::vector<std::string> parse_algorithm_list(const std::string& text, const std
       }
       continue;
     }
-    if (algorithms::find_algorithm(name) == nullptr) {
+    const algorithms::AlgorithmSpec* spec = nullptr;
+    try {
+      spec = algorithms::find_algorithm(name);
+    } catch (const ConfigError& e) {  // a script file that cannot be loaded
+      throw ConfigError(field + ": " + e.what());
+    }
+    if (spec == nullptr) {
       throw ConfigError(field + ": expected all or a comma list of " +
-                        algorithms::algorithm_names() + ", got '" + name + "'");
+                        algorithms::algorithm_names() + " or script:FILE.json, got '" + name + "'");
     }
     out.push_back(name);
   }
