@@ -1,7 +1,6 @@
 #include "checkers/explain.h"
 
 #include <algorithm>
-#include <cctype>
 #include <set>
 
 #include "checkers/explain_records.h"
@@ -444,21 +443,6 @@ std::string promotion_text(const ExplainInput& in, const LockChange& c) {
          " (its copy of the lock: " + copy_of(*in.history, c.after, "") + ")";
 }
 
-// Whether `text` names `server` as a whole name: "redis-1" is not named by
-// "redis-1-r1".
-bool names_server(const std::string& text, const std::string& server) {
-  for (size_t at = text.find(server); at != std::string::npos; at = text.find(server, at + 1)) {
-    const size_t end = at + server.size();
-    const bool starts = at == 0 || (std::isalnum(static_cast<unsigned char>(text[at - 1])) == 0 &&
-                                    text[at - 1] != '-');
-    const bool ends =
-        end == text.size() ||
-        (std::isalnum(static_cast<unsigned char>(text[end])) == 0 && text[end] != '-');
-    if (starts && ends) return true;
-  }
-  return false;
-}
-
 // The faults up to `until`, and the promotions they caused (a server
 // becoming the one whose answer counts, after the first fault: before it,
 // the deployment is still starting), the latest kFaultStepsMax; but a
@@ -485,7 +469,7 @@ void add_faults(const ExplainInput& in, TimePoint until, const std::vector<Story
       if (c.at > until) break;
       if (c.at < *first_fault || !c.after.serving || c.before.serving) continue;
       const bool named = std::any_of(cause.begin(), cause.end(), [&c](const StoryStep& s) {
-        return names_server(s.text, c.after.server);
+        return r::names_server(s.text, c.after.server);
       });
       all.emplace_back(StoryStep{c.at, promotion_text(in, c)}, named ? c.after.server : "");
     }

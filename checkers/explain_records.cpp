@@ -1,6 +1,7 @@
 #include "checkers/explain_records.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "env/assert.h"
 #include "env/parse.h"
@@ -112,6 +113,19 @@ std::vector<std::string> nodes_named(const Op& op) {
 bool names(const Op& op, const std::string& node) {
   const std::vector<std::string> n = nodes_named(op);
   return std::find(n.begin(), n.end(), node) != n.end();
+}
+
+bool names_server(const std::string& text, const std::string& server) {
+  for (size_t at = text.find(server); at != std::string::npos; at = text.find(server, at + 1)) {
+    const size_t end = at + server.size();
+    const bool starts = at == 0 || (std::isalnum(static_cast<unsigned char>(text[at - 1])) == 0 &&
+                                    text[at - 1] != '-');
+    const bool ends =
+        end == text.size() ||
+        (std::isalnum(static_cast<unsigned char>(text[end])) == 0 && text[end] != '-');
+    if (starts && ends) return true;
+  }
+  return false;
 }
 
 const Op* pause_at(const History& h, const std::string& node, TimePoint at) {

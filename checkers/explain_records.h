@@ -21,6 +21,10 @@ namespace locksim::checkers::records {
 std::vector<std::string> nodes_named(const history::Op& op);
 bool names(const history::Op& op, const std::string& node);
 
+// Whether `text` (a story step) names `server` as a whole name: "redis-1"
+// is not named by "redis-1-r1".
+bool names_server(const std::string& text, const std::string& server);
+
 // The pause of `node` under way at `at` (paused at or before it, not resumed
 // before it), or nullptr.
 const history::Op* pause_at(const history::History& h, const std::string& node, TimePoint at);
