@@ -15,6 +15,17 @@ using locksim::testing::Outcome;
 
 const locksim::testing::ScratchDir scratch_dir("locksim_qa_flags_");
 
+// A lock script file NAME: `head` (its first keys, each ending in a comma)
+// and the acquire step `acquire`, released by a plain DEL. Its path.
+std::string script_file(const std::string& name, const std::string& head,
+                        const std::string& acquire) {
+  return scratch_dir
+      .write(name,
+             "{" + head + "\n  \"acquire\": " + acquire +
+                 ",\n  \"release\": {\"command\": [\"DEL\", \"{resource}\"], \"success\": 1}\n}\n")
+      .string();
+}
+
 // --fencing without --workload ran as a run without it, and said nothing.
 TEST(QaFlags, AFencingCheckWithoutAStoreIsRefused) {
   expect_bad_input("run --fencing write-check",
@@ -34,25 +45,18 @@ TEST(QaFlags, ANegativeDurationIsToldByItsSign) {
 // A script file asking for 65 masters loaded, then broke an invariant
 // (exit 70) when the run built its deployment.
 TEST(QaFlags, AScriptAsksForNoMoreMastersThanARunBuilds) {
-  const std::string file = scratch_dir
-                               .write("wide.json", R"({
-  "masters": 65,
-  "acquire": {"command": ["SET", "{resource}", "{token}", "NX", "PX", "{ttl_ms}"], "success": "OK"},
-  "release": {"command": ["DEL", "{resource}"], "success": 1}
-})")
-                               .string();
+  const std::string file =
+      script_file("wide.json", R"("masters": 65,)",
+                  R"({"command": ["SET", "{resource}", "{token}", "NX", "PX", "{ttl_ms}"], )"
+                  R"("success": "OK"})");
   expect_bad_input("run --algorithm script:" + file,
                    "masters: expected a whole number from 1 to 64");
 }
 
 // A lock that never grants has no margin: it was "internal error" (exit 3).
 TEST(QaFlags, MarginOfALockThatNeverGrantsIsBadInput) {
-  const std::string file = scratch_dir
-                               .write("never.json", R"json({
-  "acquire": {"script": "return redis.error_reply('boom')", "success": 1},
-  "release": {"command": ["DEL", "{resource}"], "success": 1}
-})json")
-                               .string();
+  const std::string file = script_file(
+      "never.json", "", R"json({"script": "return redis.error_reply('boom')", "success": 1})json");
   expect_bad_input("margin --fault pause --algorithm script:" + file,
                    "expected a lock the lone client can hold; it never held it");
 }
@@ -60,12 +64,9 @@ TEST(QaFlags, MarginOfALockThatNeverGrantsIsBadInput) {
 // A 100,000-item pattern overflowed the stack inside Lua's C matcher and
 // killed locksim (exit 139): a pattern past 4 KiB is the call's error reply.
 TEST(QaFlags, AHugePatternIsAnErrorReplyNotACrash) {
-  const std::string file = scratch_dir
-                               .write("pattern.json", R"json({
-  "acquire": {"script": "return string.find('', string.rep('a*', 100000))", "success": 1},
-  "release": {"command": ["DEL", "{resource}"], "success": 1}
-})json")
-                               .string();
+  const std::string file = script_file(
+      "pattern.json", "",
+      R"json({"script": "return string.find('', string.rep('a*', 100000))", "success": 1})json");
   const std::string out = (scratch_dir.path() / "pattern").string();
   const Outcome o = locksim("run --algorithm script:" + file +
                             " --seed 1 --duration 3s --clients 1 --quiet --out " + out);
