@@ -110,6 +110,10 @@ harness::SweepPlan plan_from_flags(const SweepFlags& f) {
   plan.base.workload.draw = f.swarm;
   // Checked here, before any run, as `shrink --max-runs` is: the shrink
   // comes after the whole sweep, too late to refuse it.
+  if (f.shrink_runs_max_given && !f.shrink) {  // a bound on nothing, said nothing
+    throw ConfigError("--shrink-max-runs: only with --shrink, whose search it bounds; got " +
+                      std::to_string(f.shrink_runs_max) + " without it");
+  }
   if (f.shrink_runs_max < 0 || f.shrink_runs_max > harness::shrink::Options::kRunsMaxMax) {
     throw ConfigError("--shrink-max-runs: expected 0.." +
                       std::to_string(harness::shrink::Options::kRunsMaxMax) + ", got " +
@@ -252,7 +256,8 @@ CLI::App* add_sweep_command(CLI::App& app, SweepFlags& f) {
               "shrink each cell's first counterexample into --out/shrunk/ (see locksim shrink); "
               "matrix.md and matrix.html link it");
   s->add_option("--shrink-max-runs", f.shrink_runs_max,
-                "with --shrink: at most this many candidate runs per cell (default 300)");
+                "with --shrink: at most this many candidate runs per cell (default 300)")
+      ->each([&f](const std::string&) { f.shrink_runs_max_given = true; });
   return s;
 }
 

@@ -51,6 +51,7 @@ struct SweepFlags {
   // the reference, docs/measurements.md).
   bool shrink = false;
   int shrink_runs_max = 300;
+  bool shrink_runs_max_given = false;  // refused without --shrink: a bound on nothing
 };
 
 struct MergeFlags {

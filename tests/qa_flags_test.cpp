@@ -35,6 +35,13 @@ TEST(QaFlags, AFencingCheckWithoutAStoreIsRefused) {
             0);
 }
 
+// A bound on a search that does not run was accepted without a word.
+TEST(QaFlags, ShrinkMaxRunsWithoutShrinkIsRefused) {
+  expect_bad_input("sweep --seeds 1..2 --shrink-max-runs 10 --out " +
+                       (scratch_dir.path() / "no_shrink").string(),
+                   "--shrink-max-runs: only with --shrink, whose search it bounds");
+}
+
 // '-1s' has its unit; the sign is what is wrong.
 TEST(QaFlags, ANegativeDurationIsToldByItsSign) {
   expect_bad_input("run --ttl -1s", "--ttl: expected a duration of zero or more, without a sign");
