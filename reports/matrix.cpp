@@ -88,6 +88,7 @@ void judge(MatrixCell& c, const harness::SweepPlan& plan, const harness::Expecta
   f.data_violations = c.data_violations;
   f.first_data_violation_position = c.seeds_to_first_data;
   f.first_data_violation_replay = c.first_data_violation_replay;
+  f.acquisitions = c.acquisitions;
   c.gate = harness::judge_cell(x, f);
 }
 

@@ -90,6 +90,24 @@ TEST(DataGate, ACellWhoseRunsGuardedNothingCannotPassADataExpectation) {
   EXPECT_EQ(m.cells.at(0).gate.failure, "data not checked");
 }
 
+// A lock that never grants (a script whose every acquire errs) passed a
+// safe cell: it held 3 of 3 with nothing acquired.
+TEST(DataGate, ASafeCellWhoseLockNeverGrantedFails) {
+  harness::SweepPlan plan;
+  plan.algorithms = {"set-nx-lua-fenced"};
+  plan.profiles = {"failover"};
+  plan.seed_first = 1;
+  plan.seed_last = 2;
+  std::vector<harness::RunSummary> runs = {run(1, "none", "safe"), run(2, "none", "safe")};
+  const Expectations e = expect(std::string("{") + kCell + "\"verdict\": \"safe\"}");
+  EXPECT_TRUE(build_matrix(plan, runs, &e).cells.at(0).gate.holds);
+  for (harness::RunSummary& r : runs) r.acquisitions = 0;
+  const MatrixCell c = build_matrix(plan, runs, &e).cells.at(0);
+  EXPECT_EQ(c.gate.failure, "never acquired");
+  EXPECT_NE(c.gate.message.find("none of its 2 runs acquired the lock"), std::string::npos)
+      << c.gate.message;
+}
+
 TEST(DataGate, BadDataExpectationsNameTheField) {
   const auto error_of = [](const std::string& extra) {
     try {

@@ -220,6 +220,15 @@ GateOutcome judge_cell(const CellExpectation* e, const CellFacts& f) {
                    " ended with a client error; first: " + f.first_unknown_replay;
     return lock;
   }
+  if (e->verdict == Expected::kSafe && f.runs > 0 && f.acquisitions == 0) {
+    lock.gated = true;
+    lock.holds = false;
+    lock.failure = "never acquired";
+    lock.message = "expected safe, but none of its " + std::to_string(f.runs) +
+                   " runs acquired the lock: a lock that never grants is safe by default, "
+                   "not by design";
+    return lock;
+  }
   // The lock first; then, if it holds, the data. Each part is judged (gated)
   // unless it expects nothing or not every seed of its bound ran.
   lock.gated = e->verdict != Expected::kAny;

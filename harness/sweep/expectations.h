@@ -96,6 +96,10 @@ struct CellFacts {
   int64_t data_violations = 0;
   int64_t first_data_violation_position = 0;
   std::string first_data_violation_replay;
+  // Acquisitions over the cell's runs: a cell expected safe whose lock was
+  // never granted (a script whose every acquire errs) proves nothing, and
+  // fails as "never acquired" instead of passing.
+  int64_t acquisitions = 0;
 };
 
 GateOutcome judge_cell(const CellExpectation* expectation, const CellFacts& facts);
