@@ -35,6 +35,28 @@ TEST(QaFlags, AFencingCheckWithoutAStoreIsRefused) {
             0);
 }
 
+// The static scan of command names refused valid scripts: a call named in
+// a comment or a string, or a name built by concatenation, runs nothing
+// the scan can judge. A literal call of an unknown command is still refused.
+TEST(QaFlags, TheCommandScanReadsOnlyCode) {
+  const std::string set = R"(return redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]))";
+  const std::string step_head = R"({"keys": ["{resource}"], "args": ["{token}", "{ttl_ms}"], )"
+                                R"("success": "OK", "script": ")";
+  int n = 0;
+  for (const std::string& lua :
+       {"-- we used to call redis.call('sadd', KEYS[1]) here\\n" + set,
+        R"(--[[ redis.call('sadd') ]] )" + set, R"(local doc = \"redis.call('sadd')\"\n)" + set,
+        std::string(R"(return redis.call('S'..'ET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]))")}) {
+    const std::string file =
+        script_file("scan" + std::to_string(++n) + ".json", "", step_head + lua + "\"}");
+    const Outcome o = locksim("run --algorithm script:" + file + " --duration 2s --quiet");
+    EXPECT_EQ(o.exit_code, 0) << lua << "\n" << o.err;
+  }
+  const std::string bad =
+      script_file("scan_bad.json", "", step_head + "return redis.call('sadd', KEYS[1])\"}");
+  expect_bad_input("run --algorithm script:" + bad, "redis command 'sadd' is not implemented");
+}
+
 // A bound on a search that does not run was accepted without a word.
 TEST(QaFlags, ShrinkMaxRunsWithoutShrinkIsRefused) {
   expect_bad_input("sweep --seeds 1..2 --shrink-max-runs 10 --out " +
