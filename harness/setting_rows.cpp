@@ -84,7 +84,12 @@ Setting faults_row() {
       "live, and the few refused: docs/how-to/live-mode.md, Faults on real servers)";
   s.parse = [](RunConfig& c, const std::string& text, const std::string& field) {
     const size_t before = c.faults.events.size();
-    c.faults.events.push_back(faults::parse_fault(text, field));
+    // Indexed as every later check names a fault ("--fault[1]: ..."), so
+    // of several --fault flags the one that cannot be read is named.
+    // (A scenario file's reader indexes its list itself.)
+    const bool indexed = !field.empty() && field.back() == ']';
+    c.faults.events.push_back(
+        faults::parse_fault(text, indexed ? field : field + "[" + std::to_string(before) + "]"));
     LOCKSIM_ASSERT(c.faults.events.size() == before + 1);
   };
   s.items = [](const RunConfig& c) {

@@ -68,7 +68,10 @@ TEST(QaFlags, ShrinkMaxRunsWithoutShrinkIsRefused) {
 TEST(QaFlags, ANegativeDurationIsToldByItsSign) {
   expect_bad_input("run --ttl -1s", "--ttl: expected a duration of zero or more, without a sign");
   expect_bad_input("run --fault 'pause c1 at -5s for 1s'",
-                   "expected a duration of zero or more, without a sign, got '-5s'");
+                   "--fault[0]: expected a duration of zero or more, without a sign, got '-5s'");
+  // Of several faults, the one that cannot be read is named by its index.
+  expect_bad_input("run --fault 'pause c1 at 1s for 2s' --fault 'pause c1 at 5 for 1s'",
+                   "--fault[1]: expected a duration with a unit");
 }
 
 // A script file asking for 65 masters loaded, then broke an invariant
