@@ -451,19 +451,17 @@ std::string promotion_text(const ExplainInput& in, const LockChange& c) {
 // replaced" once came without redis-1-r1's promotion).
 void add_faults(const ExplainInput& in, TimePoint until, const std::vector<StoryStep>& cause,
                 std::vector<StoryStep>& steps) {
-  std::vector<StoryStep> faults;
+  // Each step, and the server whose promotion it is when the cause names
+  // that server ("" otherwise).
+  std::vector<std::pair<StoryStep, std::string>> all;
   std::optional<TimePoint> first_fault;
   for (const Op& op : in.history->ops) {
     if (op.time_ns > until.ns) break;
     if (history::is_client_op(op)) continue;
-    faults.push_back(
-        StoryStep{TimePoint{op.time_ns}, "fault: " + history::describe_nemesis_op(op)});
+    all.emplace_back(StoryStep{TimePoint{op.time_ns}, "fault: " + history::describe_nemesis_op(op)},
+                     "");
     if (!first_fault) first_fault = TimePoint{op.time_ns};
   }
-  // Each step, and the server whose promotion it is when the cause names
-  // that server ("" otherwise).
-  std::vector<std::pair<StoryStep, std::string>> all;
-  for (StoryStep& s : faults) all.emplace_back(std::move(s), "");
   if (in.trace->supported && first_fault) {
     for (const LockChange& c : in.trace->changes) {
       if (c.at > until) break;

@@ -222,14 +222,14 @@ bool explain_queue_head(const ExplainInput& in, TimePoint end, Story& story) {
     if (cut != nullptr) {
       why +=
           std::string(cut->f == history::OpF::kPause ? ", paused" : ", cut off from the servers") +
-          " since " + r::at_text(TimePoint{cut->time_ns}) + " (" +
-          history::describe_nemesis_op(*cut) + r::held_until(*cut) + ")";
+          r::since_fault(*cut);
     }
     // Stalled for most of the time nobody held the lock: the head cannot
     // ask, and the free lock goes to nobody else. It would take the lock
     // the moment it could: not a dead waiter, but the reason all the same.
     const TimePoint since = in.verdicts->liveness.unheld_since;
-    if (cut != nullptr && ahead && r::cut_off_percent(h, c, since, end) >= 50) {
+    if (cut != nullptr && ahead &&
+        r::cut_off_percent(h, c, since, end) >= r::kMostlyCutOffPercent) {
       story.mechanism = Mechanism::kStalledHeadHoldsQueue;
       story.steps.push_back(StoryStep{end, at_end + why});
       return true;

@@ -255,6 +255,22 @@ const LockChange* first_stored(const LockTrace& trace, const std::string& token,
   return nullptr;
 }
 
+namespace {
+
+// When a delay's start ("delay A|B for D by X" at T) stops holding its
+// links: T + D + X, the last message sent during it arriving X late, and a
+// link keeping its order. nullopt for any other op, or one it cannot read.
+std::optional<TimePoint> delay_holds_until(const Op& op) {
+  // A delay's start names its sides, its length and its size; its end only the sides.
+  if (op.f != OpF::kDelay || op.value.size() < 4) return std::nullopt;
+  try {
+    return TimePoint{op.time_ns} + parse_duration(op.value[2], "delay") +
+           parse_duration(op.value[3], "delay");
+  } catch (const ConfigError&) {  // a nemesis op it cannot read: nothing to tell of it
+    return std::nullopt;
+  }
+}
+
 // A delay on `c`'s links whose held messages were still arriving at `at`:
 // one sent as the delay ended arrives `by` later, and a link keeps its
 // order, so everything sent after it waits too. So a delay of D by X that
@@ -270,20 +286,17 @@ const Op* delay_shadow_at(const History& h, const std::string& c, TimePoint at) 
   return nullptr;
 }
 
-std::optional<TimePoint> delay_holds_until(const Op& op) {
-  // A delay's start names its sides, its length and its size; its end only the sides.
-  if (op.f != OpF::kDelay || op.value.size() < 4) return std::nullopt;
-  try {
-    return TimePoint{op.time_ns} + parse_duration(op.value[2], "delay") +
-           parse_duration(op.value[3], "delay");
-  } catch (const ConfigError&) {  // a nemesis op it cannot read: nothing to tell of it
-    return std::nullopt;
-  }
-}
-
+// "; what it holds arrives until 40.1s" for a delay, "" for any other fault.
 std::string held_until(const Op& fault) {
   const std::optional<TimePoint> until = delay_holds_until(fault);
   return until ? "; what it holds arrives until " + at_text(*until) : "";
+}
+
+}  // namespace
+
+std::string since_fault(const Op& fault) {
+  return " since " + at_text(TimePoint{fault.time_ns}) + " (" +
+         history::describe_nemesis_op(fault) + held_until(fault) + ")";
 }
 
 // `c` paused, cut off, or behind a delay's held messages at `at`.

@@ -81,24 +81,20 @@ std::vector<const history::Op*> open_acquires(const history::History& h);
 // by replication). nullptr when none did.
 const LockChange* first_stored(const LockTrace& trace, const std::string& token,
                                const std::string& server = "");
-// When a delay's start (`op`, "delay A|B for D by X" at T) stops holding its
-// links: T + D + X, the last message sent during it arriving X late, and a
-// link keeping its order. nullopt for any other op, or one it cannot read.
-std::optional<TimePoint> delay_holds_until(const history::Op& op);
-// A delay on `c`'s links whose held messages were still arriving at `at`:
-// a link keeps its order, so a delay of D by X that began at T holds it
-// until T + D + X, past its own end. nullptr when none.
-const history::Op* delay_shadow_at(const history::History& h, const std::string& c, TimePoint at);
 // `c` paused, cut off (a partition, a delay), or behind a delay's held
-// messages at `at`: the fault, or nullptr.
+// messages at `at` (a link keeps its order, so a delay of D by X that began
+// at T holds it until T + D + X, past its own end): the fault, or nullptr.
 const history::Op* cut_off_at(const history::History& h, const std::string& c, TimePoint at);
 // The share of [from, to], in percent, during which `c` was cut off
 // (cut_off_at), read at 20 instants spread over it: a fault that began in
 // the last second of a long stuck window is not why the lock was stuck.
 int cut_off_percent(const history::History& h, const std::string& c, TimePoint from, TimePoint to);
-// "; what it holds arrives until 40.1s" for a delay (delay_shadow_at), ""
-// for any other fault.
-std::string held_until(const history::Op& fault);
+// Past this share of the time a contender waited, being paused or cut off
+// is why it could not take the lock (cut_off_percent reads 5 % steps).
+inline constexpr int kMostlyCutOffPercent = 50;
+// " since 3.000s (pause c1 for 20s)" of the fault that stalls a client (a
+// delay adds "; what it holds arrives until T").
+std::string since_fault(const history::Op& fault);
 // The last change by `until` that took `server` down (a crash or a pause: a
 // paused server shows as down too), or nullptr.
 const LockChange* went_down(const LockTrace& trace, const std::string& server, TimePoint until);

@@ -322,15 +322,13 @@ bool explain_waiters_cut_off(const ExplainInput& in, TimePoint end, Story& story
     const Op* fault = r::cut_off_at(h, c, end);
     // One that could reach the store, or could for most of the time: not this.
     const int percent = fault == nullptr ? 0 : r::cut_off_percent(h, c, since, end);
-    if (percent < 50) return false;
+    if (percent < r::kMostlyCutOffPercent) return false;
     steps.push_back(
         StoryStep{end, c + "'s acquire (op " + std::to_string(op->index) + ", invoked at " +
                            r::at_text(TimePoint{op->time_ns}) + ") was still waiting, " + c +
-                           (fault->f == history::OpF::kPause ? " paused" : " cut off") + " since " +
-                           r::at_text(TimePoint{fault->time_ns}) + " (" +
-                           history::describe_nemesis_op(*fault) + r::held_until(*fault) +
-                           "), and paused or cut off for " + std::to_string(percent) +
-                           " % of the time since " + r::at_text(since)});
+                           (fault->f == history::OpF::kPause ? " paused" : " cut off") +
+                           r::since_fault(*fault) + ", and paused or cut off for " +
+                           std::to_string(percent) + " % of the time since " + r::at_text(since)});
   }
   if (steps.empty()) return false;
   story.steps.insert(story.steps.end(), steps.begin(), steps.end());
@@ -364,7 +362,7 @@ void explain_kept(const ExplainInput& in, Story& story) {
     break;
   }
   story.steps.push_back(StoryStep{
-      l.overdue_since, c + " was still holding past its longest planned hold; " + "others' " +
+      l.overdue_since, c + " was still holding past its longest planned hold; others' " +
                            unsuccessful_text(l.failed_attempts, l.unknown_attempts, "acquire") +
                            " from here to the end, and " + std::to_string(l.waiting_at_end) +
                            " were still waiting at the end"});

@@ -34,16 +34,21 @@ namespace {
 using checkers::LinearizabilityVerdict;
 using checkers::Verdict;
 
+// What --knossos-time-limit and --knossos-heap are when not given (the help
+// says the same).
+constexpr const char* kKnossosTimeLimitDefault = "60s";
+constexpr const char* kKnossosHeapDefault = "4g";
+
 checkers::KnossosOptions parse_knossos_flags(const KnossosFlags& f) {
   checkers::KnossosOptions o;
   o.command = f.command;
-  const std::string limit = f.time_limit.empty() ? "60s" : f.time_limit;
+  const std::string limit = f.time_limit.empty() ? kKnossosTimeLimitDefault : f.time_limit;
   o.time_limit = parse_duration(limit, "--knossos-time-limit");
   if (o.time_limit <= Duration::zero()) {
     throw ConfigError("--knossos-time-limit: expected a positive duration, got '" + limit + "'");
   }
   // java's -Xmx syntax, checked here so a typo is a one-line error, not a JVM crash.
-  const std::string h = f.heap.empty() ? "4g" : f.heap;
+  const std::string h = f.heap.empty() ? kKnossosHeapDefault : f.heap;
   const bool digits = h.size() >= 2 && h.find_first_not_of("0123456789") == h.size() - 1 &&
                       std::string("kKmMgG").find(h.back()) != std::string::npos;
   if (!digits || h[0] == '0') {
@@ -133,8 +138,10 @@ void add_knossos_options(CLI::App* command, KnossosFlags& flags) {
                       "also check with Knossos: the command to run (e.g. "
                       "a knossos.sh wrapper); see docs/how-to/knossos.md");
   command->add_option("--knossos-time-limit", flags.time_limit,
-                      "wall-clock limit for Knossos (default 60s); past it: unknown");
-  command->add_option("--knossos-heap", flags.heap, "Knossos's JVM heap (default 4g)");
+                      std::string("wall-clock limit for Knossos (default ") +
+                          kKnossosTimeLimitDefault + "); past it: unknown");
+  command->add_option("--knossos-heap", flags.heap,
+                      std::string("Knossos's JVM heap (default ") + kKnossosHeapDefault + ")");
 }
 
 CLI::App* add_check_command(CLI::App& app, CheckFlags& flags) {

@@ -216,10 +216,16 @@ std::string in_our_words(const std::string& what, const CLI::App& app,
            ", got '" + m[2].str() + "'";
   }
   if (std::regex_match(what, m, twice)) {
-    // One option under two names, on and off: CLI11 names only the first.
-    if (m[1].str() == "--swarm") {
-      return "--swarm, --fixed-workload: expected one of the two, once; given " + m[2].str() +
-             " times";
+    // One option under two names, on and off (--swarm, --fixed-workload):
+    // CLI11 names only the first, so both are named.
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      const CLI::Option* o = sub->get_option_no_throw(m[1].str());
+      if (o == nullptr || o->get_lnames().size() < 2) continue;
+      std::string names;
+      for (const std::string& n : o->get_lnames()) names += (names.empty() ? "--" : ", --") + n;
+      const size_t n = o->get_lnames().size();
+      return names + ": expected one of the " + (n == 2 ? "two" : std::to_string(n)) +
+             ", once; given " + m[2].str() + " times";
     }
     return m[1].str() + ": expected once, given " + m[2].str() + " times";
   }

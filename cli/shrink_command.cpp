@@ -21,6 +21,7 @@
 #include "env/assert.h"
 #include "env/atomic_file.h"
 #include "env/parse.h"
+#include "harness/explain_run.h"
 #include "harness/prepared_run.h"
 #include "harness/run.h"
 #include "harness/scenario.h"
@@ -304,8 +305,13 @@ struct Input {
 };
 
 Input run_input(const Start& start) {
+  // Each run here with the lock traced, for the cause explain finds in it
+  // (tracing leaves a run as it is): it is the config the search starts
+  // from, so no run is made again only to ask its cause.
+  harness::RunExtras traced;
+  traced.trace_lock = true;
   const harness::PreparedRun prepared = harness::prepare_run(start.config);
-  const harness::SimRunReport report = harness::run_prepared(prepared);
+  const harness::SimRunReport report = harness::run_prepared(prepared, traced);
   const std::vector<checkers::Check>& checks = report.result.checks;
   Input in;
   in.finding = harness::shrink::finding_of(checks);
@@ -317,8 +323,8 @@ Input run_input(const Start& start) {
   in.drawn = report.result.profile_faults.events.size();
   in.failing = harness::shrink::materialized(prepared.config(), report.result.profile_faults);
   in.size = size_of(in.failing, report.result);
-  if (start.config.profile.empty()) {
-    in.cause = harness::shrink::cause_of(in.failing);
+  if (start.config.profile.empty()) {  // in.failing is the config just run
+    in.cause = harness::explain_result(report.result).mechanism;
     return in;
   }
   // The search shrinks the explicit faults, so they must fail as the profile
@@ -327,7 +333,7 @@ Input run_input(const Start& start) {
   // but fails the same way can still be shrunk, and the file says so.
   harness::SimRunReport again;
   try {
-    again = harness::simulate_and_check(in.failing);
+    again = harness::simulate_and_check(in.failing, traced);
   } catch (const ConfigError& e) {  // a drawn fault that does not read as a --fault: a bug
     throw std::runtime_error(start.field + ": the profile's faults, made explicit: " + e.what());
   }
@@ -342,7 +348,7 @@ Input run_input(const Start& start) {
                              " finding, so there is nothing to shrink them from (a bug: please "
                              "report it with this command)");
   }
-  in.cause = harness::shrink::cause_of(in.failing);
+  in.cause = harness::explain_result(again.result).mechanism;
   return in;
 }
 

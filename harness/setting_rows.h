@@ -36,6 +36,12 @@ Setting duration_row(std::string flag, std::string path, std::string help, bool 
   return s;
 }
 
+// A client timeout in words: "none" (sim::kNoTimeout: wait as long as the
+// connection lives) or its duration.
+inline std::string timeout_text(Duration timeout) {
+  return timeout == sim::kNoTimeout ? "none" : format_duration(timeout);
+}
+
 // A client timeout: "none" (sim::kNoTimeout: wait as long as the connection
 // lives) or a positive duration up to 7 days.
 template <class Get>
@@ -60,9 +66,7 @@ Setting timeout_row(std::string flag, std::string path, std::string help, bool l
     if (d <= Duration::zero() || d > RunConfig::kDurationMax) throw bad();
     get(c) = d;
   };
-  s.format = [get](const RunConfig& c) {
-    return get(c) == sim::kNoTimeout ? std::string("none") : format_duration(get(c));
-  };
+  s.format = [get](const RunConfig& c) { return timeout_text(get(c)); };
   return s;
 }
 

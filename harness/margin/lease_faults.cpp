@@ -6,7 +6,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "faults/nemesis.h"
-#include "sim/connection.h"
+#include "harness/setting_rows.h"
 
 namespace locksim::harness::margin {
 
@@ -29,12 +29,6 @@ std::vector<std::string> crash_targets(const RunConfig& config) {
   LOCKSIM_ASSERT(quorum >= 1 && quorum <= all.size());
   const size_t count = all.size() - quorum + 1;
   return {all.begin(), all.begin() + static_cast<std::ptrdiff_t>(count)};
-}
-
-// A client's command timeout in words: "none" waits as long as the
-// connection lives.
-std::string timeout_text(Duration timeout) {
-  return timeout == sim::kNoTimeout ? "none" : format_duration(timeout);
 }
 
 Theory ttl_minus_hold(const RunConfig& base, const std::string& why) {

@@ -269,7 +269,7 @@ MarginResult measure_margin(const MarginRequest& request, const ProgressFn& prog
   // Past a delay spike's window no grant is heard and the lock holds again:
   // the search stops below it (searched_size_max says why).
   const std::optional<int64_t> top = searched_size_max(base, request.kind);
-  const bool cut = top && *top<m.range_hi&& * top> m.range_lo;
+  const bool cut = top.has_value() && (*top < m.range_hi) && (*top > m.range_lo);
   if (cut) m.range_hi = *top;
   std::map<int64_t, ConfirmingRun> seen;  // by step: the runs behind the answer
   std::optional<SessionHeard> heard;      // a session lock's, from a run that expired it
