@@ -24,15 +24,11 @@ namespace locksim::cli {
 
 namespace {
 
-// The files a live run writes in --out, result.json last: a folder with a
-// result.json holds a whole set of this run's.
-const char* const kOutputs[] = {"history.edn", "history.jsonl", "result.json"};
-
 // An earlier run's outputs go before this run starts, so that nothing in
 // --out can pass for this run's (an interrupt, a crash of locksim).
 void remove_stale_outputs(const std::string& out) {
   if (out.empty()) return;
-  for (const char* name : kOutputs) {
+  for (const std::string& name : kRunOutputs) {
     std::error_code ec;
     std::filesystem::remove(std::filesystem::path(out) / name, ec);
     if (ec)
@@ -53,9 +49,9 @@ std::string result_text(const harness::RunResult& r, int signal) {
 
 void write_outputs(const std::string& out, const harness::RunResult& r, int signal) {
   const std::filesystem::path dir(out);
-  write_file_atomically(dir / kOutputs[0], history::to_edn(r.history));
-  write_file_atomically(dir / kOutputs[1], history::to_jsonl(r.history));
-  write_file_atomically(dir / kOutputs[2], result_text(r, signal));
+  write_file_atomically(dir / kRunOutputs[0], history::to_edn(r.history));
+  write_file_atomically(dir / kRunOutputs[1], history::to_jsonl(r.history));
+  write_file_atomically(dir / kRunOutputs[2], result_text(r, signal));
 }
 
 // On the interrupt watcher's thread: the run cut at the interrupt, judged
@@ -97,7 +93,7 @@ int run_live_command(const CLI::App& live, const RunOptions& o) {
       harness::prepare_run(config_from_options(live, Mode::kLive, o));
   const harness::RunConfig& config = prepared.config();
   live::check_live_run(config);  // before anything is printed or started
-  make_out_dir(o.out, "--out", {std::begin(kOutputs), std::end(kOutputs)});
+  make_out_dir(o.out, "--out", kRunOutputs);
   remove_stale_outputs(o.out);
   if (!o.quiet) {
     std::cout << "live: " << config.algorithm << " against real "

@@ -93,9 +93,10 @@ std::string result_text(const locksim::harness::RunResult& result, const RunCont
 void write_outputs(const std::string& out, const locksim::harness::RunResult& result, bool quiet,
                    const RunContext& context) {
   const std::filesystem::path dir(out);
-  write_file_atomically(dir / "history.edn", locksim::history::to_edn(result.history));
-  write_file_atomically(dir / "history.jsonl", locksim::history::to_jsonl(result.history));
-  write_file_atomically(dir / "result.json", result_text(result, context));
+  const std::vector<std::string>& files = locksim::cli::kRunOutputs;
+  write_file_atomically(dir / files[0], locksim::history::to_edn(result.history));
+  write_file_atomically(dir / files[1], locksim::history::to_jsonl(result.history));
+  write_file_atomically(dir / files[2], result_text(result, context));
   if (!quiet)
     std::cout << "wrote " << (dir / "result.json").string() << ", history.edn, history.jsonl\n";
 }
@@ -135,7 +136,7 @@ int cmd_run(const CLI::App& run, const RunOptions& o) {
   extras.knossos = locksim::cli::knossos_options(o.knossos);
   // The story and the timeline's server lanes read the lock on each server.
   extras.trace_lock = o.explain || o.story_only || !o.html.empty();
-  locksim::cli::make_out_dir(o.out, "--out", {"history.edn", "history.jsonl", "result.json"});
+  locksim::cli::make_out_dir(o.out, "--out", locksim::cli::kRunOutputs);
   locksim::cli::check_writable_file(o.html, "--html");
   RunContext context{.scenario = scenario ? &*scenario : nullptr, .cut_by = 0};
   const auto result = run_with_progress(prepared, extras, o.quiet, &context.cut_by);

@@ -17,6 +17,10 @@ namespace locksim::cli {
 // be opened, so a read-only file system or a missing directory shows here.
 void check_writable_file(const std::string& path, const std::string& flag);
 
+// The files a run writes in --out (run, explain, live), result.json last:
+// a folder with a result.json holds a whole set of one run's.
+inline const std::vector<std::string> kRunOutputs = {"history.edn", "history.jsonl", "result.json"};
+
 // Creates the directory `dir` (and its parents) unless `dir` is empty. Throws
 // ConfigError naming `flag` when it cannot.
 void make_out_dir(const std::string& dir, const std::string& flag = "--out");
