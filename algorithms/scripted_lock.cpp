@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "algorithms/quorum_text.h"
 #include "algorithms/set_nx_lua.h"  // make_token
@@ -32,6 +33,23 @@ std::string value_of(const std::string& name, const Placeholders& p) {
   if (name == "{client}") return p.client;
   LOCKSIM_ASSERT_MSG(name == "{attempt}", "validation admits only the known placeholders");
   return std::to_string(p.attempt);
+}
+
+// The fencing token a granting reply carries (acquire.fence). A script that
+// names a fence and grants without one is a script bug: were it read as "no
+// token", a fenced lock would be tested unfenced without a word. Throwing
+// from the client's fiber puts it in the run's errors (verdict unknown).
+uint64_t fence_of(const Reply& r, size_t element) {
+  const std::string where = "acquire.fence: element " + std::to_string(element);
+  if (r.kind != Reply::Kind::kArray || element >= r.elements.size()) {
+    throw std::runtime_error(where + " of a granting reply, expected an array that long, got " +
+                             r.to_string());
+  }
+  const Reply& e = r.elements[element];
+  if (e.kind != Reply::Kind::kInteger || e.integer < 0) {
+    throw std::runtime_error(where + ": expected an integer >= 0, got " + e.to_string());
+  }
+  return static_cast<uint64_t>(e.integer);
 }
 
 }  // namespace
@@ -146,11 +164,7 @@ AcquireResult ScriptedLock::acquire_one(Env& env, const std::string& resource) c
       result.lease.resource = resource;
       result.lease.token = p.token;
       result.lease.acquired_local = start;
-      if (def_->fence_element && r.kind == Reply::Kind::kArray &&
-          *def_->fence_element < r.elements.size() &&
-          r.elements[*def_->fence_element].kind == Reply::Kind::kInteger) {
-        result.lease.fence = static_cast<uint64_t>(r.elements[*def_->fence_element].integer);
-      }
+      if (def_->fence_element) result.lease.fence = fence_of(r, *def_->fence_element);
       result.detail.clear();
       if (def_->expire) run_expire_step(env, p, result);
       result.lease.validity = params_.ttl - (env.now() - start);

@@ -343,7 +343,9 @@ int dispatch(const Commands& c) {
 
 int main(int argc, char** argv) {
   locksim::harness::install_script_loader();  // --algorithm script:FILE.json
-  CLI::App app{"locksim: a deterministic testbed for distributed lock algorithms"};
+  // Named, or CLI11 names it after argv[0] (build/locksim), and every message
+  // that says "see locksim --help" would say the path instead.
+  CLI::App app{"locksim: a deterministic testbed for distributed lock algorithms", "locksim"};
   app.require_subcommand(1);
   Commands commands;
   add_commands(app, commands);

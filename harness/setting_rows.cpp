@@ -49,6 +49,13 @@ Setting params_row() {
     if (eq == std::string::npos || eq == 0) {
       throw ConfigError(field + ": expected NAME=VALUE, got '" + text + "'");
     }
+    // No parameter's value holds a comma; "ttl=10s,max-attempts=5" is two
+    // parameters in one --param, whose ttl would be refused as "10s,max-...".
+    const size_t comma = text.find(',', eq);
+    if (comma != std::string::npos && text.find('=', comma) != std::string::npos) {
+      throw ConfigError(field + ": expected one NAME=VALUE, got '" + text +
+                        "' (no value has a comma; give each parameter on its own)");
+    }
     // Checked by the algorithm's own spec once the whole config is read.
     c.algorithm_params[text.substr(0, eq)] = text.substr(eq + 1);
     LOCKSIM_ASSERT(c.algorithm_params.count(text.substr(0, eq)) == 1);

@@ -12,6 +12,14 @@
 
 namespace locksim::sim {
 
+namespace {
+thread_local World* g_world = nullptr;  // see of_this_thread()
+}
+
+World* World::of_this_thread() {
+  return g_world;
+}
+
 World::World(WorldOptions options)
     : options_(options),
       rng_(options.seed),
@@ -19,11 +27,15 @@ World::World(WorldOptions options)
       scheduler_(SimScheduler::for_this_thread()) {
   look_up_at_ = options_.max_events;  // no poll until set_poll
   scheduler_.attach(options_.policy, &schedule_rng_);
+  LOCKSIM_ASSERT_MSG(g_world == nullptr, "attach allows one World per thread");
+  g_world = this;
 }
 
 World::~World() {
   shutdown();
   scheduler_.detach();
+  LOCKSIM_ASSERT(g_world == this);
+  g_world = nullptr;
 }
 
 void World::spawn_task(std::string name, Node* node, std::function<void()> body) {

@@ -10,6 +10,7 @@
 
 #include <boost/fiber/fiber.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -132,6 +133,17 @@ class World {
   // events run up to the stop are those an unpolled run runs.
   void set_poll(uint64_t every_events, std::function<bool()> poll);
   bool stopped() const { return stopped_; }
+  // Brings the next poll forward to the end of the event running now. For
+  // a model whose one event can take long in real time (a Lua script run to
+  // its instruction limit): thousands of such events could pass before the
+  // next poll, and a Ctrl-C would wait for them. Changes no event; without
+  // a poll (set_poll), nothing.
+  void poll_after_this_event() {
+    if (poll_every_ > 0) look_up_at_ = std::min(look_up_at_, events_);
+  }
+  // The World of this thread (one at a time: SimScheduler::attach), or
+  // nullptr: for a model that knows no World, such as a Redis server's Lua.
+  static World* of_this_thread();
 
   // Cancels and joins every fiber. Idempotent; the destructor calls it too.
   void shutdown();

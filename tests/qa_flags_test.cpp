@@ -121,4 +121,40 @@ TEST(QaFlags, MarginHelpSaysWhatMarginDoes) {
   EXPECT_EQ(o.out.find("history.edn"), std::string::npos) << o.out;
 }
 
+// Two parameters in one --param were read as one, whose value was blamed
+// on --ttl ("expected a duration ..., got '10s,max-attempts=5'").
+TEST(QaFlags, TwoParametersInOneParamAreNamedAsSuch) {
+  expect_bad_input("run --param ttl=10s,max-attempts=5",
+                   "--param: expected one NAME=VALUE, got 'ttl=10s,max-attempts=5'");
+}
+
+// The program named itself by its path ("unknown flag for build/locksim (see
+// build/locksim --help)"), whichever path it was run by.
+TEST(QaFlags, TheProgramCallsItselfLocksim) {
+  const Outcome o = locksim("--no-such-flag");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.err.find("unknown flag for locksim (see locksim --help)"), std::string::npos)
+      << o.err;
+}
+
+// A fence element that is not an integer was read as "no token": a fenced
+// lock ran unfenced without a word. A granting reply without its fence is
+// now a client error, and the run's verdict unknown.
+TEST(QaFlags, AGrantWithoutItsFenceIsAClientError) {
+  const std::string step =
+      R"js({"keys": ["{resource}"], "args": ["{token}", "{ttl_ms}"], "fence": {"element": 1},
+        "success": {"element": 0, "integer": 1},
+        "script": "if redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then )js";
+  const std::string bad =
+      script_file("fence_bad.json", "", step + R"(return {1, 'seven'} end return {0}"})");
+  const Outcome o = locksim("run --algorithm script:" + bad + " --duration 5s");
+  EXPECT_EQ(o.exit_code, 3) << o.out << o.err;
+  EXPECT_NE(o.out.find("acquire.fence: element 1: expected an integer >= 0, got \"seven\""),
+            std::string::npos)
+      << o.out;
+  const std::string good =
+      script_file("fence_good.json", "", step + R"(return {1, 7} end return {0}"})");
+  EXPECT_EQ(locksim("run --algorithm script:" + good + " --duration 5s --quiet").exit_code, 0);
+}
+
 }  // namespace

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/run.h"
+#include "harness/script_file.h"
 #include "harness/sweep/sweep.h"
 #include "history/history_io.h"
 #include "tests/locksim_binary.h"
@@ -92,6 +93,43 @@ TEST(RunPoll, ACutRunIsTheWholeRunUpToTheCut) {
   const auto& ops = whole.result.history.ops;
   EXPECT_GE(ops[a.size()].time_ns, cut_ns) << "the next op comes at or after the cut";
   EXPECT_FALSE(cut.result.checks.empty()) << "what ran is checked";
+}
+
+// A lock script that loops costs real time an event: 2^16 such events
+// between polls kept a Ctrl-C waiting for minutes. The World now polls after
+// each event whose script ran long, and that still changes no byte.
+TEST(RunPoll, AnEventWhoseScriptRanLongIsFollowedByAPoll) {
+  const locksim::testing::ScratchDir scratch("locksim_run_poll_script_");
+  const fs::path file = scratch.write(
+      "slow.json",
+      R"js({"acquire": {"keys": ["{resource}"], "args": ["{token}", "{ttl_ms}"], "success": "OK",
+          "script": "local n = 0 for i = 1, 600000 do n = n + i end )js"
+      R"js(return redis.call('set', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2])"},
+          "release": {"command": ["DEL", "{resource}"], "success": 1}})js");
+  install_script_loader();
+  RunConfig c;
+  c.algorithm = "script:" + file.string();
+  c.workload.clients = 2;
+  c.duration = Duration::seconds(2);
+  const SimRunReport plain = simulate_and_check(c);
+  ASSERT_TRUE(plain.result.errors.empty()) << plain.result.errors.front();
+  ASSERT_LT(plain.output.events, kPollEveryEvents) << "no poll but for the long scripts";
+  std::vector<uint64_t> polled_at;
+  RunExtras extras;
+  extras.poll = [&polled_at](TimePoint, uint64_t events) {
+    polled_at.push_back(events);
+    return true;
+  };
+  const SimRunReport polled = simulate_and_check(c, extras);
+  EXPECT_EQ(history::to_jsonl(polled.result.history), history::to_jsonl(plain.result.history));
+  // Every acquire attempt runs the loop once: each is followed by a poll.
+  size_t attempts = 0;
+  for (const history::Op& op : plain.result.history.ops) {
+    attempts += op.type == history::OpType::kInvoke && op.f == history::OpF::kAcquire;
+  }
+  ASSERT_GE(attempts, 2u);
+  EXPECT_GE(polled_at.size(), attempts);
+  for (size_t i = 1; i < polled_at.size(); ++i) EXPECT_GT(polled_at[i], polled_at[i - 1]);
 }
 
 // The command: after its progress line a SIGTERM cuts the run; result.json

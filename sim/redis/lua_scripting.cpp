@@ -15,6 +15,7 @@
 #include "sim/redis/lua_sandbox.h"
 #include "sim/redis/lua_values.h"
 #include "sim/redis/sha1.h"
+#include "sim/world.h"
 
 namespace locksim::sim::redis {
 namespace {
@@ -22,6 +23,11 @@ namespace {
 // The instruction hook fires every this many VM instructions: often enough
 // to stop a runaway script promptly, rarely enough to cost nothing.
 constexpr int kHookEveryInstructions = 1000;
+
+// A script past this many instructions (a few milliseconds) has made its
+// event a long one: the World polls after it (World::poll_after_this_event),
+// so a Ctrl-C is heard within one such script, not 2^16 of them.
+constexpr uint64_t kLongScriptInstructions = 1'000'000;
 
 }  // namespace
 
@@ -252,6 +258,9 @@ Reply LuaScripting::run(const std::string& sha, std::span<const std::string> key
   lua_sethook(L, nullptr, 0, 0);
   in_script_ = false;
   runner_ = nullptr;
+  if (instructions_ >= kLongScriptInstructions) {
+    if (World* world = World::of_this_thread()) world->poll_after_this_event();
+  }
   arrays_maybe_reshaped_ = alloc_calls_ != alloc_calls_at_start_;  // see set_array()
 
   const Reply reply = script_reply(sha, status);
