@@ -113,10 +113,20 @@ EdnHistory parse_jsonl_history(std::string_view text, const std::string& path) {
   return out;
 }
 
-EdnHistory parse_history_text(std::string_view text, const std::string& path) {
-  if (detect_history_format(text) == HistoryFormat::kJsonLines) {
-    return parse_jsonl_history(text, path);
+// The format of `text`, refusing a JSON array: read as EDN, it failed at its
+// first key with "invalid keyword ':'", which names nothing to do.
+HistoryFormat format_of(std::string_view text, const std::string& path) {
+  const HistoryFormat f = detect_history_format(text);
+  if (f == HistoryFormat::kJsonArray) {
+    throw ConfigError(path +
+                      ": a JSON array of ops; expected JSON lines, one op object per line as "
+                      "in history.jsonl (jq -c '.[]' turns the array into lines), or EDN");
   }
+  return f;
+}
+
+EdnHistory parse_history_text(std::string_view text, const std::string& path) {
+  if (format_of(text, path) == HistoryFormat::kJsonLines) return parse_jsonl_history(text, path);
   return parse_edn_history_split(text, path);
 }
 
@@ -125,10 +135,16 @@ EdnHistory parse_history_text(std::string_view text, const std::string& path) {
 HistoryFormat detect_history_format(std::string_view text) {
   size_t i = 0;
   while (i < text.size() && is_space(text[i])) ++i;
+  const bool array = i < text.size() && text[i] == '[';
+  if (array) {
+    ++i;
+    while (i < text.size() && is_space(text[i])) ++i;
+  }
   if (i == text.size() || text[i] != '{') return HistoryFormat::kEdn;
   ++i;
   while (i < text.size() && is_space(text[i])) ++i;
-  return i < text.size() && text[i] == '"' ? HistoryFormat::kJsonLines : HistoryFormat::kEdn;
+  if (i == text.size() || text[i] != '"') return HistoryFormat::kEdn;
+  return array ? HistoryFormat::kJsonArray : HistoryFormat::kJsonLines;
 }
 
 std::string read_history_text(const std::string& path) {
@@ -163,7 +179,7 @@ EdnHistory load_history_file(const std::string& path) {
     const std::string text = read_history_text(path);
     return parse_history_text(text, path);
   }
-  if (detect_history_format(mapped->text()) == HistoryFormat::kJsonLines) {
+  if (format_of(mapped->text(), path) == HistoryFormat::kJsonLines) {
     return parse_jsonl_history(mapped->text(), path);
   }
   // The pages behind the parse are dropped as it goes, so a big history's

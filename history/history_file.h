@@ -13,11 +13,13 @@
 
 namespace locksim::history {
 
-enum class HistoryFormat { kEdn, kJsonLines };
+enum class HistoryFormat { kEdn, kJsonLines, kJsonArray };
 
 // JSON lines when the first thing in the text is a JSON object with a string
-// key (`{"index":0,...`); EDN otherwise (an op map's keys are keywords,
-// `{:process 0 ...}`, and a vector, a #tag or a ; comment is EDN only).
+// key (`{"index":0,...`); a JSON array when it is `[` and such an object (no
+// format locksim reads, but one a user's tool may write: the load names it);
+// EDN otherwise (an op map's keys are keywords, `{:process 0 ...}`, and a
+// vector of maps, a #tag or a ; comment is EDN only).
 HistoryFormat detect_history_format(std::string_view text);
 
 // The most bytes read_history_text reads: about 17 M ops of EDN. A regular

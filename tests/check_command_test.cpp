@@ -147,6 +147,16 @@ TEST(CheckCommand, UnreadableInputExits2NamingWhere) {
   expect_bad_input("check " + orphan.string() + " --knossos x --knossos-time-limit 60",
                    "--knossos-time-limit");
   expect_bad_input("check", "history: expected the history");
+  // A JSON array was read as EDN and failed with "invalid keyword ':'".
+  const fs::path array =
+      write("array.json",
+            "[\n{\"index\": 0, \"time_ns\": 0, \"process\": 0, \"client\": \"c1\", "
+            "\"type\": \"invoke\", \"f\": \"acquire\"}\n]\n");
+  expect_bad_input("check " + array.string(),
+                   array.string() + ": a JSON array of ops; expected JSON lines");
+  // An EDN vector of op maps is still EDN.
+  const fs::path vector = write("vector.edn", "[{:process 0, :type :invoke, :f :acquire}]\n");
+  EXPECT_EQ(locksim::testing::locksim("check " + vector.string()).exit_code, 0);
 }
 
 // The acceptance point: `locksim check` on each shipped scenario's history
