@@ -42,6 +42,9 @@ struct AlgorithmSpec {
   // lock, as a session timeout is. Empty: the lease is the `ttl` parameter,
   // or the backend's (harness/backends.h).
   std::string renewed_lease_param;
+  // The parameter holding how often that lease is renewed (a script file's
+  // renew-period). Empty: a third of the lease, as Redisson's watchdog.
+  std::string renew_period_param;
   // True when a grant stands only once a replica acknowledged it (Redisson's
   // WAIT after its write): a grant the replicas lack is never believed held,
   // so a failover cannot take it from a holder (harness/margin: failover-lag).

@@ -325,6 +325,12 @@ AlgorithmSpec scripted_lock_spec(std::shared_ptr<const ScriptedLockDef> def) {
   s.summary = def->summary;
   s.params = def->params;
   s.default_masters = static_cast<int>(def->masters);
+  if (def->renew) {
+    // The watchdog keeps the ttl alive: what a fault must outlast is the ttl
+    // from the last renewal, not from the grant (harness/margin).
+    s.renewed_lease_param = "ttl";
+    s.renew_period_param = "renew-period";
+  }
   s.make = [def](const ParamValues& values, const std::string& prefix) {
     // The spec is rebuilt here: ParamReader wants one that outlives it.
     AlgorithmSpec spec;

@@ -14,6 +14,7 @@
 
 #include "harness/margin/bisect.h"
 #include "harness/margin/margin.h"
+#include "harness/script_file.h"
 #include "reports/margin_report.h"
 #include "tests/locksim_binary.h"
 
@@ -218,6 +219,47 @@ TEST(Margin, SetNxLuaServerDriftWithinOnePercentOfTheoryForALongHold) {
   const auto m = locksim::harness::margin::measure_margin(request);
   EXPECT_EQ(m.theory, 111'112);
   expect_confirmed_near_theory(m);
+}
+
+// A hold longer than the ttl breaks with no drift at all: the theory is a
+// negative rate. It was a broken invariant (exit 70) of the formula.
+TEST(Margin, ServerDriftWithAHoldPastTheTtlBreaksWithNoDrift) {
+  locksim::harness::margin::MarginRequest request;
+  request.base.algorithm = "set-nx-lua";
+  request.base.workload.hold_min = Duration::seconds(20);
+  request.base.workload.hold_max = Duration::seconds(20);
+  request.kind = Kind::kServerDrift;
+  locksim::harness::margin::set_default_range(request);
+  const auto m = locksim::harness::margin::measure_margin(request);
+  EXPECT_EQ(m.outcome, Bisection::Outcome::kBreaksAtAnySize);
+  EXPECT_EQ(m.theory, -500'000) << m.theory_formula;  // (10 s / 20 s - 1) x 1e6
+}
+
+// A script's watchdog renews its ttl every renew-period: a pause outlasts the
+// lease once it outlasts the ttl from the last renewal, not from the grant.
+// Its theory said ttl - hold (-10 s for a 20 s hold), and the kinds whose
+// theories know no renewal ran too, one into a broken invariant.
+TEST(Margin, ARenewingScriptsPauseMarginCountsItsRenewals) {
+  const fs::path file = scratch_dir.write("renewing.json",
+                                          R"js({"params": {"ttl": "10s", "renew-period": "3s"},
+        "acquire": {"command": ["SET", "{resource}", "{token}", "NX", "PX", "{ttl_ms}"],
+                    "success": "OK"},
+        "release": {"command": ["DEL", "{resource}"], "success": 1},
+        "renew": {"command": ["PEXPIRE", "{resource}", "{ttl_ms}"], "success": 1}})js");
+  locksim::harness::install_script_loader();
+  locksim::harness::margin::MarginRequest request;
+  request.base.algorithm = "script:" + file.string();
+  request.base.workload.hold_min = Duration::seconds(20);
+  request.base.workload.hold_max = Duration::seconds(20);
+  request.kind = Kind::kPause;
+  locksim::harness::margin::set_default_range(request);
+  const auto m = locksim::harness::margin::measure_margin(request);
+  // The last renewal before the pause: (20 s - 1 ms) mod 3 s = 1.999 s ago.
+  EXPECT_EQ(m.theory, Duration::millis(8'001).ns) << m.theory_formula;
+  expect_confirmed_near_theory(m);
+  expect_bad_input("margin --algorithm script:" + file.string() + " --fault server-drift",
+                   "--fault: 'server-drift' does not apply to script:" + file.string() +
+                       " (kinds that apply: pause)");
 }
 
 // ZooKeeper's lease is the session: the leader expires it on the tick after

@@ -87,9 +87,10 @@ bool mysql_lock(const RunConfig& config) {
 
 namespace {
 
-// Ceil of a / b - 1 in ppm, for 0 < b <= a.
+// Ceil of a / b - 1 in ppm, for 0 < b; negative when b > a (a hold longer
+// than the ttl, which breaks with no drift at all).
 int64_t ppm_over(Duration a, Duration b) {
-  LOCKSIM_ASSERT(b > Duration::zero() && b <= a);
+  LOCKSIM_ASSERT(a > Duration::zero() && b > Duration::zero());
   const double ppm = (static_cast<double>(a.ns) / static_cast<double>(b.ns) - 1.0) * 1e6;
   return static_cast<int64_t>(std::ceil(ppm));
 }
@@ -187,17 +188,23 @@ Theory client_clock_theory(const RunConfig& base, const FaultFree& seen) {
                     " - " + format_exact_seconds(release_ceil)};
 }
 
-// The watchdog renews every lease / 3 from the grant; the pause starts 1 ms
-// before the release, so the last renewal before it was (hold - 1 ms) mod
-// period ago, and the lease it set runs out lease - that after it.
-Theory renewed_pause_theory(Duration lease, Duration hold) {
-  const Duration period = lease / 3;
+// The watchdog renews every period from the grant (Redisson's lease / 3, a
+// script's renew-period); the pause starts 1 ms before the release, so the
+// last renewal before it was (hold - 1 ms) mod period ago, and the lease it
+// set runs out lease - that after it.
+Theory renewed_pause_theory(const RunConfig& base, Duration lease, Duration hold) {
+  const std::string& period_param = spec_of(base.algorithm)->renew_period_param;
+  const Duration period = period_param.empty()
+                              ? lease / 3
+                              : parse_duration(param_text(base, period_param), period_param);
+  const std::string period_name = period_param.empty() ? "(lease / 3)" : period_param;
   LOCKSIM_ASSERT(period > Duration::zero() && hold > Duration::millis(1));
   const Duration since = Duration{(hold - Duration::millis(1)).ns % period.ns};
   return {(lease - since).ns,
           "the lease less the time since the watchdog's last renewal before the pause: lease - "
-          "((hold - 1ms) mod (lease / 3)) = " +
-              format_duration(lease) + " - " + format_exact_seconds(since.ns)};
+          "((hold - 1ms) mod " +
+              period_name + ") = " + format_duration(lease) + " - " +
+              format_exact_seconds(since.ns)};
 }
 
 }  // namespace
@@ -341,6 +348,10 @@ std::string lease_name(const RunConfig& config) {
 }
 
 std::vector<Kind> kinds_for(const std::string& algorithm) {
+  // A renewed lease: only a pause has a theory that counts the renewals (a
+  // stopped process renews nothing). The others' theories read the lease
+  // from the grant, which renewals move; they are not offered.
+  if (renewed_lease_algorithm(algorithm)) return {Kind::kPause};
   std::vector<Kind> out;
   if (has_param(algorithm, "ttl") || session_algorithm(algorithm) ||
       renewed_lease_algorithm(algorithm)) {
@@ -474,7 +485,7 @@ Theory theory_of(const RunConfig& base, Kind kind, const FaultFree& seen,
   if (kind == Kind::kClientClock) return client_clock_theory(base, seen);
   const Duration lease = lease_of(base);
   const Duration hold = base.workload.hold_min;
-  if (renewed_lease_algorithm(base.algorithm)) return renewed_pause_theory(lease, hold);
+  if (renewed_lease_algorithm(base.algorithm)) return renewed_pause_theory(base, lease, hold);
   return {(lease - hold).ns,
           "ttl - hold = " + format_duration(lease) + " - " + format_duration(hold)};
 }
