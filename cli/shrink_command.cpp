@@ -110,7 +110,8 @@ Start start_from_sweep(const CLI::App& app, const ShrinkFlags& f) {
                       ": cannot be combined with --sweep");
   }
   if (f.cell.empty()) throw ConfigError("--cell: expected ALGORITHM/PROFILE with --sweep");
-  const size_t slash = f.cell.find('/');
+  // The last '/': a profile has none, a lock file's path may (script:a/b.json).
+  const size_t slash = f.cell.rfind('/');
   if (slash == std::string::npos) {
     throw ConfigError("--cell: expected ALGORITHM/PROFILE (e.g. set-nx-lua/pause), got '" + f.cell +
                       "'");
@@ -124,6 +125,9 @@ Start start_from_sweep(const CLI::App& app, const ShrinkFlags& f) {
     throw ConfigError("--cell: no cell '" + f.cell + "' in " + f.sweep + " (algorithms: " +
                       joined(plan.algorithms) + "; profiles: " + joined(plan.profiles) + ")");
   }
+  harness::SweepPlan cell_plan = plan;  // only the cell's lock file matters
+  cell_plan.algorithms = {algorithm};
+  harness::refuse_changed_scripts(cell_plan, "--sweep");
   const uint64_t seed = first_failing_seed(plan, f.sweep, algorithm, profile, f.cell);
   Start s;
   s.config = plan.config_of(algorithm, profile, seed);

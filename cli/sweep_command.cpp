@@ -108,6 +108,7 @@ harness::SweepPlan plan_from_flags(const SweepFlags& f) {
   // would never fire in a 20 s run); never more than the run default.
   plan.base.stuck_after = std::min(plan.base.stuck_after, plan.base.duration / 2);
   plan.base.workload.draw = f.swarm;
+  plan.script_sha1 = harness::script_digests(plan.algorithms, "--algorithms");
   // Checked here, before any run, as `shrink --max-runs` is: the shrink
   // comes after the whole sweep, too late to refuse it.
   if (f.shrink_runs_max_given && !f.shrink) {  // a bound on nothing, said nothing
@@ -350,6 +351,10 @@ int run_merge_command(const MergeFlags& f) {
     harness::SweepPlan unsharded = p;
     unsharded.shard_index = unsharded.shard_count = 1;
     if (i == 0) plan = unsharded;
+    if (unsharded.script_sha1 != plan.script_sha1 && unsharded.algorithms == plan.algorithms) {
+      throw ConfigError(plan_path + ": ran other bytes of a lock file than " + f.shards[0] +
+                        " did (sweep.json's \"scripts\" differ): its runs are another lock's");
+    }
     if (harness::plan_to_json(unsharded, false) != harness::plan_to_json(plan, false)) {
       throw ConfigError(plan_path + ": a different sweep than " + f.shards[0] + "/sweep.json");
     }

@@ -78,9 +78,10 @@ class ScratchDir {
     std::filesystem::create_directories(path_);
     return path_;
   }
-  // Writes `text` to the file `name` in it and returns its path.
+  // Writes `text` to the file `name` in it (its folders made) and returns its path.
   std::filesystem::path write(const std::string& name, const std::string& text) const {
     const std::filesystem::path p = path() / name;
+    std::filesystem::create_directories(p.parent_path());
     std::ofstream(p, std::ios::binary) << text;
     return p;
   }

@@ -48,6 +48,17 @@ void prepare_dir(const SweepPlan& plan, const std::string& dir, bool resume) {
     std::ifstream in(plan_path);
     const std::string old((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (old != text) {
+      // A lock file changed under its name is said as such, not as a
+      // different sweep: the flags are the same.
+      SweepPlan recorded = plan;
+      const nlohmann::json j = nlohmann::json::parse(old, nullptr, false);
+      recorded.script_sha1.clear();
+      if (j.is_object() && j.contains("scripts") && j["scripts"].is_object()) {
+        for (const auto& [name, sha1] : j["scripts"].items()) {
+          if (sha1.is_string()) recorded.script_sha1[name] = sha1.get<std::string>();
+        }
+      }
+      refuse_changed_scripts(recorded, "--resume");
       throw ConfigError("--resume: " + plan_path.string() +
                         " is a different sweep (algorithms, profiles, seeds, shard or settings "
                         "differ); use another --out or drop --resume");

@@ -38,6 +38,10 @@ struct SweepPlan {
   // The settings every run shares besides algorithm, profile and seed (the
   // table's defaults unless the sweep was given others, e.g. --duration).
   RunConfig base;
+  // "script:FILE.json" -> the SHA-1 of the file's bytes when the sweep
+  // began: a lock file changed under the same name is another lock, which
+  // --resume, merge and shrink --sweep must not mix with the runs made.
+  std::map<std::string, std::string> script_sha1;
 
   uint64_t seeds() const { return seed_last - seed_first + 1; }
   uint64_t runs_total() const { return algorithms.size() * profiles.size() * seeds(); }
@@ -73,6 +77,14 @@ std::pair<int, int> parse_shard(const std::string& text, const std::string& fiel
 // combine parts with '+'). Throws ConfigError naming `field` and the bad item.
 std::vector<std::string> parse_algorithm_list(const std::string& text, const std::string& field);
 std::vector<std::string> parse_profile_list(const std::string& text, const std::string& field);
+
+// The SHA-1 of each lock script file among `algorithms`, read now. Throws
+// ConfigError naming `field` for a file it cannot read.
+std::map<std::string, std::string> script_digests(const std::vector<std::string>& algorithms,
+                                                  const std::string& field);
+// Throws ConfigError naming `field` and the file when a lock script of the
+// plan is no longer the bytes its runs ran (plan.script_sha1).
+void refuse_changed_scripts(const SweepPlan& plan, const std::string& field);
 
 // The plan as DIR/sweep.json holds it (without the shard, with it when
 // `with_shard`), and back. from_json throws ConfigError naming `source`.

@@ -1,5 +1,8 @@
 // A sweep's plan: parsing its flags, numbering its runs, and its JSON form.
 #include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <string_view>
 
 #include "algorithms/registry.h"
 #include "env/assert.h"
@@ -9,10 +12,13 @@
 #include "harness/settings.h"
 #include "harness/sweep/sweep.h"
 #include "harness/workload_draw.h"
+#include "sim/redis/sha1.h"
 
 namespace locksim::harness {
 
 namespace {
+
+constexpr std::string_view kScriptPrefix = "script:";
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -175,7 +181,37 @@ nlohmann::ordered_json plan_to_json(const SweepPlan& plan, bool with_shard) {
   // Not a setting (a run replays by the values drawn), so kept beside them;
   // a plan written before it existed ran the fixed workload.
   j["swarm"] = plan.base.workload.draw;
+  // Only with a lock script, so every other sweep.json reads as before.
+  if (!plan.script_sha1.empty()) j["scripts"] = plan.script_sha1;
   return j;
+}
+
+std::map<std::string, std::string> script_digests(const std::vector<std::string>& algorithms,
+                                                  const std::string& field) {
+  std::map<std::string, std::string> out;
+  for (const std::string& a : algorithms) {
+    if (a.rfind(kScriptPrefix, 0) != 0) continue;
+    const std::string path = a.substr(kScriptPrefix.size());
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw ConfigError(field + ": cannot read " + path);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    out[a] = sim::redis::sha1_hex(bytes);
+  }
+  return out;
+}
+
+void refuse_changed_scripts(const SweepPlan& plan, const std::string& field) {
+  const std::map<std::string, std::string> now = script_digests(plan.algorithms, field);
+  for (const auto& [algorithm, sha1] : now) {
+    const auto then = plan.script_sha1.find(algorithm);
+    if (then != plan.script_sha1.end() && then->second == sha1) continue;
+    throw ConfigError(field + ": " + algorithm.substr(kScriptPrefix.size()) +
+                      " changed since the sweep ran it (SHA-1 " +
+                      (then == plan.script_sha1.end() ? std::string("not recorded")
+                                                      : then->second.substr(0, 12)) +
+                      ", now " + sha1.substr(0, 12) +
+                      "): its runs are another lock's; restore the file or start a new sweep");
+  }
 }
 
 SweepPlan plan_from_json(const nlohmann::json& j, const std::string& source) {
@@ -194,6 +230,9 @@ SweepPlan plan_from_json(const nlohmann::json& j, const std::string& source) {
     }
     plan.base = base_from_json(j.at("settings"), source + ": settings");
     plan.base.workload.draw = j.value("swarm", false);
+    if (j.contains("scripts")) {
+      plan.script_sha1 = j.at("scripts").get<std::map<std::string, std::string>>();
+    }
   } catch (const nlohmann::json::exception& e) {
     throw ConfigError(source + ": not a sweep plan (" + e.what() + ")");
   }
