@@ -151,7 +151,7 @@ bool explain_far_deadline(const ExplainInput& in, const ServerLock& s, const Op&
     story.steps.push_back(StoryStep{i.end, c + " crashed while it held the lock (acquire op " +
                                                std::to_string(ok.index) + ")"});
     const std::string until = s.expires == ServerLock::kNever ? std::string("forever")
-                              : far ? format_duration(s.expires - end) + " from now"
+                              : far ? format_long_duration(s.expires - end) + " from now"
                                     : "its lease runs out at " + r::at_text(s.expires) + ", " +
                                           format_seconds((s.expires - end).ns) + " after the end";
     story.steps.push_back(StoryStep{end, s.server + " keeps " + c + "'s lock until " + until +

@@ -98,6 +98,14 @@ std::string format_duration(Duration d) {
   return std::to_string(ns) + "ns";
 }
 
+std::string format_long_duration(Duration d) {
+  constexpr int64_t kDayNs = int64_t{24} * 3'600'000'000'000;
+  const std::string exact = format_duration(d);
+  if (d.ns < 2 * kDayNs) return exact;
+  const int64_t days = d.ns / kDayNs;
+  return exact + " (" + (d.ns % kDayNs == 0 ? "" : "about ") + std::to_string(days) + " days)";
+}
+
 std::string format_seconds(int64_t ns) {
   const bool negative = ns < 0;
   const uint64_t mag = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);

@@ -53,6 +53,11 @@ std::pair<Duration, Duration> parse_duration_range(std::string_view text, std::s
 // Shortest exact rendering: "10s", "1500ms", "250us".
 std::string format_duration(Duration d);
 
+// format_duration, and for two days or more its size in days beside it:
+// "31536000s (365 days)", "94608014s (about 1095 days)". A year's deadline
+// (MySQL's default ttl) read as a bare count of seconds.
+std::string format_long_duration(Duration d);
+
 // Seconds with millisecond precision, from integers only so the text is the
 // same on every platform ("12.345s"); truncates, as the rest of locksim does.
 std::string format_seconds(int64_t ns);

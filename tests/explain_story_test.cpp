@@ -52,4 +52,14 @@ TEST(ExplainStory, ThePromotionTheCauseReadsIsKept) {
       << o.out;
 }
 
+// MySQL's default deadline is a year away: it read "until 31535944s from
+// now", a count nobody reads as a year.
+TEST(ExplainStory, AFarDeadlineSaysHowManyDays) {
+  const Outcome o =
+      locksim("explain --algorithm mysql-v1 --fault 'crash @holder at 5s' --duration 60s");
+  EXPECT_NE(o.out.find("mechanism: deadline-too-far"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("'s lock until 31535944s (about 364 days) from now"), std::string::npos)
+      << o.out;
+}
+
 }  // namespace

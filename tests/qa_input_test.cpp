@@ -264,7 +264,7 @@ TEST(QaInput, MarginsHelpListsOnlyWhatItTakes) {
   expect_bad_input("margin --fault pause --ttl 2000h",
                    "--range (not given: its default, from the lease): its runs would last");
   expect_bad_input("margin --fault pause --ttl 2000h --range 0s..3000h",
-                   "--range: its runs would last");
+                   "--range: its runs would last 18000014s (about 208 days), more than a run may");
   // margins read "-1" as 2^64-1 and quoted that; it is read as the run's --seed.
   expect_bad_input("margins --seed -1",
                    "--seed: expected a whole number from 0 to "

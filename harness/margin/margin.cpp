@@ -169,11 +169,11 @@ void validate(const MarginRequest& request) {
   const Duration length = probe_base(request).duration;
   if (length > RunConfig::kDurationMax && !request.varied.empty()) {
     throw ConfigError("--vary: " + request.varied + ": its margin's runs would last " +
-                      format_duration(length) + ", more than a run may (" +
+                      format_long_duration(length) + ", more than a run may (" +
                       format_duration(RunConfig::kDurationMax) + "); give a smaller upper end");
   }
   if (length > RunConfig::kDurationMax) {
-    throw ConfigError(range + ": its runs would last " + format_duration(length) +
+    throw ConfigError(range + ": its runs would last " + format_long_duration(length) +
                       ", more than a run may (" + format_duration(RunConfig::kDurationMax) +
                       "); give a shorter --ttl or --range");
   }
