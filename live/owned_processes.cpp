@@ -296,12 +296,12 @@ void set_interrupt_save(std::function<void(int signal)> save) {
 }
 
 void park_if_interrupted() {
-  bool taken = false;
-  {
-    const std::lock_guard<std::mutex> lock(registry_mutex());
-    taken = interrupt_taken();
-  }
-  if (taken) park_until_interrupt_exits();
+  if (interrupt_begun()) park_until_interrupt_exits();
+}
+
+bool interrupt_begun() {
+  const std::lock_guard<std::mutex> lock(registry_mutex());
+  return interrupt_taken();
 }
 
 int pick_free_loopback_port() {

@@ -101,6 +101,9 @@ void set_interrupt_save(std::function<void(int signal)> save);
 // _exit (a command that finishes meanwhile must not exit with its own code
 // or write over what the watcher saves); otherwise returns at once.
 void park_if_interrupted();
+// Whether the interrupt watcher has begun: a client library's log has
+// nothing to say then about the servers the watcher is killing.
+bool interrupt_begun();
 
 // What every server manager needs around its process.
 

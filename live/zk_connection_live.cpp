@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <vector>
+
+#include "live/owned_processes.h"
 
 namespace locksim::live {
 
@@ -43,6 +46,15 @@ struct QuietLog {
   QuietLog() { zoo_set_debug_level(ZOO_LOG_LEVEL_ERROR); }
 };
 
+// Its errors go to stderr, but not once an interrupt has begun: the watcher
+// kills the servers before the clients close, and each client's I/O thread
+// then logged its lost connection, about 40 ZOO_ERROR lines after a Ctrl-C.
+void log_line(const char* message) {
+  if (interrupt_begun()) return;
+  const size_t n = std::strlen(message);
+  std::fprintf(stderr, n > 0 && message[n - 1] == '\n' ? "%s" : "%s\n", message);
+}
+
 constexpr size_t kPathBufferBytes = 1024;
 constexpr int64_t kHandshakeFloorMs = 2000;
 constexpr int kDataBufferBytes = 1 << 20;  // ZooKeeper's jute.maxbuffer default
@@ -60,8 +72,9 @@ ZkConnectionLive::~ZkConnectionLive() {
 
 void ZkConnectionLive::start() {
   // Called with mu_ not held: zookeeper_init may call back at once.
-  zhandle_t* zh = zookeeper_init(hosts_.c_str(), session_watcher,
-                                 static_cast<int>(requested_.to_ms()), nullptr, this, 0);
+  zhandle_t* zh =
+      zookeeper_init2(hosts_.c_str(), session_watcher, static_cast<int>(requested_.to_ms()),
+                      nullptr, this, 0, &log_line);
   std::lock_guard<std::mutex> lock(mu_);
   zh_ = zh;
   if (state_ == ZkSessionState::kNotStarted || state_ == ZkSessionState::kExpired ||
