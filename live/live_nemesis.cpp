@@ -418,10 +418,15 @@ void run_live_nemesis(const faults::FaultSchedule& schedule, const LiveTargets& 
   bool released = false;
   while (!done.load()) {
     if (!released && view.stopping()) {
+      // Every fault ends now, not at its scheduled end: a client blocked
+      // with no timeout on a paused server or a cut link returns now (a 3 s
+      // run under a 60 s pause lasted 60 s), and nothing after the run's
+      // end is recorded anyway.
       applier.abandon_clients();
+      applier.end_everything();
       released = true;
     }
-    if (!applier.empty() && view.elapsed() >= applier.next_at()) {
+    if (!released && !applier.empty() && view.elapsed() >= applier.next_at()) {
       take_next();
       continue;
     }

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "checkers/checker_list.h"
+#include "env/assert.h"
 #include "env/parse.h"
 #include "harness/backends.h"
 #include "harness/run.h"
@@ -28,6 +30,21 @@ void check_live_run(const harness::RunConfig& config) {
         "live its faults one by one (--fault)");
   }
   backend.refuse_unsupported(config);
+  // Settings a scenario file may give that live has nothing to apply them
+  // to: real TCP loses nothing on loopback and retransmits as the kernel
+  // does, and live Redis snapshots no RDB. Ignored, `agree` would compare
+  // two different runs and call the difference the lock's.
+  static constexpr std::string_view kSimulationOnly[] = {
+      "network.loss", "network.retransmission_limit", "redis.rdb_interval"};
+  const harness::RunConfig defaults;
+  for (std::string_view path : kSimulationOnly) {
+    const harness::Setting* s = harness::find_setting_by_path(path);
+    LOCKSIM_ASSERT_MSG(s != nullptr, "a row of the settings table");
+    if (s->format(config) == s->format(defaults)) continue;
+    throw ConfigError(harness::field_name(config, *s) + ": simulation-only (live runs on real " +
+                      "TCP and servers); got " + s->format(config) + ", live needs the default " +
+                      s->format(defaults));
+  }
 }
 
 namespace {

@@ -84,6 +84,21 @@ TEST(LiveCli, ARunEndsAtItsDurationAndRecordsNothingAfter) {
   EXPECT_FALSE(result.contains("interrupted"));
 }
 
+// A run with no command timeout whose server is paused past its end: the
+// clients blocked on it returned only when the pause ended (a 3 s run under
+// a 60 s pause took 60 s). Every fault now ends with the run. The bound is
+// the run's contract (it ends at its length), not a speed.
+TEST(LiveCli, ARunEndsAtItsLengthThoughAFaultOutlastsIt) {
+  LOCKSIM_SKIP_WITHOUT("redis-server", redis_missing());
+  const auto start = std::chrono::steady_clock::now();
+  const testing::Outcome r =
+      testing::locksim("live --duration 3s --timeout none --fault 'pause redis-1 at 1s for 60s'");
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("3.000s of true time"), std::string::npos) << r.out;
+  EXPECT_LT(took, std::chrono::seconds(30)) << "the run waited for the pause to end";
+}
+
 // Ctrl-C on a live run with an earlier run's files in --out: the history up
 // to the interrupt and a result.json marked interrupted replace them.
 TEST(LiveCli, CtrlCWritesWhatRanMarkedInterrupted) {

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 
 #include "tests/locksim_binary.h"
 
@@ -155,6 +156,23 @@ TEST(QaFlags, AGrantWithoutItsFenceIsAClientError) {
   const std::string good =
       script_file("fence_good.json", "", step + R"(return {1, 7} end return {0}"})");
   EXPECT_EQ(locksim("run --algorithm script:" + good + " --duration 5s --quiet").exit_code, 0);
+}
+
+// A scenario's simulation-only settings were ignored live, and `agree`
+// compared a lossy simulated network with loopback as if the lock differed.
+TEST(QaFlags, AgreeRefusesASettingLiveCannotApply) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"("network": {"loss": 0.01})", "network.loss"},
+      {R"("network": {"retransmission_limit": "5s"})", "network.retransmission_limit"},
+      {R"("redis": {"rdb_interval": "5s"})", "redis.rdb_interval"}};
+  for (const auto& [section, path] : cases) {
+    const std::string file =
+        scratch_dir
+            .write("simonly.json", std::string(R"({"algorithm": "set-nx-lua", )") + section + "}")
+            .string();
+    expect_bad_input("agree --scenario " + file,
+                     file + ": " + path + ": simulation-only (live runs on real TCP");
+  }
 }
 
 }  // namespace
