@@ -58,12 +58,14 @@ Validity merged(const std::vector<Check>& checks) {
     // A finding is named exactly when there is one; an invalid answer always
     // says what it found and why.
     LOCKSIM_ASSERT(c.validity != Validity::kInvalid || c.kind != Kind::kNone);
-    LOCKSIM_ASSERT(c.validity != Validity::kValid || c.kind == Kind::kNone || c.kind == Kind::kLatent);
+    LOCKSIM_ASSERT(c.validity != Validity::kValid || c.kind == Kind::kNone ||
+                   c.kind == Kind::kLatent);
     LOCKSIM_ASSERT(c.validity != Validity::kUnknown || c.kind == Kind::kUnknown);
     LOCKSIM_ASSERT(c.validity != Validity::kInvalid || !c.explanation.empty());
     if (!c.decides) continue;
-    if (c.validity == Validity::kInvalid) return Validity::kInvalid;
-    if (c.validity == Validity::kUnknown) out = Validity::kUnknown;
+    if (c.validity == Validity::kUnknown && c.voids_run) return Validity::kUnknown;
+    if (c.validity == Validity::kInvalid) out = Validity::kInvalid;
+    if (c.validity == Validity::kUnknown && out == Validity::kValid) out = Validity::kUnknown;
   }
   return out;
 }

@@ -41,6 +41,11 @@ struct Check {
   // code). The history-only checkers and exposure are reported but do not
   // decide: the ground truth (mutual exclusion in true time) does.
   bool decides = true;
+  // An unknown answer here voids every other (merged() says unknown even
+  // over a finding): the run could not finish as asked (a client threw), so
+  // a lock that looks stuck may be clients that died, and no finding of it
+  // is the lock's. Its docs promise exit 3 and a gate that fails.
+  bool voids_run = false;
   // The check this one referees ("" for none): Knossos referees the built-in
   // linearizability checker. Two decided answers that differ are a bug in
   // one of the two, never a verdict on the lock.
@@ -59,7 +64,8 @@ Check check_of(std::string checker, Validity validity, Kind invalid_kind, std::s
 void add_evidence(Check& check, std::string line);
 
 // Jepsen's merge-valid over the checks that decide: invalid over unknown over
-// valid. An empty list is valid.
+// valid, except that an unknown answer that voids the run (Check::voids_run)
+// is unknown whatever else was found. An empty list is valid.
 Validity merged(const std::vector<Check>& checks);
 
 // The run's finding for people and for CI: "safety" (mutual exclusion broken

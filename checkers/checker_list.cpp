@@ -91,8 +91,9 @@ Check never_told_check(const ExposureReport& r) {
   return c;
 }
 
-// Exceptions inside client fibers: the history may be cut short, so a run
-// that otherwise looks valid is unknown.
+// Exceptions inside client fibers: the history may be cut short and the
+// clients that threw stopped trying, so the run is unknown whatever else it
+// found (Check::voids_run): every client dead looks like a stuck lock.
 Check errors_check(const std::vector<std::string>& errors) {
   Check c = check_of("client-errors", errors.empty() ? Validity::kValid : Validity::kUnknown,
                      Kind::kUnknown,
@@ -101,6 +102,7 @@ Check errors_check(const std::vector<std::string>& errors) {
                                                   errors.size() == 1 ? "exception" : "exceptions"),
                      true);
   for (const std::string& e : errors) add_evidence(c, e);
+  c.voids_run = true;
   return c;
 }
 

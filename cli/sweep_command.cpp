@@ -91,8 +91,21 @@ int report_gate(const reports::Matrix& m, bool quiet) {
       return kExitIncomplete;
     case reports::GateState::kNone:
     case reports::GateState::kHolds:
-      return kExitClean;
+      break;
   }
+  // Runs that could not finish judge nothing: exit 3, as `run` (a gated
+  // cell with them already failed, exit 1). Said even with --quiet.
+  int64_t unknown = 0;
+  std::string replay;
+  for (const auto& c : m.cells) {
+    unknown += c.unknown;
+    if (replay.empty()) replay = c.first_unknown_replay;
+  }
+  if (unknown == 0) return kExitClean;
+  std::cout << "sweep: " << unknown << (unknown == 1 ? " run" : " runs")
+            << " could not finish (a client's exception or virtual time stopped; verdict "
+               "unknown), the first: "
+            << replay << "\n";
   return kExitInternal;
 }
 

@@ -49,14 +49,20 @@ std::string cell_td(const MatrixCell& c, bool has_timeline) {
                      : c.liveness > 0
                          ? "L " + std::to_string(c.liveness) + "/" + std::to_string(c.runs)
                          : "0/" + std::to_string(c.runs);
+  if (c.unknown > 0) text += " ?" + std::to_string(c.unknown);
   if (c.latent > 0) text += " ~" + std::to_string(c.latent);
   if (c.never_told > 0) text += " !" + std::to_string(c.never_told);
   if (c.data_runs > 0) text += "<br>" + data_brief(c);
   if (has_timeline) text = "<a href=\"#" + xml_escape(anchor(c)) + "\">" + text + "</a>";
-  std::string title = c.algorithm + " × " + c.profile + ": " + counted(c.safety, "violation") +
-                      ", " + std::to_string(c.liveness) + " liveness, " + std::to_string(c.latent) +
-                      " latent, " + std::to_string(c.never_told) + " never told, coverage " +
-                      std::to_string(static_cast<int64_t>(c.coverage() * 100 + 0.5)) + "%";
+  std::string title =
+      c.algorithm + " × " + c.profile + ": " + counted(c.safety, "violation") + ", " +
+      std::to_string(c.liveness) + " liveness, " +
+      (c.unknown > 0 ? std::to_string(c.unknown) +
+                           " unknown (could not finish; first: " + c.first_unknown_replay + "), "
+                     : std::string()) +
+      std::to_string(c.latent) + " latent, " + std::to_string(c.never_told) +
+      " never told, coverage " + std::to_string(static_cast<int64_t>(c.coverage() * 100 + 0.5)) +
+      "%";
   if (const std::optional<int64_t> median = c.median_seeds_to_violation())
     title +=
         ", a violation every " + (*median == 1 ? "seed" : counted(*median, "seed")) + " (median)";

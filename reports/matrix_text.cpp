@@ -49,8 +49,10 @@ std::string cell_brief(const MatrixCell& c) {
         std::to_string(*c.first_violation_seed) + ")";
   } else if (c.liveness > 0) {
     s = "L " + std::to_string(c.liveness) + "/" + std::to_string(c.runs);
+  } else if (c.unknown == c.runs && c.runs > 0) {
+    s = "unknown";  // no run finished: nothing here is "ok" (?N follows)
   } else {
-    s = "ok " + std::to_string(c.runs);
+    s = "ok " + std::to_string(c.runs - c.unknown);  // the runs that finished clean
   }
   if (c.unknown > 0) s += " ?" + std::to_string(c.unknown);
   if (c.latent > 0) s += " ~" + std::to_string(c.latent);

@@ -13,6 +13,7 @@
 #include "harness/run_result.h"
 #include "harness/scenario.h"
 #include "harness/settings.h"
+#include "harness/sweep/sweep.h"
 #include "reports/timeline_svg.h"
 
 namespace locksim::reports {
@@ -223,7 +224,7 @@ TEST(ResultJson, ValidAndUnknownSummaries) {
   EXPECT_EQ(result_to_json(run)["verdict"], "unknown");
   const std::string text = summary_text(run);
   EXPECT_EQ(text.rfind("UNKNOWN: no mutual-exclusion violation in 1 acquisition, but 1 client "
-                       "error was recorded\n",
+                       "error was recorded: the run could not finish as asked\n",
                        0),
             0u)
       << text;
@@ -234,6 +235,26 @@ TEST(ResultJson, ValidAndUnknownSummaries) {
 
   run.errors = {"bad \xff byte"};
   EXPECT_NO_THROW(result_json_text(run));
+}
+
+// A client error voids what else the run found: the clients that threw
+// stopped trying, so a stuck lock may be dead clients, and the run did not
+// run as asked. It was outranked by any finding: a run whose every client
+// threw passed a gate expecting liveness, exit 1 for "lock stuck".
+TEST(ResultJson, AClientErrorMakesARunWithAFindingUnknown) {
+  RunResult run = overlapping_run(2);
+  ASSERT_EQ(harness::overall_verdict(run), checkers::Verdict::Kind::kInvalid);
+  run.errors.push_back("c1: acquire.fence: element 1: expected an integer >= 0, got \"seven\"");
+  check(run);
+  EXPECT_EQ(harness::overall_verdict(run), checkers::Verdict::Kind::kUnknown);
+  EXPECT_EQ(result_to_json(run)["verdict"], "unknown");
+  const std::string text = summary_text(run);
+  EXPECT_EQ(text.rfind("UNKNOWN: mutual exclusion broken 1 time, but 1 client error was "
+                       "recorded: the run could not finish as asked\n",
+                       0),
+            0u)
+      << text;
+  EXPECT_EQ(harness::summarize_run(run, 0, "none").finding, "unknown");
 }
 
 // The nemesis lane of the HTML timeline: one band per fault, on its own row

@@ -59,4 +59,27 @@ TEST(ScriptSweep, ResumeMergeAndShrinkRefuseAFileThatChanged) {
   EXPECT_NE(shrunk.exit_code, 2) << shrunk.err;
 }
 
+// A lock whose every run ends in a client's exception (a fence its grant
+// lacks): no verdict, so no "ok". The sweep exited 0, matrix.md read "ok 3
+// ?3" and matrix.html "0/3"; a run with a finding and an exception was
+// counted as its finding, and passed a gate expecting it.
+TEST(ScriptSweep, RunsThatCouldNotFinishAreUnknownEverywhere) {
+  const fs::path file = scratch_dir.write(
+      "nofence.json",
+      R"js({"acquire": {"keys": ["{resource}"], "args": ["{token}", "{ttl_ms}"],
+            "fence": {"element": 1}, "success": {"element": 0, "integer": 1},
+            "script": "redis.call('set', KEYS[1], ARGV[1], 'PX', ARGV[2]) return {1}"},
+          "release": {"command": ["DEL", "{resource}"], "success": 1}})js");
+  const fs::path out = scratch_dir.path() / "unknown";
+  const Outcome o = locksim("sweep --algorithms script:" + file.string() +
+                            " --profiles none --seeds 1..3 --quiet --out " + out.string());
+  EXPECT_EQ(o.exit_code, 3) << o.out << o.err;
+  EXPECT_NE(o.out.find("sweep: 3 runs could not finish"), std::string::npos) << o.out;
+  const std::string md = locksim::testing::slurp(out / "matrix.md");
+  EXPECT_NE(md.find("| unknown ?3 |"), std::string::npos) << md;
+  const std::string html = locksim::testing::slurp(out / "matrix.html");
+  EXPECT_NE(html.find("0/3 ?3"), std::string::npos);
+  EXPECT_NE(html.find("3 unknown (could not finish; first: locksim run"), std::string::npos);
+}
+
 }  // namespace
