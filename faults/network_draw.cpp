@@ -28,7 +28,9 @@ Duration draw_length(sim::Rng& rng, const NetworkDrawInput& in) {
     const Duration hi = std::max(lo + in.ttl / 10, std::min(in.ttl * 3, in.run_length * 45 / 100));
     return rng.uniform_duration(lo, hi);
   }
-  return in.retransmission_limit + rng.uniform_duration(Duration::seconds(1), in.ttl);
+  // A TTL under a second draws the second itself (the range would be empty).
+  return in.retransmission_limit +
+         rng.uniform_duration(Duration::seconds(1), std::max(Duration::seconds(1), in.ttl));
 }
 
 // When a fault of `length` starts: early enough that what it held arrives
@@ -85,7 +87,9 @@ NetworkDraw draw_network_faults(sim::Rng& rng, const NetworkDrawInput& in) {
       e.kind = FaultKind::kDelay;
       if (rng.chance(0.6)) clients = in.clients;
       e.delay = rng.uniform_duration(in.ttl * 3 / 4, in.ttl * 2);
-      e.duration = rng.uniform_duration(Duration::millis(10), e.delay * 2);
+      // At least 10 ms, a TTL under 7 ms included (its range would be empty).
+      e.duration =
+          rng.uniform_duration(Duration::millis(10), std::max(Duration::millis(10), e.delay * 2));
     }
     e.at = draw_start(rng, in, e.kind == FaultKind::kDelay ? e.duration + e.delay : e.duration);
     e.side_a = std::move(clients);

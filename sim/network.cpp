@@ -116,11 +116,17 @@ void Network::resume_restored_links() {
     if (!s.blocked || !can_send(s.from(), s.to())) continue;
     // Pair of block(): a blocked stream holds its head and has no pump.
     LOCKSIM_ASSERT_MSG(!s.empty() && !s.pump_scheduled, "a blocked stream without a held head");
-    s.blocked = false;
     const auto retransmit = next_retransmission(s.head().sent, world_.now(), tcp_);
-    // give_up() fires at the limit and breaks the stream first; until then
-    // there is always a next retransmission.
-    LOCKSIM_ASSERT_MSG(retransmit.has_value(), "a held stream outlived its retransmission limit");
+    if (!retransmit) {
+      // Healed after the last retransmission the limit allows and before
+      // the limit itself (a --retransmission-limit off TCP's schedule of
+      // rto_min, 2 rto_min, ...): nothing is sent again, so the stream stays
+      // held, and give_up() breaks it at the limit, as the kernel gives up
+      // on a connection whose retries are spent.
+      LOCKSIM_ASSERT(world_.now() < s.head().sent + tcp_.retransmission_limit);
+      continue;
+    }
+    s.blocked = false;
     schedule_pump(s, *retransmit + link(s.from(), s.to()).latency_base);
   }
   for (size_t i = 0; i < connections_.size(); ++i) {

@@ -29,4 +29,31 @@ TEST(QaFaults, AMysqlClientCrashedWhileConnectingRuns) {
             70);
 }
 
+// A partition healed after the last retransmission a limit off TCP's
+// schedule allows (200 ms, then 400 ms: the last by 1 s leaves at 600 ms)
+// and before the limit: the network asserted a next retransmission. The
+// stream now stays held and breaks at the limit, as the kernel gives up.
+TEST(QaFaults, AHealBetweenTheLastRetransmissionAndTheLimitBreaksTheConnection) {
+  for (const std::string& flags :
+       {std::string("--retransmission-limit 1s --fault 'partition c1|redis-1 at 1s for 900ms'"),
+        std::string(
+            "--retransmission-limit 500ms --fault 'partition c1|redis-1 at 1s for 450ms'")}) {
+    const Outcome o = locksim("run --duration 10s " + flags);
+    EXPECT_EQ(o.exit_code, 0) << flags << "\n" << o.out << o.err;
+  }
+}
+
+// The partition profile drew a delay spike's length from 10 ms to twice
+// the delay, and a long cut's from 1 s to the TTL: empty ranges under a
+// short TTL, a broken invariant of the draw.
+TEST(QaFaults, ThePartitionProfileDrawsUnderAShortTtl) {
+  for (const std::string ttl : {"1ms", "2ms", "5ms", "500ms"}) {
+    const Outcome o = locksim("run --profile partition --quiet --ttl " + ttl);
+    EXPECT_TRUE(o.exit_code == 0 || o.exit_code == 1) << ttl << ": " << o.exit_code << o.err;
+  }
+  const Outcome o = locksim(
+      "run --ttl 500ms --retransmission-limit 1s --duration 10s --profile partition --quiet");
+  EXPECT_TRUE(o.exit_code == 0 || o.exit_code == 1) << o.exit_code << o.err;
+}
+
 }  // namespace
