@@ -86,7 +86,8 @@ uint64_t first_failing_seed(const harness::SweepPlan& plan, const std::string& d
                             const std::string& cell) {
   int64_t cell_runs = 0;
   std::optional<uint64_t> safety, liveness;
-  for (const harness::RunSummary& r : harness::read_runs((fs::path(dir) / "runs.jsonl").string())) {
+  for (const harness::RunSummary& r :
+       harness::read_runs((fs::path(dir) / "runs.jsonl").string(), plan)) {
     if (r.algorithm != algorithm || r.profile != profile) continue;
     ++cell_runs;
     if (r.finding == "safety" && !safety) safety = r.seed;

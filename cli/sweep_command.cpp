@@ -304,8 +304,13 @@ int run_sweep_command(const SweepFlags& f) {
   Progress progress;
   progress.quiet = f.quiet;
   // Runs/s counts this process's runs only, not the ones a resume keeps.
-  if (f.resume)
-    progress.resumed = harness::read_runs((fs::path(f.out) / "runs.jsonl").string()).size();
+  if (f.resume) {
+    try {
+      progress.resumed = harness::read_runs((fs::path(f.out) / "runs.jsonl").string(), plan).size();
+    } catch (const ConfigError&) {
+      // Another sweep's runs: run_sweep says so, after it names a changed plan.
+    }
+  }
   o.on_progress = [&progress](uint64_t done, uint64_t total, uint64_t findings) {
     progress.update(done, total, findings, false);
   };
@@ -380,17 +385,20 @@ int run_merge_command(const MergeFlags& f) {
     if (!shards_seen.insert(p.shard_index).second) {
       throw ConfigError(plan_path + ": shard " + std::to_string(p.shard_index) + " given twice");
     }
-    for (auto& r : harness::read_runs((dir / "runs.jsonl").string())) all.push_back(std::move(r));
+    for (auto& r : harness::read_runs((dir / "runs.jsonl").string(), p)) {
+      all.push_back(std::move(r));
+    }
   }
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.index < b.index; });
+  // Bad input is refused before anything of an earlier merge is removed.
+  harness::Expectations expectations;
+  if (!f.expect.empty()) expectations = harness::load_expectations(f.expect);
   make_out_dir(f.out, "--out", written_files());
   remove_earlier_outputs(f.out, f.shards);
   write_text(fs::path(f.out) / "sweep.json", harness::plan_to_json(plan, true).dump(2) + "\n");
   std::string lines;
   for (const auto& r : all) lines += harness::summary_to_json(r).dump() + "\n";
   write_text(fs::path(f.out) / "runs.jsonl", lines);
-  harness::Expectations expectations;
-  if (!f.expect.empty()) expectations = harness::load_expectations(f.expect);
   reports::Matrix m = reports::build_matrix(plan, all, f.expect.empty() ? nullptr : &expectations);
   if (f.partial && !m.complete()) m.partial_by_request = "merge --partial";
   reports::write_matrix_reports(m, f.out);

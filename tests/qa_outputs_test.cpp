@@ -71,4 +71,39 @@ TEST(QaOutputs, RunAndMarginRefuseAFolderWhereTheirFileGoesBeforeTheWork) {
                    "--out: expected a file to write, got the directory");
 }
 
+// merge --expect with a file it then refused (exit 2) had already removed
+// the earlier merge's reports and written a new sweep.json and runs.jsonl.
+// And a runs.jsonl line not of the sweep (edited, or another sweep's) was a
+// broken invariant of the report (exit 70), in merge and in sweep --resume.
+TEST(QaOutputs, MergeRefusesBadInputBeforeItTouchesItsOut) {
+  const fs::path d = scratch_dir.path() / "merge";
+  const std::string sweep =
+      "sweep --seeds 1..4 --algorithms set-nx-lua --profiles none,pause "
+      "--quiet --shard ";
+  ASSERT_EQ(locksim(sweep + "1/2 --out " + (d / "s1").string()).exit_code, 0);
+  ASSERT_EQ(locksim(sweep + "2/2 --out " + (d / "s2").string()).exit_code, 0);
+  const std::string shards = " " + (d / "s1").string() + " " + (d / "s2").string();
+  ASSERT_EQ(locksim("merge --out " + (d / "m").string() + shards).exit_code, 0);
+  const std::string report = locksim::testing::slurp(d / "m" / "matrix.md");
+  std::ofstream(d / "bad.json")
+      << R"({"locksim_expectations": 1, "cells": [{"algorithm": "set-nx-lua", "profile": "none",
+                                       "verdict": "maybe"}]})";
+  expect_bad_input(
+      "merge --out " + (d / "m").string() + " --expect " + (d / "bad.json").string() + shards,
+      "cells[0].verdict: expected one of");
+  EXPECT_EQ(locksim::testing::slurp(d / "m" / "matrix.md"), report) << "the earlier report stays";
+
+  // Run 0 of shard 1 said to be another seed's.
+  std::string runs = locksim::testing::slurp(d / "s1" / "runs.jsonl");
+  const size_t at = runs.find("\"seed\":1,");
+  ASSERT_NE(at, std::string::npos) << runs;
+  runs.replace(at, 9, "\"seed\":3,");
+  std::ofstream(d / "s1" / "runs.jsonl") << runs;
+  expect_bad_input("merge --out " + (d / "m2").string() + shards,
+                   ": run 0 is set-nx-lua × none seed 3, but this sweep's run 0 is "
+                   "set-nx-lua × none seed 1");
+  expect_bad_input(sweep + "1/2 --resume --out " + (d / "s1").string(),
+                   ": run 0 is set-nx-lua × none seed 3");
+}
+
 }  // namespace

@@ -183,7 +183,32 @@ void remove_outputs(const std::string& dir, const std::vector<std::string>& name
   }
 }
 
-std::vector<RunSummary> read_runs(const std::string& path) {
+namespace {
+
+// Empty when run `s` is one of `plan`'s, else why not.
+std::string not_of_plan(const SweepPlan& plan, const RunSummary& s) {
+  if (s.index >= plan.runs_total()) {
+    return "run " + std::to_string(s.index) + " is not in this sweep (" +
+           std::to_string(plan.runs_total()) + " runs)";
+  }
+  if (!plan.in_shard(s.index)) {
+    return "run " + std::to_string(s.index) + " is not in this sweep's shard " +
+           std::to_string(plan.shard_index) + "/" + std::to_string(plan.shard_count);
+  }
+  const uint64_t seeds = plan.seeds();
+  const uint64_t seed = plan.seed_first + s.index % seeds;
+  const size_t cell = static_cast<size_t>(s.index / seeds);
+  const std::string& algorithm = plan.algorithms[cell / plan.profiles.size()];
+  const std::string& profile = plan.profiles[cell % plan.profiles.size()];
+  if (s.algorithm == algorithm && s.profile == profile && s.seed == seed) return "";
+  return "run " + std::to_string(s.index) + " is " + s.algorithm + " × " + s.profile + " seed " +
+         std::to_string(s.seed) + ", but this sweep's run " + std::to_string(s.index) + " is " +
+         algorithm + " × " + profile + " seed " + std::to_string(seed);
+}
+
+}  // namespace
+
+std::vector<RunSummary> read_runs(const std::string& path, const SweepPlan& plan) {
   std::vector<RunSummary> runs;
   std::ifstream in(path);
   if (!in) return runs;
@@ -198,6 +223,9 @@ std::vector<RunSummary> read_runs(const std::string& path) {
       throw ConfigError(path + ":" + std::to_string(number) + ": not a JSON line");
     }
     RunSummary s = summary_from_json(j, path + ":" + std::to_string(number));
+    if (const std::string why = not_of_plan(plan, s); !why.empty()) {
+      throw ConfigError(path + ":" + std::to_string(number) + ": " + why);
+    }
     if (seen.insert(s.index).second) runs.push_back(std::move(s));
   }
   std::sort(runs.begin(), runs.end(),
@@ -225,10 +253,7 @@ std::vector<RunSummary> run_sweep(const SweepPlan& plan, const std::string& dir,
   const std::string runs_path = (fs::path(dir) / "runs.jsonl").string();
   std::set<uint64_t> done;
   uint64_t findings = 0;
-  for (const RunSummary& s : read_runs(runs_path)) {
-    if (s.index >= plan.runs_total() || !plan.in_shard(s.index)) {
-      throw ConfigError(runs_path + ": run " + std::to_string(s.index) + " is not in this sweep");
-    }
+  for (const RunSummary& s : read_runs(runs_path, plan)) {
     done.insert(s.index);
     if (s.finding != "none") ++findings;
   }
@@ -253,7 +278,7 @@ std::vector<RunSummary> run_sweep(const SweepPlan& plan, const std::string& dir,
   for (auto& t : threads) t.join();
   shared.out.close();
   if (shared.error) std::rethrow_exception(shared.error);
-  std::vector<RunSummary> all = read_runs(runs_path);
+  std::vector<RunSummary> all = read_runs(runs_path, plan);
   LOCKSIM_ASSERT_MSG(all.size() <= shard_total, "runs.jsonl holds only this shard's runs");
   return all;
 }

@@ -137,8 +137,11 @@ RunSummary summary_from_json(const nlohmann::json& j, const std::string& field);
 
 // Reads DIR/runs.jsonl: every complete line (a line cut short by a kill is
 // skipped), deduplicated by run number, sorted by run number. A missing
-// file is no runs.
-std::vector<RunSummary> read_runs(const std::string& path);
+// file is no runs. Throws ConfigError naming the line when a run is not
+// one of `plan`'s: its number out of range or of another shard, or its
+// algorithm, profile or seed not those of its number (an edited line, or
+// another sweep's), which would break the report's invariants.
+std::vector<RunSummary> read_runs(const std::string& path, const SweepPlan& plan);
 
 struct SweepOptions {
   int jobs = 1;         // worker threads, >= 1
