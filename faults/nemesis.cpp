@@ -288,11 +288,21 @@ void Nemesis::report_skip(const FaultEvent& scheduled, std::string_view note) {
 void Nemesis::apply_pause(const FaultEvent& e) {
   LOCKSIM_ASSERT(e.kind == FaultKind::kPause && e.duration >= Duration::zero());
   sim::Node& n = node(e.node);
+  // As a hang: a down process has nothing to pause (it was recorded, and
+  // its resume, with nothing paused).
+  if (n.crashed()) {
+    report_skip(e, "down");
+    return;
+  }
   report(to_string(e.kind), e.value());
+  // A node not paused now owes nothing to an earlier pause (a crash ended
+  // it): its end time would have held a later pause past its own end.
+  if (!n.paused()) paused_until_.erase(n.name());
   n.pause();
   end_after(
       paused_until_, n, e.duration, [&n] { return n.paused(); },
       [this, &n] {
+        if (!n.paused()) return;  // a crash ended it
         report("resume", {n.name()});
         n.resume();
       });

@@ -56,4 +56,22 @@ TEST(QaFaults, ThePartitionProfileDrawsUnderAShortTtl) {
   EXPECT_TRUE(o.exit_code == 0 || o.exit_code == 1) << o.exit_code << o.err;
 }
 
+// A pause outlived the crash of its process: a later pause of the
+// restarted client ended with the dead process's pause (4 s + 1 s ended at
+// 6 s), and a pause of a down client was recorded, with its resume, though
+// nothing was paused. Now as a hang: skipped while down, and owing nothing
+// to a pause a crash ended.
+TEST(QaFaults, APauseEndsWithItsProcess) {
+  const Outcome later = locksim(
+      "run --duration 10s --fault 'pause c1 at 1s for 5s' --fault 'crash c1 at 2s for 1s' "
+      "--fault 'pause c1 at 4s for 1s'");
+  EXPECT_NE(later.out.find("4.000s pause c1 for 1s; 5.000s resume c1\n"), std::string::npos)
+      << later.out;
+  const Outcome down = locksim(
+      "run --duration 10s --fault 'crash c1 at 1s for 1s' --fault 'pause c1 at 1.5s for 3s'");
+  EXPECT_NE(down.out.find("1.500s skip pause c1 for 3s (down); 2.000s restart c1\n"),
+            std::string::npos)
+      << down.out;
+}
+
 }  // namespace

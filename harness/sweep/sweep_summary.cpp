@@ -32,30 +32,61 @@ std::vector<std::string> split_names(const std::string& list) {
   return out;
 }
 
-// A fault's window: a pause, a crash with a restart and a partition with a
-// heal act for their duration (the value's last item); a clock change, a
-// crash without restart or a partition without heal act until the run ends.
+// A fault's window: a pause, a hang, a crash with a restart, a partition
+// with a heal and a loss with an end act for their duration; a delay spike
+// for its duration and then its delay (a message sent at its end arrives
+// that much later); a clock change, a crash without restart, a partition or
+// a loss without an end act until the run ends. A link fault's targets are
+// both its sides: {A, B, ...}, or a one-way partition's {"A->B", ...}.
 FaultReach reach_of(const history::Op& op, int64_t run_end_ns) {
   FaultReach r;
   r.from_ns = op.time_ns;
   r.to_ns = run_end_ns;
   LOCKSIM_ASSERT(!op.value.empty());
-  const size_t targets = op.f == history::OpF::kPartition ? 2 : 1;
-  for (size_t i = 0; i < targets && i < op.value.size(); ++i) {
-    for (auto& n : split_names(op.value[i])) r.targets.push_back(std::move(n));
+  const bool link = op.f == history::OpF::kPartition || op.f == history::OpF::kDelay ||
+                    op.f == history::OpF::kLoss;
+  const size_t arrow = op.value[0].find("->");
+  const bool one_way = link && arrow != std::string::npos;
+  std::vector<std::string> sides = {op.value[0]};
+  if (one_way) sides = {op.value[0].substr(0, arrow), op.value[0].substr(arrow + 2)};
+  if (link && !one_way && op.value.size() > 1) sides.push_back(op.value[1]);
+  for (const std::string& side : sides) {
+    for (auto& n : split_names(side)) r.targets.push_back(std::move(n));
   }
+  // The value items after the targets (and a loss's rate): the duration.
+  const size_t named = (one_way ? 1 : link ? 2 : 1) + (op.f == history::OpF::kLoss ? 1 : 0);
   const bool timed = op.f == history::OpF::kPause || op.f == history::OpF::kCrash ||
-                     op.f == history::OpF::kPartition || op.f == history::OpF::kHang;
-  if (timed && op.value.size() > targets) {
-    r.to_ns = op.time_ns + parse_duration(op.value.back(), "nemesis op value").ns;
+                     op.f == history::OpF::kPartition || op.f == history::OpF::kHang ||
+                     op.f == history::OpF::kLoss || op.f == history::OpF::kDelay;
+  if (timed && op.value.size() > named) {
+    r.to_ns = op.time_ns + parse_duration(op.value[named], "nemesis op value").ns;
+    if (op.f == history::OpF::kDelay && op.value.size() > named + 1) {
+      r.to_ns += parse_duration(op.value[named + 1], "nemesis op value").ns;
+    }
   }
   LOCKSIM_ASSERT_MSG(r.to_ns >= r.from_ns, "a fault acts forward in time");
   return r;
 }
 
-bool is_fault(history::OpF f) {
-  return f == history::OpF::kPause || f == history::OpF::kCrash || f == history::OpF::kPartition ||
-         f == history::OpF::kDrift || f == history::OpF::kJump || f == history::OpF::kHang;
+// Whether a nemesis op starts a fault. A delay spike's end is recorded as a
+// delay of its sides alone, and a loss's end as the rate it brings back: a
+// rate of 0 ends every loss of the link.
+bool starts_fault(const history::Op& op) {
+  switch (op.f) {
+    case history::OpF::kPause:
+    case history::OpF::kCrash:
+    case history::OpF::kPartition:
+    case history::OpF::kDrift:
+    case history::OpF::kJump:
+    case history::OpF::kHang:
+      return true;
+    case history::OpF::kDelay:
+      return op.value.size() >= 4;
+    case history::OpF::kLoss:
+      return op.value.size() >= 3 && std::stod(op.value[2]) > 0;
+    default:
+      return false;
+  }
 }
 
 // Acquire latencies of the run (invoke to :ok, per process), into buckets.
@@ -103,7 +134,7 @@ bool fault_touched_holder(const history::History& h, int64_t* faults_applied) {
   int64_t applied = 0;
   bool touched = false;
   for (const history::Op& op : h.ops) {
-    if (history::is_client_op(op) || !is_fault(op.f)) continue;
+    if (history::is_client_op(op) || !starts_fault(op)) continue;
     ++applied;
     const FaultReach r = reach_of(op, h.run_length.ns);
     for (const history::HeldInterval& held : h.held) {
