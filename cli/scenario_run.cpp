@@ -2,6 +2,7 @@
 
 #include "checkers/check.h"
 #include "env/assert.h"
+#include "env/parse.h"
 #include "harness/settings.h"
 #include "harness/time_scale.h"
 
@@ -20,6 +21,11 @@ harness::Scenario scenario_for_run(const RunOptions& o, const CLI::App& run, std
   refuse_with_scenario(run);
   harness::Scenario sc = harness::load_scenario(o.scenario);
   if (run.count("--seed") > 0) {
+    // As every setting given twice without --scenario (run_options.cpp).
+    if (run.count("--seed") > 1) {
+      throw ConfigError("--seed: expected once, given " + std::to_string(run.count("--seed")) +
+                        " times");
+    }
     const harness::Setting& seed = *harness::find_setting_by_flag("--seed");
     seed.parse(sc.config, o.values.at("--seed").front(), "--seed");
   }

@@ -27,6 +27,7 @@ Duration parse_duration(std::string_view text, std::string_view field) {
   int64_t whole = 0;
   int64_t frac = 0;
   int64_t frac_scale = 1;
+  bool finer = false;  // a nonzero decimal past the ninth, which no unit keeps
   bool digits = false;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
     if (whole > INT64_MAX / 100) fail(field, "a duration below 10^9 seconds", text);
@@ -37,9 +38,11 @@ Duration parse_duration(std::string_view text, std::string_view field) {
   if (i < text.size() && text[i] == '.') {
     ++i;
     while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-      if (frac_scale < 1'000'000'000) {  // more than 9 decimals adds nothing
+      if (frac_scale < 1'000'000'000) {
         frac = frac * 10 + (text[i] - '0');
         frac_scale *= 10;
+      } else if (text[i] != '0') {
+        finer = true;
       }
       digits = true;
       ++i;
@@ -64,6 +67,10 @@ Duration parse_duration(std::string_view text, std::string_view field) {
     fail(field, kDurationHelp, text);
   if (whole > 1'000'000'000LL * 1'000'000'000LL / unit_ns) {
     fail(field, "a duration below 10^9 seconds", text);
+  }
+  // 1.5ns ran, and replayed, as 1ns: virtual time counts whole nanoseconds.
+  if (finer || static_cast<Int128>(frac) * unit_ns % frac_scale != 0) {
+    fail(field, "a duration in whole nanoseconds (virtual time's unit)", text);
   }
   const Int128 ns =
       static_cast<Int128>(whole) * unit_ns + static_cast<Int128>(frac) * unit_ns / frac_scale;

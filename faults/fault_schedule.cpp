@@ -161,8 +161,13 @@ void parse_sides(const std::string& word, bool arrow_ok, FaultEvent& e, const Ba
   e.side_a = split(sides[0], ',');
   e.side_b = split(sides[1], ',');
   for (const auto* side : {&e.side_a, &e.side_b}) {
-    for (const auto& n : *side) {
+    for (size_t i = 0; i < side->size(); ++i) {
+      const std::string& n = (*side)[i];
       if (n.empty()) throw bad("node names separated by ',' on each side");
+      if (std::find(side->begin(), side->begin() + static_cast<ptrdiff_t>(i), n) !=
+          side->begin() + static_cast<ptrdiff_t>(i)) {
+        throw bad("each node once on its side, got '" + n + "' twice");
+      }
     }
   }
 }

@@ -175,6 +175,15 @@ void Nemesis::apply(const FaultEvent& event) {
     report_skip(event, unresolved_note(event));
     return;
   }
+  // @holder or @grantee resolved to a node the other side names: a link
+  // from a node to itself, which no fault can cut (validation refuses it
+  // when named).
+  for (const std::string& n : e.side_a) {
+    if (std::find(e.side_b.begin(), e.side_b.end(), n) != e.side_b.end()) {
+      report_skip(event, n + " is on both sides");
+      return;
+    }
+  }
   const char* const f = to_string(e.kind);
   switch (e.kind) {
     case FaultKind::kPause:
@@ -372,18 +381,31 @@ void Nemesis::apply_loss(const FaultEvent& e) {
   }
   if (e.duration == Duration::zero()) return;
   world_.after(e.duration, [this, e, a, b, fault] {
-    std::optional<double> first;  // the first pair's rate after the end, for the record
+    // The rate each pair has after the end: one record when they agree; else
+    // one a pair, as an overlapping loss of some of the pairs leaves them
+    // (one record of the first pair's rate said the others had it too).
+    std::vector<std::pair<std::pair<const sim::Node*, const sim::Node*>, double>> rates;
     for (const sim::Node* x : a) {
       for (const sim::Node* y : b) {
-        if (x == y) continue;
-        const double rate = end_loss_layer(*x, *y, fault);
-        if (!first) first = rate;
+        if (x != y) rates.push_back({{x, y}, end_loss_layer(*x, *y, fault)});
       }
     }
+    const bool agree = std::all_of(rates.begin(), rates.end(), [&rates](const auto& r) {
+      return r.second == rates.front().second;
+    });
     FaultEvent end = e;
-    end.loss_probability = first.value_or(0.0);
     end.duration = Duration::zero();
-    report(to_string(e.kind), end.value());
+    if (agree) {
+      end.loss_probability = rates.empty() ? 0.0 : rates.front().second;
+      report(to_string(e.kind), end.value());
+      return;
+    }
+    for (const auto& [pair, rate] : rates) {
+      end.side_a = {pair.first->name()};
+      end.side_b = {pair.second->name()};
+      end.loss_probability = rate;
+      report(to_string(e.kind), end.value());
+    }
   });
 }
 

@@ -1,5 +1,6 @@
 #include "harness/run.h"
 
+#include "algorithms/registry.h"
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/settings.h"
@@ -8,7 +9,11 @@ namespace locksim::harness {
 
 nlohmann::json config_to_json(const RunConfig& c) {
   RunConfig resolved = c;
-  resolved.redis = resolved_topology(c);  // the masters the run really had
+  // The masters a Redis run really had. Another backend's run has none: its
+  // "auto" is kept, so the params read back as a scenario file (a resolved
+  // 1 was "a redis setting, but zk-curator runs on zookeeper").
+  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(c.algorithm);
+  if (spec != nullptr && spec->backend == "redis") resolved.redis = resolved_topology(c);
   // Converted, not printed and parsed back (a quarter of a million
   // instructions a run, 2.8 % of a sweep): the same values, keys sorted.
   // Only the kind of a non-negative integer differs (signed here, unsigned

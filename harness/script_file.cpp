@@ -377,16 +377,19 @@ std::shared_ptr<const algorithms::ScriptedLockDef> parse_script_file(const std::
   return d;
 }
 
+std::string script_file_text(const std::string& path) {
+  if (std::optional<std::string> text = read_json_file(path, path, kFileBytesMax)) {
+    return std::move(*text);
+  }
+  for (const BuiltinScript& b : builtin_script_texts()) {
+    if (path == b.path) return b.json;
+  }
+  throw ConfigError(path + ": cannot read the script file");
+}
+
 std::shared_ptr<const algorithms::ScriptedLockDef> load_script_file(const std::string& path,
                                                                     const std::string& name) {
-  const std::optional<std::string> text = read_json_file(path, path, kFileBytesMax);
-  if (!text) {
-    for (const BuiltinScript& b : builtin_script_texts()) {
-      if (path == b.path) return parse_script_file(b.json, path, name);
-    }
-    throw ConfigError(path + ": cannot read the script file");
-  }
-  return parse_script_file(*text, path, name);
+  return parse_script_file(script_file_text(path), path, name);
 }
 
 void install_script_loader() {

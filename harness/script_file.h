@@ -38,6 +38,10 @@ std::shared_ptr<const algorithms::ScriptedLockDef> parse_script_file(const std::
                                                                      const std::string& source,
                                                                      const std::string& name);
 
+// The bytes the loader reads for `path`: the file, else a shipped one's
+// compiled-in copy (below). Throws ConfigError naming the path.
+std::string script_file_text(const std::string& path);
+
 // The shipped script files (examples/scripts/*.json), compiled in: a name
 // "script:examples/scripts/X.json" that is not a file where locksim runs
 // is read from here, so shipped scenarios naming one run from anywhere.

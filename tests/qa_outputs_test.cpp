@@ -95,8 +95,10 @@ TEST(QaOutputs, MergeRefusesBadInputBeforeItTouchesItsOut) {
 
   // Run 0 of shard 1 said to be another seed's.
   std::string runs = locksim::testing::slurp(d / "s1" / "runs.jsonl");
-  const size_t at = runs.find("\"seed\":1,");
-  ASSERT_NE(at, std::string::npos) << runs;
+  const size_t line = runs.find("{\"index\":0,");  // lines come in finishing order
+  ASSERT_NE(line, std::string::npos) << runs;
+  const size_t at = runs.find("\"seed\":1,", line);
+  ASSERT_LT(at, runs.find('\n', line)) << runs;
   runs.replace(at, 9, "\"seed\":3,");
   std::ofstream(d / "s1" / "runs.jsonl") << runs;
   expect_bad_input("merge --out " + (d / "m2").string() + shards,

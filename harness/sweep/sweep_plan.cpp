@@ -1,7 +1,5 @@
 // A sweep's plan: parsing its flags, numbering its runs, and its JSON form.
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <string_view>
 
 #include "algorithms/registry.h"
@@ -9,6 +7,7 @@
 #include "env/parse.h"
 #include "faults/profile.h"
 #include "harness/profile_deployment.h"
+#include "harness/script_file.h"
 #include "harness/settings.h"
 #include "harness/sweep/sweep.h"
 #include "harness/workload_draw.h"
@@ -191,11 +190,11 @@ std::map<std::string, std::string> script_digests(const std::vector<std::string>
   std::map<std::string, std::string> out;
   for (const std::string& a : algorithms) {
     if (a.rfind(kScriptPrefix, 0) != 0) continue;
-    const std::string path = a.substr(kScriptPrefix.size());
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw ConfigError(field + ": cannot read " + path);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    out[a] = sim::redis::sha1_hex(bytes);
+    try {
+      out[a] = sim::redis::sha1_hex(script_file_text(a.substr(kScriptPrefix.size())));
+    } catch (const ConfigError& e) {
+      throw ConfigError(field + ": " + e.what());
+    }
   }
   return out;
 }
