@@ -60,22 +60,24 @@ TEST(QaFaults, ThePartitionProfileDrawsUnderAShortTtl) {
   EXPECT_TRUE(o.exit_code == 0 || o.exit_code == 1) << o.exit_code << o.err;
 }
 
+// The summary of a 10 s `run ARGS` names `faults` (its faults line, or part).
+void expect_faults(const std::string& args, const std::string& faults) {
+  const Outcome o = locksim("run --duration 10s " + args);
+  EXPECT_NE(o.out.find(faults), std::string::npos) << args << "\n" << o.out;
+}
+
 // A pause outlived the crash of its process: a later pause of the
 // restarted client ended with the dead process's pause (4 s + 1 s ended at
 // 6 s), and a pause of a down client was recorded, with its resume, though
 // nothing was paused. Now as a hang: skipped while down, and owing nothing
 // to a pause a crash ended.
 TEST(QaFaults, APauseEndsWithItsProcess) {
-  const Outcome later = locksim(
-      "run --duration 10s --fault 'pause c1 at 1s for 5s' --fault 'crash c1 at 2s for 1s' "
-      "--fault 'pause c1 at 4s for 1s'");
-  EXPECT_NE(later.out.find("4.000s pause c1 for 1s; 5.000s resume c1\n"), std::string::npos)
-      << later.out;
-  const Outcome down = locksim(
-      "run --duration 10s --fault 'crash c1 at 1s for 1s' --fault 'pause c1 at 1.5s for 3s'");
-  EXPECT_NE(down.out.find("1.500s skip pause c1 for 3s (down); 2.000s restart c1\n"),
-            std::string::npos)
-      << down.out;
+  expect_faults(
+      "--fault 'pause c1 at 1s for 5s' --fault 'crash c1 at 2s for 1s' "
+      "--fault 'pause c1 at 4s for 1s'",
+      "4.000s pause c1 for 1s; 5.000s resume c1\n");
+  expect_faults("--fault 'crash c1 at 1s for 1s' --fault 'pause c1 at 1.5s for 3s'",
+                "1.500s skip pause c1 for 3s (down); 2.000s restart c1\n");
 }
 
 // A client that reached its bound of acquire cycles stopped without a word,
@@ -125,11 +127,9 @@ TEST(QaFaults, ALinkFromANodeToItselfIsSkippedOrRefused) {
 // The end of a loss on several pairs recorded the first pair's rate for all:
 // "loss c1,c2|redis-1 0.5" where c2|redis-1 went back to 0.
 TEST(QaFaults, TheEndOfALossRecordsEachPairsRate) {
-  const Outcome o = locksim(
-      "run --duration 10s --fault 'loss c1|redis-1 at 1s 0.5 for 5s' "
-      "--fault 'loss c1,c2|redis-1 at 2s 0.9 for 1s'");
-  EXPECT_NE(o.out.find("3.000s loss c1|redis-1 0.5; 3.000s loss c2|redis-1 0"), std::string::npos)
-      << o.out;
+  expect_faults(
+      "--fault 'loss c1|redis-1 at 1s 0.5 for 5s' --fault 'loss c1,c2|redis-1 at 2s 0.9 for 1s'",
+      "3.000s loss c1|redis-1 0.5; 3.000s loss c2|redis-1 0");
 }
 
 // A run's result.json params are a scenario file (scenarios.md): for a
