@@ -173,7 +173,8 @@ Theory lease_fault_theory(const RunConfig& base, Kind kind) {
               "any size: without fsync a restarted server comes back empty, and " +
                   std::to_string(crash_targets(base).size()) + " of " +
                   std::to_string(lease_servers(base).size()) +
-                  " down leave no quorum of keys for the holder",
+                  (crash_targets(base).size() == 1 ? " down leaves" : " down leave") +
+                  " no quorum of keys for the holder",
               true};
     case Kind::kDelaySpike: {
       // The key is written one delay after the ask and lives ttl from then;

@@ -104,11 +104,14 @@ std::pair<uint64_t, uint64_t> parse_seed_range(const std::string& text, const st
 
 void refuse_too_many_runs(const SweepPlan& plan, const std::string& field) {
   if (plan.runs_total() <= kSweepRunsMax) return;
+  const auto counted = [](uint64_t n, const std::string& what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
   throw ConfigError(field + ": at most " + std::to_string(kSweepRunsMax) +
                     " runs in one sweep (its report holds every run), got " +
-                    std::to_string(plan.algorithms.size()) + " algorithms x " +
-                    std::to_string(plan.profiles.size()) + " profiles x " +
-                    std::to_string(plan.seeds()) + " seeds = " + std::to_string(plan.runs_total()) +
+                    counted(plan.algorithms.size(), "algorithm") + " x " +
+                    counted(plan.profiles.size(), "profile") + " x " +
+                    counted(plan.seeds(), "seed") + " = " + std::to_string(plan.runs_total()) +
                     "; give fewer seeds");
 }
 
