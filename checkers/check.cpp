@@ -54,6 +54,7 @@ void add_evidence(Check& check, std::string line) {
 
 Validity merged(const std::vector<Check>& checks) {
   Validity out = Validity::kValid;
+  bool voided = false;  // a Check::voids_run answered unknown
   for (const Check& c : checks) {
     // A finding is named exactly when there is one; an invalid answer always
     // says what it found and why.
@@ -63,11 +64,15 @@ Validity merged(const std::vector<Check>& checks) {
     LOCKSIM_ASSERT(c.validity != Validity::kUnknown || c.kind == Kind::kUnknown);
     LOCKSIM_ASSERT(c.validity != Validity::kInvalid || !c.explanation.empty());
     if (!c.decides) continue;
-    if (c.validity == Validity::kUnknown && c.voids_run) return Validity::kUnknown;
+    // A violation is never hidden, not even by a voiding unknown.
+    if (c.validity == Validity::kInvalid &&
+        (c.kind == Kind::kSafety || c.kind == Kind::kConsequence))
+      return Validity::kInvalid;
+    if (c.validity == Validity::kUnknown && c.voids_run) voided = true;
     if (c.validity == Validity::kInvalid) out = Validity::kInvalid;
     if (c.validity == Validity::kUnknown && out == Validity::kValid) out = Validity::kUnknown;
   }
-  return out;
+  return voided ? Validity::kUnknown : out;
 }
 
 const char* finding(const std::vector<Check>& checks) {

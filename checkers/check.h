@@ -41,10 +41,10 @@ struct Check {
   // code). The history-only checkers and exposure are reported but do not
   // decide: the ground truth (mutual exclusion in true time) does.
   bool decides = true;
-  // An unknown answer here voids every other (merged() says unknown even
-  // over a finding): the run could not finish as asked (a client threw), so
-  // a lock that looks stuck may be clients that died, and no finding of it
-  // is the lock's. Its docs promise exit 3 and a gate that fails.
+  // An unknown answer here voids a liveness finding (merged() says unknown
+  // over it): the run could not finish as asked (a client threw), and a
+  // lock that looks stuck may be clients that died. A violation it never
+  // voids: two holders were seen, whatever else went wrong.
   bool voids_run = false;
   // The check this one referees ("" for none): Knossos referees the built-in
   // linearizability checker. Two decided answers that differ are a bug in
@@ -65,7 +65,8 @@ void add_evidence(Check& check, std::string line);
 
 // Jepsen's merge-valid over the checks that decide: invalid over unknown over
 // valid, except that an unknown answer that voids the run (Check::voids_run)
-// is unknown whatever else was found. An empty list is valid.
+// is unknown over a liveness finding (never over a violation). An empty
+// list is valid.
 Validity merged(const std::vector<Check>& checks);
 
 // The run's finding for people and for CI: "safety" (mutual exclusion broken

@@ -92,8 +92,8 @@ Check never_told_check(const ExposureReport& r) {
 }
 
 // Exceptions inside client fibers: the history may be cut short and the
-// clients that threw stopped trying, so the run is unknown whatever else it
-// found (Check::voids_run): every client dead looks like a stuck lock.
+// clients that threw stopped trying, so the run is unknown over a liveness
+// finding (Check::voids_run): every client dead looks like a stuck lock.
 Check errors_check(const std::vector<std::string>& errors) {
   Check c = check_of("client-errors", errors.empty() ? Validity::kValid : Validity::kUnknown,
                      Kind::kUnknown,

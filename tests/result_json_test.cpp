@@ -247,17 +247,30 @@ TEST(ResultJson, ValidAndUnknownSummaries) {
   EXPECT_NO_THROW(result_json_text(run));
 }
 
-// A client error voids what else the run found: the clients that threw
-// stopped trying, so a stuck lock may be dead clients, and the run did not
-// run as asked. It was outranked by any finding: a run whose every client
-// threw passed a gate expecting liveness, exit 1 for "lock stuck".
-TEST(ResultJson, AClientErrorMakesARunWithAFindingUnknown) {
+// A client error voids a liveness finding: the clients that threw stopped
+// trying, so a stuck lock may be dead clients. It was outranked by it: a run
+// whose every client threw passed a gate expecting liveness (exit 1, "lock
+// stuck"). A violation it never hides (tests/script_sweep_test.cpp has the
+// liveness case end to end).
+TEST(ResultJson, AClientErrorVoidsAStuckLockButNeverAViolation) {
+  const auto answer = [](checkers::Kind kind, checkers::Validity v) {
+    return checkers::check_of("c", v, kind, v == checkers::Validity::kValid ? "" : "why", true);
+  };
+  checkers::Check errors = answer(checkers::Kind::kUnknown, checkers::Validity::kUnknown);
+  errors.voids_run = true;
+  const checkers::Check stuck = answer(checkers::Kind::kLiveness, checkers::Validity::kInvalid);
+  const checkers::Check overlap = answer(checkers::Kind::kSafety, checkers::Validity::kInvalid);
+  EXPECT_EQ(checkers::merged({stuck, errors}), checkers::Validity::kUnknown);
+  EXPECT_EQ(checkers::merged({errors, stuck}), checkers::Validity::kUnknown);
+  EXPECT_EQ(checkers::merged({errors, overlap}), checkers::Validity::kInvalid);
+  EXPECT_EQ(checkers::merged({stuck}), checkers::Validity::kInvalid);
+
   RunResult run = overlapping_run(2);
-  ASSERT_EQ(harness::overall_verdict(run), checkers::Verdict::Kind::kInvalid);
-  expect_unknown_with(run, "c1: acquire.fence: element 1: expected an integer >= 0, got \"seven\"",
-                      "UNKNOWN: mutual exclusion broken 1 time, but 1 client error was "
-                      "recorded: the run could not finish as asked\n");
-  EXPECT_EQ(harness::summarize_run(run, 0, "none").finding, "unknown");
+  run.errors.push_back("c1: boom");
+  check(run);
+  EXPECT_EQ(harness::overall_verdict(run), checkers::Verdict::Kind::kInvalid);
+  EXPECT_EQ(summary_text(run).rfind("VIOLATION: mutual exclusion broken 1 time\n", 0), 0u);
+  EXPECT_EQ(harness::summarize_run(run, 0, "none").finding, "safety");
 }
 
 // The nemesis lane of the HTML timeline: one band per fault, on its own row
