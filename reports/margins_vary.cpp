@@ -179,14 +179,15 @@ std::string vary_markdown(const std::string& param, const std::vector<MarginCell
   std::string out = "\n## How the margin moves with " + param + "\n\n";
   for (const Series& s : all) {
     out += "- " + s.algorithm + " " + to_string(s.kind) + ":";
-    for (const size_t i : s.cells) {
+    for (size_t k = 0; k < s.cells.size(); ++k) {
+      const size_t i = s.cells[k];
       const MarginResult& m = results[i];
-      out += " " + cells[i].vary_value + " → " +
+      out += std::string(k == 0 ? " " : "; ") + cells[i].vary_value + " → " +
              (m.above && m.outcome == Bisection::Outcome::kFound
                   ? harness::margin::format_size(s.kind, m.above->size)
                   : std::string(m.outcome == Bisection::Outcome::kNeverBreaks ? "never" : "any")) +
              " (theory " +
-             (m.theory ? harness::margin::format_size(s.kind, *m.theory) : std::string("-")) + ");";
+             (m.theory ? harness::margin::format_size(s.kind, *m.theory) : std::string("-")) + ")";
     }
     out += "\n";
   }

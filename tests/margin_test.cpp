@@ -413,6 +413,13 @@ TEST(Margin, VaryTtlMeasuresFivePointsBesideTheory) {
   EXPECT_NE(html.find("<svg"), std::string::npos);
   EXPECT_NE(html.find("<polyline"), std::string::npos);
   EXPECT_EQ(html.find("<script"), std::string::npos);
+  // The text's line: points separated by "; ", none after the last (it
+  // ended in a stray ';').
+  const Outcome text = locksim("margin --algorithm set-nx-lua --fault pause --vary ttl=4s..8s");
+  EXPECT_NE(text.out.find("- set-nx-lua pause: 4s → "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("); 5s → "), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find(")\n"), std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find(");\n"), std::string::npos) << text.out;
 }
 
 // --- the command line -----------------------------------------------------------
