@@ -1,8 +1,8 @@
 #include "harness/run.h"
 
-#include "algorithms/registry.h"
 #include "env/assert.h"
 #include "env/parse.h"
+#include "harness/backends.h"
 #include "harness/settings.h"
 
 namespace locksim::harness {
@@ -12,8 +12,7 @@ nlohmann::json config_to_json(const RunConfig& c) {
   // The masters a Redis run really had. Another backend's run has none: its
   // "auto" is kept, so the params read back as a scenario file (a resolved
   // 1 was "a redis setting, but zk-curator runs on zookeeper").
-  const algorithms::AlgorithmSpec* spec = algorithms::find_algorithm(c.algorithm);
-  if (spec != nullptr && spec->backend == "redis") resolved.redis = resolved_topology(c);
+  if (backend_of(c).name == "redis") resolved.redis = resolved_topology(c);
   // Converted, not printed and parsed back (a quarter of a million
   // instructions a run, 2.8 % of a sweep): the same values, keys sorted.
   // Only the kind of a non-negative integer differs (signed here, unsigned

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -377,6 +378,12 @@ std::shared_ptr<const algorithms::ScriptedLockDef> parse_script_file(const std::
   return d;
 }
 
+std::optional<std::string> script_path_of(const std::string& algorithm) {
+  constexpr std::string_view kPrefix = "script:";
+  if (algorithm.rfind(kPrefix, 0) != 0) return std::nullopt;
+  return algorithm.substr(kPrefix.size());
+}
+
 std::string script_file_text(const std::string& path) {
   if (std::optional<std::string> text = read_json_file(path, path, kFileBytesMax)) {
     return std::move(*text);
@@ -397,7 +404,7 @@ void install_script_loader() {
   static std::once_flag installed;
   std::call_once(installed, [] {
     algorithms::set_script_loader([](const std::string& name) {
-      const std::string path = name.substr(std::string("script:").size());
+      const std::string path = script_path_of(name).value();  // the registry asks for these only
       if (path.empty()) throw ConfigError(name + ": expected script:FILE.json");
       algorithms::register_algorithm(algorithms::scripted_lock_spec(load_script_file(path, name)));
     });

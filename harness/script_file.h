@@ -20,6 +20,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,6 +38,9 @@ std::shared_ptr<const algorithms::ScriptedLockDef> load_script_file(const std::s
 std::shared_ptr<const algorithms::ScriptedLockDef> parse_script_file(const std::string& json_text,
                                                                      const std::string& source,
                                                                      const std::string& name);
+
+// The FILE of an algorithm named "script:FILE", or nullopt for any other name.
+std::optional<std::string> script_path_of(const std::string& algorithm);
 
 // The bytes the loader reads for `path`: the file, else a shipped one's
 // compiled-in copy (below). Throws ConfigError naming the path.

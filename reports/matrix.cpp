@@ -211,8 +211,10 @@ Matrix build_matrix(const harness::SweepPlan& plan, const std::vector<harness::R
   for (const auto& r : runs) {
     LOCKSIM_ASSERT_MSG(m.runs_done == 0 || r.index > previous, "runs sorted by number, once each");
     previous = r.index;
-    const uint64_t cell = r.index / plan.seeds();
-    LOCKSIM_ASSERT(cell < m.cells.size() && r.seed == plan.seed_first + r.index % plan.seeds());
+    // read_runs refused a run whose coordinates are not its number's.
+    const harness::SweepPlan::Coordinates at = plan.coordinates_of(r.index);
+    const size_t cell = at.algorithm * plan.profiles.size() + at.profile;
+    LOCKSIM_ASSERT(cell < m.cells.size() && r.seed == at.seed);
     add_run(m.cells[cell], r, plan.seed_first);
     ++m.runs_done;
   }

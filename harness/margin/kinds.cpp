@@ -353,10 +353,7 @@ std::vector<Kind> kinds_for(const std::string& algorithm) {
   // from the grant, which renewals move; they are not offered.
   if (renewed_lease_algorithm(algorithm)) return {Kind::kPause};
   std::vector<Kind> out;
-  if (has_param(algorithm, "ttl") || session_algorithm(algorithm) ||
-      renewed_lease_algorithm(algorithm)) {
-    out.push_back(Kind::kPause);
-  }
+  if (has_param(algorithm, "ttl") || session_algorithm(algorithm)) out.push_back(Kind::kPause);
   if (client_clock_lock(algorithm)) out.push_back(Kind::kClientClock);
   if (server_expiry_lock(algorithm)) out.push_back(Kind::kServerDrift);
   if (server_expiry_lock(algorithm) && has_param(algorithm, "quorum")) {

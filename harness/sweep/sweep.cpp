@@ -51,12 +51,13 @@ void prepare_dir(const SweepPlan& plan, const std::string& dir, bool resume) {
       // A lock file changed under its name is said as such, not as a
       // different sweep: the flags are the same.
       SweepPlan recorded = plan;
+      recorded.script_sha1.clear();  // none, unless the old file is a plan that has them
       const nlohmann::json j = nlohmann::json::parse(old, nullptr, false);
-      recorded.script_sha1.clear();
-      if (j.is_object() && j.contains("scripts") && j["scripts"].is_object()) {
-        for (const auto& [name, sha1] : j["scripts"].items()) {
-          if (sha1.is_string()) recorded.script_sha1[name] = sha1.get<std::string>();
-        }
+      try {
+        if (!j.is_discarded())
+          recorded.script_sha1 = plan_from_json(j, plan_path.string()).script_sha1;
+      } catch (const ConfigError&) {
+        // Not a plan this build reads: the different-sweep line below says so.
       }
       refuse_changed_scripts(recorded, "--resume");
       throw ConfigError("--resume: " + plan_path.string() +
@@ -195,15 +196,13 @@ std::string not_of_plan(const SweepPlan& plan, const RunSummary& s) {
     return "run " + std::to_string(s.index) + " is not in this sweep's shard " +
            std::to_string(plan.shard_index) + "/" + std::to_string(plan.shard_count);
   }
-  const uint64_t seeds = plan.seeds();
-  const uint64_t seed = plan.seed_first + s.index % seeds;
-  const size_t cell = static_cast<size_t>(s.index / seeds);
-  const std::string& algorithm = plan.algorithms[cell / plan.profiles.size()];
-  const std::string& profile = plan.profiles[cell % plan.profiles.size()];
-  if (s.algorithm == algorithm && s.profile == profile && s.seed == seed) return "";
+  const SweepPlan::Coordinates at = plan.coordinates_of(s.index);
+  const std::string& algorithm = plan.algorithms[at.algorithm];
+  const std::string& profile = plan.profiles[at.profile];
+  if (s.algorithm == algorithm && s.profile == profile && s.seed == at.seed) return "";
   return "run " + std::to_string(s.index) + " is " + s.algorithm + " × " + s.profile + " seed " +
          std::to_string(s.seed) + ", but this sweep's run " + std::to_string(s.index) + " is " +
-         algorithm + " × " + profile + " seed " + std::to_string(seed);
+         algorithm + " × " + profile + " seed " + std::to_string(at.seed);
 }
 
 }  // namespace

@@ -51,6 +51,12 @@ struct SweepPlan {
   }
   // The run's number in the fixed order.
   uint64_t index_of(size_t algorithm, size_t profile, uint64_t seed) const;
+  // Its inverse. Precondition (asserted): index < runs_total().
+  struct Coordinates {
+    size_t algorithm = 0, profile = 0;
+    uint64_t seed = 0;
+  };
+  Coordinates coordinates_of(uint64_t index) const;
   // The config of one run.
   RunConfig config_of(const std::string& algorithm, const std::string& profile,
                       uint64_t seed) const;

@@ -1,6 +1,6 @@
 // A sweep's plan: parsing its flags, numbering its runs, and its JSON form.
 #include <algorithm>
-#include <string_view>
+#include <optional>
 
 #include "algorithms/registry.h"
 #include "env/assert.h"
@@ -16,8 +16,6 @@
 namespace locksim::harness {
 
 namespace {
-
-constexpr std::string_view kScriptPrefix = "script:";
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -55,6 +53,15 @@ uint64_t SweepPlan::index_of(size_t algorithm, size_t profile, uint64_t seed) co
   const uint64_t index = (algorithm * profiles.size() + profile) * seeds() + (seed - seed_first);
   LOCKSIM_ASSERT(index < runs_total());
   return index;
+}
+
+SweepPlan::Coordinates SweepPlan::coordinates_of(uint64_t index) const {
+  LOCKSIM_ASSERT(index < runs_total());
+  const uint64_t cell = index / seeds();
+  Coordinates c{static_cast<size_t>(cell / profiles.size()),
+                static_cast<size_t>(cell % profiles.size()), seed_first + index % seeds()};
+  LOCKSIM_ASSERT(index_of(c.algorithm, c.profile, c.seed) == index);  // pair of index_of
+  return c;
 }
 
 RunConfig SweepPlan::config_of(const std::string& algorithm, const std::string& profile,
@@ -192,9 +199,10 @@ std::map<std::string, std::string> script_digests(const std::vector<std::string>
                                                   const std::string& field) {
   std::map<std::string, std::string> out;
   for (const std::string& a : algorithms) {
-    if (a.rfind(kScriptPrefix, 0) != 0) continue;
+    const std::optional<std::string> path = script_path_of(a);
+    if (!path) continue;
     try {
-      out[a] = sim::redis::sha1_hex(script_file_text(a.substr(kScriptPrefix.size())));
+      out[a] = sim::redis::sha1_hex(script_file_text(*path));
     } catch (const ConfigError& e) {
       throw ConfigError(field + ": " + e.what());
     }
@@ -207,7 +215,7 @@ void refuse_changed_scripts(const SweepPlan& plan, const std::string& field) {
   for (const auto& [algorithm, sha1] : now) {
     const auto then = plan.script_sha1.find(algorithm);
     if (then != plan.script_sha1.end() && then->second == sha1) continue;
-    throw ConfigError(field + ": " + algorithm.substr(kScriptPrefix.size()) +
+    throw ConfigError(field + ": " + script_path_of(algorithm).value() +
                       " changed since the sweep ran it (SHA-1 " +
                       (then == plan.script_sha1.end() ? std::string("not recorded")
                                                       : then->second.substr(0, 12)) +
