@@ -172,7 +172,8 @@ LuaScripting::LoadResult LuaScripting::load(const std::string& body) {
   }
   const int ref = luaL_ref(L, LUA_REGISTRYINDEX);
   bodies_.emplace(sha, body);
-  return {function_refs_.emplace(sha, ref).first->first, std::nullopt};
+  return {function_refs_.emplace(sha, Compiled{ref, intrinsic_of(body)}).first->first,
+          std::nullopt};
 }
 
 // KEYS and ARGV. A script must see each as a table made afresh for its run:
@@ -236,6 +237,11 @@ Reply LuaScripting::run(const std::string& sha, std::span<const std::string> key
   const auto function = function_refs_.find(sha);
   LOCKSIM_ASSERT_MSG(function != function_refs_.end(), "run() takes a sha that load() cached");
   LOCKSIM_ASSERT_MSG(runner_ == nullptr && !in_script_, "scripts do not nest");
+  if (intrinsics_ && function->second.intrinsic != Intrinsic::kNone) {
+    std::optional<Reply> reply =
+        run_intrinsic(function->second.intrinsic, keys, args, runner, call_argv_);
+    if (reply) return std::move(*reply);
+  }
   lua_State* L = state();
   const int base = lua_gettop(L);
 
@@ -251,7 +257,7 @@ Reply LuaScripting::run(const std::string& sha, std::span<const std::string> key
   lua_sethook(L, &LuaCallbacks::hook, LUA_MASKCOUNT, kHookEveryInstructions);
 
   lua_rawgeti(L, LUA_REGISTRYINDEX, handler_ref_);
-  lua_rawgeti(L, LUA_REGISTRYINDEX, function->second);
+  lua_rawgeti(L, LUA_REGISTRYINDEX, function->second.ref);
   LOCKSIM_ASSERT_MSG(lua_isfunction(L, -1), "load() stored the compiled script");
   const int status = lua_pcall(L, 0, 1, base + 1);
 

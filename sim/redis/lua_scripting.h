@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "env/reply.h"
+#include "sim/redis/lua_intrinsics.h"
 
 struct lua_State;
 
@@ -90,6 +91,11 @@ class LuaScripting {
 
   void set_instruction_limit(uint64_t limit) { instruction_limit_ = limit; }
 
+  // Whether the scripts known by heart run as C++ (lua_intrinsics.h): on
+  // by default; off, every script runs by Lua, which is how
+  // tests/lua_intrinsics_test.cpp holds the two equal.
+  void set_intrinsics(bool on) { intrinsics_ = on; }
+
  private:
   friend struct LuaCallbacks;  // the C functions registered into Lua (lua_callbacks.h)
 
@@ -115,9 +121,16 @@ class LuaScripting {
 
   lua_State* lua_ = nullptr;
   std::map<std::string, std::string> bodies_;  // sha -> body, sorted: order never leaks
-  // sha -> the registry reference (luaL_ref) of its compiled function in
-  // lua_: the same keys as bodies_ (close() clears it, flush() both).
-  std::map<std::string, int, std::less<>> function_refs_;
+  // A cached script: the registry reference (luaL_ref) of its compiled
+  // function in lua_, and whether its body is one known by heart.
+  struct Compiled {
+    int ref = 0;
+    Intrinsic intrinsic = Intrinsic::kNone;
+  };
+  // sha -> its compiled script: the same keys as bodies_ (close() clears
+  // it, flush() both).
+  std::map<std::string, Compiled, std::less<>> function_refs_;
+  bool intrinsics_ = true;
   // The last bodies hashed: a lock runs two or three scripts over and over,
   // and hashing each EVAL's body was a tenth of a Redis run. A memo hit or
   // miss changes only the cost, never a reply.

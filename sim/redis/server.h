@@ -75,6 +75,8 @@ class Server {
   const std::map<std::string, std::string>& scripts() const { return scripting_.scripts(); }
   // Bounds every script (see LuaScripting::kDefaultInstructionLimit).
   void set_script_instruction_limit(uint64_t limit) { scripting_.set_instruction_limit(limit); }
+  // Off: every script runs by Lua, the known ones too (sim/redis/lua_intrinsics.h).
+  void set_script_intrinsics(bool on) { scripting_.set_intrinsics(on); }
 
   // Whether a client (from_script false) or a script (true) may call the
   // command `lowercase_name` here: script files are checked against it.
