@@ -110,8 +110,11 @@ void BM_SimRedis_SetNxPx(benchmark::State& state) {
 }
 BENCHMARK(BM_SimRedis_SetNxPx);
 
-void BM_SimRedis_EvalCompareAndDelete(benchmark::State& state) {
+// The release script as C++ (sim/redis/lua_intrinsics.h) or, with
+// `by_lua`, through the interpreter, as every script ran before.
+void BM_SimRedis_EvalCompareAndDelete(benchmark::State& state, bool by_lua) {
   locksim::sim::redis::Server server(1);
+  server.set_script_intrinsics(!by_lua);
   const TimePoint now{1'700'000'000'000'000'000};
   const std::string token = "c1:0123456789abcdef";
   const std::vector<std::string> set = {"SET", "lock", token, "PX", "10000"};
@@ -124,7 +127,8 @@ void BM_SimRedis_EvalCompareAndDelete(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
   state.SetLabel("one SET + one EVAL (compare-and-delete) per iteration");
 }
-BENCHMARK(BM_SimRedis_EvalCompareAndDelete);
+BENCHMARK_CAPTURE(BM_SimRedis_EvalCompareAndDelete, intrinsic, false);
+BENCHMARK_CAPTURE(BM_SimRedis_EvalCompareAndDelete, by_lua, true);
 
 // A whole run: 5 clients, 60 s of virtual time, default holds; set-nx-lua on
 // one master, Redlock on five.
