@@ -100,7 +100,7 @@ harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const Run
         throw ConfigError(s.flag + ": expected once, given " + std::to_string(app.count(s.flag)) +
                           " times");
       }
-      s.parse(c, options.flags.at(s.flag) ? "true" : "false", s.flag);
+      harness::give_setting(s, c, options.flags.at(s.flag) ? "true" : "false", s.flag);
       continue;
     }
     const std::vector<std::string>& given = options.values.at(s.flag);
@@ -110,9 +110,12 @@ harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const Run
       throw ConfigError(s.flag + ": expected once, given " + std::to_string(given.size()) +
                         " times");
     }
-    for (const std::string& text : given) s.parse(c, text, s.flag);
+    for (const std::string& text : given) harness::give_setting(s, c, text, s.flag);
   }
-  if (app.count("--ttl") > 0) c.algorithm_params["ttl"] = options.ttl.front();
+  if (app.count("--ttl") > 0) {
+    c.algorithm_params["ttl"] = options.ttl.front();  // checked by the algorithm's spec
+    c.given_paths.insert("params");                   // --ttl is --param ttl=
+  }
   if (!options.time_scale.empty()) {
     harness::scale_time(c, harness::parse_time_scale(options.time_scale, "--time-scale"));
   }

@@ -27,7 +27,7 @@ harness::Scenario scenario_for_run(const RunOptions& o, const CLI::App& run, std
                         " times");
     }
     const harness::Setting& seed = *harness::find_setting_by_flag("--seed");
-    seed.parse(sc.config, o.values.at("--seed").front(), "--seed");
+    harness::give_setting(seed, sc.config, o.values.at("--seed").front(), "--seed");
   }
   *replay = "locksim run --scenario " + harness::shell_quote(o.scenario) + " --seed " +
             std::to_string(sc.config.seed);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "algorithms/registry.h"
@@ -23,6 +24,19 @@ struct RunConfig {
   // "" for the command line (errors name the flag, "--timeout"), else the
   // scenario file ("my.json", errors name "my.json: redis.timeout").
   std::string source;
+  // The settings the user gave, by JSON path ("redis.down_after", "params",
+  // "faults"), whatever their value: filled by give_setting()
+  // (harness/settings.h), the one way a flag or a scenario key is read.
+  // Why a set and not a comparison with the default: a value typed can equal
+  // the default, and --time-scale moves every duration off it, so only this
+  // tells "left out" from "given". validate() refuses a given setting the run
+  // does not read (--rdb-interval without --persistence rdb) and one the
+  // fault profile would replace (--down-after 5s with --profile failover);
+  // a setting left out is the run's to fill. Code that sets a field (time
+  // scaling, a profile's deployment, margin, shrink) adds nothing here. Never
+  // written out: not in result.json, the replay command or sweep.json, which
+  // say values, not where they came from.
+  std::set<std::string> given_paths;
   uint64_t seed = 1;
   Duration duration = Duration::seconds(60);
   WorkloadParams workload;
@@ -59,9 +73,11 @@ struct RunConfig {
 };
 
 // Checks what no single setting can check alone (values across settings,
-// parameters against the topology). Each value's own range is checked when
-// it is parsed (harness/settings.h). Throws ConfigError (one line, naming the
-// setting as the user wrote it).
+// parameters against the topology), and what the user gave against the rest
+// of the run: a given setting the run does not read, or one the fault
+// profile would replace, is refused (given_paths). Each value's own range is
+// checked when it is parsed (harness/settings.h). Throws ConfigError (one
+// line, naming the setting as the user wrote it).
 void validate(const RunConfig& config);
 
 // The topology with defaults filled in (masters from the algorithm's spec).

@@ -157,7 +157,7 @@ void read_row(const Setting& s, const Json& v, RunConfig& c) {
     for (size_t i = 0; i < v.size(); ++i) {
       const std::string item_field = field + "[" + std::to_string(i) + "]";
       if (!v[i].is_string()) fail_json(item_field, "a string (" + s.value_hint + ")", v[i]);
-      s.parse(c, v[i].get<std::string>(), item_field);
+      give_setting(s, c, v[i].get<std::string>(), item_field);
     }
   } else if (s.kind == Setting::Kind::kParams) {
     if (!v.is_object()) fail_json(field, "an object of NAME: \"VALUE\"", v);
@@ -166,10 +166,10 @@ void read_row(const Setting& s, const Json& v, RunConfig& c) {
         fail_json(field + "." + name, "a string or a number", value);
       }
       const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
-      s.parse(c, name + "=" + text, field + "." + name);
+      give_setting(s, c, name + "=" + text, field + "." + name);
     }
   } else {
-    s.parse(c, json_to_text(s, v, field), field);
+    give_setting(s, c, json_to_text(s, v, field), field);
   }
 }
 
@@ -208,6 +208,14 @@ const Setting* find_setting_by_path(std::string_view json_path) {
   return nullptr;
 }
 
+void give_setting(const Setting& setting, RunConfig& config, const std::string& text,
+                  const std::string& field) {
+  setting.parse(config, text, field);  // throws before anything is recorded
+  config.given_paths.insert(setting.json_path);
+  // validate() looks given settings up by path: it must be the table's.
+  LOCKSIM_ASSERT(find_setting_by_path(setting.json_path) != nullptr);
+}
+
 std::string field_name(const RunConfig& config, const Setting& setting) {
   return config.source.empty() ? setting.flag : config.source + ": " + setting.json_path;
 }
@@ -216,6 +224,12 @@ std::string field_name(const RunConfig& config, std::string_view json_path) {
   const Setting* s = find_setting_by_path(json_path);
   LOCKSIM_ASSERT_MSG(s != nullptr, "field_name() is called with paths of the table");
   return field_name(config, *s);
+}
+
+std::string short_field_name(const RunConfig& config, std::string_view json_path) {
+  const Setting* s = find_setting_by_path(json_path);
+  LOCKSIM_ASSERT_MSG(s != nullptr, "short_field_name() is called with paths of the table");
+  return config.source.empty() ? s->flag : s->json_path;
 }
 
 std::string backend_section(const Setting& s) {

@@ -75,11 +75,22 @@ const std::vector<Setting>& all_settings();
 const Setting* find_setting_by_flag(std::string_view flag);
 const Setting* find_setting_by_path(std::string_view json_path);
 
+// Reads `text` into `config` by `setting`'s parse, as the user gave it (a
+// flag's value, a scenario file's key), and records the setting in
+// config.given_paths. The command line and the scenario loader read every
+// value a user wrote through here; code that sets a value calls parse
+// itself, so a time scale or a profile never counts as giving it.
+void give_setting(const Setting& setting, RunConfig& config, const std::string& text,
+                  const std::string& field);
+
 // How an error names a setting of `config`: the flag for a command line, or
 // "SOURCE: json.path" for a scenario file (config.source non-empty).
 std::string field_name(const RunConfig& config, const Setting& setting);
 // The same by JSON path (e.g. "redis.failover"); the path must be in the table.
 std::string field_name(const RunConfig& config, std::string_view json_path);
+// How a message names a setting inside its sentence, after field_name() has
+// named the file at its front: the flag, or the bare JSON path.
+std::string short_field_name(const RunConfig& config, std::string_view json_path);
 
 // The backend whose section holds `setting` ("redis", "mysql", "zookeeper"),
 // or "" for settings every run reads (workload, network, faults).

@@ -42,6 +42,10 @@ RunConfig base_from_json(const nlohmann::json& j, const std::string& source) {
   base.source = source;
   settings_from_json(j, base, {});
   base.source.clear();
+  // sweep.json writes every setting; none of them is one a user gave (a
+  // sweep takes no setting but --duration, and its runs none as given), so
+  // a resumed sweep's runs are validated as the first ones were.
+  base.given_paths.clear();
   return base;
 }
 
