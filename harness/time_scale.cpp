@@ -8,6 +8,7 @@
 #include "algorithms/registry.h"
 #include "env/assert.h"
 #include "env/parse.h"
+#include "harness/setting_needs.h"
 #include "harness/settings.h"
 
 namespace locksim::harness {
@@ -40,8 +41,10 @@ void scale_settings(RunConfig& config, double factor) {
     if (s.kind != Setting::Kind::kText || !s.format || !s.parse) continue;
     // Another backend's settings are left alone: the run does not read them,
     // and scaled they could leave their range (a ZooKeeper tick above 60 s at
-    // --time-scale 31 refused every Redis run).
-    if (belongs_to_other_backend(s, config)) continue;
+    // --time-scale 31 refused every Redis run). So is a setting whose parent
+    // is off (harness/setting_needs.h): scaled, it would show in the replay
+    // command as given, which validation refuses for a setting nothing reads.
+    if (belongs_to_other_backend(s, config) || !run_reads(config, s)) continue;
     const std::string text = s.format(config);
     const std::optional<std::string> next = scaled_text(text, factor);
     if (next && *next != text) s.parse(config, *next, field_name(config, s) + " (time-scaled)");

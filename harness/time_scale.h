@@ -6,7 +6,9 @@
 // given or default, is a duration or a duration range (the run's length,
 // holds, timeouts, a replication lag, a ZooKeeper tick), every algorithm
 // parameter likewise (a TTL, a retry pause, Redisson's watchdog timeout),
-// and every time in the fault schedule (when, for how long, by how much).
+// and every time in the fault schedule (when, for how long, by how much);
+// but not a setting the run does not read (another backend's, or one whose
+// parent is off: harness/setting_needs.h), which stays as it was.
 // Each is rounded to whole milliseconds, at least 1 ms when it was not 0.
 // What is not a setting does not scale: the constants of the simulated
 // servers and of the real ones alike (Sentinel's 100 ms check, Redis's
