@@ -48,20 +48,28 @@ struct BackendSpec {
   std::function<void(RunConfig& config, Duration timeout)> set_client_timeout;
 };
 
+// The failover profile's monitor: the primary unreachable at most this long
+// before a replica is promoted, and clients told at most this much later, so
+// the lock's holder is still in its critical section when clients move to
+// the promoted replica.
+inline constexpr Duration kFailoverProfileDownAfterMax = Duration::seconds(1);
+inline constexpr Duration kFailoverProfileDiscoveryDelayMax = Duration::millis(200);
+
 // The failover profile's deployment for a replicated topology (Redis's or
 // MySQL's: the same field names): one asynchronous replica at least `lag`
-// behind, and a monitor quick enough that the lock's holder is still in its
-// critical section when clients move to the promoted replica (the
+// behind, and a monitor within the two bounds above (the
 // set-nx-lua-failover and mysql-center-failover scenarios' shape). Values
-// already set stronger stay. For BackendSpec::add_failover.
+// already set stronger stay; a weaker one the user gave never reaches here,
+// validate() refuses it (validate_profile_keeps_given). For
+// BackendSpec::add_failover.
 template <class Topology>
 void give_failover(Topology& t, Duration lag) {
   LOCKSIM_ASSERT(lag > Duration::zero());
   t.replicas = std::max(t.replicas, 1);
   t.failover = true;
   t.replication_lag = std::max(t.replication_lag, lag);
-  t.down_after = std::min(t.down_after, Duration::seconds(1));
-  t.discovery_delay = std::min(t.discovery_delay, Duration::millis(200));
+  t.down_after = std::min(t.down_after, kFailoverProfileDownAfterMax);
+  t.discovery_delay = std::min(t.discovery_delay, kFailoverProfileDiscoveryDelayMax);
   LOCKSIM_ASSERT(t.replicas >= 1 && t.failover);
 }
 

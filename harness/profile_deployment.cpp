@@ -69,6 +69,64 @@ RunConfig with_profile_deployment(const RunConfig& config) {
 
 namespace {
 
+// Why the profile sets a setting of a replicated topology or a client (by
+// its key: Redis's and MySQL's share them) to `deployed`, and what the user
+// can do instead of giving another value.
+struct ProfileNeed {
+  std::string needs;
+  std::string instead;
+};
+
+ProfileNeed profile_need(const RunConfig& c, const Setting& s, const std::string& deployed) {
+  const std::string key = s.json_path.substr(s.json_path.find('.') + 1);
+  const std::string seed = "seed " + std::to_string(c.seed);
+  const std::string fault = short_field_name(c, "faults");
+  if (key == "replicas") return {"at least 1, a replica to promote", "run without the profile"};
+  if (key == "failover") return {"it on, to promote a replica", "run without the profile"};
+  if (key == "replication_lag") {
+    return {"at least " + deployed + " (" + seed +
+                "'s draw), so a write acknowledged just before the crash can miss the replica",
+            "give at least " + deployed};
+  }
+  if (key == "down_after") {
+    return {"at most " + format_duration(kFailoverProfileDownAfterMax) +
+                " so the failover lands inside a holder's critical section",
+            "give a failover with " + fault + " instead"};
+  }
+  if (key == "discovery_delay") {
+    return {"at most " + format_duration(kFailoverProfileDiscoveryDelayMax) +
+                " so clients reach the promoted replica while the holder still holds",
+            "give a failover with " + fault + " instead"};
+  }
+  if (key == "timeout") {
+    return {"the client timeout " + seed + " draws (" + deployed +
+                ") so its cuts meet clients that give up and clients that wait",
+            "give a partition with " + fault + " instead"};
+  }
+  return {"it set to " + deployed, "run without the profile"};  // a setting a new deployment sets
+}
+
+}  // namespace
+
+void validate_profile_keeps_given(const RunConfig& config) {
+  if (config.profile.empty()) return;
+  const RunConfig deployed = with_profile_deployment(config);
+  for (const Setting& s : all_settings()) {
+    // Lists and parameters have no format: the profile only adds a ttl nobody gave.
+    if (!s.format || config.given_paths.count(s.json_path) == 0) continue;
+    const std::string given = s.format(config);
+    const std::string replaced = s.format(deployed);
+    if (replaced == given) continue;
+    const ProfileNeed need = profile_need(config, s, replaced);
+    throw ConfigError(field_name(config, s) + " " + given + ": " +
+                      short_field_name(config, "profile") + " " + config.profile + " needs " +
+                      need.needs + "; leave " + short_field_name(config, s.json_path) +
+                      " out, or " + need.instead);
+  }
+}
+
+namespace {
+
 // The duration parameter `name` of the run's algorithm: the value given, else
 // its default; none when the algorithm has no such parameter.
 std::optional<Duration> duration_param(const RunConfig& config, const std::string& name) {

@@ -28,8 +28,19 @@ Setting profile_row();
 // algorithm's `ttl` is left at a default longer than the run, the `ttl` it
 // draws (faults::profile_drawn_lease: no fault inside the run could outlast
 // a one-year deadline). Idempotent, so the replay command of the result
-// re-creates the same config.
+// re-creates the same config. A value the user gave that it would change is
+// refused before it runs (validate_profile_keeps_given).
 RunConfig with_profile_deployment(const RunConfig& config);
+
+// Refuses a setting the user gave (config.given_paths) that the profile's
+// deployment would change: --down-after 5s under --profile failover, which
+// ran with 1 s and said nothing. Throws ConfigError on one line naming the
+// setting as given, what the profile needs and what to do instead. A given
+// value the deployment keeps passes: the replay command of a profile run
+// carries the deployed values (they are with_profile_deployment's fixed
+// point), and it must replay. Per seed: the failover profile's lag and the
+// partition profile's timeout are drawn from it.
+void validate_profile_keeps_given(const RunConfig& config);
 
 // The algorithm's "ttl" parameter as the run has it (given, or its default),
 // or nullopt for an algorithm without one (ZooKeeper's recipes lease by

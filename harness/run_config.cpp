@@ -3,6 +3,7 @@
 #include "env/assert.h"
 #include "env/parse.h"
 #include "harness/backends.h"
+#include "harness/profile_deployment.h"
 #include "harness/setting_needs.h"
 #include "harness/settings.h"
 
@@ -82,8 +83,10 @@ void validate(const RunConfig& c) {
   // Builds the algorithm, so a bad or unknown parameter fails before any work.
   (void)spec->make(c.algorithm_params, c.param_field_prefix());
   backend_of(c).validate(c);
-  // What the user gave, against the rest of the run (RunConfig::given_paths).
+  // What the user gave, against the rest of the run (RunConfig::given_paths):
+  // read by it, and left as given by its fault profile.
   validate_given_are_read(c);
+  validate_profile_keeps_given(c);
 }
 
 }  // namespace locksim::harness
