@@ -17,7 +17,9 @@
 // A failover profile counts because its deployment adds the replica and the
 // failover (harness/profile_deployment.h). Only a given setting is refused
 // (RunConfig::given_paths says why given, not "off its default"): one left
-// out, or moved by --time-scale, asked for nothing.
+// out, or moved by --time-scale, asked for nothing. In a scenario file a key
+// at its default is no request either: result.json's "params", which lists
+// every setting, reads back as a scenario (docs/reference/scenarios.md).
 #pragma once
 
 #include "harness/run_config.h"
@@ -31,7 +33,8 @@ namespace locksim::harness {
 bool run_reads(const RunConfig& config, const Setting& setting);
 
 // Throws ConfigError for the first given setting (table order) the run does
-// not read, naming it and its parent, on one line: "--rdb-interval: only read
+// not read (in a scenario file: not at its default), naming it and its
+// parent, on one line: "--rdb-interval: only read
 // with --persistence rdb (it is none); give that too, or leave --rdb-interval
 // out". Another backend's settings are left to validate()'s own check.
 void validate_given_are_read(const RunConfig& config);

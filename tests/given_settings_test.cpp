@@ -230,6 +230,12 @@ TEST(GivenSettings, AScenarioSettingWhoseParentIsOffIsNamedByItsPath) {
                    flag_file.string() +
                        ": redis.down_after: only read with redis.failover true, or a profile "
                        "with failover (it is false)");
+  // At its default a key asks for nothing: result.json's params, which list
+  // every setting, read back as a scenario (QaFaults.AnyRunsParamsReadBack...).
+  const fs::path at_default = scratch_dir.write(
+      "rdb_interval_at_default.json",
+      R"({"algorithm": "set-nx-lua", "duration": "5s", "redis": {"rdb_interval": "1m"}})");
+  EXPECT_EQ(locksim("run --quiet --scenario " + at_default.string()).exit_code, 0);
 }
 
 // Given is not "off its default": the default typed is refused the same,
