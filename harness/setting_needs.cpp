@@ -58,7 +58,9 @@ bool profile_fails_over(const RunConfig& c) {
 // "--rdb-interval: only read with --persistence rdb (it is none); give that
 // too, or leave --rdb-interval out".
 std::string unread_message(const RunConfig& c, const Setting& s, const Need& n) {
-  const Setting& parent = *find_setting_by_path(n.parent);
+  const Setting* row = find_setting_by_path(n.parent);
+  LOCKSIM_ASSERT_MSG(row != nullptr, "a pair's parent is a row of the table");
+  const Setting& parent = *row;
   const bool flag = parent.kind == Setting::Kind::kFlag;
   std::string wanted = short_field_name(c, n.parent);
   if (!n.wanted.empty()) wanted += " " + std::string(n.wanted);
