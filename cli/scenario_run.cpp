@@ -28,6 +28,9 @@ harness::Scenario scenario_for_run(const RunOptions& o, const CLI::App& run, std
     }
     const harness::Setting& seed = *harness::find_setting_by_flag("--seed");
     harness::give_setting(seed, sc.config, o.values.at("--seed").front(), "--seed");
+    // The file's values may be a profile's deployment for its own seed
+    // (result.json's "params"): the profile draws this seed's anew.
+    sc.config.profile_may_replace_given = true;
   }
   *replay = "locksim run --scenario " + harness::shell_quote(o.scenario) + " --seed " +
             std::to_string(sc.config.seed);

@@ -5,6 +5,7 @@
 
 #include "env/assert.h"
 #include "harness/backends.h"
+#include "harness/profile_deployment.h"
 #include "harness/setting_rows.h"
 #include "sim/mysql/mysql_deployment.h"
 
@@ -85,8 +86,9 @@ std::vector<Setting> mysql_rows() {
 void validate_mysql(const RunConfig& c) {
   // Each value's range is checked when it is parsed; these span settings.
   const auto needs_replica = [&c](bool on, const char* path) {
-    if (on && c.mysql.replicas == 0) {
-      throw ConfigError(field_name(c, path) + ": needs " + field_name(c, "mysql.replicas") +
+    // A profile with failover adds the replica itself (give_failover).
+    if (on && c.mysql.replicas == 0 && !profile_deploys_failover(c)) {
+      throw ConfigError(field_name(c, path) + ": needs " + short_field_name(c, "mysql.replicas") +
                         " >= 1");
     }
   };

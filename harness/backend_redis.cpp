@@ -77,9 +77,10 @@ std::vector<Setting> redis_rows() {
 
 void validate_redis(const RunConfig& c) {
   const sim::redis::Topology t = resolved_topology(c);
-  if (t.failover && t.replicas == 0) {
+  // A profile with failover adds the replica itself (give_failover).
+  if (t.failover && t.replicas == 0 && !profile_deploys_failover(c)) {
     throw ConfigError(field_name(c, "redis.failover") + ": needs " +
-                      field_name(c, "redis.replicas") + " >= 1");
+                      short_field_name(c, "redis.replicas") + " >= 1");
   }
   // A lock on one master (every one but Redlock and a multi-master script)
   // talks to the first group only; more groups would only sit beside it,

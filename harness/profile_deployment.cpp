@@ -108,8 +108,17 @@ ProfileNeed profile_need(const RunConfig& c, const Setting& s, const std::string
 
 }  // namespace
 
+bool profile_deploys_failover(const RunConfig& config) {
+  // The profile's row checked the text when it was read.
+  return !config.profile.empty() &&
+         faults::wants_failover(faults::parse_profile(config.profile, "--profile"));
+}
+
 void validate_profile_keeps_given(const RunConfig& config) {
-  if (config.profile.empty()) return;
+  // A sweep's runs give nothing: they skip the deployment made here to compare.
+  if (config.profile.empty() || config.given_paths.empty() || config.profile_may_replace_given) {
+    return;
+  }
   const RunConfig deployed = with_profile_deployment(config);
   for (const Setting& s : all_settings()) {
     // Lists and parameters have no format: the profile only adds a ttl nobody gave.

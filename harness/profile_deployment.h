@@ -32,6 +32,11 @@ Setting profile_row();
 // refused before it runs (validate_profile_keeps_given).
 RunConfig with_profile_deployment(const RunConfig& config);
 
+// Whether the run's profile has failover (failover, pause+failover, ...),
+// whose deployment adds a replica and turns the failover on: a setting
+// that needs those is read, and --failover needs no --replicas of its own.
+bool profile_deploys_failover(const RunConfig& config);
+
 // Refuses a setting the user gave (config.given_paths) that the profile's
 // deployment would change: --down-after 5s under --profile failover, which
 // ran with 1 s and said nothing. Throws ConfigError on one line naming the

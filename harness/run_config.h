@@ -37,6 +37,14 @@ struct RunConfig {
   // written out: not in result.json, the replay command or sweep.json, which
   // say values, not where they came from.
   std::set<std::string> given_paths;
+  // Set when the user asked the values to move after they gave them, so a
+  // fault profile's deployment may replace a given one again: --time-scale
+  // (scale_time checks the given values against the profile before it
+  // scales them; the profile's draws are not scaled, so a later check would
+  // compare two units), or --seed on a scenario file (result.json's
+  // "params" carry the deployment of the seed they came from; another seed
+  // draws its own). validate_profile_keeps_given() then has nothing to do.
+  bool profile_may_replace_given = false;
   uint64_t seed = 1;
   Duration duration = Duration::seconds(60);
   WorkloadParams workload;

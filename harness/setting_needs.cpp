@@ -4,7 +4,7 @@
 
 #include "env/assert.h"
 #include "env/parse.h"
-#include "faults/profile.h"
+#include "harness/profile_deployment.h"
 
 namespace locksim::harness {
 
@@ -50,11 +50,6 @@ const Need* need_of(const Setting& s) {
   return nullptr;
 }
 
-bool profile_fails_over(const RunConfig& c) {
-  // The profile's row checked the text when it was read.
-  return faults::wants_failover(faults::parse_profile(c.profile, "--profile"));
-}
-
 // "--rdb-interval: only read with --persistence rdb (it is none); give that
 // too, or leave --rdb-interval out".
 std::string unread_message(const RunConfig& c, const Setting& s, const Need& n) {
@@ -81,7 +76,7 @@ std::string unread_message(const RunConfig& c, const Setting& s, const Need& n) 
 bool run_reads(const RunConfig& config, const Setting& setting) {
   const Need* n = need_of(setting);
   if (n == nullptr || belongs_to_other_backend(setting, config)) return true;
-  return n->parent_on(config) || (n->failover_profile_counts && profile_fails_over(config));
+  return n->parent_on(config) || (n->failover_profile_counts && profile_deploys_failover(config));
 }
 
 void validate_given_are_read(const RunConfig& config) {

@@ -8,6 +8,7 @@
 #include "algorithms/registry.h"
 #include "env/assert.h"
 #include "env/parse.h"
+#include "harness/profile_deployment.h"
 #include "harness/setting_needs.h"
 #include "harness/settings.h"
 
@@ -90,6 +91,11 @@ double parse_time_scale(const std::string& text, const std::string& field) {
 void scale_time(RunConfig& config, double factor) {
   LOCKSIM_ASSERT(factor >= kTimeScaleMin && factor <= kTimeScaleMax);
   if (factor == 1.0) return;
+  // What the user gave, against the fault profile, in the units they gave
+  // it: the profile's draws (a lag, a client timeout, the monitor's 1 s and
+  // 200 ms) do not scale, so after scaling the two would not compare.
+  validate_profile_keeps_given(config);
+  config.profile_may_replace_given = true;
   const uint64_t seed = config.seed;
   scale_settings(config, factor);
   scale_params(config, factor);

@@ -251,4 +251,61 @@ TEST(GivenSettings, GivenMeansTypedNotOffTheDefault) {
   EXPECT_EQ(replay.find("--rdb-interval"), std::string::npos) << replay;
 }
 
+// --time-scale: the given values are held to the profile in the units the
+// user gave them (the profile's draws do not scale), before scaling.
+TEST(GivenSettings, UnderATimeScaleTheProfileReadsTheValuesAsGiven) {
+  const std::string lag = lag_of_seed(1);
+  // 2 s at 0.1 runs with 200 ms; the check reads the 2 s that was typed.
+  expect_runs("run --time-scale 0.1 --replication-lag " + lag + " --profile failover");
+  expect_bad_input("run --time-scale 10 --down-after 5s --profile failover",
+                   "--down-after 5s: --profile failover needs at most 1s");
+  expect_runs("run --time-scale 10 --down-after 500ms --profile failover");
+}
+
+// result.json's params of a profile run carry its deployment for its seed:
+// read back as a scenario they may be re-seeded and time-scaled, as
+// scenarios.md says, and the profile deploys anew.
+TEST(GivenSettings, AProfileRunsParamsTakeAnotherSeedOrTimeScale) {
+  for (const char* profile : {"failover", "partition"}) {
+    const fs::path dir = scratch_dir.path() / (std::string("params_") + profile);
+    const Outcome first = locksim(std::string("run --quiet --duration 10s --seed 1 --profile ") +
+                                  profile + " --out " + (dir / "a").string());
+    ASSERT_TRUE(first.exit_code == 0 || first.exit_code == 1) << first.err;
+    const nlohmann::json result = nlohmann::json::parse(slurp(dir / "a" / "result.json"));
+    const fs::path file =
+        scratch_dir.write(std::string("params_") + profile + ".json", result.at("params").dump());
+    for (const char* moved : {" --seed 7", " --time-scale 0.5", " --time-scale 2"}) {
+      const Outcome o = locksim("run --quiet --scenario " + file.string() + moved);
+      EXPECT_TRUE(o.exit_code == 0 || o.exit_code == 1) << profile << moved << "\n" << o.err;
+    }
+  }
+}
+
+// A profile with failover adds the replica --failover (or --semi-sync) needs.
+TEST(GivenSettings, AFailoverProfileGivesTheReplicaAFailoverFlagNeeds) {
+  expect_runs("run --failover --profile failover");
+  expect_runs("run --algorithm mysql-center --mysql-failover --profile pause+failover");
+  expect_runs("run --algorithm mysql-center --semi-sync --profile failover");
+  expect_bad_input("run --failover", "--failover: needs --replicas >= 1");
+  // A file names the replicas by their path alone after naming itself once.
+  const fs::path file =
+      scratch_dir.write("failover_without_replica.json",
+                        R"({"algorithm": "set-nx-lua", "redis": {"failover": true}})");
+  expect_bad_input("run --scenario " + file.string(),
+                   file.string() + ": redis.failover: needs redis.replicas >= 1");
+}
+
+// Another backend's flag is refused when typed, even at its default; in a
+// file a default value is no setting (a file may carry every section).
+TEST(GivenSettings, AnotherBackendsFlagIsRefusedWhenTyped) {
+  expect_bad_input("run --mysql-down-after 5s",
+                   "--mysql-down-after: a mysql setting, but set-nx-lua runs on redis");
+  expect_bad_input("run --algorithm zk-recipe --timeout 500ms",
+                   "--timeout: a redis setting, but zk-recipe runs on zookeeper");
+  const fs::path file = scratch_dir.write(
+      "other_backend_at_default.json",
+      R"({"algorithm": "zk-recipe", "duration": "5s", "redis": {"timeout": "500ms"}})");
+  EXPECT_EQ(locksim("run --quiet --scenario " + file.string()).exit_code, 0);
+}
+
 }  // namespace

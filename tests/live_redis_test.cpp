@@ -36,13 +36,7 @@
 #include "live/redis_process.h"
 #include "live/redis_servers.h"
 #include "real_servers.h"
-
-namespace locksim {
-// Readable failures for EXPECT_EQ on replies.
-void PrintTo(const Reply& r, std::ostream* os) {
-  *os << r.to_string();
-}
-}  // namespace locksim
+#include "tests/reply_print.h"
 
 namespace locksim::live {
 namespace {

@@ -17,13 +17,7 @@
 #include "env/random.h"
 #include "sim/redis/lua_intrinsics.h"
 #include "sim/redis/server.h"
-
-namespace locksim {
-// Readable failures: gtest prints replies as redis-cli would.
-inline void PrintTo(const Reply& reply, std::ostream* os) {
-  *os << reply.to_string();
-}
-}  // namespace locksim
+#include "tests/reply_print.h"
 
 namespace locksim::sim::redis {
 namespace {

@@ -24,12 +24,7 @@
 #include "live/hiredis_connection.h"
 #include "live/redis_process.h"
 #include "sim/redis/server.h"
-
-namespace locksim {
-inline void PrintTo(const Reply& reply, std::ostream* os) {
-  *os << reply.to_string();
-}
-}  // namespace locksim
+#include "tests/reply_print.h"
 
 namespace locksim::sim::redis::differential {
 

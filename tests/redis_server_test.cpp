@@ -11,13 +11,7 @@
 
 #include "sim/redis/server.h"
 #include "sim/redis/sha1.h"
-
-namespace locksim {
-// Readable failures: gtest prints replies as redis-cli would.
-inline void PrintTo(const Reply& reply, std::ostream* os) {
-  *os << reply.to_string();
-}
-}  // namespace locksim
+#include "tests/reply_print.h"
 
 namespace locksim::sim::redis {
 namespace {

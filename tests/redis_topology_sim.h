@@ -21,13 +21,7 @@
 #include "sim/redis/server.h"
 #include "sim/redis/topology.h"
 #include "sim/world.h"
-
-namespace locksim {
-// Readable failures: gtest prints replies as redis-cli would.
-inline void PrintTo(const Reply& reply, std::ostream* os) {
-  *os << reply.to_string();
-}
-}  // namespace locksim
+#include "tests/reply_print.h"
 
 namespace locksim::sim::redis {
 
