@@ -299,7 +299,7 @@ TEST(MysqlSettings, BadTopologyNamesTheField) {
           .find("bad.json: mysql.flush_log_at_trx_commit: expected a whole number from 0 to 2"),
       std::string::npos);
   EXPECT_EQ(error_of(R"({"algorithm": "mysql-center", "mysql": {"failover": true}})"),
-            "bad.json: mysql.failover: needs bad.json: mysql.replicas >= 1");
+            "bad.json: mysql.failover: needs mysql.replicas >= 1");
   EXPECT_NE(error_of(R"({"algorithm": "mysql-center", "mysql": {"semi_sync": true}})")
                 .find("bad.json: mysql.semi_sync: needs"),
             std::string::npos);
