@@ -58,11 +58,13 @@ harness::margin::MarginRequest request_from(const CLI::App& margin, const Margin
     config.workload.hold_max = kHoldDefault;
   }
   config.workload.clients = 1;
+  const harness::margin::Kind kind = harness::margin::parse_kind(flags.fault, config.algorithm);
+  harness::margin::refuse_given_it_sets(config, kind);
   // The algorithm, its parameters and every setting, named as typed.
   (void)harness::prepare_run(config);
   harness::margin::MarginRequest request;
   request.base = config;
-  request.kind = harness::margin::parse_kind(flags.fault, config.algorithm);
+  request.kind = kind;
   if (flags.range.empty()) {
     harness::margin::set_default_range(request);
   } else {

@@ -308,4 +308,24 @@ TEST(GivenSettings, AnotherBackendsFlagIsRefusedWhenTyped) {
   EXPECT_EQ(locksim("run --quiet --scenario " + file.string()).exit_code, 0);
 }
 
+// margin deploys failover-lag's replica and monitor and searches its lag,
+// and holds Redlock's drift kinds to the validity: a given one ran with
+// margin's value instead, and said nothing.
+TEST(GivenSettings, MarginRefusesASettingItSetsItself) {
+  expect_bad_input("margin --fault failover-lag --failover --replicas 1 --down-after 3s",
+                   "--down-after: margin --fault failover-lag deploys its own replica and monitor, "
+                   "and searches the lag; leave --down-after out");
+  expect_bad_input("margin --fault failover-lag --replication-lag 300ms",
+                   "--replication-lag: margin --fault failover-lag");
+  expect_bad_input("margin --fault client-drift --algorithm redlock --hold 3s..3s",
+                   "--hold: margin --fault client-drift holds to the end of the lease's validity, "
+                   "as redlock's careful client does; leave --hold out");
+  // As margin deploys it: nothing replaced.
+  const Outcome kept = locksim(
+      "margin --quiet --fault failover-lag --failover --replicas 1 "
+      "--down-after 500ms --out " +
+      (scratch_dir.path() / "margin_kept").string());
+  EXPECT_EQ(kept.exit_code, 0) << kept.err;
+}
+
 }  // namespace

@@ -9,6 +9,7 @@
 #include "harness/margin/kinds.h"
 #include "harness/margin/lease_faults.h"
 #include "harness/run.h"
+#include "harness/settings.h"
 
 namespace locksim::harness::margin {
 
@@ -22,6 +23,46 @@ bool failed(const RunResult& r) {
   LOCKSIM_ASSERT_MSG(r.exposure.supported, "every TTL backend answers the exposure question");
   return r.exposure.intervals_exposed > 0 || r.mutex.kind == checkers::Verdict::Kind::kInvalid;
 }
+
+// The settings, by path, that prepare_deployment() and probe_base() below
+// set for `kind`, whatever the user gave.
+std::vector<std::string> paths_it_sets(const RunConfig& config, Kind kind) {
+  std::vector<std::string> paths;
+  if (kind == Kind::kFailoverLag) {
+    const std::string section = mysql_lock(config) ? "mysql." : "redis.";
+    for (const char* key :
+         {"replicas", "failover", "down_after", "discovery_delay", "replication_lag"}) {
+      paths.push_back(section + key);
+    }
+  }
+  if (unit_of(kind) == Unit::kPpm && holds_to_validity(config)) {
+    paths.insert(paths.end(), {"workload.hold", "workload.hold_within_validity"});
+  }
+  return paths;
+}
+
+}  // namespace
+
+void refuse_given_it_sets(const RunConfig& config, Kind kind) {
+  RunConfig deployed = config;  // the replica and monitor failover-lag gives
+  prepare_deployment(deployed, kind);
+  for (const std::string& path : paths_it_sets(config, kind)) {
+    if (config.given_paths.count(path) == 0) continue;
+    // A monitor or replica given as margin deploys it changes nothing; the
+    // lag is the size searched, and a hold is cut to the validity.
+    const Setting& s = *find_setting_by_path(path);
+    const bool searched = path.ends_with("replication_lag") || path.starts_with("workload.");
+    if (!searched && s.format(deployed) == s.format(config)) continue;
+    const std::string why = kind == Kind::kFailoverLag
+                                ? "deploys its own replica and monitor, and searches the lag"
+                                : "holds to the end of the lease's validity, as " +
+                                      config.algorithm + "'s careful client does";
+    throw ConfigError(field_name(config, path) + ": margin --fault " + to_string(kind) + " " + why +
+                      "; leave " + short_field_name(config, path) + " out");
+  }
+}
+
+namespace {
 
 // The margin runs' own settings on top of the user's.
 RunConfig probe_base(const MarginRequest& request) {

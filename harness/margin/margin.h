@@ -164,6 +164,16 @@ struct MarginRequest {
 // drift, 0 to 999999 ppm, all the fault syntax takes.
 void set_default_range(MarginRequest& request);
 
+// Refuses a setting the user gave (config.given_paths) that the margin runs
+// set themselves for `kind` to another value, which ran with margin's value
+// and said nothing:
+// the replica, failover, monitor and lag of failover-lag (the lag is the
+// size searched), and the hold of a drift kind on a lock whose careful
+// client holds to the end of its validity (Redlock). Throws ConfigError
+// naming the flag as typed. Call before the config is validated as a run,
+// whose own refusals would point at a --profile margin does not take.
+void refuse_given_it_sets(const RunConfig& config, Kind kind);
+
 // Validates what the runs cannot: a fixed hold of at least kHoldMin, a range
 // of whole milliseconds with lo < hi, runs no longer than a run may be.
 // Throws ConfigError naming the flag.
