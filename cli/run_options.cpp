@@ -20,8 +20,7 @@ bool offered(const harness::Setting& s, Mode mode) {
 // (the parser itself would silently keep the last one).
 void refuse_repeated_params(const CLI::App& app, const RunOptions& options) {
   if (options.ttl.size() > 1) {
-    throw ConfigError("--ttl: expected once, given " + std::to_string(options.ttl.size()) +
-                      " times");
+    throw given_more_than_once("--ttl", options.ttl.size());
   }
   std::map<std::string, std::string> seen;  // name -> the item as typed
   if (app.count("--ttl") > 0) seen["ttl"] = "--ttl " + options.ttl.front();
@@ -97,8 +96,7 @@ harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const Run
       // '--failover --failover', or '--semi-sync=0 --semi-sync': the last
       // one won without a word, as for a setting with a value it may not.
       if (app.count(s.flag) > 1) {
-        throw ConfigError(s.flag + ": expected once, given " + std::to_string(app.count(s.flag)) +
-                          " times");
+        throw given_more_than_once(s.flag, app.count(s.flag));
       }
       harness::give_setting(s, c, options.flags.at(s.flag) ? "true" : "false", s.flag);
       continue;
@@ -107,8 +105,7 @@ harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const Run
     LOCKSIM_ASSERT(!given.empty());
     if (given.size() > 1 && !s.items) {
       // Given twice: an error, not a silent "last one wins".
-      throw ConfigError(s.flag + ": expected once, given " + std::to_string(given.size()) +
-                        " times");
+      throw given_more_than_once(s.flag, given.size());
     }
     for (const std::string& text : given) harness::give_setting(s, c, text, s.flag);
   }
@@ -120,6 +117,11 @@ harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const Run
     harness::scale_time(c, harness::parse_time_scale(options.time_scale, "--time-scale"));
   }
   return c;  // validated once, by the run (harness::prepare_run) or the live run
+}
+
+ConfigError given_more_than_once(const std::string& flag, size_t times) {
+  LOCKSIM_ASSERT(times > 1);
+  return ConfigError(flag + ": expected once, given " + std::to_string(times) + " times");
 }
 
 void refuse_with_scenario(const CLI::App& app) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/check_command.h"
+#include "env/parse.h"
 #include "harness/run_config.h"
 
 namespace locksim::cli {
@@ -52,5 +53,9 @@ harness::RunConfig config_from_options(const CLI::App& app, Mode mode, const Run
 // Flags that a scenario run refuses, because the scenario file decides them:
 // every setting but --seed. Throws ConfigError naming the first one given.
 void refuse_with_scenario(const CLI::App& app);
+
+// "FLAG: expected once, given N times": a setting given twice is an error,
+// never a silent "last one wins".
+ConfigError given_more_than_once(const std::string& flag, size_t times);
 
 }  // namespace locksim::cli

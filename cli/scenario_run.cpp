@@ -22,10 +22,7 @@ harness::Scenario scenario_for_run(const RunOptions& o, const CLI::App& run, std
   harness::Scenario sc = harness::load_scenario(o.scenario);
   if (run.count("--seed") > 0) {
     // As every setting given twice without --scenario (run_options.cpp).
-    if (run.count("--seed") > 1) {
-      throw ConfigError("--seed: expected once, given " + std::to_string(run.count("--seed")) +
-                        " times");
-    }
+    if (run.count("--seed") > 1) throw given_more_than_once("--seed", run.count("--seed"));
     const harness::Setting& seed = *harness::find_setting_by_flag("--seed");
     harness::give_setting(seed, sc.config, o.values.at("--seed").front(), "--seed");
     // The file's values may be a profile's deployment for its own seed

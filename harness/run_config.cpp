@@ -47,15 +47,13 @@ void validate_fault_times(const RunConfig& c) {
 
 // Another backend's setting changes nothing in the run (--replicas under
 // mysql-center ran without a replica, and said nothing): refused, naming the
-// backend the algorithm runs on. A flag is refused even at its default (it
-// was typed: given_paths); in a scenario file a default value is no
-// setting, since a file may carry every section at its defaults.
+// backend the algorithm runs on: one asked for (asks_for: a flag even at its
+// default), or any off its default.
 void validate_backend_of_settings(const RunConfig& c) {
   const RunConfig defaults;
   for (const Setting& s : all_settings()) {
     if (!s.format || !belongs_to_other_backend(s, c)) continue;
-    const bool typed = c.source.empty() && c.given_paths.count(s.json_path) != 0;
-    if (!typed && s.format(c) == s.format(defaults)) continue;
+    if (!asks_for(c, s) && s.format(c) == s.format(defaults)) continue;
     const std::string section = backend_section(s);
     throw ConfigError(field_name(c, s) + ": a " + section + " setting, but " + c.algorithm +
                       " runs on " + algorithms::find_algorithm(c.algorithm)->backend +

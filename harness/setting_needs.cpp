@@ -80,13 +80,8 @@ bool run_reads(const RunConfig& config, const Setting& setting) {
 }
 
 void validate_given_are_read(const RunConfig& config) {
-  const RunConfig defaults;
   for (const Setting& s : all_settings()) {
-    if (config.given_paths.count(s.json_path) == 0 || run_reads(config, s)) continue;
-    // A scenario file may list every setting (result.json's "params" reads
-    // back as one): a key at its default there asks for nothing, as in
-    // another backend's section. A flag is typed, so it asks even then.
-    if (!config.source.empty() && s.format(config) == s.format(defaults)) continue;
+    if (!asks_for(config, s) || run_reads(config, s)) continue;
     const Need* n = need_of(s);
     LOCKSIM_ASSERT_MSG(n != nullptr, "only a setting of the pairs goes unread");
     throw ConfigError(unread_message(config, s, *n));

@@ -216,6 +216,13 @@ void give_setting(const Setting& setting, RunConfig& config, const std::string& 
   LOCKSIM_ASSERT(find_setting_by_path(setting.json_path) != nullptr);
 }
 
+bool asks_for(const RunConfig& config, const Setting& setting) {
+  if (config.given_paths.count(setting.json_path) == 0) return false;
+  if (config.source.empty()) return true;
+  static const RunConfig defaults;
+  return !setting.format || setting.format(config) != setting.format(defaults);
+}
+
 std::string field_name(const RunConfig& config, const Setting& setting) {
   return config.source.empty() ? setting.flag : config.source + ": " + setting.json_path;
 }

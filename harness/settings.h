@@ -83,6 +83,13 @@ const Setting* find_setting_by_path(std::string_view json_path);
 void give_setting(const Setting& setting, RunConfig& config, const std::string& text,
                   const std::string& field);
 
+// Whether the user asked for `setting` (RunConfig::given_paths): typed on
+// the command line, whatever its value, or written in a scenario file at a
+// value off its default. A file may list every setting (result.json's
+// "params" reads back as one), so a key there at its default asks for
+// nothing; a flag was typed, so it asks even then.
+bool asks_for(const RunConfig& config, const Setting& setting);
+
 // How an error names a setting of `config`: the flag for a command line, or
 // "SOURCE: json.path" for a scenario file (config.source non-empty).
 std::string field_name(const RunConfig& config, const Setting& setting);

@@ -21,8 +21,7 @@ constexpr const char* kCompareAndPexpireText =
 
 // One redis.call: the reply, or nullopt where the script would raise (an
 // error reply, or an exception the Lua run turns into one).
-std::optional<Reply> call(const std::function<Reply(const std::vector<std::string>&)>& runner,
-                          const std::vector<std::string>& argv) {
+std::optional<Reply> call(const ScriptCommandRunner& runner, const std::vector<std::string>& argv) {
   Reply reply;
   try {
     reply = runner(argv);
@@ -41,10 +40,10 @@ Intrinsic intrinsic_of(const std::string& body) {
   return Intrinsic::kNone;
 }
 
-std::optional<Reply> run_intrinsic(
-    Intrinsic kind, std::span<const std::string> keys, std::span<const std::string> args,
-    const std::function<Reply(const std::vector<std::string>&)>& runner,
-    std::vector<std::string>& scratch) {
+std::optional<Reply> run_intrinsic(Intrinsic kind, std::span<const std::string> keys,
+                                   std::span<const std::string> args,
+                                   const ScriptCommandRunner& runner,
+                                   std::vector<std::string>& scratch) {
   LOCKSIM_ASSERT(kind != Intrinsic::kNone);
   const size_t args_read = kind == Intrinsic::kCompareAndPexpire ? 2 : 1;
   // KEYS[1] nil raises in redis.call; an ARGV item missing is left to Lua

@@ -41,6 +41,10 @@
 
 namespace locksim::sim::redis {
 
+// Executes one Redis command for a script (redis.call), its reply back:
+// LuaScripting::CommandRunner.
+using ScriptCommandRunner = std::function<Reply(const std::vector<std::string>& argv)>;
+
 enum class Intrinsic {
   kNone,               // run by Lua
   kCompareAndDel,      // if GET KEYS[1] == ARGV[1] then return DEL KEYS[1] else return 0
@@ -56,9 +60,9 @@ Intrinsic intrinsic_of(const std::string& body);
 // strings keep their room). Returns the script's reply, or nullopt when
 // the script would raise: the caller then runs it by Lua, and nothing has
 // changed meanwhile (see the contract above).
-std::optional<Reply> run_intrinsic(
-    Intrinsic kind, std::span<const std::string> keys, std::span<const std::string> args,
-    const std::function<Reply(const std::vector<std::string>&)>& runner,
-    std::vector<std::string>& scratch);
+std::optional<Reply> run_intrinsic(Intrinsic kind, std::span<const std::string> keys,
+                                   std::span<const std::string> args,
+                                   const ScriptCommandRunner& runner,
+                                   std::vector<std::string>& scratch);
 
 }  // namespace locksim::sim::redis

@@ -49,7 +49,7 @@ class LuaScripting {
  public:
   // Executes one Redis command on behalf of redis.call/redis.pcall. Returns
   // the reply; an error reply is raised (call) or returned as {err=...} (pcall).
-  using CommandRunner = std::function<Reply(const std::vector<std::string>& argv)>;
+  using CommandRunner = ScriptCommandRunner;
 
   // Stops runaway scripts; plenty for any lock script (they run < 1000).
   static constexpr uint64_t kDefaultInstructionLimit = 50'000'000;
