@@ -38,6 +38,7 @@
 #include "cli/shrink_command.h"
 #include "cli/sweep_command.h"
 #include "cli/unknown_argument.h"
+#include "cli/version.h"
 #include "env/atomic_file.h"
 #include "env/parse.h"
 #include "harness/backends.h"
@@ -347,6 +348,8 @@ int main(int argc, char** argv) {
   // that says "see locksim --help" would say the path instead.
   CLI::App app{"locksim: a deterministic testbed for distributed lock algorithms", "locksim"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", locksim::cli::version_line(),
+                       "print locksim's version, the commit it was built from, and exit");
   Commands commands;
   add_commands(app, commands);
   refuse_empty_values(commands);
@@ -359,6 +362,9 @@ int main(int argc, char** argv) {
       if (sub->parsed()) asked = sub;
     }
     std::cout << asked->help();
+    return kExitClean;
+  } catch (const CLI::CallForVersion& e) {
+    std::cout << e.what() << "\n";
     return kExitClean;
   } catch (const CLI::CallForAllHelp&) {
     std::cout << app.help("", CLI::AppFormatMode::All);

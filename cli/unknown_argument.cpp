@@ -61,8 +61,10 @@ std::string unknown_argument_message(const CLI::App& app, const std::vector<std:
     }
     if (!looks_like_flag(arg)) continue;
     const std::string name = arg.substr(0, arg.find('='));
-    if (command->get_option_no_throw(name) != nullptr || app.get_option_no_throw(name) != nullptr) {
-      continue;
+    if (command->get_option_no_throw(name) != nullptr) continue;
+    // CLI11 would say "not expected" of `locksim run --version`.
+    if (app.get_option_no_throw(name) != nullptr) {
+      return name + ": a flag of locksim itself, not of " + where + " (locksim " + name + ")";
     }
     return name + ": unknown flag for " + where +
            hint(harness::nearest_names(name, flags_of(*command), kSuggestionsMax),

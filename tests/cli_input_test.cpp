@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 
@@ -234,6 +235,21 @@ TEST(CliInput, UnknownFlagSuggestsTheNearest) {
   err = expect_bad_input("run --colour blue", "--colour");
   EXPECT_EQ(err.find("did you mean"), std::string::npos) << err;
   EXPECT_NE(err.find("locksim run --help"), std::string::npos) << err;
+}
+
+// A bug report's first line: which locksim ran, built from what.
+TEST(CliInput, VersionNamesTheCommitAndTheBuild) {
+  const Outcome o = locksim("--version");
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_TRUE(o.err.empty()) << o.err;
+  // "unknown commit" only where the source is not a git checkout.
+  static const std::regex line(
+      R"(locksim \d+\.\d+\.\d+ \((commit [0-9a-f]{7,}(\+changes)?, \d{4}-\d\d-\d\d|unknown commit); )"
+      R"(\S+ [0-9.]+, \S+( sanitize=\S+)?\)\n)");
+  EXPECT_TRUE(std::regex_match(o.out, line)) << o.out;
+  // Only locksim's own: after a command it is a mistake, and says where it belongs.
+  const std::string err = expect_bad_input("run --version", "--version");
+  EXPECT_NE(err.find("(locksim --version)"), std::string::npos) << err;
 }
 
 TEST(CliInput, MistypedScenarioSuggestsAFewNotAll) {
