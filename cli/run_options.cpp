@@ -40,6 +40,7 @@ void refuse_repeated_params(const CLI::App& app, const RunOptions& options) {
 harness::RunConfig default_config(Mode mode) {
   harness::RunConfig c;
   if (mode == Mode::kLive) {
+    c.profiles_offered = false;
     // Real time: seconds, not minutes, and holds a real server turns around fast.
     c.duration = Duration::seconds(10);
     c.workload.hold_min = Duration::millis(50);

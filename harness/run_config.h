@@ -45,6 +45,9 @@ struct RunConfig {
   // "params" carry the deployment of the seed they came from; another seed
   // draws its own). validate_profile_keeps_given() then has nothing to do.
   bool profile_may_replace_given = false;
+  // False for `locksim live`, which takes no fault profile: a message then
+  // offers no --profile as the way out (harness/setting_needs.cpp).
+  bool profiles_offered = true;
   uint64_t seed = 1;
   Duration duration = Duration::seconds(60);
   WorkloadParams workload;

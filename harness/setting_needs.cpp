@@ -62,12 +62,10 @@ std::string unread_message(const RunConfig& c, const Setting& s, const Need& n) 
   if (flag && !c.source.empty()) wanted += " true";  // a file says a flag's value
   const std::string now = flag && c.source.empty() ? "off" : parent.format(c);
   std::string message = field_name(c, s) + ": only read with " + wanted;
-  if (n.failover_profile_counts) {
-    message += ", or a " + short_field_name(c, "profile") + " with failover";
-  }
-  message += " (it is " + now + "); give " +
-             std::string(n.failover_profile_counts ? "one of them" : "that too") + ", or leave " +
-             short_field_name(c, s.json_path) + " out";
+  const bool or_profile = n.failover_profile_counts && c.profiles_offered;
+  if (or_profile) message += ", or a " + short_field_name(c, "profile") + " with failover";
+  message += " (it is " + now + "); give " + std::string(or_profile ? "one of them" : "that too") +
+             ", or leave " + short_field_name(c, s.json_path) + " out";
   return message;
 }
 

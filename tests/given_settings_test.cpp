@@ -215,6 +215,16 @@ TEST(GivenSettings, ASettingWhoseParentIsOffIsRefused) {
   }
 }
 
+// `locksim live` takes no --profile, so its message offers none; it is
+// refused before any server starts.
+TEST(GivenSettings, LiveOffersOnlyTheParentItTakes) {
+  const std::string err = expect_bad_input(
+      "live --down-after 2s",
+      "--down-after: only read with --failover (it is off); give that too, or leave --down-after "
+      "out");
+  EXPECT_EQ(err.find("--profile"), std::string::npos) << err;
+}
+
 // A scenario file names both by their paths; a flag's parent by its value.
 TEST(GivenSettings, AScenarioSettingWhoseParentIsOffIsNamedByItsPath) {
   const fs::path file = scratch_dir.write(
