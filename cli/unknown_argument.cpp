@@ -1,5 +1,7 @@
 #include "cli/unknown_argument.h"
 
+#include <utility>
+
 #include "harness/suggest.h"
 
 namespace locksim::cli {
@@ -32,6 +34,22 @@ bool looks_like_flag(const std::string& arg) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
 }
 
+bool takes_positionals(const CLI::App& command) {
+  for (const CLI::Option* o : command.get_options()) {
+    if (o->get_positional()) return true;
+  }
+  return false;
+}
+
+// `--quiet yes`: CLI11 reads a flag's value only after '=', and said "The
+// following argument was not expected: yes", naming neither the flag nor the
+// way to write it. Only where the command takes no positional argument,
+// which the word could otherwise be.
+std::string stray_flag_value(const std::string& flag, const std::string& value) {
+  return flag + ": an on/off flag takes its value after '=', got '" + value + "' after a space (" +
+         flag + ", or " + flag + "=false)";
+}
+
 std::string hint(const std::vector<std::string>& near, const std::string& otherwise) {
   const std::string maybe = harness::did_you_mean(near);
   return maybe.empty() ? " (" + otherwise + ")" : "; " + maybe;
@@ -42,9 +60,15 @@ std::string hint(const std::vector<std::string>& near, const std::string& otherw
 std::string unknown_argument_message(const CLI::App& app, const std::vector<std::string>& args) {
   const CLI::App* command = &app;
   std::string where = app.get_name().empty() ? "locksim" : app.get_name();
+  const CLI::Option* bare_flag = nullptr;  // the argument before, an on/off flag without '='
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "--") break;  // everything after is positional
+    const CLI::Option* flag_before = std::exchange(bare_flag, nullptr);
+    if (flag_before != nullptr && command != &app && !looks_like_flag(arg) &&
+        !takes_positionals(*command)) {
+      return stray_flag_value(args[i - 1], arg);
+    }
     if (command == &app && !looks_like_flag(arg)) {
       const CLI::App* sub = subcommand_named(app, arg);
       if (sub == nullptr) {
@@ -61,7 +85,10 @@ std::string unknown_argument_message(const CLI::App& app, const std::vector<std:
     }
     if (!looks_like_flag(arg)) continue;
     const std::string name = arg.substr(0, arg.find('='));
-    if (command->get_option_no_throw(name) != nullptr) continue;
+    if (const CLI::Option* o = command->get_option_no_throw(name)) {
+      if (o->get_expected_max() == 0 && name == arg) bare_flag = o;
+      continue;
+    }
     // CLI11 would say "not expected" of `locksim run --version`.
     if (app.get_option_no_throw(name) != nullptr) {
       return name + ": a flag of locksim itself, not of " + where + " (locksim " + name + ")";

@@ -237,6 +237,21 @@ TEST(CliInput, UnknownFlagSuggestsTheNearest) {
   EXPECT_NE(err.find("locksim run --help"), std::string::npos) << err;
 }
 
+// CLI11 reads an on/off flag's value only after '=', and said "The following
+// argument was not expected: true", naming neither the flag nor the fix.
+TEST(CliInput, AFlagsValueAfterASpaceNamesTheFlag) {
+  std::string err = expect_bad_input("run --algorithm redlock --hold-within-validity true",
+                                     "--hold-within-validity");
+  EXPECT_NE(err.find("got 'true' after a space (--hold-within-validity, or "
+                     "--hold-within-validity=false)"),
+            std::string::npos)
+      << err;
+  err = expect_bad_input("sweep --quiet yes --out x", "--quiet");
+  EXPECT_NE(err.find("got 'yes'"), std::string::npos) << err;
+  // After '=' it is the flag's value, and a flag before a value-taking flag is fine.
+  EXPECT_EQ(locksim("run --quiet --failover=false --seed 2").exit_code, 0);
+}
+
 // A bug report's first line: which locksim ran, built from what.
 TEST(CliInput, VersionNamesTheCommitAndTheBuild) {
   const Outcome o = locksim("--version");
