@@ -300,6 +300,28 @@ TEST(SweepCli, TheFencedLockGuardsACounterAndTheGateJudgesItsData) {
   fs::remove(expectations);
 }
 
+// A shard holding none of a cell's seeds (2 seeds in 5 shards) held a
+// "safe" expectation on no runs, while another shard held its violation.
+TEST(SweepCli, ACellWithNoRunsIsNotJudged) {
+  const fs::path dir = scratch("empty_shard"), expectations = scratch("safe.json");
+  std::ofstream(expectations)
+      << R"({"locksim_expectations": 1, "cells": [)"
+      << R"({"algorithm": "set-nx-lua", "profile": "pause", "verdict": "safe"}]})";
+  const std::string sweep =
+      "sweep --algorithms set-nx-lua --profiles pause --seeds 1..2 --expect " +
+      expectations.string() + " --out " + dir.string();
+  const Outcome o = locksim(sweep + " --shard 3/5");
+  EXPECT_EQ(o.exit_code, 0) << "a shard is a part by request: " << o.out << o.err;
+  EXPECT_NE(o.out.find("gate: holds: 0 of 0 judged cells"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("not judged (1): set-nx-lua × pause (none of its 2 seeds ran)"),
+            std::string::npos)
+      << o.out;
+  EXPECT_NE(slurp(dir / "matrix.md").find("| safe | not judged |"), std::string::npos)
+      << slurp(dir / "matrix.md");
+  fs::remove_all(dir);
+  fs::remove(expectations);
+}
+
 TEST(SweepCli, RunHtmlDrawsOneRunsTimeline) {
   const fs::path page = scratch("run.html");
   const Outcome o = locksim("run --seed 5 --ttl 1s --hold 2s..3s --quiet --html " + page.string());

@@ -212,6 +212,13 @@ GateOutcome judge_cell(const CellExpectation* e, const CellFacts& f) {
   LOCKSIM_ASSERT(f.data_violations <= f.data_runs && f.data_runs <= f.runs);
   GateOutcome lock;
   if (e == nullptr || (e->verdict == Expected::kAny && e->data == Expected::kAny)) return lock;
+  if (f.runs == 0) {
+    // A shard holding none of the cell's seeds held a "safe" cell on nothing:
+    // no violation in no runs.
+    lock.not_judged = true;
+    lock.message = "not judged: none of its " + seeds_text(f.seeds_planned) + " ran";
+    return lock;
+  }
   if (f.unknown > 0) {
     lock.gated = true;
     lock.holds = false;

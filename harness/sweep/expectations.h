@@ -68,8 +68,10 @@ Expectations load_expectations(const std::string& path);
 struct GateOutcome {
   bool gated = false;  // the cell has an expectation other than any, and it was judged
   // Not gated because it could not be judged: it expects a violation within
-  // N seeds, found none, and not every one of those N seeds ran. Distinct
-  // from a cell that expects nothing (any, or absent from the file).
+  // N seeds, found none, and not every one of those N seeds ran; or none of
+  // its runs ran at all (another shard's seeds, an interrupted sweep), which
+  // proves nothing either way. Distinct from a cell that expects nothing
+  // (any, or absent from the file).
   bool not_judged = false;
   bool holds = true;
   // "false alarm", "lost detection", "data false alarm", "data lost
