@@ -168,6 +168,7 @@ AcquireResult ScriptedLock::acquire_one(Env& env, const std::string& resource) c
       result.detail.clear();
       if (def_->expire) run_expire_step(env, p, result);
       result.lease.validity = params_.ttl - (env.now() - start);
+      if (def_->renew) result.lease.renewal = start_renewal(env, p);
       LOCKSIM_ASSERT(is_well_formed(result.lease));
       return result;
     }
@@ -196,6 +197,8 @@ void ScriptedLock::run_expire_step(Env& env, const Placeholders& p, AcquireResul
 
 ReleaseResult ScriptedLock::release(Env& env, const Lease& lease) {
   LOCKSIM_ASSERT_MSG(is_well_formed(lease), "release takes a lease acquire returned");
+  // Stopped whatever the outcome, as Redisson cancels the renewal on unlock.
+  if (lease.renewal) lease.renewal->stop.request();
   const Placeholders p{lease.resource, lease.token, env.client_name(), params_.ttl.to_ms(), 0};
   if (multi()) return release_quorum(env, p);
   const Reply r = run_step(env.redis(0), def_->release, p);
@@ -236,6 +239,7 @@ AcquireResult ScriptedLock::acquire_quorum(Env& env, const std::string& resource
     if (tally.locked >= quorum && validity > Duration::zero()) {
       result.outcome = Outcome::kOk;
       result.lease = Lease{resource, p.token, std::nullopt, t1, validity};
+      if (def_->renew) result.lease.renewal = start_renewal(env, p);
       result.detail.clear();
       LOCKSIM_ASSERT(is_well_formed(result.lease) && result.lease.validity > Duration::zero());
       return result;
@@ -282,24 +286,25 @@ ReleaseResult ScriptedLock::release_quorum(Env& env, const Placeholders& p) cons
   return {Outcome::kFail, counts + ": " + def_->release.refused};
 }
 
-// Step 4: the watchdog. It is the holding client's own code between its
-// sleeps, so a paused or crashed client renews nothing: as a watchdog thread
-// inside a stopped process would.
-bool ScriptedLock::hold(Env& env, const Lease& lease, Duration planned) {
-  if (!def_->renew) {
-    env.sleep(planned);
-    return true;
-  }
-  const Placeholders p{lease.resource, lease.token, env.client_name(), params_.ttl.to_ms(), 0};
-  bool renewing = true;
-  Duration left = planned;
-  while (left > Duration::zero()) {
-    const Duration step = renewing ? std::min(left, params_.renew_period) : left;
-    env.sleep(step);
-    left = left - step;
-    if (left > Duration::zero() && renewing) renew_once(env, p, &renewing);
-  }
-  return true;
+// Step 4: the watchdog, a task of the client's process (Env::start_task), as
+// Redisson's is: it renews every renew-period from the grant while the work
+// goes on, so a renewal's round trip (or its timeout, when a reply is lost)
+// never lengthens the critical section. It pauses, crashes and ends with the
+// process, as a watchdog thread inside it would; release stops it. It holds a
+// copy of the lock (the file's steps and the parameters), not this one: the
+// task may wake once more after the run is done with this object.
+std::shared_ptr<LeaseRenewal> ScriptedLock::start_renewal(Env& env, const Placeholders& p) const {
+  LOCKSIM_ASSERT(def_->renew && params_.renew_period > Duration::zero());
+  auto renewal = std::make_shared<LeaseRenewal>();
+  auto self = std::make_shared<const ScriptedLock>(*this);
+  env.start_task("watchdog", [self, p, renewal](Env& task) {
+    bool renewing = true;
+    while (renewing) {
+      if (task.sleep_unless_stopped(self->params_.renew_period, renewal->stop)) return;
+      self->renew_once(task, p, &renewing);
+    }
+  });
+  return renewal;
 }
 
 void ScriptedLock::renew_once(Env& env, const Placeholders& p, bool* renewing) const {

@@ -17,9 +17,11 @@
 //   3. The optional `expire` step (a second round trip, after an optional
 //      pause): its reply changes nothing, it is only noted.
 //      validity := ttl - (now - start), counted from before the first attempt.
-//   4. While holding, the optional `renew` step runs every renew-period (the
-//      watchdog: part of the client's own process, so it pauses and dies
-//      with it); a refused renewal stops the watchdog, not the work.
+//   4. While holding, the optional `renew` step runs every renew-period from
+//      the grant (the watchdog: a task of the client's own process beside its
+//      work, so it pauses and dies with the process but never lengthens the
+//      work); a refused renewal stops the watchdog, not the work; release
+//      stops it.
 //   5. Release: the release step; `success` means released.
 // Steps on N masters (`masters` > 1), as redlock.cpp (Redlock) does them:
 //   the acquire step on every master in turn; held when `quorum` answered
@@ -109,7 +111,6 @@ class ScriptedLock : public LockAlgorithm {
 
   AcquireResult acquire(Env& env, const std::string& resource) override;
   ReleaseResult release(Env& env, const Lease& lease) override;
-  bool hold(Env& env, const Lease& lease, Duration planned) override;
   std::string name() const override { return def_->name; }
   std::string check_servers(size_t redis_servers) const override;
   StoreShape store_shape(const std::string& resource, size_t redis_servers) const override;
@@ -124,6 +125,7 @@ class ScriptedLock : public LockAlgorithm {
   void run_expire_step(Env& env, const Placeholders& p, AcquireResult& result) const;
   ReleaseResult release_quorum(Env& env, const Placeholders& p) const;
   size_t unlock_all(Env& env, const Placeholders& p, std::vector<bool>& may_hold) const;
+  std::shared_ptr<LeaseRenewal> start_renewal(Env& env, const Placeholders& p) const;
   void renew_once(Env& env, const Placeholders& p, bool* renewing) const;
 
   std::shared_ptr<const ScriptedLockDef> def_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "algorithms/registry.h"
+#include "faults/fault_schedule.h"
 #include "faults/profile.h"
 #include "harness/run.h"
 #include "harness/scenario.h"
@@ -236,6 +237,35 @@ TEST(ScriptedLock, ReentrantHashWatchdogKeepsLongHoldsSafe) {
   const SimRunReport broken = simulate_and_check(unrenewed);
   EXPECT_EQ(broken.result.mutex.kind, checkers::Verdict::Kind::kInvalid)
       << "without renewal a 3-5 s hold outlasts the 2 s TTL";
+}
+
+// The watchdog is a task beside the work, as Redisson's: a renewal's round
+// trip, or its timeout when a partition loses the reply, never lengthens the
+// critical section (it ran between the hold's sleeps, and a 10 ms period
+// made a 2 s hold last 2.19 s, a lost reply 2.5 s).
+TEST(ScriptedLock, RenewalsNeverLengthenAHold) {
+  RunConfig c = load_scenario("reentrant-hash-watchdog").config;
+  c.workload.clients = 1;
+  c.workload.hold_min = c.workload.hold_max = Duration::seconds(2);
+  c.duration = Duration::seconds(10);
+  for (const char* period : {"10ms", "600ms"}) {
+    c.algorithm_params["renew-period"] = period;
+    c.faults.events.clear();
+    for (const bool cut : {false, true}) {
+      if (cut) {
+        // The renewals of the first hold lose their replies to a partition.
+        c.faults.events = {
+            faults::parse_fault("partition c1|redis-1 at 100ms for 1500ms", "--fault")};
+      }
+      const SimRunReport r = simulate_and_check(c);
+      ASSERT_GE(r.result.history.held.size(), 3u) << period;
+      for (const history::HeldInterval& h : r.result.history.held) {
+        if (h.end_reason != history::HeldInterval::EndReason::kRelease) continue;
+        EXPECT_EQ((h.end - h.start).ns, Duration::seconds(2).ns)
+            << period << (cut ? ", partitioned" : "");
+      }
+    }
+  }
 }
 
 // Gated like any algorithm, by its own expectations file, the way a team
