@@ -66,16 +66,30 @@ std::string text_of(const Json& v, const Where& w) {
   return v.get<std::string>();
 }
 
-// Every {name} in `text` must be a placeholder scripted_lock.h knows.
+// Every brace in `text` must belong to a placeholder scripted_lock.h knows:
+// "{ token }", "{}" or "{{token}}" were sent as literal text (a typo that
+// gave every client the same "token", and the history still showed each
+// client's own).
 void check_placeholders(const std::string& text, const Where& w) {
-  static const std::regex brace(R"(\{([A-Za-z_][A-Za-z0-9_-]*)\})");
   const auto& names = algorithms::placeholder_names();
-  for (std::sregex_iterator it(text.begin(), text.end(), brace), end; it != end; ++it) {
-    if (std::find(names.begin(), names.end(), it->str()) == names.end()) {
-      std::string known;
-      for (const std::string& n : names) known += (known.empty() ? "" : " ") + n;
-      w.fail("unknown placeholder " + it->str() + " (expected one of " + known + ")");
+  std::string known;
+  for (const std::string& n : names) known += (known.empty() ? "" : " ") + n;
+  size_t i = 0;
+  while (i < text.size()) {
+    if (text[i] == '}') w.fail("a '}' that closes no placeholder (expected one of " + known + ")");
+    if (text[i] != '{') {
+      ++i;
+      continue;
     }
+    const size_t close = text.find('}', i);
+    if (close == std::string::npos) {
+      w.fail("a '{' that is never closed (expected one of " + known + ")");
+    }
+    const std::string name = text.substr(i, close - i + 1);
+    if (std::find(names.begin(), names.end(), name) == names.end()) {
+      w.fail("unknown placeholder " + name + " (expected one of " + known + ")");
+    }
+    i = close + 1;
   }
 }
 
