@@ -255,9 +255,9 @@ class OpCollector {
     const int f = one_of(map, map.f, ":f", kFs);
     int64_t time_ns = 0;
     if (map.time) {
-      if (map.time->atom.kind != Value::Kind::kInt) {
-        fail(*map.time,
-             ":time: expected an integer (nanoseconds), got " + shown(map.time->value()));
+      if (map.time->atom.kind != Value::Kind::kInt || map.time->atom.integer < 0) {
+        fail(*map.time, ":time: expected an integer >= 0 (nanoseconds since the test began), got " +
+                            shown(map.time->value()));
       }
       time_ns = map.time->atom.integer;
     }
@@ -289,8 +289,8 @@ class OpCollector {
     }
     if (!has) return position;
     const edn::Atom& index = map.index->atom;
-    if (index.kind != Value::Kind::kInt) {
-      fail(index, ":index: expected an integer, got " + shown(map.index->value()));
+    if (index.kind != Value::Kind::kInt || index.integer < 0) {
+      fail(index, ":index: expected an integer >= 0, got " + shown(map.index->value()));
     }
     if (keep_indices_) {
       indices_.push_back({index.integer, {index.line, index.column}});

@@ -158,6 +158,9 @@ std::string HistoryRules::check(const Op& op) const {
     return fmt::format("time goes back ({} after {}) (rule 1: ops are in true-time order)",
                        op.time_ns, last_time_ns_);
   }
+  if (op.time_ns < 0) {
+    return fmt::format("time {} is before the run began (rule 1: times count from 0)", op.time_ns);
+  }
   if (is_client_op(op)) {
     if (op.process < 0) {
       return fmt::format("client op has process {} (rule 2: client processes are >= 0)",
@@ -181,6 +184,11 @@ std::string HistoryRules::check(const Op& op) const {
     return "";  // a nemesis op never opens or completes anything
   }
   auto open = open_.find(op.process);
+  if (open != open_.end() && open->second.client != op.client) {
+    return fmt::format("{} is {}'s (op {}), but op {} names {} (rule 6: a process is one client's)",
+                       process_text(op.process), client_label(open->second.client),
+                       open->second.index, op.index, client_label(op.client));
+  }
   if (open != open_.end() && !open->second.open) open = open_.end();
   if (op.type == OpType::kInvoke) {
     if (open == open_.end()) return "";
@@ -209,7 +217,7 @@ void HistoryRules::admit(const Op& op) {
   last_time_ns_ = op.time_ns;
   if (!is_client_op(op)) return;
   if (op.type == OpType::kInvoke) {
-    open_[op.process] = Open{op.f, op.index, true};
+    open_[op.process] = Open{op.f, op.index, op.client, true};
     return;
   }
   const auto open = open_.find(op.process);

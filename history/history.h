@@ -124,7 +124,10 @@ std::string describe_nemesis_op(const Op& op);
 //   3. a process has at most one open (invoked, not completed) op;
 //   4. a completion (:ok :fail :info) matches its process's open invocation
 //      (same f), so every op is completed at most once;
-//   5. a client process whose op ended in :info never records again.
+//   5. a client process whose op ended in :info never records again;
+//   6. every op of a client process names the same client (a client goes on
+//      under a fresh process after an :info op, never shares one).
+// And times count from the run's start: none is negative (rule 1).
 class HistoryRules {
  public:
   // "" if `op` may follow the ops admitted so far, else the broken rule in
@@ -138,7 +141,8 @@ class HistoryRules {
   struct Open {
     OpF f;
     int64_t index;
-    bool open;  // false once completed: the entry stays for the process's next op
+    int client;  // the process's client (-1 in histories that name none: EDN)
+    bool open;   // false once completed: the entry stays for the process's next op
   };
   int64_t next_index_ = 0;
   int64_t last_time_ns_ = std::numeric_limits<int64_t>::min();

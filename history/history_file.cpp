@@ -125,7 +125,15 @@ HistoryFormat format_of(std::string_view text, const std::string& path) {
   return f;
 }
 
+// The bytes of a UTF-8 byte-order mark some editors write first: a JSON
+// lines file that began with one was read as EDN and failed with "expected an
+// op map, got a symbol". Neither format has one.
+size_t bom_bytes(std::string_view text) {
+  return text.starts_with("\xEF\xBB\xBF") ? 3 : 0;
+}
+
 EdnHistory parse_history_text(std::string_view text, const std::string& path) {
+  text.remove_prefix(bom_bytes(text));
   if (format_of(text, path) == HistoryFormat::kJsonLines) return parse_jsonl_history(text, path);
   return parse_edn_history_split(text, path);
 }
@@ -179,15 +187,16 @@ EdnHistory load_history_file(const std::string& path) {
     const std::string text = read_history_text(path);
     return parse_history_text(text, path);
   }
-  if (format_of(mapped->text(), path) == HistoryFormat::kJsonLines) {
-    return parse_jsonl_history(mapped->text(), path);
-  }
+  const size_t bom = bom_bytes(mapped->text());
+  const std::string_view text = mapped->text().substr(bom);
+  if (format_of(text, path) == HistoryFormat::kJsonLines) return parse_jsonl_history(text, path);
   // The pages behind the parse are dropped as it goes, so a big history's
   // text and its ops are never in memory together (86 MB beside 144 MB for
-  // 1 M ops).
+  // 1 M ops). Offsets into `text` are the file's less the mark.
   const MappedFile& file = *mapped;
-  return parse_edn_history_split(
-      file.text(), path, [&file](size_t begin, size_t end) { file.drop_range(begin, end); });
+  return parse_edn_history_split(text, path, [&file, bom](size_t begin, size_t end) {
+    file.drop_range(begin + bom, end + bom);
+  });
 }
 
 }  // namespace locksim::history

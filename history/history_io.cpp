@@ -7,7 +7,9 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -325,6 +327,50 @@ std::string to_jsonl(const History& history) {
   return out;
 }
 
+namespace {
+
+// The keys of `line`'s top-level object, counted in one pass over its bytes
+// (strings skipped, escapes honoured): a parse with a callback that kept
+// every key would cost a history of a million ops a second set per line.
+size_t top_level_keys(std::string_view line) {
+  size_t keys = 0;
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') in_string = true;
+    if (c == '{' || c == '[') ++depth;
+    if (c == '}' || c == ']') --depth;
+    if (c == ':' && depth == 1) ++keys;
+  }
+  return keys;
+}
+
+// The first key of `line`'s top-level object given before (only asked for
+// once top_level_keys found one).
+std::string first_repeated_key(std::string_view line) {
+  std::vector<std::string> seen;
+  std::string repeated;
+  const auto note_key = [&](int d, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    if (event != nlohmann::json::parse_event_t::key || d != 1 || !repeated.empty()) return true;
+    const std::string key = parsed.get<std::string>();
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) repeated = key;
+    seen.push_back(key);
+    return true;
+  };
+  const nlohmann::json parsed = nlohmann::json::parse(line, note_key);
+  LOCKSIM_ASSERT(parsed.is_object());
+  LOCKSIM_ASSERT_MSG(!repeated.empty(), "called only for a line with a key given twice");
+  return repeated;
+}
+
+}  // namespace
+
 History parse_jsonl(std::string_view text, const std::string& source) {
   History history;
   HistoryRules rules;
@@ -349,6 +395,12 @@ History parse_jsonl(std::string_view text, const std::string& source) {
       throw std::runtime_error(fmt::format("{}: invalid JSON: {}", where, what));
     }
     if (!j.is_object()) throw std::runtime_error(where + ": expected a JSON object per line");
+    // nlohmann keeps the last of a key given twice, silently; a line that
+    // says "index" twice is no op locksim wrote.
+    if (top_level_keys(line) != j.size()) {
+      throw std::runtime_error(
+          fmt::format("{}: {}: given twice; give each key once", where, first_repeated_key(line)));
+    }
 
     Op op;
     const auto expected_index = static_cast<int64_t>(history.ops.size());

@@ -208,6 +208,19 @@ TEST(CliInput, CheckNamesTheJsonLinesFileAndLine) {
   expect_bad_input("check " + p.string(), p.string() + " line 3: field 'type'");
 }
 
+// Some editors begin a file with a UTF-8 byte-order mark: JSON lines read as
+// EDN then ("expected an op map ... got a symbol"). Either format skips it.
+TEST(CliInput, CheckReadsPastAByteOrderMark) {
+  const std::string bom = "\xEF\xBB\xBF";
+  for (const auto& [name, text] :
+       {std::pair{"bom.jsonl", bom + "{\"index\":0,\"time_ns\":1,\"process\":0,\"type\":"
+                                     "\"invoke\",\"f\":\"acquire\",\"client\":\"c1\"}\n"},
+        std::pair{"bom.edn", bom + "{:process 0, :type :invoke, :f :acquire}\n"}}) {
+    const Outcome o = locksim("check " + write(name, text).string());
+    EXPECT_EQ(o.exit_code, 0) << name << ": " << o.out << o.err;
+  }
+}
+
 // "1 client op, 1 nemesis op skipped", not "1 client ops".
 TEST(CliInput, CheckCountsOneOpInTheSingular) {
   const fs::path p = write("one.edn",

@@ -91,11 +91,11 @@ TEST(EdnHistory, ReadsAllOfEdnInValues) {
       "123456789012345678901234], "
       ":t #inst \"2024-01-01T00:00:00Z\", :set #{1 2 3}, :sym foo/bar, :b [true false nil], "
       ":nested ((([[{}]])))}, :error :timeout, :node \"n1\"}\n"
-      "{:process 0, :type :info, :f :acquire, :time -5}",
+      "{:process 0, :type :info, :f :acquire, :time 5}",
       "h.edn");
   ASSERT_EQ(e.ops.size(), 2u);
   EXPECT_EQ(e.ops[1].type, history::OpType::kInfo);
-  EXPECT_EQ(e.ops[1].time_ns, -5);
+  EXPECT_EQ(e.ops[1].time_ns, 5);
   EXPECT_EQ(history::parse_edn_history("", "h.edn").ops.size(), 0u);
   EXPECT_EQ(history::parse_edn_history(" ,\n[]\n", "h.edn").ops.size(), 0u);
 }
@@ -143,6 +143,11 @@ TEST(EdnHistory, MalformedInputIsOneLineWithLineAndColumn) {
       {"{:process 0, :type :invoke, :f :acquire, :time 1.5}",
        "h.edn:1:48: :time: expected an "
        "integer"},
+      // Jepsen's times count from the test's start, its indices from 0.
+      {"{:process 0, :type :invoke, :f :acquire, :time -5}",
+       "h.edn:1:48: :time: expected an integer >= 0 (nanoseconds since the test began), got -5"},
+      {"{:index -1, :process 0, :type :invoke, :f :acquire}",
+       "h.edn:1:9: :index: expected an integer >= 0, got -1"},
       {"{:process 99999999999999999999, :type :invoke, :f :acquire}",
        "h.edn:1:11: :process: expected an integer from 0 to 9223372036854775807 (a client), got "
        "99999999999999999999"},

@@ -175,6 +175,15 @@ TEST(HistoryIo, ParseErrorsNameLineAndField) {
       "history.jsonl line 2: field 'time_ns': goes back in time (4 after 5); ops must be in "
       "true-time order");
   EXPECT_EQ(parse_error(kGood + "[1, 2]"), "history.jsonl line 2: expected a JSON object per line");
+  // nlohmann keeps the last of a repeated key; a line of locksim's never repeats one.
+  EXPECT_EQ(
+      parse_error(
+          R"({"index":0,"time_ns":1,"process":0,"type":"invoke","f":"acquire","client":"c1","client":"c2"})"),
+      "history.jsonl line 1: client: given twice; give each key once");
+  // A colon, a quote or a brace inside a string is no second key.
+  EXPECT_EQ(parse_error(kGood + R"({"index":1,"time_ns":6,"process":0,"type":"ok","f":"acquire",)"
+                                R"x("client":"c1","token":"a:b \"c\":{d:[e]}"})x"),
+            "(no error)");
 
   const std::string bad_json = parse_error(kGood + kGood2 + "{\"index\": 2,");
   EXPECT_EQ(bad_json.rfind("history.jsonl line 3: invalid JSON: ", 0), 0u) << bad_json;

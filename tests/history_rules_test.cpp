@@ -13,7 +13,8 @@
 namespace locksim::harness {
 namespace {
 
-history::Op client_op(int64_t index, int64_t time_ns, int64_t process, history::OpType type, history::OpF f) {
+history::Op client_op(int64_t index, int64_t time_ns, int64_t process, history::OpType type,
+                      history::OpF f) {
   history::Op op;
   op.index = index;
   op.time_ns = time_ns;
@@ -67,15 +68,22 @@ TEST(HistoryRules, AWellFormedHistoryWithFaultsPasses) {
 TEST(HistoryRules, EachRuleIsNamed) {
   const history::Op invoke = client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire);
   // 1: dense indices, time order.
-  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(2, 10, 1, history::OpType::kInvoke, history::OpF::kAcquire)),
-                       "rule 1"));
-  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(1, 9, 1, history::OpType::kInvoke, history::OpF::kAcquire)),
-                       "time goes back (9 after 10)"));
+  EXPECT_TRUE(mentions(
+      broken_after({invoke}, client_op(2, 10, 1, history::OpType::kInvoke, history::OpF::kAcquire)),
+      "rule 1"));
+  EXPECT_TRUE(mentions(
+      broken_after({invoke}, client_op(1, 9, 1, history::OpType::kInvoke, history::OpF::kAcquire)),
+      "time goes back (9 after 10)"));
+  EXPECT_TRUE(mentions(
+      broken_after({}, client_op(0, -1, 0, history::OpType::kInvoke, history::OpF::kAcquire)),
+      "time -1 is before the run began (rule 1"));
   // 2: who may record what.
-  EXPECT_TRUE(mentions(broken_after({}, client_op(0, 0, -7, history::OpType::kInvoke, history::OpF::kAcquire)),
-                       "rule 2: client processes are >= 0"));
-  EXPECT_TRUE(mentions(broken_after({}, client_op(0, 0, 3, history::OpType::kInfo, history::OpF::kPause)),
-                       "process 3 records :pause (rule 2"));
+  EXPECT_TRUE(mentions(
+      broken_after({}, client_op(0, 0, -7, history::OpType::kInvoke, history::OpF::kAcquire)),
+      "rule 2: client processes are >= 0"));
+  EXPECT_TRUE(
+      mentions(broken_after({}, client_op(0, 0, 3, history::OpType::kInfo, history::OpF::kPause)),
+               "process 3 records :pause (rule 2"));
   history::Op invoking_nemesis = fault(0, 0, "crash");
   invoking_nemesis.type = history::OpType::kInvoke;
   EXPECT_TRUE(mentions(broken_after({}, invoking_nemesis), "the nemesis records :invoke :crash"));
@@ -83,19 +91,28 @@ TEST(HistoryRules, EachRuleIsNamed) {
   nemesis_acquire.f = history::OpF::kAcquire;
   EXPECT_TRUE(mentions(broken_after({}, nemesis_acquire), "rule 2"));
   // 3: one open op per process.
-  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(1, 11, 0, history::OpType::kInvoke, history::OpF::kRelease)),
-                       "process 0 invokes :release while its :acquire (op 0) is still open "
-                       "(rule 3"));
+  EXPECT_TRUE(mentions(
+      broken_after({invoke}, client_op(1, 11, 0, history::OpType::kInvoke, history::OpF::kRelease)),
+      "process 0 invokes :release while its :acquire (op 0) is still open "
+      "(rule 3"));
   // 4: a completion matches the open invocation; completed at most once.
-  EXPECT_TRUE(mentions(broken_after({invoke}, client_op(1, 11, 0, history::OpType::kOk, history::OpF::kRelease)),
-                       "its open invocation (op 0) is :acquire (rule 4"));
-  EXPECT_TRUE(mentions(broken_after({invoke, client_op(1, 11, 0, history::OpType::kOk, history::OpF::kAcquire)},
-                                    client_op(2, 12, 0, history::OpType::kOk, history::OpF::kAcquire)),
-                       "process 0 completes :acquire without an open invocation (rule 4"));
+  EXPECT_TRUE(mentions(
+      broken_after({invoke}, client_op(1, 11, 0, history::OpType::kOk, history::OpF::kRelease)),
+      "its open invocation (op 0) is :acquire (rule 4"));
+  EXPECT_TRUE(mentions(
+      broken_after({invoke, client_op(1, 11, 0, history::OpType::kOk, history::OpF::kAcquire)},
+                   client_op(2, 12, 0, history::OpType::kOk, history::OpF::kAcquire)),
+      "process 0 completes :acquire without an open invocation (rule 4"));
   // 5: nothing after :info.
-  EXPECT_TRUE(mentions(broken_after({invoke, client_op(1, 11, 0, history::OpType::kInfo, history::OpF::kAcquire)},
-                                    client_op(2, 12, 0, history::OpType::kInvoke, history::OpF::kAcquire)),
-                       "process 0 records again after an :info op (rule 5"));
+  EXPECT_TRUE(mentions(
+      broken_after({invoke, client_op(1, 11, 0, history::OpType::kInfo, history::OpF::kAcquire)},
+                   client_op(2, 12, 0, history::OpType::kInvoke, history::OpF::kAcquire)),
+      "process 0 records again after an :info op (rule 5"));
+  // 6: a process is one client's.
+  history::Op other_client = client_op(1, 11, 0, history::OpType::kOk, history::OpF::kAcquire);
+  other_client.client = 1;
+  EXPECT_TRUE(mentions(broken_after({invoke}, other_client),
+                       "process 0 is c1's (op 0), but op 1 names c2 (rule 6"));
   // The nemesis records :info again and again: rule 5 is for client processes.
   EXPECT_EQ(broken_after({fault(0, 0, "pause")}, fault(1, 0, "resume")), "");
 }
@@ -143,38 +160,40 @@ const auto kInvariant = ::testing::ExitedWithCode(kExitInvariant);
 TEST_F(HistoryRecorderDeathTest, TimeGoingBackIsABug) {
   history::HistoryRecorder r;
   r.record(client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire));
-  EXPECT_EXIT(r.record(client_op(0, 9, 1, history::OpType::kInvoke, history::OpF::kAcquire)), kInvariant,
-              "invariant broken.*time goes back.*rule 1");
+  EXPECT_EXIT(r.record(client_op(0, 9, 1, history::OpType::kInvoke, history::OpF::kAcquire)),
+              kInvariant, "invariant broken.*time goes back.*rule 1");
 }
 
 TEST_F(HistoryRecorderDeathTest, TwoOpenOpsInOneProcessAreABug) {
   history::HistoryRecorder r;
   r.record(client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire));
-  EXPECT_EXIT(r.record(client_op(0, 11, 0, history::OpType::kInvoke, history::OpF::kAcquire)), kInvariant,
-              "rule 3: at most one open op per process");
+  EXPECT_EXIT(r.record(client_op(0, 11, 0, history::OpType::kInvoke, history::OpF::kAcquire)),
+              kInvariant, "rule 3: at most one open op per process");
 }
 
 TEST_F(HistoryRecorderDeathTest, CompletingTwiceOrTheWrongOpIsABug) {
   history::HistoryRecorder r;
   r.record(client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire));
-  EXPECT_EXIT(r.record(client_op(0, 11, 0, history::OpType::kOk, history::OpF::kRelease)), kInvariant,
-              "its open invocation \\(op 0\\) is :acquire \\(rule 4");
+  EXPECT_EXIT(r.record(client_op(0, 11, 0, history::OpType::kOk, history::OpF::kRelease)),
+              kInvariant, "its open invocation \\(op 0\\) is :acquire \\(rule 4");
   r.record(client_op(0, 11, 0, history::OpType::kOk, history::OpF::kAcquire));
-  EXPECT_EXIT(r.record(client_op(0, 12, 0, history::OpType::kOk, history::OpF::kAcquire)), kInvariant,
-              "without an open invocation \\(rule 4");
+  EXPECT_EXIT(r.record(client_op(0, 12, 0, history::OpType::kOk, history::OpF::kAcquire)),
+              kInvariant, "without an open invocation \\(rule 4");
 }
 
 TEST_F(HistoryRecorderDeathTest, RecordingAfterInfoIsABug) {
   history::HistoryRecorder r;
   r.record(client_op(0, 10, 0, history::OpType::kInvoke, history::OpF::kAcquire));
   r.record(client_op(0, 11, 0, history::OpType::kInfo, history::OpF::kAcquire));
-  EXPECT_EXIT(r.record(client_op(0, 12, 0, history::OpType::kInvoke, history::OpF::kAcquire)), kInvariant, "rule 5");
+  EXPECT_EXIT(r.record(client_op(0, 12, 0, history::OpType::kInvoke, history::OpF::kAcquire)),
+              kInvariant, "rule 5");
 }
 
 TEST_F(HistoryRecorderDeathTest, MalformedNemesisOpsAreABug) {
   history::HistoryRecorder r;
   EXPECT_EXIT(history::nemesis_op("lock", {}, ""), kInvariant, "keywords OpF lists as nemesis ops");
-  EXPECT_EXIT(history::nemesis_op("acquire", {}, ""), kInvariant, "keywords OpF lists as nemesis ops");
+  EXPECT_EXIT(history::nemesis_op("acquire", {}, ""), kInvariant,
+              "keywords OpF lists as nemesis ops");
   history::Op o = fault(0, 0, "pause");
   o.type = history::OpType::kOk;
   EXPECT_EXIT(r.record(o), kInvariant, "rule 2");
@@ -194,8 +213,8 @@ TEST_F(HistoryRecorderDeathTest, HeldIntervalsAreOnePerClientAndNeverBackwards) 
   r.begin_hold(0, 0, TimePoint{20}, ok);
   EXPECT_EXIT(r.begin_hold(0, 0, TimePoint{20}, ok), kInvariant,
               "a client holds at most one lease at a time");
-  EXPECT_EXIT(r.end_hold(0, TimePoint{19}, -1, history::HeldInterval::EndReason::kCrash), kInvariant,
-              "a held interval does not end before it starts");
+  EXPECT_EXIT(r.end_hold(0, TimePoint{19}, -1, history::HeldInterval::EndReason::kCrash),
+              kInvariant, "a held interval does not end before it starts");
   EXPECT_EXIT(r.finish(TimePoint{19}), kInvariant, "the run ends after its last op");
   r.end_hold(0, TimePoint{20}, -1, history::HeldInterval::EndReason::kCrash);  // empty, but fine
   EXPECT_EQ(r.finish(TimePoint{30}).held.size(), 1u);
