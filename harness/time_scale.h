@@ -9,7 +9,10 @@
 // and every time in the fault schedule (when, for how long, by how much);
 // but not a setting the run does not read (another backend's, or one whose
 // parent is off: harness/setting_needs.h), which stays as it was.
-// Each is rounded to whole milliseconds, at least 1 ms when it was not 0.
+// Each is rounded to whole milliseconds, at least 1 ms when it was not 0; one
+// that was not whole milliseconds to begin with (the network's 200us
+// latency) to whole microseconds, at least 1 us. A negative one (a clock
+// step back) keeps its sign.
 // What is not a setting does not scale: the constants of the simulated
 // servers and of the real ones alike (Sentinel's 100 ms check, Redis's
 // 100 ms expiry cycle, WAIT's 1 s, a keepalive), so both sides keep the same

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "env/parse.h"
+#include "faults/fault_schedule.h"
 #include "harness/scenario.h"
 #include "harness/time_scale.h"
 #include "live/hiredis_connection.h"
@@ -451,6 +452,27 @@ TEST(TimeScale, ScalesEveryDurationOfAScenarioAndNothingElse) {
   EXPECT_THROW(harness::parse_time_scale("0", "--time-scale"), ConfigError);
   EXPECT_THROW(harness::parse_time_scale("fast", "--time-scale"), ConfigError);
   EXPECT_DOUBLE_EQ(harness::parse_time_scale("0.25", "--time-scale"), 0.25);
+}
+
+// A step backwards scales as one forwards (-5s at 0.5 became -1ms: its
+// magnitude went through max(1 ms, a negative)), and the network's
+// sub-millisecond latency scales in microseconds (rounded to whole
+// milliseconds, 200us became 1ms at any factor).
+TEST(TimeScale, KeepsTheSignAndTheMicroseconds) {
+  harness::RunConfig c;
+  c.faults.events = {faults::parse_fault("jump c1 at 1s -5s", "--fault"),
+                     faults::parse_fault("jump c2 at 1s +5s", "--fault")};
+  harness::scale_time(c, 0.5);
+  EXPECT_EQ(c.faults.events[0].jump.ns, Duration::millis(-2500).ns);
+  EXPECT_EQ(c.faults.events[1].jump.ns, Duration::millis(2500).ns);
+  EXPECT_EQ(c.faults.events[0].at.ns, Duration::millis(500).ns);
+  EXPECT_EQ(c.link.latency_base.ns, Duration::micros(100).ns) << "200us at 0.5";
+  harness::RunConfig doubled;
+  harness::scale_time(doubled, 2.0);
+  EXPECT_EQ(doubled.link.latency_base.ns, Duration::micros(400).ns);
+  harness::RunConfig tiny;
+  harness::scale_time(tiny, 0.01);  // 200us: 2us
+  EXPECT_EQ(tiny.link.latency_base.ns, Duration::micros(2).ns);
 }
 
 }  // namespace
