@@ -77,14 +77,18 @@ Duration parse_duration(std::string_view text, std::string_view field) {
   return Duration{static_cast<int64_t>(ns)};
 }
 
-std::pair<Duration, Duration> parse_duration_range(std::string_view text, std::string_view field) {
+std::pair<Duration, Duration> parse_duration_ends(std::string_view text, std::string_view field) {
   const size_t dots = text.find("..");
   if (dots == std::string_view::npos) {
     const Duration d = parse_duration(text, field);
     return {d, d};
   }
-  const Duration lo = parse_duration(text.substr(0, dots), field);
-  const Duration hi = parse_duration(text.substr(dots + 2), field);
+  return {parse_duration(text.substr(0, dots), field),
+          parse_duration(text.substr(dots + 2), field)};
+}
+
+std::pair<Duration, Duration> parse_duration_range(std::string_view text, std::string_view field) {
+  const auto [lo, hi] = parse_duration_ends(text, field);
   if (hi < lo) fail(field, "a range LOW..HIGH with LOW <= HIGH, such as 1s..3s", text);
   return {lo, hi};
 }

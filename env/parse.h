@@ -49,6 +49,11 @@ Duration parse_duration(std::string_view text, std::string_view field);
 
 // "1s..3s" (inclusive range) or a single duration "2s" (lo == hi).
 std::pair<Duration, Duration> parse_duration_range(std::string_view text, std::string_view field);
+// As parse_duration_range, but in either order ("5s..1s" too): for a caller
+// that needs LO < HI and says so in its own message, which then covers both
+// mistakes (margin's --range and --vary wanted LO < HI but said "LOW <=
+// HIGH" of a backwards range).
+std::pair<Duration, Duration> parse_duration_ends(std::string_view text, std::string_view field);
 
 // Shortest exact rendering: "10s", "1500ms", "250us".
 std::string format_duration(Duration d);

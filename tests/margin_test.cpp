@@ -438,6 +438,14 @@ TEST(Margin, BadInputExitsTwoNamingIt) {
   expect_bad_input("margin --algorithm redlock --fault server-drift --range 0s..5s",
                    "--range: expected LOppm..HIppm");
   expect_bad_input("margin --algorithm redlock --fault server-drift --range 9ppm..9ppm", "--range");
+  // Backwards or empty, one message that says what is needed: LO < HI (a
+  // backwards one said "LOW <= HIGH", which 1s..1s then broke).
+  for (const char* range : {"5s..1s", "1s..1s"}) {
+    expect_bad_input(std::string("margin --fault pause --range ") + range,
+                     "--range: expected LO..HI with 0 <= LO < HI, such as 0s..4s");
+  }
+  expect_bad_input("margin --fault pause --vary ttl=5s..1s",
+                   "--vary: expected ttl=A..B with 0 < A < B");
   expect_bad_input("margin --algorithm redlock --fault server-drift --range 0ppm..1000000ppm",
                    "--range");
   expect_bad_input("margin --algorithm set-nx-lua --fault pause --range 5s..5s", "--range");

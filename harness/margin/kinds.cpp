@@ -398,7 +398,7 @@ Kind parse_kind(std::string_view text, const std::string& algorithm) {
 
 std::pair<int64_t, int64_t> parse_range(std::string_view text, Kind kind) {
   if (unit_of(kind) == Unit::kNanos) {
-    const auto [lo, hi] = parse_duration_range(text, "--range");
+    const auto [lo, hi] = parse_duration_ends(text, "--range");  // validate() wants LO < HI
     return {lo.ns, hi.ns};
   }
   const size_t dots = text.find("..");

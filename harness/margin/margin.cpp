@@ -196,7 +196,8 @@ void validate(const MarginRequest& request) {
   const std::string range =
       request.range_given ? "--range" : "--range (not given: its default, from the lease)";
   if (request.range_lo < 0 || request.range_lo >= request.range_hi) {
-    throw ConfigError(range + ": expected LO..HI with 0 <= LO < HI, got " +
+    const char* example = unit_of(request.kind) == Unit::kPpm ? "0ppm..50000ppm" : "0s..4s";
+    throw ConfigError(range + ": expected LO..HI with 0 <= LO < HI, such as " + example + ", got " +
                       format_size(request.kind, request.range_lo) + ".." +
                       format_size(request.kind, request.range_hi));
   }

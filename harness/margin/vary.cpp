@@ -32,7 +32,7 @@ double parse_factor(std::string_view part, std::string_view text) {
 }
 
 void even_durations(Vary& v, std::string_view text, std::string_view range) {
-  const auto [lo, hi] = parse_duration_range(range, "--vary");
+  const auto [lo, hi] = parse_duration_ends(range, "--vary");  // ordered below, A < B
   if (lo <= Duration::zero() || lo >= hi) {
     bad(text, v.param + "=A..B with 0 < A < B (e.g. " + v.param + "=5s..20s)");
   }
