@@ -190,6 +190,15 @@ std::string margin_summary(const MarginResult& m) {
   std::string out = finding_text(m);
   out += " Theory: " + m.theory_formula;
   if (m.theory) out += " = " + size_text(m, *m.theory) + ticks_text(m, *m.theory);
+  if (m.outcome == Bisection::Outcome::kNeverBreaks && m.theory && m.below &&
+      *m.theory <= m.below->size) {
+    // The search and the theory disagree, and a reader would otherwise take
+    // the theory's number for the lock's: a lock file whose acquire sets no
+    // expiry (SET NX without PX) never loses its lease to a pause at all.
+    out += "; nothing broke up to " + size_text(m, m.below->size) +
+           ", so the lock does not work as the theory assumes (does its key expire after " +
+           m.lease_label + "?)";
+  }
   if (has_difference(m)) {
     const double p = difference_percent(m);
     out += "; the smallest size that broke - theory = " + difference_size_text(m) + " (" +

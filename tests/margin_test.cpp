@@ -262,6 +262,24 @@ TEST(Margin, ARenewingScriptsPauseMarginCountsItsRenewals) {
                        " (kinds that apply: pause)");
 }
 
+// A lock file whose acquire sets no expiry never loses its lease to a pause;
+// the summary printed the theory's 8 s beside "never failed up to 20 s" and
+// left the reader to notice. It now says the two disagree.
+TEST(Margin, ALockThatNeverExpiresSaysTheTheoryDoesNotApply) {
+  const fs::path file = scratch_dir.write("no-expiry.json",
+                                          R"js({"acquire": {"command": ["SET", "{resource}",
+        "{token}", "NX"], "success": "OK"},
+        "release": {"command": ["DEL", "{resource}"], "success": 1}})js");
+  const Outcome o = locksim("margin --fault pause --algorithm script:" + file.string());
+  EXPECT_EQ(o.exit_code, 0) << o.err;
+  EXPECT_NE(o.out.find("never failed up to 20.000s"), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("Theory: ttl - hold = 10s - 2s = 8.000s; nothing broke up to 20.000s, so "
+                       "the lock does not work as the theory assumes (does its key expire after "
+                       "ttl?)"),
+            std::string::npos)
+      << o.out;
+}
+
 // ZooKeeper's lease is the session: the leader expires it on the tick after
 // last heard + T. The theory reads `last heard` from the run that expired it.
 TEST(Margin, ZookeeperHolderPauseWithinOnePercentOfTheSessionDeadline) {
