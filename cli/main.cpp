@@ -193,6 +193,7 @@ std::string in_our_words(const std::string& what, const CLI::App& app,
   static const std::regex no_value(R"(^(\S+): 1 required \S+ missing$)");
   static const std::regex range(R"(^(\S+): Value (.*) not in range (\S+) to (\S+)$)");
   static const std::regex required(R"(^(\S+) is required$)");
+  static const std::regex stray(R"(^The following arguments? (?:was|were) not expected: (.*)$)");
   std::smatch m;
   if (std::regex_match(what, m, required)) {
     // The command given, whose option it is: "--out" belongs to several.
@@ -232,6 +233,15 @@ std::string in_our_words(const std::string& what, const CLI::App& app,
     return m[1].str() + ": expected once, given " + m[2].str() + " times";
   }
   if (std::regex_match(what, m, no_value)) return m[1].str() + ": expected a value after it";
+  if (std::regex_match(what, m, stray)) {
+    // A word no flag or positional takes (`check a.edn b.edn`, `run extra`):
+    // name it and the command, as a mistyped flag is named.
+    std::string where = "locksim";
+    for (const CLI::App* sub : app.get_subcommands()) where = "locksim " + sub->get_name();
+    // CLI11 lists them last first: the last is the first typed.
+    const std::string word = m[1].str().substr(m[1].str().rfind(' ') + 1);
+    return word + ": an argument " + where + " does not take (see " + where + " --help)";
+  }
   if (what == "A subcommand is required") {
     std::string names;
     for (size_t i = 0; i < commands.size(); ++i) {

@@ -265,6 +265,16 @@ TEST(CliInput, AFlagsValueAfterASpaceNamesTheFlag) {
   EXPECT_EQ(locksim("run --quiet --failover=false --seed 2").exit_code, 0);
 }
 
+// A word nothing takes was CLI11's "The following argument was not expected".
+TEST(CliInput, AStrayArgumentNamesItAndTheCommand) {
+  std::string err = expect_bad_input("check a.edn b.edn", "b.edn");
+  EXPECT_NE(err.find("b.edn: an argument locksim check does not take (see locksim check --help)"),
+            std::string::npos)
+      << err;
+  err = expect_bad_input("run one two", "one");
+  EXPECT_NE(err.find("one: an argument locksim run does not take"), std::string::npos) << err;
+}
+
 // A bug report's first line: which locksim ran, built from what.
 TEST(CliInput, VersionNamesTheCommitAndTheBuild) {
   const Outcome o = locksim("--version");
