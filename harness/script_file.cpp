@@ -387,6 +387,12 @@ std::shared_ptr<const algorithms::ScriptedLockDef> parse_script_file(const std::
   d->name = name;
   d->summary = file.contains("summary") ? text_of(file["summary"], w.at("summary"))
                                         : "a Redis lock defined by " + source;
+  // `locksim list` prints it as one line of a table: a newline broke the
+  // table, and a NUL or an escape sequence went to the terminal as it was.
+  if (std::any_of(d->summary.begin(), d->summary.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    w.at("summary").fail("expected one line of text, without control characters");
+  }
   parse_masters(file, *d, w);
   parse_steps(file, *d, w);
   d->params = parse_params(file, *d, w);

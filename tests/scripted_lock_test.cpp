@@ -50,6 +50,9 @@ std::vector<BadFile> bad_files() {
   return {
       {"not JSON", "{\"acquire\": ", {"invalid JSON"}},
       {"a key twice", R"({"summary": "a", "summary": "b"})", {"summary", "given twice"}},
+      {"a summary of two lines",
+       with_acquire(kSetNx, R"(, "summary": "one\ntwo")"),
+       {"summary: expected one line of text"}},
       {"no acquire",
        R"({"release": {"command": ["DEL", "{resource}"], "success": 1}})",
        {"acquire: missing"}},
