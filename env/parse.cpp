@@ -18,11 +18,13 @@ constexpr std::string_view kDurationHelp = "a duration with a unit, such as 500m
 
 }  // namespace
 
-Duration parse_duration(std::string_view text, std::string_view field) {
+Duration parse_duration(std::string_view text, std::string_view field, std::string_view range) {
+  const std::string_view too_large = range.empty() ? "a duration below 10^9 seconds" : range;
   // The unit is there; the sign is what is wrong (it said "expected a
   // duration with a unit" of '-1s').
-  if (!text.empty() && text[0] == '-')
-    fail(field, "a duration of zero or more, without a sign", text);
+  if (!text.empty() && text[0] == '-') {
+    fail(field, range.empty() ? "a duration of zero or more, without a sign" : range, text);
+  }
   size_t i = 0;
   int64_t whole = 0;
   int64_t frac = 0;
@@ -30,7 +32,7 @@ Duration parse_duration(std::string_view text, std::string_view field) {
   bool finer = false;  // a nonzero decimal past the ninth, which no unit keeps
   bool digits = false;
   while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
-    if (whole > INT64_MAX / 100) fail(field, "a duration below 10^9 seconds", text);
+    if (whole > INT64_MAX / 100) fail(field, too_large, text);
     whole = whole * 10 + (text[i] - '0');
     digits = true;
     ++i;
@@ -65,9 +67,7 @@ Duration parse_duration(std::string_view text, std::string_view field) {
     unit_ns = 3'600'000'000'000;
   else
     fail(field, kDurationHelp, text);
-  if (whole > 1'000'000'000LL * 1'000'000'000LL / unit_ns) {
-    fail(field, "a duration below 10^9 seconds", text);
-  }
+  if (whole > 1'000'000'000LL * 1'000'000'000LL / unit_ns) fail(field, too_large, text);
   // 1.5ns ran, and replayed, as 1ns: virtual time counts whole nanoseconds.
   if (finer || static_cast<Int128>(frac) * unit_ns % frac_scale != 0) {
     fail(field, "a duration in whole nanoseconds (virtual time's unit)", text);

@@ -44,8 +44,11 @@ class ConfigError : public std::runtime_error {
 // "250ns", "100us", "500ms", "10s", "1.5s", "2m", "1h". A bare number is
 // rejected: a unit is always required, because "10" meaning seconds to one
 // user and milliseconds to another is how TTL bugs are born.
-// Throws ConfigError naming `field`.
-Duration parse_duration(std::string_view text, std::string_view field);
+// Throws ConfigError naming `field`. `range`, when given, is what the field
+// accepts ("a positive duration up to 7 days"), said instead of the generic
+// words for a sign or a size past 10^9 s, so that '-5s', '0s' and '200h'
+// get one message from one field (they got three, and two were untrue).
+Duration parse_duration(std::string_view text, std::string_view field, std::string_view range = {});
 
 // "1s..3s" (inclusive range) or a single duration "2s" (lo == hi).
 std::pair<Duration, Duration> parse_duration_range(std::string_view text, std::string_view field);

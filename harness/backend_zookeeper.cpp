@@ -41,20 +41,16 @@ Setting servers_row() {
   return s;
 }
 
-// A duration row whose value must also lie in [lo, hi] (ZkParams's range).
+// A duration row in ZkParams's range [lo, hi], which its messages say.
 template <class Get>
 Setting bounded_duration_row(std::string flag, std::string path, std::string help, bool live,
-                             DurationRule rule, Duration lo, Duration hi, Get get) {
-  Setting s = duration_row(std::move(flag), std::move(path), std::move(help), live, rule, get);
-  auto base = s.parse;
-  s.parse = [base, lo, hi, get](RunConfig& c, const std::string& text, const std::string& field) {
-    base(c, text, field);
-    if (get(c) < lo || get(c) > hi) {
-      throw ConfigError(field + ": expected a duration from " + format_duration(lo) + " to " +
-                        format_duration(hi) + ", got '" + text + "'");
-    }
-  };
-  return s;
+                             Duration lo, Duration hi, Get get) {
+  const std::string expected =
+      lo == Duration::nanos(1)
+          ? "a positive duration up to " + format_duration(hi)
+          : "a duration from " + format_duration(lo) + " to " + format_duration(hi);
+  return duration_row_in(std::move(flag), std::move(path), std::move(help), live, lo, hi, expected,
+                         get);
 }
 
 std::vector<Setting> zookeeper_rows() {
@@ -62,12 +58,12 @@ std::vector<Setting> zookeeper_rows() {
   rows.push_back(servers_row());
   rows.push_back(bounded_duration_row(
       "--zk-tick", "zookeeper.tick", "ZooKeeper tickTime: sessions are clamped to [2, 20] ticks",
-      true, DurationRule::kPositive, Duration::millis(1), Duration::seconds(60),
+      true, Duration::millis(1), Duration::seconds(60),
       [](auto& c) -> auto& { return c.zookeeper.tick; }));
   rows.push_back(bounded_duration_row(
       "--session-timeout", "zookeeper.session_timeout",
       "ZooKeeper session timeout asked for (the server clamps it to [2, 20] ticks)", true,
-      DurationRule::kPositive, Duration::nanos(1), Duration::seconds(3600),
+      Duration::nanos(1), Duration::seconds(3600),
       [](auto& c) -> auto& { return c.zookeeper.session_timeout; }));
   rows.push_back(int_row(
       "--zk-sync-limit-ticks", "zookeeper.sync_limit_ticks",
@@ -75,13 +71,12 @@ std::vector<Setting> zookeeper_rows() {
       [](auto& c) -> auto& { return c.zookeeper.sync_limit_ticks; }));
   rows.push_back(bounded_duration_row(
       "--zk-election-delay", "zookeeper.election_delay",
-      "how long a ZooKeeper leader election takes", false, DurationRule::kNonNegative,
-      Duration::zero(), Duration::seconds(600),
+      "how long a ZooKeeper leader election takes", false, Duration::zero(), Duration::seconds(600),
       [](auto& c) -> auto& { return c.zookeeper.election_delay; }));
   rows.push_back(bounded_duration_row(
       "--zk-reconnect-pause", "zookeeper.reconnect_pause",
       "ZooKeeper client's back-off once every server in its list has failed", false,
-      DurationRule::kPositive, Duration::millis(1), Duration::seconds(10),
+      Duration::millis(1), Duration::seconds(10),
       [](auto& c) -> auto& { return c.zookeeper.reconnect_pause; }));
   return rows;
 }

@@ -17,23 +17,34 @@ namespace locksim::harness {
 
 enum class DurationRule { kPositive, kNonNegative };
 
+// A duration in [lo, hi]; `expected` says the range in a message ("a
+// duration from 1ms to 60s"), the one message for every value outside it:
+// a sign, zero, or past 10^9 s.
 template <class Get>
-Setting duration_row(std::string flag, std::string path, std::string help, bool live,
-                     DurationRule rule, Get get) {
+Setting duration_row_in(std::string flag, std::string path, std::string help, bool live,
+                        Duration lo, Duration hi, std::string expected, Get get) {
   Setting s{std::move(flag), std::move(path), Setting::Kind::kText,
             "DURATION",      std::move(help), live};
-  s.parse = [rule, get](RunConfig& c, const std::string& text, const std::string& field) {
-    const Duration d = parse_duration(text, field);
-    const bool ok = rule == DurationRule::kPositive ? d > Duration::zero() : d >= Duration::zero();
-    if (!ok || d > RunConfig::kDurationMax) {
-      throw ConfigError(field + ": expected a " +
-                        (rule == DurationRule::kPositive ? "positive" : "non-negative") +
-                        " duration up to 7 days, got '" + text + "'");
-    }
+  s.parse = [lo, hi, expected, get](RunConfig& c, const std::string& text,
+                                    const std::string& field) {
+    const Duration d = parse_duration(text, field, expected);
+    if (d < lo || d > hi)
+      throw ConfigError(field + ": expected " + expected + ", got '" + text + "'");
     get(c) = d;
   };
   s.format = [get](const RunConfig& c) { return format_duration(get(c)); };
   return s;
+}
+
+// A duration up to RunConfig::kDurationMax (7 days), positive or not negative.
+template <class Get>
+Setting duration_row(std::string flag, std::string path, std::string help, bool live,
+                     DurationRule rule, Get get) {
+  const bool positive = rule == DurationRule::kPositive;
+  return duration_row_in(
+      std::move(flag), std::move(path), std::move(help), live,
+      positive ? Duration::nanos(1) : Duration::zero(), RunConfig::kDurationMax,
+      std::string("a ") + (positive ? "positive" : "non-negative") + " duration up to 7 days", get);
 }
 
 // A client timeout in words: "none" (sim::kNoTimeout: wait as long as the
@@ -61,7 +72,7 @@ Setting timeout_row(std::string flag, std::string path, std::string help, bool l
     try {
       d = parse_duration(text, field);
     } catch (const ConfigError&) {
-      throw bad();
+      throw bad();  // "none" is one of its values: the generic words would leave it out
     }
     if (d <= Duration::zero() || d > RunConfig::kDurationMax) throw bad();
     get(c) = d;

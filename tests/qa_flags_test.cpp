@@ -75,6 +75,22 @@ TEST(QaFlags, ANegativeDurationIsToldByItsSign) {
                    "--fault[1]: expected a duration with a unit");
 }
 
+// A setting with a range says it for every value outside it: '-5s' was told
+// "zero or more" (then 0s was refused) and a huge one "below 10^9 seconds"
+// (the limit is 7 days); the ZooKeeper tick's 0s got the run's 7 days.
+TEST(QaFlags, ADurationOutsideItsRangeIsToldTheRange) {
+  for (const char* value : {"-5s", "0s", "200h", "100000000000000000000h"}) {
+    expect_bad_input(
+        std::string("run --duration ") + value,
+        std::string("--duration: expected a positive duration up to 7 days, got '") + value + "'");
+  }
+  for (const char* value : {"0s", "-1ms", "100h"}) {
+    expect_bad_input(std::string("run --algorithm zk-recipe --zk-tick ") + value,
+                     "--zk-tick: expected a duration from 1ms to 1m");
+  }
+  expect_bad_input("run --duration 5x", "--duration: expected a duration with a unit");
+}
+
 // A script file asking for 65 masters loaded, then broke an invariant
 // (exit 70) when the run built its deployment.
 TEST(QaFlags, AScriptAsksForNoMoreMastersThanARunBuilds) {
