@@ -361,11 +361,16 @@ void explain_kept(const ExplainInput& in, Story& story) {
     hung = true;
     break;
   }
+  // "others' 0 acquires failed" said nothing when every other client waited.
+  const std::string others =
+      l.failed_attempts + l.unknown_attempts == 0
+          ? "none of the others' acquires ended"
+          : "others' " + unsuccessful_text(l.failed_attempts, l.unknown_attempts, "acquire");
   story.steps.push_back(StoryStep{
-      l.overdue_since, c + " was still holding past its longest planned hold; others' " +
-                           unsuccessful_text(l.failed_attempts, l.unknown_attempts, "acquire") +
+      l.overdue_since, c + " was still holding past its longest planned hold; " + others +
                            " from here to the end, and " + std::to_string(l.waiting_at_end) +
-                           " were still waiting at the end"});
+                           (l.waiting_at_end == 1 ? " was" : " were") +
+                           " still waiting at the end"});
   const TimePoint end = TimePoint{} + h.run_length;
   for (const ServerLock& s : states_at(*in.trace, end)) {
     if (!s.serving || s.kind != K::kHeld || s.holder != ok.token) continue;

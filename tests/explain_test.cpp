@@ -105,6 +105,20 @@ TEST(Explain, EveryShippedFindingNamesItsMechanism) {
   EXPECT_EQ(told, static_cast<int>(kScenarioMechanisms.size()));
 }
 
+// Redisson's waiters sleep on the unlock channel, so none of their acquires
+// ends while the hung holder keeps the lock: the story said "others' 0
+// acquires failed".
+TEST(Explain, AHeldLockWithEveryWaiterAsleepSaysNoneEnded) {
+  const auto sc = locksim::harness::load_scenario("redisson-hung-holder");
+  const std::string text =
+      locksim::checkers::format_story(locksim::harness::explain_result(traced_run(sc.config)));
+  EXPECT_NE(text.find("none of the others' acquires ended from here to the end, and 2 were "
+                      "still waiting at the end"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find(" 0 acquires"), std::string::npos) << text;
+}
+
 // A late release follows the pause in naive-setnx-late-delete: the story's
 // first overlap is the pause, and the later ones name the delete.
 TEST(Explain, LaterOverlapsNameTheirOwnMechanism) {
