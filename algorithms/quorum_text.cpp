@@ -1,6 +1,7 @@
 #include "algorithms/quorum_text.h"
 
 #include <algorithm>
+#include <charconv>
 
 #include "env/parse.h"  // format_duration
 
@@ -30,6 +31,24 @@ std::string unanswered_unlock_text(size_t unanswered) {
 Outcome failed_acquire_outcome(const std::vector<bool>& may_hold, size_t quorum) {
   const auto left = static_cast<size_t>(std::count(may_hold.begin(), may_hold.end(), true));
   return left >= quorum ? Outcome::kUnknown : Outcome::kFail;
+}
+
+size_t read_quorum(const ParamReader& r) {
+  constexpr int64_t kQuorumMax = 1'000;
+  const std::string quorum = r.text("quorum");
+  if (quorum == "auto") return 0;
+  int64_t q = 0;
+  const auto [ptr, ec] = std::from_chars(quorum.data(), quorum.data() + quorum.size(), q);
+  if (ec != std::errc() || ptr != quorum.data() + quorum.size() || q < 1 || q > kQuorumMax) {
+    // Said as check_servers says a number past N ("from 1 to the 5 redis
+    // servers"): kQuorumMax is only a bound before N is known, and "1 to
+    // 1000" named a range the run then refused most of.
+    throw ConfigError(r.field("quorum") +
+                      ": expected 'auto' or a whole number from 1 to the number of redis "
+                      "servers, got '" +
+                      quorum + "'");
+  }
+  return static_cast<size_t>(q);
 }
 
 }  // namespace locksim::algorithms

@@ -1,6 +1,7 @@
-// What a quorum lock (Redlock, a scripted lock on N masters) says about a
-// round and decides after the last one, in the words its histories use: one place, so the scripted
-// version of Redlock writes byte for byte the details the built-in one writes.
+// What a quorum lock (Redlock, a scripted lock on N masters) reads as its
+// quorum, says about a round and decides after the last one, in the words its
+// histories and messages use: one place, so the scripted version of Redlock
+// writes byte for byte the details the built-in one writes.
 #pragma once
 
 #include <cstddef>
@@ -8,9 +9,17 @@
 #include <vector>
 
 #include "algorithms/lock_algorithm.h"
+#include "algorithms/param_reader.h"
 #include "env/time.h"
 
 namespace locksim::algorithms {
+
+// The `quorum` parameter: "auto" (0: a majority) or a whole number from 1
+// to a sanity bound. Whether it is <= N is the algorithm's check_servers(),
+// once the harness knows N: the node count is the run's, not the
+// algorithm's. Both say the range the same way ("1 to the 5 redis
+// servers"). Throws ConfigError naming the parameter.
+size_t read_quorum(const ParamReader& r);
 
 // What a round of acquires found on the masters.
 struct QuorumTally {

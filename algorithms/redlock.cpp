@@ -1,7 +1,6 @@
 #include "algorithms/redlock.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
 
 #include "algorithms/param_reader.h"
@@ -12,26 +11,6 @@
 #include "env/parse.h"  // format_duration, ConfigError
 
 namespace locksim::algorithms {
-
-namespace {
-
-// "auto" (0: a majority) or a whole number from 1 to kQuorumMax. Whether it
-// is <= N is checked by Redlock::validate once the harness knows N: the node
-// count is the run's, not the algorithm's.
-size_t read_quorum(const ParamReader& r) {
-  constexpr int64_t kQuorumMax = 1'000;
-  const std::string quorum = r.text("quorum");
-  if (quorum == "auto") return 0;
-  int64_t q = 0;
-  const auto [ptr, ec] = std::from_chars(quorum.data(), quorum.data() + quorum.size(), q);
-  if (ec != std::errc() || ptr != quorum.data() + quorum.size() || q < 1 || q > kQuorumMax) {
-    throw ConfigError(r.field("quorum") + ": expected 'auto' or a whole number from 1 to " +
-                      std::to_string(kQuorumMax) + ", got '" + quorum + "'");
-  }
-  return static_cast<size_t>(q);
-}
-
-}  // namespace
 
 const AlgorithmSpec& redlock_spec() {
   static const AlgorithmSpec spec = [] {

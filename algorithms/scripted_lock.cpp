@@ -347,8 +347,7 @@ AlgorithmSpec scripted_lock_spec(std::shared_ptr<const ScriptedLockDef> def) {
     p.ttl = r.positive_duration("ttl");
     p.retry = read_retry_policy(r);
     if (def->masters > 1) {
-      const std::string q = r.text("quorum");
-      p.quorum = q == "auto" ? 0 : static_cast<size_t>(r.integer("quorum", 1, 1'000));
+      p.quorum = read_quorum(r);
       p.drift_factor = r.parse_double("drift-factor", 0.0, 1.0, "[0, 1)");
     }
     if (def->expire) p.expire_delay = r.duration("expire-delay");

@@ -67,6 +67,15 @@ TEST(Cli, QuorumLargerThanN) {
 TEST(Cli, QuorumLargerThanNFromMasters) {
   expect_bad_input("run --algorithm redlock --masters 3 --param quorum=4", "quorum");
 }
+// Below 1 the built-in said "1 to 1000" and the lock file "1 to 1000" without
+// 'auto', where a number past N says "1 to the 5 redis servers".
+TEST(Cli, QuorumBelowOneSaysTheRangeAsTheServerCheckDoes) {
+  for (const char* algorithm : {"redlock", "script:examples/scripts/redlock.json"}) {
+    expect_bad_input(std::string("run --algorithm ") + algorithm + " --param quorum=0",
+                     "--param quorum: expected 'auto' or a whole number from 1 to the number of "
+                     "redis servers, got '0'");
+  }
+}
 TEST(Cli, DriftFactorOutsideUnitInterval) {
   expect_bad_input("run --algorithm redlock --param drift-factor=1.5", "--param drift-factor");
   expect_bad_input("run --algorithm redlock --param drift-factor=-0.1", "--param drift-factor");
