@@ -298,16 +298,15 @@ std::shared_ptr<LeaseRenewal> ScriptedLock::start_renewal(Env& env, const Placeh
   auto renewal = std::make_shared<LeaseRenewal>();
   auto self = std::make_shared<const ScriptedLock>(*this);
   env.start_task("watchdog", [self, p, renewal](Env& task) {
-    bool renewing = true;
-    while (renewing) {
-      if (task.sleep_unless_stopped(self->params_.renew_period, renewal->stop)) return;
-      self->renew_once(task, p, &renewing);
+    // A period, then a renewal; until release stops it or a renewal is refused.
+    while (!task.sleep_unless_stopped(self->params_.renew_period, renewal->stop) &&
+           self->renew_once(task, p)) {
     }
   });
   return renewal;
 }
 
-void ScriptedLock::renew_once(Env& env, const Placeholders& p, bool* renewing) const {
+bool ScriptedLock::renew_once(Env& env, const Placeholders& p) const {
   size_t renewed = 0;
   size_t refused = 0;
   const size_t n = multi() ? env.redis_count() : 1;
@@ -321,7 +320,7 @@ void ScriptedLock::renew_once(Env& env, const Placeholders& p, bool* renewing) c
   }
   // A refused renewal (the lock is no longer ours) stops the watchdog, as
   // Redisson's does; a lost reply does not: the next period tries again.
-  if (renewed < (multi() ? quorum_for(n) : 1) && refused > 0) *renewing = false;
+  return renewed >= (multi() ? quorum_for(n) : 1) || refused == 0;
 }
 
 AlgorithmSpec scripted_lock_spec(std::shared_ptr<const ScriptedLockDef> def) {

@@ -126,7 +126,8 @@ class ScriptedLock : public LockAlgorithm {
   ReleaseResult release_quorum(Env& env, const Placeholders& p) const;
   size_t unlock_all(Env& env, const Placeholders& p, std::vector<bool>& may_hold) const;
   std::shared_ptr<LeaseRenewal> start_renewal(Env& env, const Placeholders& p) const;
-  void renew_once(Env& env, const Placeholders& p, bool* renewing) const;
+  // One round of the renew step; false once the watchdog should stop.
+  bool renew_once(Env& env, const Placeholders& p) const;
 
   std::shared_ptr<const ScriptedLockDef> def_;
   Params params_;

@@ -18,7 +18,7 @@ namespace {
 
 // Whole milliseconds, at least 1 ms: what PX, a TTL or a fault time take.
 // A duration that was not whole milliseconds to begin with (the network's
-// 100us latency) is scaled in whole microseconds, at least 1 us: rounded to
+// 200us latency) is scaled in whole microseconds, at least 1 us: rounded to
 // 1 ms it grew 5 to 10 times at any factor, 2 or 0.5 alike.
 Duration scaled(Duration d, double factor) {
   if (d == Duration::zero()) return d;
